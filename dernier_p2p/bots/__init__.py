@@ -1,0 +1,1 @@
+"""Players that choose moves from their own view of the table."""

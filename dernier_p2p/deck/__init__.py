@@ -1,0 +1,1 @@
+"""Mental-poker deck: keys, masking, proven shuffles, reveal tokens, transfers and the audit."""

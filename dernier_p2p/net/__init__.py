@@ -1,0 +1,1 @@
+"""trio networking: framing, the host's relay, discovery, timers."""

@@ -1,0 +1,1 @@
+"""Sans-IO session protocol: messages in, messages out."""

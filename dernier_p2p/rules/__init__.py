@@ -1,0 +1,1 @@
+"""The pure rules engine of the four Dernier variants."""

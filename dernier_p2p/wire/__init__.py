@@ -1,0 +1,1 @@
+"""Canonical encoding, hashing, signatures and transcript records."""
