@@ -1,0 +1,318 @@
+"""The verifiable shuffle: honest shuffles verify; every cheat and malformed proof is caught."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+
+import pytest
+from nacl import bindings as na
+
+from dernier_p2p.deck import group as g
+from dernier_p2p.deck import shuffle as sh
+from dernier_p2p.deck.drbg import Drbg
+from dernier_p2p.deck.elgamal import encrypt, reencrypt
+from dernier_p2p.deck.errors import BadElement, BadProof
+from dernier_p2p.deck.shuffle import ShuffleProof, shuffle, shuffle_op_count, verify_shuffle
+from dernier_p2p.wire import canonical
+
+CTX = {"game": b"\x07" * 16, "hand": 3, "step": "shuffle", "seat": 2}
+SECRET = 0x1234567890ABCDEF1234567890ABCDEF1234567890ABCDEF
+PK = g.base_mul(SECRET)
+
+
+def seed(tag: str) -> bytes:
+    return hashlib.sha256(tag.encode()).digest()
+
+
+def card(k: int) -> bytes:
+    return g.hash_to_element(b"dernier-p2p/test/card", k.to_bytes(2, "little"))
+
+
+def fresh_deck(n: int) -> list[tuple[bytes, bytes]]:
+    """The very first deck: each card in the clear, (O, M_k)."""
+    return [(g.IDENTITY, card(k)) for k in range(n)]
+
+
+def masked_deck(n: int) -> list[tuple[bytes, bytes]]:
+    d = Drbg(seed(f"masked-{n}"))
+    return [encrypt(PK, card(k), d.scalar()) for k in range(n)]
+
+
+def decrypt(ct: tuple[bytes, bytes]) -> bytes:
+    return g.sub(ct[1], g.mul(SECRET, ct[0]))
+
+
+def honest(n: int, tag: str = "honest", ctx: dict = CTX):
+    deck = masked_deck(n)
+    out, proof = shuffle(PK, deck, Drbg(seed(f"{tag}-{n}")), ctx)
+    return deck, out, proof
+
+
+def cheat_prove(deck, out, tag: str, ctx: dict = CTX) -> ShuffleProof:
+    """Run the honest prover's equations over a doctored output deck, claiming the permutation
+    and re-masking scalars the honest shuffle would have used."""
+    d = Drbg(seed(tag))
+    psi = d.permutation(len(deck))
+    rho = [d.scalar() for _ in deck]
+    return sh._prove(PK, deck, out, psi, rho, d, ctx)
+
+
+def expect_bad_proof(deck, out, proof, ctx=CTX, pk=PK) -> None:
+    with pytest.raises(BadProof) as info:
+        verify_shuffle(pk, deck, out, proof, ctx, seat=5)
+    assert info.value.seat == 5
+
+
+@pytest.mark.parametrize("n", [1, 2, 10, 54, 108])
+def test_honest_shuffles_verify_and_keep_the_cards(n: int) -> None:
+    deck = fresh_deck(n)
+    out1, proof1 = shuffle(PK, deck, Drbg(seed(f"first-{n}")), CTX)
+    verify_shuffle(PK, deck, out1, proof1, CTX)
+    out2, proof2 = shuffle(PK, out1, Drbg(seed(f"second-{n}")), CTX)
+    verify_shuffle(PK, out1, out2, proof2, CTX)
+    faces = Counter(m for _, m in deck)
+    assert Counter(map(decrypt, out1)) == faces
+    assert Counter(map(decrypt, out2)) == faces
+    for ct in out1 + out2:
+        assert g.IDENTITY not in ct
+    # every card is re-masked: no output ciphertext equals an input one
+    assert not set(out1) & set(deck)
+    assert not set(out2) & set(out1)
+
+
+def test_large_shuffle_permutes() -> None:
+    deck = fresh_deck(54)
+    out, _ = shuffle(PK, deck, Drbg(seed("permutes")), CTX)
+    order = [decrypt(ct) for ct in out]
+    assert order != [m for _, m in deck]
+    # and two seeds give two different orders
+    out2, _ = shuffle(PK, deck, Drbg(seed("permutes-2")), CTX)
+    assert [decrypt(ct) for ct in out2] != order
+
+
+def test_wire_round_trip() -> None:
+    deck, out, proof = honest(6)
+    wire = canonical.decode(canonical.encode(proof.to_wire()))
+    again = ShuffleProof.from_wire(wire, 6, seat=1)
+    assert again == proof
+    verify_shuffle(PK, deck, out, again, CTX)
+
+
+def test_known_answer() -> None:
+    """A 4-card shuffle from a fixed seed gives byte-identical output (an interop vector)."""
+    deck = fresh_deck(4)
+    out, proof = shuffle(PK, deck, Drbg(b"\x00" * 32), CTX)
+    out_b, proof_b = shuffle(PK, deck, Drbg(b"\x00" * 32), CTX)
+    assert (out, proof) == (out_b, proof_b)
+    verify_shuffle(PK, deck, out, proof, CTX)
+    deck_digest = hashlib.sha256(canonical.encode([list(ct) for ct in out])).hexdigest()
+    proof_digest = hashlib.sha256(canonical.encode(proof.to_wire())).hexdigest()
+    assert deck_digest == "f07478b6c512a83707b97bff9cf3159e2f6c2e45a5555272171f83a7da5be7ae"
+    assert proof_digest == "6ac96ecd4628b86245a0d3a96882a001315298b33a044bede975d8845917e0ae"
+
+
+def test_duplicated_card_is_rejected() -> None:
+    deck, out, proof = honest(8, "dup")
+    # the shuffler drops output card 3 and puts a re-encryption of output card 5 in its place
+    doctored = list(out)
+    doctored[3] = reencrypt(PK, out[5], 12345)
+    expect_bad_proof(deck, doctored, proof)
+    expect_bad_proof(deck, doctored, cheat_prove(deck, doctored, "dup-8"))
+    assert Counter(map(decrypt, doctored)) != Counter(m for m in map(decrypt, deck))
+
+
+def test_substituted_card_is_rejected() -> None:
+    deck, out, proof = honest(8, "sub")
+    doctored = list(out)
+    doctored[0] = encrypt(PK, card(99), 777)
+    expect_bad_proof(deck, doctored, proof)
+    expect_bad_proof(deck, doctored, cheat_prove(deck, doctored, "sub-8"))
+
+
+def test_reorder_after_proving_is_rejected() -> None:
+    deck, out, proof = honest(8, "reorder")
+    doctored = list(out)
+    doctored[1], doctored[6] = doctored[6], doctored[1]
+    expect_bad_proof(deck, doctored, proof)
+
+
+def test_tampered_input_deck_is_rejected() -> None:
+    deck, out, proof = honest(5, "input")
+    doctored = list(deck)
+    doctored[2] = reencrypt(PK, deck[2], 5)
+    expect_bad_proof(doctored, out, proof)
+
+
+@pytest.mark.parametrize(
+    "change", [{"game": b"\x08" * 16}, {"hand": 4}, {"step": "reshuffle"}, {"seat": 3}]
+)
+def test_replay_in_another_context_is_rejected(change: dict) -> None:
+    deck, out, proof = honest(5, "replay")
+    verify_shuffle(PK, deck, out, proof, CTX)
+    expect_bad_proof(deck, out, proof, ctx={**CTX, **change})
+
+
+def test_other_public_key_is_rejected() -> None:
+    deck, out, proof = honest(5, "pk")
+    expect_bad_proof(deck, out, proof, pk=g.base_mul(SECRET + 1))
+
+
+def test_every_tampered_proof_component_is_rejected() -> None:
+    deck, out, proof = honest(3, "tamper")
+    verify_shuffle(PK, deck, out, proof, CTX)
+    other = g.base_mul(424242)
+    cases = 0
+    for field in ("t", "t_hat", "c", "c_hat"):
+        values = getattr(proof, field)
+        for i in range(len(values)):
+            bad = list(values)
+            bad[i] = other
+            expect_bad_proof(deck, out, _replace(proof, field, tuple(bad)))
+            cases += 1
+    for field in ("s", "s_hat", "s_prime"):
+        values = getattr(proof, field)
+        for i in range(len(values)):
+            bad = list(values)
+            bad[i] = (bad[i] + 1) % g.ORDER
+            expect_bad_proof(deck, out, _replace(proof, field, tuple(bad)))
+            cases += 1
+    assert cases == 5 + 4 + 5 * 3
+
+
+def _replace(proof: ShuffleProof, field: str, value: tuple) -> ShuffleProof:
+    fields = {k: getattr(proof, k) for k in proof.__dataclass_fields__}
+    fields[field] = value
+    return ShuffleProof(**fields)
+
+
+def test_size_mismatches_are_rejected() -> None:
+    deck, out, proof = honest(4, "size")
+    expect_bad_proof(deck, out[:3], proof)
+    expect_bad_proof(deck[:3], out[:3], proof)
+    deck5, out5, _ = honest(5, "size")
+    expect_bad_proof(deck5, out5, proof)
+
+
+def test_bad_context_is_a_value_error() -> None:
+    deck, out, proof = honest(2, "ctx")
+    for bad in ({**CTX, "seat": True}, {"game": b"x", "hand": 1, "step": "s"}, {**CTX, "x": 1}):
+        with pytest.raises(ValueError):
+            verify_shuffle(PK, deck, out, proof, bad)
+        with pytest.raises(ValueError):
+            shuffle(PK, deck, Drbg(seed("ctx")), bad)
+
+
+# --- from_wire -----------------------------------------------------------------------------
+
+N = 3
+_P = g.base_mul(99)
+NON_CANONICAL = [
+    b"\xff" * 32,  # y above the field prime
+    (2**255 - 19).to_bytes(32, "little"),  # y = p, a non-reduced 0
+    b"\x01" + b"\x00" * 30 + b"\x80",  # the identity with the sign bit set
+]
+OUTSIDE_SUBGROUP = [
+    g.IDENTITY,
+    b"\x00" * 32,  # a point of order 4
+    na.crypto_core_ed25519_add(_P, b"\x00" * 32),  # a point with a torsion component
+    _P[:31],
+    _P + b"\x00",
+]
+BAD_SCALARS = [
+    g.ORDER.to_bytes(32, "little"),
+    (2**256 - 1).to_bytes(32, "little"),
+    b"\x01" * 31,
+    b"\x01" * 33,
+]
+
+
+@pytest.fixture(scope="module")
+def wire() -> dict:
+    _, _, proof = honest(N, "wire")
+    return proof.to_wire()
+
+
+def _bad_from_wire(obj: object, n: int = N) -> None:
+    with pytest.raises(BadElement) as info:
+        ShuffleProof.from_wire(obj, n, seat=4)
+    assert info.value.seat == 4
+    assert "seat 4" in str(info.value)
+
+
+def test_from_wire_rejects_wrong_lengths(wire: dict) -> None:
+    _bad_from_wire(wire, n=N + 1)
+    _bad_from_wire(wire, n=N - 1)
+    _bad_from_wire({k: [] for k in wire}, n=0)
+    for key, value in wire.items():
+        _bad_from_wire({**wire, key: value[:-1]})
+        _bad_from_wire({**wire, key: value + value[:1]})
+
+
+def test_from_wire_rejects_bad_elements(wire: dict) -> None:
+    for key in ("c", "c_hat", "t", "t_hat"):
+        for bad in NON_CANONICAL + OUTSIDE_SUBGROUP:
+            value = list(wire[key])
+            value[-1] = bad
+            _bad_from_wire({**wire, key: value})
+
+
+def test_from_wire_rejects_bad_scalars(wire: dict) -> None:
+    for key in ("s", "s_hat", "s_prime"):
+        for bad in BAD_SCALARS:
+            value = list(wire[key])
+            value[0] = bad
+            _bad_from_wire({**wire, key: value})
+
+
+def test_from_wire_rejects_wrong_types(wire: dict) -> None:
+    for obj in (None, [], b"", list(wire.values())):
+        _bad_from_wire(obj)
+    extra = {**wire, "x": []}
+    missing = {k: v for k, v in wire.items() if k != "t"}
+    _bad_from_wire(extra)
+    _bad_from_wire(missing)
+    for key in wire:
+        _bad_from_wire({**wire, key: b"".join(wire[key])})
+        _bad_from_wire({**wire, key: tuple(wire[key])})
+        value = list(wire[key])
+        value[0] = 1
+        _bad_from_wire({**wire, key: value})
+        value[0] = "x" * 32
+        _bad_from_wire({**wire, key: value})
+
+
+# --- operation counts ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", [1, 3, 7])
+def test_op_count_is_exact(n: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    deck = masked_deck(n)
+    sh.generators(n)  # generators are computed once per deck size and cached
+    counts: Counter[str] = Counter()
+
+    def counting(name: str, fn):
+        def wrapper(*args):
+            counts[name] += 1
+            return fn(*args)
+
+        return wrapper
+
+    for name in ("base_mul", "mul", "add", "sub", "neg", "multi_mul", "sum_elements"):
+        monkeypatch.setattr(g, name, counting(name, getattr(g, name)))
+    out, proof = shuffle(PK, deck, Drbg(seed("count")), CTX)
+    prove_counts = dict(counts)
+    counts.clear()
+    verify_shuffle(PK, deck, out, proof, CTX)
+    verify_counts = dict(counts)
+    expected = shuffle_op_count(n)
+    assert prove_counts == {
+        "base_mul": expected["shuffle_base_mul"],
+        "mul": expected["shuffle_mul"],
+        "add": expected["shuffle_add"],
+    }
+    assert verify_counts == {
+        "base_mul": expected["verify_base_mul"],
+        "mul": expected["verify_mul"],
+        "add": expected["verify_add"],
+    }
