@@ -166,13 +166,15 @@ def _prove(
     t2 = base_mul(w2)
     t3 = base_mul(w3)
     t41 = mul(Q - w4, pk)
-    t42 = base_mul(Q - w4)
+    # t42 = -w4*G + sum w'_i c1~_i, computed as (sum w'_i rho_psi(i) - w4)*G + sum w'_i c1_psi(i)
+    # (the same element; free multiplications when the input c1 is the identity, the first deck)
+    t42 = base_mul(sum(w * rho[j] for w, j in zip(w_p, psi, strict=True)) - w4)
     for i in range(n):
         wi = w_p[i]
-        b_out, a_out = deck_out[i]
+        a_out = deck_out[i][1]
         t3 = add(t3, mul(wi, hs[i]))
         t41 = add(t41, mul(wi, a_out))
-        t42 = add(t42, mul(wi, b_out))
+        t42 = add(t42, mul(wi, deck_in[psi[i]][0]))
     t_hat = []
     prev = h
     for i in range(n):
