@@ -109,6 +109,8 @@ def _check_context(context: dict) -> None:
         value = context[key]
         if not isinstance(value, typ) or isinstance(value, bool):
             raise ValueError(f"context[{key!r}] must be {typ.__name__}")
+        if typ is int and not 0 <= value < 2**64:
+            raise ValueError(f"context[{key!r}] must be in 0 .. 2**64 - 1")
 
 
 def _statement(context: dict, pk: bytes, deck_in: list, deck_out: list) -> dict:

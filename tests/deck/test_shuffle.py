@@ -6,6 +6,8 @@ import hashlib
 from collections import Counter
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from nacl import bindings as na
 
 from dernier_p2p.deck import group as g
@@ -81,6 +83,22 @@ def test_honest_shuffles_verify_and_keep_the_cards(n: int) -> None:
     assert not set(out2) & set(out1)
 
 
+def test_empty_deck_is_refused() -> None:
+    with pytest.raises(ValueError):
+        shuffle(PK, [], Drbg(seed("empty")), CTX)
+    with pytest.raises(BadProof):
+        verify_shuffle(PK, [], [], honest(1, "empty")[2], CTX)
+
+
+@settings(max_examples=8, deadline=None)
+@given(n=st.integers(min_value=1, max_value=6), tag=st.binary(min_size=1, max_size=8))
+def test_any_seed_and_size_verifies(n: int, tag: bytes) -> None:
+    deck = masked_deck(n)
+    out, proof = shuffle(PK, deck, Drbg(hashlib.sha256(tag).digest()), CTX)
+    verify_shuffle(PK, deck, out, ShuffleProof.from_wire(proof.to_wire(), n), CTX)
+    assert Counter(map(decrypt, out)) == Counter(map(decrypt, deck))
+
+
 def test_large_shuffle_permutes() -> None:
     deck = fresh_deck(54)
     out, _ = shuffle(PK, deck, Drbg(seed("permutes")), CTX)
@@ -128,6 +146,28 @@ def test_substituted_card_is_rejected() -> None:
     doctored[0] = encrypt(PK, card(99), 777)
     expect_bad_proof(deck, doctored, proof)
     expect_bad_proof(deck, doctored, cheat_prove(deck, doctored, "sub-8"))
+
+
+def test_changed_mask_half_is_rejected() -> None:
+    """Only c1 of one card changes (it would decrypt to another face); the proof is re-made."""
+    deck, out, proof = honest(6, "mask")
+    doctored = list(out)
+    doctored[2] = (g.add(out[2][0], g.GENERATOR), out[2][1])
+    expect_bad_proof(deck, doctored, proof)
+    expect_bad_proof(deck, doctored, cheat_prove(deck, doctored, "mask-6"))
+
+
+def test_unmasked_output_card_is_rejected() -> None:
+    """A first-deck card 're-masked' with zero stays in the clear: the proof holds, yet the output
+    deck holds the identity and is refused."""
+    deck = fresh_deck(4)
+    d = Drbg(seed("zero"))
+    psi = d.permutation(4)
+    rho = [0] + [d.scalar() for _ in range(3)]
+    out = [reencrypt(PK, deck[j], rho[j]) for j in psi]
+    proof = sh._prove(PK, deck, out, psi, rho, d, CTX)
+    assert (g.IDENTITY, card(0)) in out
+    expect_bad_proof(deck, out, proof)
 
 
 def test_reorder_after_proving_is_rejected() -> None:
@@ -196,7 +236,14 @@ def test_size_mismatches_are_rejected() -> None:
 
 def test_bad_context_is_a_value_error() -> None:
     deck, out, proof = honest(2, "ctx")
-    for bad in ({**CTX, "seat": True}, {"game": b"x", "hand": 1, "step": "s"}, {**CTX, "x": 1}):
+    for bad in (
+        {**CTX, "seat": True},
+        {**CTX, "hand": -1},
+        {**CTX, "game": "text"},
+        {"game": b"x", "hand": 1, "step": "s"},
+        {**CTX, "x": 1},
+        None,
+    ):
         with pytest.raises(ValueError):
             verify_shuffle(PK, deck, out, proof, bad)
         with pytest.raises(ValueError):
