@@ -1,0 +1,133 @@
+"""The offline auditor: replay a hand's recorded deck messages and operations, check everything,
+and name the seat at fault.
+
+The record is the list :attr:`DeckTable.log` keeps (messages with ``"type"``, operations with
+``"op"``, in the order the host relayed them). An observer :class:`DeckTable` replays it, which
+checks every commitment, proof, token and reveal as it goes. After the end-of-hand secrets it
+
+* decrypts every position with ``x = sum x_i`` and checks each shuffle epoch holds exactly the
+  cards it was given (epoch 0 every card, a reshuffle the listed discards);
+* checks every published token equals ``x_j*c1`` and every opened card its decryption;
+* opens every transfer and peek box with the receiver's re-derived X25519 key and checks the
+  commitment, the owner and the token proof, naming the giver of a bad box, or the complainer
+  of a sound one.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from dernier_p2p.deck import group as g
+from dernier_p2p.deck.cards import NotACard, deck_size
+from dernier_p2p.deck.errors import DeckError, MissingMessage
+from dernier_p2p.deck.keys import transfer_private_key
+from dernier_p2p.deck.table import DeckTable, TransferDispute
+from dernier_p2p.deck.transfer import (
+    BadTransfer,
+    check_transfer_token,
+    open_box,
+    parse_plaintext,
+)
+
+
+@dataclass
+class AuditReport:
+    """What the audit found: every position's card (once secrets are in) and every fault."""
+
+    cards: list[int] | None = None
+    opened: dict[int, int] = field(default_factory=dict)
+    faults: list[DeckError] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.faults
+
+    def raise_first(self) -> None:
+        """Raise the first fault found, if any."""
+        if self.faults:
+            raise self.faults[0]
+
+
+def audit(game: bytes, hand: int, n: int, deck: str, log: list[dict]) -> AuditReport:
+    """Replay ``log`` and check the whole hand; faults are collected in the report."""
+    report = AuditReport()
+    verdicts: list[DeckError] = []  # complaint verdicts from public data, superseded by boxes
+    obs = DeckTable(game, hand, n, deck)
+    obs.start()
+    for entry in log:
+        try:
+            if "op" in entry:
+                obs.apply(entry)
+            else:
+                obs.receive(entry)
+        except (BadTransfer, TransferDispute) as exc:
+            if entry.get("type") != "complaint":
+                report.faults.append(exc)
+                return report
+            if not isinstance(exc, TransferDispute):
+                verdicts.append(exc)
+        except DeckError as exc:
+            report.faults.append(exc)
+            return report
+    report.opened = {p: s.card for p, s in enumerate(obs.slots) if s.opened and s.card is not None}
+    if obs.pending() or not obs.ended:
+        report.faults.extend(verdicts)
+        if obs.pending():
+            seat, what = obs.pending()[0]
+            report.faults.append(MissingMessage(f"still owed: {what}", seat))
+        return report
+    _check_deal(obs, report)
+    _check_boxes(obs, report)
+    return report
+
+
+def _check_deal(obs: DeckTable, report: AuditReport) -> None:
+    xs = obs.secrets
+    try:
+        cards = obs.all_cards()
+    except NotACard as exc:
+        report.faults.append(DeckError(f"a position decrypts to no card: {exc.reason}"))
+        return
+    report.cards = cards
+    # each epoch holds exactly its input cards
+    inputs = _epoch_inputs(obs)
+    for epoch, expected in enumerate(inputs):
+        got = [c for c, s in zip(cards, obs.slots, strict=True) if s.epoch == epoch]
+        if Counter(got) != Counter(expected):
+            report.faults.append(DeckError(f"shuffle epoch {epoch} does not hold its cards"))
+    for p, slot in enumerate(obs.slots):
+        for seat, tok in slot.public.items():
+            if tok != g.mul(xs[seat], slot.ct[0]):
+                report.faults.append(DeckError(f"token for position {p} is wrong", seat))
+        if slot.opened and slot.card != cards[p]:
+            report.faults.append(DeckError(f"position {p} was opened as the wrong card"))
+
+
+def _epoch_inputs(obs: DeckTable) -> list[list[int]]:
+    inputs = [list(range(deck_size(obs.deck)))]
+    for entry in obs.log:
+        if entry.get("op") == "reshuffle":
+            inputs.append(list(entry["cards"]))
+    return inputs
+
+
+def _check_boxes(obs: DeckTable, report: AuditReport) -> None:
+    complained = {ref: seat for ref, seat, _ in obs.complaints}
+    for ref, box in enumerate(obs.boxes):
+        t = box.transfer
+        priv = transfer_private_key(obs.game, obs.hand, t.receiver, obs.secrets[t.receiver])
+        slot = obs.slots[t.position]
+        share = obs.keys.reveals[box.owner].share
+        try:
+            plain = open_box(obs.game, obs.hand, t, priv)
+            try:
+                token = parse_plaintext(obs.game, obs.hand, t, plain)
+            except BadTransfer as exc:
+                raise BadTransfer(exc.reason, t.giver) from None
+            check_transfer_token(obs.game, obs.hand, t, token, box.owner, share, slot.ct)
+        except BadTransfer as exc:
+            report.faults.append(BadTransfer(f"box {ref}: {exc.reason}", t.giver))
+            continue
+        if ref in complained:
+            report.faults.append(BadTransfer(f"false complaint about box {ref}", t.receiver))
