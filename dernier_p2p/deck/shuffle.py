@@ -9,6 +9,24 @@ no one knows their discrete logs. Every Fiat-Shamir challenge binds the caller's
 (game id, hand, step, seat), the public key, both decks and the proof's commitments; challenges
 and the ``u_j`` are full scalars, so the soundness error is about ``N / ORDER`` (below 2^-240).
 
+Shuffle: output ``i`` is ``(c1_psi(i) + rho_psi(i)*G, c2_psi(i) + rho_psi(i)*Y)``. Proof (indices
+from 0, ``u'_i = u_psi(i)``, ``e`` the challenge)::
+
+    c_psi(i) = r_psi(i)*G + h_i              c_hat_i = r_hat_i*G + u'_i*c_hat_{i-1}, c_hat_{-1} = h
+    t1 = w1*G   t2 = w2*G   t3 = w3*G + sum w'_i*h_i
+    t41 = -w4*Y + sum w'_i*c2~_i   t42 = -w4*G + sum w'_i*c1~_i
+    t_hat_i = w_hat_i*G + w'_i*c_hat_{i-1}
+    s1 = w1 + e*sum r_j   s2 = w2 + e*sum r_hat_i*v_i  (v_{N-1} = 1, v_{i-1} = u'_i*v_i)
+    s3 = w3 + e*sum r_j*u_j   s4 = w4 + e*sum rho_j*u_j   s_hat_i = w_hat_i + e*r_hat_i
+    s'_i = w'_i + e*u'_i
+
+The verifier accepts iff, with ``u = prod u_j``::
+
+    t1 = -e*(sum c_j - sum h_i) + s1*G            t2 = -e*(c_hat_{N-1} - u*h) + s2*G
+    t3 = -e*sum u_j*c_j + s3*G + sum s'_i*h_i
+    t41 = -e*sum u_j*c2_j - s4*Y + sum s'_i*c2~_i  t42 = -e*sum u_j*c1_j - s4*G + sum s'_i*c1~_i
+    t_hat_i = -e*c_hat_i + s_hat_i*G + s'_i*c_hat_{i-1}
+
 The proof is ``(t, s, c, c_hat)`` as in the paper; see :class:`ShuffleProof`.
 """
 
