@@ -1,0 +1,477 @@
+"""The per-hand deck state machine: honest hands of every size, and each cheat attributed."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from dernier_p2p.deck import group as g
+from dernier_p2p.deck.audit import audit
+from dernier_p2p.deck.cards import card_element, deck_size, initial_deck
+from dernier_p2p.deck.drbg import Drbg
+from dernier_p2p.deck.elgamal import encrypt
+from dernier_p2p.deck.errors import (
+    BadCommitment,
+    BadElement,
+    BadProof,
+    DeckError,
+    MissingMessage,
+)
+from dernier_p2p.deck.proofs import Proof
+from dernier_p2p.deck.shuffle import shuffle
+from dernier_p2p.deck.table import (
+    DeckTable,
+    StateError,
+    TransferDispute,
+    UnexpectedMessage,
+    apply_all,
+    deliver,
+    start_all,
+)
+from dernier_p2p.deck.transfer import BadTransfer
+
+GAME, HAND = b"game-table", 5
+
+
+def new_tables(n: int, deck: str, seed: int = 0) -> list[DeckTable]:
+    return [DeckTable(GAME, HAND, n, deck, i, Drbg(bytes([seed, i]) * 16)) for i in range(n)]
+
+
+def honest_hand(n: int, deck: str, per_seat: int) -> None:
+    tables = new_tables(n, deck)
+    obs = DeckTable(GAME, HAND, n, deck)
+    everyone = tables + [obs]
+    start_all(everyone)
+    size = deck_size(deck)
+    assert all(t.ready and len(t.slots) == size for t in everyone)
+    dealt = {s: [] for s in range(n)}
+    for r in range(per_seat):
+        for s in range(n):
+            p = r * n + s
+            apply_all(everyone, {"op": "deal", "position": p, "to": s})
+            dealt[s].append(p)
+    first_open = n * per_seat
+    apply_all(everyone, {"op": "open", "position": first_open})  # turn up the first discard
+    for t in tables:
+        assert t.hand_positions() == dealt[t.seat]
+        readable = {p for p in range(size) if t.card(p) is not None}
+        assert readable == set(dealt[t.seat]) | {first_open}
+    assert {p for p in range(size) if obs.card(p) is not None} == {first_open}
+    apply_all(everyone, {"op": "end"})
+    report = audit(GAME, HAND, n, deck, obs.log)
+    assert report.ok, report.faults
+    assert sorted(report.cards) == list(range(size))  # every card exactly once
+    for t in tables:
+        for p in dealt[t.seat]:
+            assert t.card(p) == report.cards[p]
+    assert report.opened == {first_open: report.cards[first_open]}
+    # every seat's own record audits the same way
+    assert audit(GAME, HAND, n, deck, tables[-1].log).cards == report.cards
+
+
+@pytest.mark.parametrize(
+    ("n", "deck", "per_seat"),
+    [(2, "dernier-54", 7), (3, "originale-108", 5), (4, "moderno-112", 7), (6, "dernier-54", 5)],
+)
+def test_honest_hand(n: int, deck: str, per_seat: int) -> None:
+    honest_hand(n, deck, per_seat)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("n", "deck", "per_seat"),
+    [(2, "moderno-112", 7), (10, "dernier-54", 5), (6, "standard-108", 7), (10, "moderno-112", 7)],
+)
+def test_honest_hand_large(n: int, deck: str, per_seat: int) -> None:
+    honest_hand(n, deck, per_seat)
+
+
+# --------------------------------------------------------------------- a shared 3-seat start
+_BASE: dict[str, list[DeckTable]] = {}
+
+
+def started(n: int = 3) -> list[DeckTable]:
+    """Three seats and an observer after key setup and shuffles (copied for each test)."""
+    if n not in _BASE:
+        everyone = new_tables(n, "dernier-54", seed=9) + [DeckTable(GAME, HAND, n, "dernier-54")]
+        start_all(everyone)
+        _BASE[n] = everyone
+    return copy.deepcopy(_BASE[n])
+
+
+def others(everyone: list[DeckTable], seat: int) -> list[DeckTable]:
+    return [t for t in everyone if t.seat != seat]
+
+
+def test_the_full_cycle_with_transfers_peek_and_reshuffle() -> None:
+    everyone = started()
+    s0, s1, s2, obs = everyone
+    for p in range(6):
+        apply_all(everyone, {"op": "deal", "position": p, "to": p % 3})
+    card1 = s1.card(1)
+    apply_all(everyone, {"op": "transfer", "position": 1, "to": 2})
+    assert s2.card(1) == card1 and s0.card(1) is None and obs.card(1) is None
+    assert s2.hand_positions() == [1, 2, 5]
+    apply_all(everyone, {"op": "transfer", "position": 1, "to": 0})  # passed on again
+    assert s0.card(1) == card1
+    apply_all(everyone, {"op": "open", "position": 1})  # opened with the forwarded token
+    assert {t.card(1) for t in everyone} == {card1}
+    apply_all(everyone, {"op": "peek", "position": 53, "to": 2})
+    assert s2.card(53) is not None and s0.card(53) is None and obs.card(53) is None
+    apply_all(everyone, {"op": "open", "position": 0})
+    apply_all(everyone, {"op": "reshuffle", "cards": [s0.card(0), card1]})
+    assert len(obs.slots) == 56 and obs.ready
+    apply_all(everyone, {"op": "deal", "position": 55, "to": 1})
+    assert s1.card(55) in {s0.card(0), card1}
+    with pytest.raises(StateError):
+        s0.apply({"op": "reshuffle", "cards": [s0.card(0)]})  # no longer a discard
+    apply_all(everyone, {"op": "end"})
+    report = audit(GAME, HAND, 3, "dernier-54", obs.log)
+    assert report.ok, report.faults
+    assert report.cards[55] == s1.card(55) and report.cards[53] == s2.card(53)
+
+
+def test_operations_out_of_place_are_refused() -> None:
+    everyone = started()
+    s0 = everyone[0]
+    apply_all(everyone, {"op": "deal", "position": 0, "to": 1})
+    for op in (
+        {"op": "deal", "position": 0, "to": 2},
+        {"op": "deal", "position": 99, "to": 2},
+        {"op": "deal", "position": 1, "to": 3},
+        {"op": "transfer", "position": 2, "to": 1},
+        {"op": "transfer", "position": 0, "to": 1},
+        {"op": "peek", "position": 0, "to": 2},
+        {"op": "reshuffle", "cards": [5]},
+        {"op": "shuffle"},
+        "deal",
+    ):
+        with pytest.raises(StateError):
+            s0.apply(op)
+    fresh = new_tables(2, "dernier-54")[0]
+    fresh.start()
+    with pytest.raises(StateError):
+        fresh.deal(0, 1)
+
+
+# --------------------------------------------------------------------- cheats, one each
+def intercept(everyone: list[DeckTable], op: dict, author: int) -> tuple[list[dict], dict]:
+    """Apply ``op`` everywhere; return the other messages and the one ``author`` sent."""
+    msgs = []
+    for t in everyone:
+        msgs.extend(t.apply(op))
+    mine = [m for m in msgs if m["seat"] == author]
+    assert len(mine) == 1
+    return [m for m in msgs if m["seat"] != author], mine[0]
+
+
+def expect_blame(tables: list[DeckTable], msg: dict, exc: type, seat: int) -> None:
+    for t in tables:
+        if t.seat == msg["seat"]:
+            continue
+        with pytest.raises(exc) as err:
+            t.receive(msg)
+        assert err.value.seat == seat, err.value
+
+
+def shuffle_round(n: int = 3) -> list[DeckTable]:
+    """Tables after key setup, with seat 0's shuffle delivered; seat 1's is next."""
+    everyone = new_tables(n, "dernier-54", seed=7) + [DeckTable(GAME, HAND, n, "dernier-54")]
+    out = []
+    for t in everyone:
+        out.extend(t.start())
+    # deliver commits and reveals but hold back seat 1's shuffle
+    queue, held = list(out), []
+    while queue:
+        m = queue.pop(0)
+        if m["type"] == "shuffle" and m["seat"] == 1:
+            held.append(m)
+            continue
+        for t in everyone:
+            if t.seat != m["seat"]:
+                queue.extend(t.receive(m))
+    assert len(held) == 1
+    everyone[1].held = held[0]  # type: ignore[attr-defined]
+    return everyone
+
+
+@pytest.fixture(scope="module")
+def at_shuffle() -> list[DeckTable]:
+    return shuffle_round()
+
+
+def honest_shuffle_msg(tables: list[DeckTable]) -> dict:
+    return copy.deepcopy(tables[1].held)  # type: ignore[attr-defined]
+
+
+def receivers(at: list[DeckTable]) -> list[DeckTable]:
+    return [copy.deepcopy(t) for t in at if t.seat != 1]
+
+
+def test_honest_shuffle_message_is_accepted(at_shuffle: list[DeckTable]) -> None:
+    msg = honest_shuffle_msg(at_shuffle)
+    for t in receivers(at_shuffle):
+        t.receive(msg)
+
+
+def test_shuffle_that_drops_a_card(at_shuffle: list[DeckTable]) -> None:
+    msg = honest_shuffle_msg(at_shuffle)
+    msg["deck"] = msg["deck"][:-1]
+    expect_blame(receivers(at_shuffle), msg, BadElement, 1)
+
+
+def test_shuffle_that_duplicates_a_card(at_shuffle: list[DeckTable]) -> None:
+    msg = honest_shuffle_msg(at_shuffle)
+    msg["deck"][3] = list(msg["deck"][7])
+    expect_blame(receivers(at_shuffle), msg, BadProof, 1)
+
+
+def test_shuffle_that_substitutes_a_card_with_a_valid_looking_proof(
+    at_shuffle: list[DeckTable],
+) -> None:
+    """Seat 1 swaps in card 0's element for another card, then shuffles and proves honestly
+    from that doctored input: the proof does not hold for the real input."""
+    s1 = at_shuffle[1]
+    deck_in = list(at_shuffle[0].pile)
+    Y = s1.joint_key
+    deck_in[0] = encrypt(Y, card_element("dernier-54", 1), 12345)
+    ctx = {"game": GAME, "hand": HAND, "step": "shuffle", "seat": 1}
+    out, proof = shuffle(Y, deck_in, Drbg(b"c" * 32), ctx)
+    msg = honest_shuffle_msg(at_shuffle)
+    msg["deck"] = [list(c) for c in out]
+    msg["proof"] = proof.to_wire()
+    expect_blame(receivers(at_shuffle), msg, BadProof, 1)
+
+
+@pytest.mark.parametrize("field", ["hand", "step", "seat"])
+def test_shuffle_proof_replayed_from_another_context(
+    at_shuffle: list[DeckTable], field: str
+) -> None:
+    s1 = at_shuffle[1]
+    ctx = {"game": GAME, "hand": HAND, "step": "shuffle", "seat": 1}
+    ctx[field] = {"hand": HAND + 1, "step": "reshuffle/1", "seat": 2}[field]
+    out, proof = shuffle(s1.joint_key, at_shuffle[0].pile, Drbg(b"r" * 32), ctx)
+    msg = honest_shuffle_msg(at_shuffle)
+    msg["deck"] = [list(c) for c in out]
+    msg["proof"] = proof.to_wire()
+    expect_blame(receivers(at_shuffle), msg, BadProof, 1)
+
+
+def test_shuffle_with_invalid_or_non_canonical_elements(at_shuffle: list[DeckTable]) -> None:
+    p = 2**255 - 19
+    non_canonical = (p + 1).to_bytes(32, "little")  # y = p + 1 encodes y = 1 non-canonically
+    small_order = (p - 1).to_bytes(32, "little")  # y = -1: a point of order 2
+    base = honest_shuffle_msg(at_shuffle)
+    for bad in (non_canonical, small_order, g.IDENTITY, b"\x00" * 31, "x"):
+        msg = copy.deepcopy(base)
+        msg["deck"][5][0] = bad
+        expect_blame(receivers(at_shuffle), msg, BadElement, 1)
+        msg = copy.deepcopy(base)
+        msg["proof"]["c"][0] = bad
+        expect_blame(receivers(at_shuffle), msg, BadElement, 1)
+
+
+def test_shuffle_out_of_turn(at_shuffle: list[DeckTable]) -> None:
+    msg = honest_shuffle_msg(at_shuffle)
+    msg["seat"] = 2
+    t0 = copy.deepcopy(at_shuffle[0])
+    with pytest.raises(UnexpectedMessage) as err:
+        t0.receive(msg)
+    assert err.value.seat == 2
+
+
+def test_wrong_reveal_token_is_blamed_on_its_maker() -> None:
+    everyone = started()
+    rest, msg = intercept(everyone, {"op": "deal", "position": 4, "to": 0}, author=2)
+    assert not rest[0]["seat"] == 2
+    bad = copy.deepcopy(msg)
+    bad["tokens"][0]["token"] = g.add(bad["tokens"][0]["token"], g.GENERATOR)
+    expect_blame(everyone, bad, BadProof, 2)
+    # a token of another seat (copied from a public one) is refused as well
+    stolen = copy.deepcopy(msg)
+    stolen["tokens"][0]["owner"] = 1
+    expect_blame(everyone, stolen, UnexpectedMessage, 2)
+    # a token proof made for another hand
+    wrong_hand = DeckTable(GAME, HAND + 1, 3, "dernier-54", 2, Drbg(b"z" * 32))
+    wrong_hand.secret = everyone[2].secret
+    tok = everyone[2].slots[4]
+    from dernier_p2p.deck.tokens import make_token
+
+    t = make_token(GAME, HAND + 1, 2, everyone[2].secret.x, 4, tok.ct, Drbg(b"q" * 32))
+    replay = copy.deepcopy(msg)
+    replay["tokens"][0] = t.to_wire()
+    expect_blame(everyone, replay, BadProof, 2)
+    # the honest message still goes through
+    for t in everyone:
+        if t.seat != 2:
+            t.receive(msg)
+
+
+def test_token_not_due_is_refused() -> None:
+    everyone = started()
+    _, msg = intercept(everyone, {"op": "deal", "position": 4, "to": 0}, author=2)
+    msg["tokens"][0]["position"] = 7
+    expect_blame(everyone, msg, UnexpectedMessage, 2)
+
+
+def test_forged_transfer_is_attributed_to_the_giver() -> None:
+    everyone = started()
+    s0, s1, s2, obs = everyone
+    apply_all(everyone, {"op": "deal", "position": 0, "to": 0})
+    _, msg = intercept(everyone, {"op": "transfer", "position": 0, "to": 1}, author=0)
+    # seat 0 swaps in a box holding a forged token (its own key, a wrong value)
+    from dernier_p2p.deck.tokens import Token
+    from dernier_p2p.deck.transfer import seal_transfer
+
+    real = s0._own_token(0)
+    forged = Token(0, 0, g.add(real.value, g.GENERATOR), real.proof)
+    t, _ = seal_transfer(GAME, HAND, 0, 1, s1.keys.reveals[1].xpub, forged, Drbg(b"f" * 32))
+    bad = {"type": "transfer", "seat": 0, **t.to_wire()}
+    s0.log[-1] = bad  # what seat 0 actually sent
+    replies = s1.receive(bad)
+    assert [m["type"] for m in replies] == ["complaint"]
+    s2.receive(bad)
+    obs.receive(bad)
+    for table in (s2, obs):  # the cheat's own table recorded the honest box it did not send
+        with pytest.raises(BadTransfer) as err:
+            table.receive(replies[0])
+        assert err.value.seat == 0
+    apply_all(everyone, {"op": "end"})
+    report = audit(GAME, HAND, 3, "dernier-54", obs.log)
+    assert [f.seat for f in report.faults] == [0]
+
+
+def test_altered_transfer_box_is_settled_by_the_end_of_hand_reveal() -> None:
+    everyone = started()
+    s0, s1, s2, obs = everyone
+    apply_all(everyone, {"op": "deal", "position": 0, "to": 0})
+    _, msg = intercept(everyone, {"op": "transfer", "position": 0, "to": 1}, author=0)
+    bad = dict(msg, box=msg["box"][:-1] + bytes([msg["box"][-1] ^ 1]))
+    s0.log[-1] = bad
+    replies = s1.receive(bad)
+    assert replies[0]["plaintext"] is None
+    for table in (s2, obs):
+        table.receive(bad)
+        with pytest.raises(TransferDispute):
+            table.receive(replies[0])
+    apply_all(everyone, {"op": "end"})
+    report = audit(GAME, HAND, 3, "dernier-54", obs.log)
+    assert [f.seat for f in report.faults] == [0]
+
+
+def test_false_complaint_is_attributed_to_the_complainer() -> None:
+    everyone = started()
+    s0, s1, s2, obs = everyone
+    apply_all(everyone, {"op": "deal", "position": 0, "to": 0})
+    msgs = []
+    for t in everyone:
+        msgs.extend(t.apply({"op": "transfer", "position": 0, "to": 1}))
+    deliver(everyone, msgs)
+    assert s1.card(0) is not None
+    lie = {"type": "complaint", "seat": 1, "ref": 0, "plaintext": None}
+    s1.log.append(lie)
+    for table in (s0, s2, obs):
+        with pytest.raises(TransferDispute):
+            table.receive(lie)
+    apply_all(everyone, {"op": "end"})
+    report = audit(GAME, HAND, 3, "dernier-54", obs.log)
+    assert [f.seat for f in report.faults] == [1]
+
+
+def test_key_reveal_cheats_are_named() -> None:
+    tables = new_tables(3, "dernier-54", seed=3)
+    out = []
+    for t in tables:
+        out.extend(t.start())
+    commits = [m for m in out if m["type"] == "key_commit"]
+    reveals = [m for m in out if m["type"] == "key_reveal"]
+    assert len(commits) == 3 and not reveals
+    r0 = tables[0].receive(commits[1])
+    assert r0 == []
+    r0 = tables[0].receive(commits[2])
+    assert [m["type"] for m in r0] == ["key_reveal"]
+    reveal1 = tables[1].receive(commits[0]) + tables[1].receive(commits[2])
+    msg = reveal1[0]
+    # a reveal that does not match its commitment
+    other_share = dict(msg, share=g.base_mul(777))
+    with pytest.raises(BadCommitment) as err:
+        copy.deepcopy(tables[0]).receive(other_share)
+    assert err.value.seat == 1
+    # a bad proof of knowledge
+    bad_proof = dict(msg, proof=Proof(1, 2).to_wire())
+    with pytest.raises(BadProof) as err2:
+        copy.deepcopy(tables[0]).receive(bad_proof)
+    assert err2.value.seat == 1
+    # a share that is not a group element
+    with pytest.raises(BadElement) as err3:
+        copy.deepcopy(tables[0]).receive(dict(msg, share=b"\xee" * 32))
+    assert err3.value.seat == 1
+    # a reveal sent before every seat committed
+    early = new_tables(3, "dernier-54", seed=3)[2]
+    early.start()
+    with pytest.raises(DeckError) as err4:
+        early.receive(msg)
+    assert err4.value.seat == 1
+    tables[0].receive(msg)
+
+
+def test_secret_not_matching_its_share_is_named() -> None:
+    everyone = started()
+    s0, s1, s2, obs = everyone
+    msgs = []
+    for t in everyone:
+        msgs.extend(t.apply({"op": "end"}))
+    bad = dict(msgs[2], secret=g.encode_scalar(5))
+    assert bad["seat"] == 2
+    expect_blame([s0, s1, obs], bad, BadCommitment, 2)
+
+
+def test_missing_messages_are_named() -> None:
+    everyone = started()
+    s0, s1, s2, obs = everyone
+    msgs = []
+    for t in everyone:
+        msgs.extend(t.apply({"op": "deal", "position": 3, "to": 1}))
+    deliver(everyone, [m for m in msgs if m["seat"] != 2])
+    assert obs.pending() == [(2, "token for position 3")]
+    with pytest.raises(MissingMessage) as err:
+        obs.require_complete()
+    assert err.value.seat == 2
+    apply_all(everyone, {"op": "end"})
+    assert obs.pending() == [(2, "token for position 3")]
+    report = audit(GAME, HAND, 3, "dernier-54", obs.log)
+    assert [f.seat for f in report.faults] == [2]
+
+
+def test_malformed_messages_never_crash() -> None:
+    everyone = started()
+    obs = everyone[-1]
+    for bad, seat in (
+        (None, None),
+        ({"type": "tokens", "seat": 9, "tokens": []}, None),
+        ({"type": "nonsense", "seat": 1}, 1),
+        ({"type": "tokens", "seat": 1}, 1),
+        ({"type": "tokens", "seat": 1, "tokens": "x"}, 1),
+        ({"type": "tokens", "seat": 1, "tokens": [{}]}, 1),
+        ({"type": "tokens", "seat": 1, "tokens": [], "extra": 1}, 1),
+        ({"type": "complaint", "seat": 1, "ref": 3, "plaintext": None}, 1),
+        ({"type": "secret", "seat": 1, "secret": b"x"}, 1),
+        ({"type": "shuffle", "seat": 1, "epoch": 0, "deck": [], "proof": {}}, 1),
+        ({"type": "key_commit", "seat": 1, "commit": b"x" * 32}, 1),
+        ({"type": "transfer", "seat": 1, "position": 0, "to": 2, "epk": b"", "box": b"",
+          "commit": b""}, 1),
+    ):
+        with pytest.raises(DeckError) as err:
+            obs.receive(bad)
+        assert err.value.seat == seat
+    with pytest.raises(BadElement) as err:
+        obs.receive({"type": "tokens", "seat": 1, "tokens": []}, sender=2)
+    assert err.value.seat == 2
+
+
+def test_initial_deck_is_the_first_shuffle_input() -> None:
+    everyone = shuffle_round(2)
+    s0 = everyone[0]
+    # after seat 0's shuffle, the pile of every table is seat 0's output of the initial deck
+    assert len(s0.pile) == 54 and s0.pile != initial_deck("dernier-54")
