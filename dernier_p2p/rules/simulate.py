@@ -1,0 +1,186 @@
+"""Offline play: an all-seeing ``Dealer`` that answers chance requests, and ``play_match``.
+
+The Dealer stands in for the deck layer in tests, bots and benchmarks: it assigns faces to
+slots when it answers a Shuffle, so it knows every face. ``Dealer.stacked`` fixes the faces
+drawn first, for scenario tests.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+
+from dernier_p2p.rules.cards import Card, deck_cards
+from dernier_p2p.rules.engine import apply, chance_needed, legal_moves, new_match, to_act
+from dernier_p2p.rules.moves import ChooseDealer, Flip, Move, Reveal, Shuffle
+from dernier_p2p.rules.state import ChanceRequest, Phase, State
+from dernier_p2p.rules.variants import Rules
+
+Policy = Callable[[State, int, dict[int, Card]], Move | None]
+
+
+class Dealer:
+    """A seeded oracle that deals, knows every slot's face and gives each seat its view.
+
+    ``stack``: faces for the first draws of each new hand's deck, in draw order (a list per
+    hand, or one list for the first hand); the rest of the deck follows in seeded random order.
+    ``dealer``: the first dealer (else seeded). ``reshuffles``: faces in draw order for
+    successive reshuffles (each list must be a sub-multiset of the cards reshuffled).
+    """
+
+    def __init__(
+        self,
+        rules: Rules,
+        seed: int | bytes | str = 0,
+        *,
+        stack: Sequence[Card] | Sequence[Sequence[Card]] | None = None,
+        dealer: int | None = None,
+        reshuffles: Iterable[Sequence[Card]] = (),
+    ) -> None:
+        self.rules = rules
+        self._rng = random.Random(seed)
+        self._deck = deck_cards(rules.deck)
+        if stack and isinstance(stack[0], Card):
+            stack = [stack]  # type: ignore[list-item]
+        self._stacks = [list(s) for s in (stack or [])]
+        self._first_dealer = dealer
+        self._reshuffles = [list(r) for r in reshuffles]
+        self._faces: dict[int, dict[int, Card]] = {}
+
+    @classmethod
+    def stacked(
+        cls,
+        rules: Rules,
+        faces_in_draw_order: Sequence[Card],
+        dealer: int = 0,
+        seed: int = 0,
+        reshuffles: Iterable[Sequence[Card]] = (),
+    ) -> Dealer:
+        """A dealer whose first hand draws ``faces_in_draw_order`` first (deal, then flip…)."""
+        return cls(rules, seed, stack=[list(faces_in_draw_order)], dealer=dealer,
+                   reshuffles=reshuffles)
+
+    def face(self, state: State, slot: int) -> Card:
+        """The face of ``slot`` in the current hand of ``state``."""
+        return self._faces[state.hand_number][slot]
+
+    def view(self, state: State, seat: int) -> dict[int, Card]:
+        """The private view of ``seat``: the faces of its hand's slots (and a cut card)."""
+        faces = self._faces.get(state.hand_number)
+        if faces is None:
+            return {}
+        out = {x: faces[x] for x in state.hands[seat]}
+        if state.phase is Phase.CUT and state.pile and seat == (state.dealer - 1) % state.players:
+            out[state.pile[-1]] = faces[state.pile[-1]]
+        return out
+
+    def chance_move(self, state: State, request: ChanceRequest | None = None) -> Move:
+        """The chance move answering ``request`` (default: the state's own request)."""
+        req = request if request is not None else chance_needed(state)
+        if req is None:
+            raise ValueError("no chance move is needed")
+        if req.kind == "dealer":
+            if self._first_dealer is not None:
+                return ChooseDealer(self._first_dealer % state.players)
+            return ChooseDealer(self._rng.randrange(state.players))
+        if req.kind == "shuffle":
+            return self._shuffle(state, req)
+        faces = self._faces[state.hand_number]
+        if req.kind == "flip":
+            return Flip(faces[req.slots[0]])
+        if req.kind == "reveal":
+            return Reveal(tuple((x, faces[x]) for x in req.slots))
+        raise ValueError(f"unknown chance request {req.kind!r}")
+
+    def _shuffle(self, state: State, req: ChanceRequest) -> Shuffle:
+        slots = tuple(range(req.first_slot, req.first_slot + req.count))
+        if req.source is None:
+            faces_list = list(self._deck)
+            front = self._stacks.pop(0) if self._stacks else []
+            self._faces[state.hand_number] = self._assign(slots, faces_list, front)
+            self._faces.pop(state.hand_number - 1, None)
+        else:
+            old = self._faces[state.hand_number]
+            faces_list = [old[x] for x in req.source]
+            front = self._reshuffles.pop(0) if self._reshuffles else []
+            old.update(self._assign(slots, faces_list, front))
+        return Shuffle(slots)
+
+    def _assign(
+        self, slots: tuple[int, ...], faces_list: list[Card], front: Sequence[Card]
+    ) -> dict[int, Card]:
+        rest = Counter(faces_list)
+        rest.subtract(Counter(front))
+        if any(v < 0 for v in rest.values()) or len(front) > len(faces_list):
+            raise ValueError("the stacked faces are not all in the cards being shuffled")
+        tail = []
+        for c in faces_list:
+            if rest[c] > 0:
+                tail.append(c)
+                rest[c] -= 1
+        self._rng.shuffle(tail)
+        return dict(zip(slots, [*front, *tail], strict=True))
+
+
+def _has_out_of_turn(state: State, seat: int) -> bool:
+    if state.owes:
+        return True
+    return state.rules.jump_in
+
+
+def play_match(
+    rules: Rules,
+    players: int,
+    policies: Sequence[Policy],
+    seed: int | bytes | str = 0,
+    max_moves: int = 100_000,
+    dealer: Dealer | None = None,
+) -> tuple[State, list[Move]]:
+    """Run a match with a Dealer; returns the final state and every move applied.
+
+    The policy of ``to_act(state)`` decides each turn. After each applied move, the other
+    seats that have out-of-turn moves (jump-in, catch, a declaration they owe) are asked in
+    seat order; a policy may return None. Stops after ``max_moves`` moves (chance included).
+    """
+    if len(policies) != players:
+        raise ValueError("one policy per seat is needed")
+    deal = dealer if dealer is not None else Dealer(rules, seed)
+    state = new_match(rules, players)
+    moves: list[Move] = []
+    offer_out_of_turn = False
+    while not state.match_over and len(moves) < max_moves:
+        req = chance_needed(state)
+        if req is not None:
+            move = deal.chance_move(state, req)
+            state, _ = apply(state, move)
+            moves.append(move)
+            offer_out_of_turn = False
+            continue
+        actor = to_act(state)
+        if offer_out_of_turn and state.phase is Phase.PLAY:
+            offer_out_of_turn = False
+            asked = False
+            for k in range(1, players):
+                seat = (actor + k) % players
+                if not _has_out_of_turn(state, seat):
+                    continue
+                view = deal.view(state, seat)
+                if not legal_moves(state, seat, view):
+                    continue
+                move = policies[seat](state, seat, view)
+                if move is not None:
+                    state, _ = apply(state, move)
+                    moves.append(move)
+                    offer_out_of_turn = True
+                    asked = True
+                    break
+            if asked:
+                continue
+        move = policies[actor](state, actor, deal.view(state, actor))
+        if move is None:
+            raise ValueError(f"the policy of seat {actor} returned no move in its turn")
+        state, _ = apply(state, move)
+        moves.append(move)
+        offer_out_of_turn = True
+    return state, moves

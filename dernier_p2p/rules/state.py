@@ -1,0 +1,135 @@
+"""The immutable game state (public information only) and the chance request."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from types import MappingProxyType
+from typing import TYPE_CHECKING, NamedTuple
+
+from dernier_p2p.rules.cards import Card, Rank, Suit
+
+if TYPE_CHECKING:
+    from dernier_p2p.rules.variants import Rules
+
+
+class Phase(Enum):
+    """Where a match stands."""
+
+    DEALER = "dealer"  # waiting for ChooseDealer
+    DEAL = "deal"  # waiting for the hand's Shuffle
+    CUT = "cut"  # originale: the dealer's previous player cuts
+    HAND_SIZE = "hand-size"  # originale: the dealer chooses the hand size
+    FLIP = "flip"  # waiting for the first discard's face
+    NAME_SUIT = "name-suit"  # a first card asks a seat to name a suit
+    PLAY = "play"
+    REVEAL = "reveal"  # hand over, waiting for the faces left in hands
+    MATCH_OVER = "match-over"
+    HAND_OVER = "reveal"  # alias of REVEAL
+
+
+@dataclass(frozen=True, slots=True)
+class ChanceRequest:
+    """The input the deck layer must supply next.
+
+    kind "dealer": ChooseDealer(0 <= dealer < players).
+    kind "shuffle": Shuffle of ``count`` new slot ids ``first_slot .. first_slot+count-1``;
+    ``source`` is None for a new hand's full deck, else the slots whose (public) cards are
+    reshuffled, in the order they lay.
+    kind "flip": Flip of the face of slot ``slots[0]`` (top of the draw pile).
+    kind "reveal": Reveal of the faces of ``slots`` (every slot still in a hand).
+    """
+
+    kind: str
+    count: int = 0
+    first_slot: int = 0
+    source: tuple[int, ...] | None = None
+    slots: tuple[int, ...] = ()
+
+
+class State(NamedTuple):
+    """Immutable public state of a match (a named tuple). Build with ``engine.new_match``.
+
+    ``hands`` holds slot ids per seat; ``faces`` the faces known to everyone (played, turned
+    up, shown; never mutate it, read ``public_faces``); ``pile`` the draw pile in draw order;
+    ``discard`` the discard slots, top last. ``pending_draw``/``pending_kind``: an answerable
+    draw chain on the seat at turn. ``drawn``: the slot drawn this turn (-1 if none), the only
+    card that may still be played. ``owes``: seats at one card that still owe a declaration
+    (their window is open). ``owed``: forced draws (seat, cards, reason) waiting on a reshuffle.
+    ``last_draw``: per seat, the ``clock`` of its last draw (-1: none this hand).
+    """
+
+    rules: Rules
+    players: int
+    phase: Phase
+    hand_number: int
+    dealer: int
+    turn: int
+    direction: int
+    hands: tuple[tuple[int, ...], ...]
+    pile: tuple[int, ...]
+    discard: tuple[int, ...]
+    top: Card | None
+    named_suit: Suit | None
+    pending_draw: int
+    pending_kind: Rank | None
+    drawn: int
+    owes: tuple[int, ...]
+    owed: tuple[tuple[int, int, str], ...]
+    chance: ChanceRequest | None
+    faces: dict[int, Card]
+    next_slot: int
+    scores: tuple[int, ...]
+    hands_won: tuple[int, ...]
+    match_points: tuple[int, ...]
+    winner: int | None
+    standings: tuple[int, ...]
+    hand_winner: int | None
+    hand_end: str | None
+    cut_kept: int
+    namer: int
+    last_draw: tuple[int, ...]
+    clock: int
+    final_sizes: tuple[int, ...]
+
+    @property
+    def hand_sizes(self) -> tuple[int, ...]:
+        return tuple(len(h) for h in self.hands)
+
+    @property
+    def pile_size(self) -> int:
+        return len(self.pile)
+
+    @property
+    def match_over(self) -> bool:
+        return self.phase is Phase.MATCH_OVER
+
+    @property
+    def public_faces(self) -> MappingProxyType[int, Card]:
+        return MappingProxyType(self.faces)
+
+    @property
+    def effective_suit(self) -> Suit | None:
+        """The suit to follow: the named suit, else the top card's suit."""
+        if self.named_suit is not None:
+            return self.named_suit
+        return None if self.top is None else self.top.suit
+
+    def __repr__(self) -> str:
+        top = "-" if self.top is None else str(self.top)
+        return (
+            f"State({self.rules.name}, hand {self.hand_number}, {self.phase.value}, turn "
+            f"{self.turn}, dir {self.direction}, top {top}, named {self.named_suit}, pending "
+            f"{self.pending_draw}, sizes {self.hand_sizes}, pile {len(self.pile)}, scores "
+            f"{self.scores})"
+        )
+
+
+# Field indices, for the engine's list-based copy-with-changes.
+(
+    RULES, PLAYERS, PHASE, HAND_NUMBER, DEALER, TURN, DIRECTION, HANDS, PILE, DISCARD, TOP,
+    NAMED_SUIT, PENDING_DRAW, PENDING_KIND, DRAWN, OWES, OWED, CHANCE, FACES, NEXT_SLOT, SCORES,
+    HANDS_WON, MATCH_POINTS, WINNER, STANDINGS, HAND_WINNER, HAND_END, CUT_KEPT, NAMER,
+    LAST_DRAW, CLOCK, FINAL_SIZES,
+) = range(32)
+assert State._fields[FINAL_SIZES] == "final_sizes" and State._fields[NAMER] == "namer"

@@ -1,0 +1,286 @@
+"""Rule sets: each variant is a frozen ``Rules`` built from named options.
+
+Every reading of the rules digest is an option whose default is our reading; docs/RULES.md
+states each option, its default and what the alternative means.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+from dernier_p2p.rules.cards import NUMBER_RANKS, Rank, deck_cards
+
+R = Rank
+
+MATCH_KINDS = ("hands", "target", "wins", "penalty_limit", "first_to")
+
+
+@dataclass(frozen=True)
+class MatchFormat:
+    """How a match ends: ``kind`` in MATCH_KINDS and its ``value``."""
+
+    kind: str
+    value: int
+
+    def __post_init__(self) -> None:
+        if self.kind not in MATCH_KINDS:
+            raise ValueError(f"unknown match kind {self.kind!r}; known: {', '.join(MATCH_KINDS)}")
+        if not isinstance(self.value, int) or self.value < 1:
+            raise ValueError(f"match value must be a positive integer, not {self.value!r}")
+
+
+# Per-rank flags computed once per rule set (bit masks read on the hot path).
+WILD = 1  # playable on any card
+NAMES = 2  # the player must name a suit
+NAMES_OPT = 4  # the player may name a suit
+SKIP = 8
+REVERSE = 16
+SWAP = 32
+ROTATE = 64
+CHAIN = 128  # starts/continues an answerable draw chain on the next player
+FORCED = 256  # next player draws at once and is skipped
+PREVIOUS = 512  # previous player draws at once
+
+
+@dataclass(frozen=True)
+class Rules:
+    """A complete rule set. Options marked (reading) in docs/RULES.md default to our reading."""
+
+    name: str
+    deck: str
+    min_players: int
+    max_players: int
+    match: MatchFormat
+    hand_size: int
+    # originale: the dealer chooses the hand size in this inclusive range (None: fixed hand_size)
+    hand_size_range: tuple[int, int] | None = None
+    cut: bool = False  # originale cut: dealer's previous player may keep a special bottom card
+    special_ranks: tuple[Rank, ...] = ()  # what the cut may keep
+    wild_ranks: tuple[Rank, ...] = ()
+    naming_ranks: tuple[Rank, ...] = ()  # must name a suit
+    optional_naming_ranks: tuple[Rank, ...] = ()  # may name a suit (originale J)
+    skip_ranks: tuple[Rank, ...] = ()
+    reverse_ranks: tuple[Rank, ...] = ()
+    swap_ranks: tuple[Rank, ...] = ()
+    rotate_ranks: tuple[Rank, ...] = ()
+    # answerable chains: (rank, cards each adds); the victim answers with the same rank
+    chain_draws: tuple[tuple[Rank, int], ...] = ()
+    # (answer, chain kind): answer may also join a chain of that kind, which becomes its kind
+    chain_joins: tuple[tuple[Rank, Rank], ...] = ()
+    cancel_rank: Rank | None = None  # originale: a 2 cancels a pending chain of cancel_chain
+    cancel_chain: Rank | None = None
+    cancel_same_suit: bool = True  # (reading) the 2 must be of the top A's suit
+    forced_draws: tuple[tuple[Rank, int], ...] = ()  # next draws at once and is skipped
+    previous_draws: tuple[tuple[Rank, int], ...] = ()  # previous player draws at once
+    taking_ends_turn: bool = True  # (reading, dernier) taking a chain ends the victim's turn
+    reverse_skips_with_two: bool = False  # (reading) with 2 players a reverse changes nothing else
+    first_card: str = "dealer"  # "dealer": as if played by the dealer; "standard": seed 004
+    first_swap_acts: bool = False  # (reading, moderno) a first SWAP does nothing
+    declaration: str = "window"  # "window" | "with_play" | "catch"
+    declaration_penalty: int = 2
+    skipped_one_card_declares: bool = False  # dernier: a one-card player skipped by a Q
+    pile_empty: str = "end"  # "end" (dernier) | "reshuffle"
+    last_card_draws: bool = True  # the last card's draw still happens
+    jump_in: bool = False
+    errors_penalised: bool = False  # originale: wrong plays are taken back and cost a draw
+    error_penalty: int = 2
+    timeout: str = "forfeit"  # "forfeit" | "penalty" (draw error_penalty, pass) | "draw_pass"
+    scoring: str = "dernier"  # "dernier" | "wins" | "penalty" | "winner_takes"
+    out_bonus: int = 50
+    others_score: bool = True  # (reading, dernier) others score the other players' cards
+    points: tuple[tuple[Rank, int], ...] = ()  # card points; number ranks not listed: face value
+    _info: dict = field(default=None, init=False, repr=False, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        checks = (
+            (self.declaration in ("window", "with_play", "catch"), "declaration"),
+            (self.pile_empty in ("end", "reshuffle"), "pile_empty"),
+            (self.timeout in ("forfeit", "penalty", "draw_pass"), "timeout"),
+            (self.scoring in ("dernier", "wins", "penalty", "winner_takes"), "scoring"),
+            (self.first_card in ("dealer", "standard"), "first_card"),
+            (2 <= self.min_players <= self.max_players, "min_players/max_players"),
+            (isinstance(self.match, MatchFormat), "match"),
+        )
+        for ok, name in checks:
+            if not ok:
+                raise ValueError(f"rule option {name} has a bad value in variant {self.name!r}")
+        cards = deck_cards(self.deck)
+        lo, hi = self.hand_size_range or (self.hand_size, self.hand_size)
+        if not 1 <= lo <= hi or hi * self.max_players + 1 > len(cards):
+            raise ValueError(f"hand size and player count do not fit the deck of {self.name!r}")
+        info: dict[Rank, int] = {}
+        amount: dict[Rank, int] = {}
+        for rank in Rank:
+            f = 0
+            f |= WILD if rank in self.wild_ranks else 0
+            f |= NAMES if rank in self.naming_ranks else 0
+            f |= NAMES_OPT if rank in self.optional_naming_ranks else 0
+            f |= SKIP if rank in self.skip_ranks else 0
+            f |= REVERSE if rank in self.reverse_ranks else 0
+            f |= SWAP if rank in self.swap_ranks else 0
+            f |= ROTATE if rank in self.rotate_ranks else 0
+            info[rank] = f
+        for flag, table in (
+            (CHAIN, self.chain_draws),
+            (FORCED, self.forced_draws),
+            (PREVIOUS, self.previous_draws),
+        ):
+            for rank, n in table:
+                info[rank] |= flag
+                amount[rank] = n
+        answers: dict[Rank, frozenset[Rank]] = {}
+        for rank, _ in self.chain_draws:
+            extra = {a for a, kind in self.chain_joins if kind == rank}
+            answers[rank] = frozenset({rank, *extra})
+        pts = {r: int(r.value) for r in NUMBER_RANKS}
+        pts.update(dict(self.points))
+        derived = {
+            "flags": info,
+            "amount": amount,
+            "answers": answers,
+            "points": pts,
+            "cards": frozenset(cards),
+            "deck_size": len(cards),
+            "special": frozenset(self.special_ranks),
+        }
+        object.__setattr__(self, "_info", derived)
+
+    @property
+    def flags(self) -> dict[Rank, int]:
+        """Per-rank bit flags (WILD, NAMES, ...), precomputed."""
+        return self._info["flags"]
+
+    def card_points(self, rank: Rank) -> int:
+        """Points (or penalty points) of a card of ``rank`` left in a hand."""
+        return self._info["points"].get(rank, 0)
+
+
+_DERNIER_POINTS = ((R.JOKER, 15), (R.ACE, 11), (R.KING, 10), (R.QUEEN, 10), (R.JACK, 10))
+
+DERNIER = Rules(
+    name="dernier",
+    deck="dernier-54",
+    min_players=2,
+    max_players=8,
+    match=MatchFormat("target", 500),
+    hand_size=5,
+    wild_ranks=(R.JACK, R.JOKER),
+    naming_ranks=(R.JACK, R.JOKER),
+    skip_ranks=(R.QUEEN,),
+    reverse_ranks=(R.KING,),
+    chain_draws=((R.ACE, 2), (R.JOKER, 4)),
+    previous_draws=((R.N7, 2),),
+    taking_ends_turn=True,
+    declaration="window",
+    skipped_one_card_declares=True,
+    pile_empty="end",
+    timeout="forfeit",
+    scoring="dernier",
+    points=_DERNIER_POINTS,
+)
+
+ORIGINALE = Rules(
+    name="originale",
+    deck="originale-108",
+    min_players=2,
+    max_players=10,
+    match=MatchFormat("wins", 3),
+    hand_size=7,
+    hand_size_range=(5, 9),
+    cut=True,
+    special_ranks=(R.ACE, R.N2, R.N7, R.JACK, R.QUEEN, R.KING, R.JOKER),
+    wild_ranks=(R.JOKER,),
+    naming_ranks=(R.JOKER,),
+    optional_naming_ranks=(R.JACK,),
+    skip_ranks=(R.QUEEN,),
+    reverse_ranks=(R.KING,),
+    chain_draws=((R.ACE, 3), (R.JOKER, 5)),
+    chain_joins=((R.JOKER, R.ACE),),
+    cancel_rank=R.N2,
+    cancel_chain=R.ACE,
+    cancel_same_suit=True,
+    previous_draws=((R.N7, 1),),
+    taking_ends_turn=False,
+    declaration="with_play",
+    pile_empty="reshuffle",
+    jump_in=True,
+    errors_penalised=True,
+    timeout="penalty",
+    scoring="wins",
+    points=_DERNIER_POINTS,
+)
+
+MODERNO = Rules(
+    name="moderno",
+    deck="moderno-112",
+    min_players=2,
+    max_players=10,
+    match=MatchFormat("penalty_limit", 300),
+    hand_size=8,
+    wild_ranks=(R.WILD, R.WILD4, R.ROTATE),
+    naming_ranks=(R.WILD, R.WILD4, R.ROTATE),
+    skip_ranks=(R.SKIP,),
+    reverse_ranks=(R.REVERSE,),
+    swap_ranks=(R.SWAP,),
+    rotate_ranks=(R.ROTATE,),
+    chain_draws=((R.DRAW2, 2), (R.WILD4, 4)),
+    taking_ends_turn=True,
+    declaration="with_play",
+    pile_empty="reshuffle",
+    jump_in=True,
+    timeout="draw_pass",
+    scoring="penalty",
+    points=(
+        (R.REVERSE, 10),
+        (R.SKIP, 20),
+        (R.DRAW2, 30),
+        (R.SWAP, 30),
+        (R.ROTATE, 40),
+        (R.WILD, 40),
+        (R.WILD4, 50),
+    ),
+)
+
+STANDARD = Rules(
+    name="standard",
+    deck="standard-108",
+    min_players=2,
+    max_players=10,
+    match=MatchFormat("first_to", 500),
+    hand_size=7,
+    wild_ranks=(R.WILD, R.WILD4),
+    naming_ranks=(R.WILD, R.WILD4),
+    skip_ranks=(R.SKIP,),
+    reverse_ranks=(R.REVERSE,),
+    forced_draws=((R.DRAW2, 2), (R.WILD4, 4)),
+    first_card="standard",
+    declaration="catch",
+    pile_empty="reshuffle",
+    timeout="draw_pass",
+    scoring="winner_takes",
+    points=((R.SKIP, 20), (R.REVERSE, 20), (R.DRAW2, 20), (R.WILD, 50), (R.WILD4, 50)),
+)
+
+VARIANTS: dict[str, Rules] = {
+    "dernier": DERNIER,
+    "originale": ORIGINALE,
+    "moderno": MODERNO,
+    "standard": STANDARD,
+}
+
+_OPTIONS = frozenset(f.name for f in dataclasses.fields(Rules) if f.init)
+
+
+def get_variant(name: str = "dernier", **overrides: object) -> Rules:
+    """The rule set ``name`` with some options changed; ValueError on unknown names."""
+    try:
+        base = VARIANTS[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown variant {name!r}; known: {', '.join(VARIANTS)}") from None
+    unknown = sorted(set(overrides) - _OPTIONS)
+    if unknown:
+        raise ValueError(f"unknown rule option(s) {', '.join(unknown)} for variant {name!r}")
+    if not overrides:
+        return base
+    return dataclasses.replace(base, **overrides)
