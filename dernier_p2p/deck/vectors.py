@@ -1,0 +1,94 @@
+"""Known-answer vectors for the deck: card encodings and one full small hand from fixed seeds.
+
+Another implementation checks itself byte for byte: every card element, and every message of
+the hand as canonical msgpack (hex), given the same per-seat Drbg seeds and operations.
+Regenerate with ``python -m dernier_p2p.deck.vectors tests/deck/vectors``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from dernier_p2p.deck.audit import audit
+from dernier_p2p.deck.cards import DECK_SIZES, card_elements
+from dernier_p2p.deck.drbg import Drbg
+from dernier_p2p.deck.table import DeckTable, apply_all, start_all
+from dernier_p2p.wire.canonical import encode
+
+HAND_GAME = b"dernier-p2p/kat/game-1"
+HAND_NUMBER = 3
+HAND_SEATS = 3
+HAND_DECK = "dernier-54"
+
+
+def seat_seed(seat: int) -> bytes:
+    """The fixed Drbg seed of ``seat`` in the hand vector: 32 bytes of ``0x10 + seat``."""
+    return bytes([0x10 + seat]) * 32
+
+
+def hand_ops() -> list[dict]:
+    """The operations of the vector hand, in order (the rules engine's decisions)."""
+    ops: list[dict] = [{"op": "deal", "position": p, "to": p % HAND_SEATS} for p in range(6)]
+    ops += [
+        {"op": "open", "position": 6},
+        {"op": "transfer", "position": 1, "to": 2},
+        {"op": "peek", "position": 53, "to": 0},
+        {"op": "open", "position": 0},
+        {"op": "open", "position": 1},
+        {"op": "reshuffle", "cards": "OPENED"},  # placeholder: the three opened cards
+        {"op": "deal", "position": 54, "to": 1},
+        {"op": "end"},
+    ]
+    return ops
+
+
+def card_vectors() -> dict:
+    """Every card element of every named deck, hex."""
+    return {
+        "label": "dernier-p2p/card",
+        "construction": "hash_to_element(label, canonical([deck, size, index]))",
+        "decks": {name: [m.hex() for m in card_elements(name)] for name in sorted(DECK_SIZES)},
+    }
+
+
+def hand_vector() -> dict:
+    """Play the vector hand and record it: seeds, ops, every message, the audited deal."""
+    tables = [
+        DeckTable(HAND_GAME, HAND_NUMBER, HAND_SEATS, HAND_DECK, s, Drbg(seat_seed(s)))
+        for s in range(HAND_SEATS)
+    ]
+    obs = DeckTable(HAND_GAME, HAND_NUMBER, HAND_SEATS, HAND_DECK)
+    everyone = tables + [obs]
+    start_all(everyone)
+    for op in hand_ops():
+        if op.get("cards") == "OPENED":
+            op = {"op": "reshuffle", "cards": list(obs.discards)}
+        apply_all(everyone, op)
+    report = audit(HAND_GAME, HAND_NUMBER, HAND_SEATS, HAND_DECK, obs.log)
+    report.raise_first()
+    return {
+        "game": HAND_GAME.hex(),
+        "hand": HAND_NUMBER,
+        "seats": HAND_SEATS,
+        "deck": HAND_DECK,
+        "seeds": [seat_seed(s).hex() for s in range(HAND_SEATS)],
+        "note": "log entries in relay order; each is canonical msgpack, hex; "
+        "entries with key 'op' are operations, the others messages",
+        "log": [encode(e).hex() for e in obs.log],
+        "cards": report.cards,
+        "opened": {str(p): c for p, c in sorted(report.opened.items())},
+        "hands": {str(t.seat): {str(p): t.card(p) for p in t.hand_positions()} for t in tables},
+    }
+
+
+def write(directory: Path) -> None:
+    """Write ``cards.json`` and ``hand.json`` into ``directory``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, obj in (("cards.json", card_vectors()), ("hand.json", hand_vector())):
+        (directory / name).write_text(json.dumps(obj, indent=1, sort_keys=True) + "\n")
+
+
+if __name__ == "__main__":
+    write(Path(sys.argv[1] if len(sys.argv) > 1 else "tests/deck/vectors"))
