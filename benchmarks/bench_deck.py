@@ -1,0 +1,215 @@
+"""Deck benchmark: CPU cost of the mental-poker operations and of a whole hand set-up.
+
+For n in {2, 4, 6, 10} seats and decks of 54 and 108 cards it prints: key setup, one shuffle
+with its proof, verifying one shuffle proof, dealing a card (one seat's token with proof, and
+checking one), opening a card; the CPU seconds per seat of a whole hand set-up (all n proven
+shuffles, each verified by every other seat, plus dealing the hands); and the ratio of that time
+to the group operations it needs times their cost measured in the same run (the overhead above
+the cryptographic floor). Group operations are counted in a separate, untimed pass.
+
+Run: ``python benchmarks/bench_deck.py [--quick]``. CPU time is ``time.process_time``.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable
+
+from dernier_p2p.deck import group as g
+from dernier_p2p.deck.drbg import Drbg
+from dernier_p2p.deck.keys import KeySecret, KeySetup
+from dernier_p2p.deck.shuffle import ShuffleProof, shuffle, verify_shuffle
+from dernier_p2p.deck.table import DeckTable, apply_all, start_all
+from dernier_p2p.deck.tokens import make_token, verify_token
+
+DECKS = {54: "dernier-54", 108: "originale-108"}
+SEATS = (2, 4, 6, 10)
+COUNTED = ("mul", "base_mul", "add", "sub", "decode", "hash_to_element", "decode_scalar")
+
+# libTMCG figures measured on this machine for 52 cards (seconds)
+LIBTMCG = {"shuffle": 0.34, "verify": 0.25, "token": 1.7e-3, "token_verify": 1.7e-3}
+GAME, HAND = b"bench-game", 1
+
+
+def cpu(fn: Callable[[], object], repeat: int = 1) -> float:
+    """CPU seconds per call of ``fn`` (best of ``repeat`` runs)."""
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.process_time()
+        fn()
+        best = min(best, time.process_time() - t)
+    return best
+
+
+class counting:
+    """Count calls to the group primitives while the block runs (wrappers, no timing)."""
+
+    def __enter__(self) -> Counter:
+        self.counts: Counter = Counter()
+        self.saved = {name: getattr(g, name) for name in COUNTED}
+        for name, fn in self.saved.items():
+            setattr(g, name, self._wrap(name, fn))
+        return self.counts
+
+    def _wrap(self, name: str, fn: Callable) -> Callable:
+        counts = self.counts
+
+        def wrapped(*args: object) -> object:
+            counts[name] += 1
+            return fn(*args)
+
+        return wrapped
+
+    def __exit__(self, *exc: object) -> None:
+        for name, fn in self.saved.items():
+            setattr(g, name, fn)
+
+
+def op_costs(reps: int = 2000) -> dict[str, float]:
+    """CPU seconds per group primitive, measured now."""
+    d = Drbg(b"costs" * 8)
+    ks = [d.scalar() for _ in range(reps)]
+    ps = [g.base_mul(k) for k in ks]
+    enc = [g.encode_scalar(k) for k in ks]
+    costs = {}
+
+    def per(fn: Callable[[int], object]) -> float:
+        t = time.process_time()
+        for i in range(reps):
+            fn(i)
+        return (time.process_time() - t) / reps
+
+    costs["mul"] = per(lambda i: g.mul(ks[i], ps[i - 1]))
+    costs["base_mul"] = per(lambda i: g.base_mul(ks[i]))
+    costs["add"] = per(lambda i: g.add(ps[i], ps[i - 1]))
+    costs["sub"] = per(lambda i: g.sub(ps[i], ps[i - 1]))
+    costs["decode"] = per(lambda i: g.decode(ps[i]))
+    costs["hash_to_element"] = per(lambda i: g.hash_to_element(b"bench", enc[i]))
+    costs["decode_scalar"] = per(lambda i: g.decode_scalar(enc[i]))
+    return costs
+
+
+def tables(n: int, deck: str) -> list[DeckTable]:
+    return [DeckTable(GAME, HAND, n, deck, s, Drbg(bytes([s + 1]) * 32)) for s in range(n)]
+
+
+def hand_setup(n: int, deck: str, size: int) -> list[DeckTable]:
+    """Key setup, n proven shuffles each verified by every other seat, and the deal."""
+    ts = tables(n, deck)
+    start_all(ts)
+    per_seat = min(7, (size - 1) // n)
+    for r in range(per_seat):
+        for s in range(n):
+            apply_all(ts, {"op": "deal", "position": r * n + s, "to": s})
+    return ts
+
+
+def deal_and_open(ts: list[DeckTable], size: int, cards: int = 5) -> tuple[float, float]:
+    """CPU seconds per seat to deal one more card, then to open one (averaged)."""
+    n = len(ts)
+    free = [p for p, s in enumerate(ts[0].slots) if s.holder is None and not s.opened]
+    dealt = free[:cards]
+    t = time.process_time()
+    for i, p in enumerate(dealt):
+        apply_all(ts, {"op": "deal", "position": p, "to": i % n})
+    t_deal = (time.process_time() - t) / len(dealt) / n
+    t = time.process_time()
+    for p in dealt:
+        apply_all(ts, {"op": "open", "position": p})
+    t_open = (time.process_time() - t) / len(dealt) / n
+    return t_deal, t_open
+
+
+def key_setup_per_seat(n: int) -> float:
+    """CPU seconds per seat: own share, commitment, reveal with proof, checking the others."""
+
+    def run() -> None:
+        secrets = [KeySecret.generate(GAME, HAND, s, Drbg(bytes([s]) * 32)) for s in range(n)]
+        commits = [k.commitment() for k in secrets]
+        reveals = [k.reveal(Drbg(b"r" * 32)) for k in secrets]
+        for _ in range(n):  # every seat checks every reveal
+            setup = KeySetup(GAME, HAND, n)
+            for s in range(n):
+                setup.add_commitment(s, commits[s])
+            for r in reveals:
+                setup.add_reveal(r)
+            setup.joint_key()
+
+    return cpu(run, 3) / n
+
+
+def main() -> None:
+    quick = "--quick" in sys.argv
+    costs = op_costs(500 if quick else 3000)
+    print("group primitives (CPU microseconds):",
+          ", ".join(f"{k} {v * 1e6:.1f}" for k, v in costs.items()))
+    print()
+    ctx = {"game": GAME, "hand": HAND, "step": "shuffle", "seat": 0}
+    d = Drbg(b"bench" * 8)
+    xs = [d.scalar() for _ in range(4)]
+    Y = g.base_mul(sum(xs))
+    print("per operation (CPU), goal: a third of libTMCG's 52-card figures")
+    print(f"{'cards':>5} {'shuffle+prove s':>16} {'verify s':>9} {'token+proof ms':>15} "
+          f"{'verify token ms':>16}")
+    per_op: dict[int, dict[str, float]] = {}
+    for size, deck in DECKS.items():
+        ts = tables(2, deck)
+        start_all(ts)
+        deck_in = ts[0].slots[:size]
+        pile = [s.ct for s in deck_in]
+        out, proof = shuffle(Y, pile, d, ctx)
+        wire = proof.to_wire()
+        t_shuffle = cpu(lambda pile=pile: shuffle(Y, pile, d, ctx), 3)
+        t_verify = cpu(
+            lambda pile=pile, out=out, wire=wire, size=size: verify_shuffle(
+                Y, pile, out, ShuffleProof.from_wire(wire, size), ctx, 0
+            ),
+            3,
+        )
+        ct = pile[0]
+        reps = 200
+        t_tok = cpu(lambda ct=ct, reps=reps: [make_token(GAME, HAND, 0, xs[0], 0, ct, d)
+                                              for _ in range(reps)], 3) / reps
+        tok = make_token(GAME, HAND, 0, xs[0], 0, ct, d)
+        X0 = g.base_mul(xs[0])
+        t_vtok = cpu(lambda ct=ct, reps=reps, X0=X0, tok=tok: [
+            verify_token(GAME, HAND, X0, ct, tok, 0) for _ in range(reps)], 3) / reps
+        per_op[size] = {"shuffle": t_shuffle, "verify": t_verify, "token": t_tok,
+                        "token_verify": t_vtok}
+        print(f"{size:>5} {t_shuffle:>16.3f} {t_verify:>9.3f} {t_tok * 1e3:>15.3f} "
+              f"{t_vtok * 1e3:>16.3f}")
+    print()
+    print("libTMCG reference, 52 cards: shuffle+prove 0.34 s, verify 0.25 s, "
+          "decryption share with proof 1.7 ms, verifying one 1.7 ms")
+    print("ratio ours(54 cards) / libTMCG(52):",
+          ", ".join(f"{k} {per_op[54][k] / LIBTMCG[k]:.3f}" for k in LIBTMCG),
+          "(goal <= 0.333)")
+    print()
+    print("per seat, CPU seconds (the work of all n seats divided by n); deal a card: n-1 tokens"
+          " made, each checked by the others; open: the holder's token, checked by the others;"
+          " hand set-up: keys, n proven shuffles each verified by every other seat, the deal;"
+          " floor: the group operations of the set-up times their measured cost")
+    print(f"{'n':>3} {'cards':>5} {'key setup':>10} {'deal card':>10} {'open card':>10} "
+          f"{'hand set-up':>12} {'floor':>8} {'overhead':>9}")
+    seats = (2, 4) if quick else SEATS
+    for n in seats:
+        for size, deck in DECKS.items():
+            t_keys = key_setup_per_seat(n)
+            t = time.process_time()
+            ts = hand_setup(n, deck, size)
+            t_hand = (time.process_time() - t) / n
+            t_deal, t_open = deal_and_open(ts, size)
+            with counting() as counts:
+                hand_setup(n, deck, size)
+            floor = sum(counts[k] * costs[k] for k in COUNTED) / n
+            print(f"{n:>3} {size:>5} {t_keys:>10.4f} {t_deal:>10.4f} {t_open:>10.4f} "
+                  f"{t_hand:>12.3f} {floor:>8.3f} {t_hand / floor:>9.2f}")
+    print()
+    print("goals: 4 seats/54 cards hand set-up <= 0.5 s per seat; 10 seats/108 cards <= 4 s; "
+          "overhead <= 1.3")
+
+
+if __name__ == "__main__":
+    main()
