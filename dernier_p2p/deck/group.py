@@ -84,7 +84,9 @@ def neg(a: Element) -> Element:
 
 
 def mul(k: int, p: Element) -> Element:
-    """k * p for any scalar k (reduced mod ORDER); zero or the identity give the identity."""
+    """k * p for any scalar k (reduced mod ORDER); zero or the identity give the identity.
+
+    Raises :class:`InvalidElement` when libsodium refuses ``p`` (not a valid element)."""
     k %= ORDER
     if k == 0 or p == IDENTITY:
         return IDENTITY
@@ -92,7 +94,10 @@ def mul(k: int, p: Element) -> Element:
         return p
     try:
         return _na.crypto_scalarmult_ed25519_noclamp(_sb(k), p)
-    except _NaclRuntimeError:  # libsodium refuses an identity result
+    except _NaclRuntimeError:
+        # libsodium refuses both an identity result and an invalid input point: tell them apart
+        if not _na.crypto_core_ed25519_is_valid_point(p):
+            raise InvalidElement("scalar multiplication of an invalid element") from None
         return IDENTITY
 
 

@@ -49,3 +49,9 @@ def test_hash_to_element_is_deterministic_and_separated() -> None:
     assert g.decode(a) == a
     assert a != g.hash_to_element(b"label", b"y")
     assert a != g.hash_to_element(b"labe", b"lx")
+
+
+def test_mul_refuses_an_invalid_point_instead_of_returning_identity() -> None:
+    small = (2**255 - 19 - 1).to_bytes(32, "little")  # order 2
+    with pytest.raises(g.InvalidElement):
+        g.mul(3, small)
