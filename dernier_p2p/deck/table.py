@@ -447,8 +447,9 @@ class DeckTable:
                 continue
             if owner == self.seat:
                 items.append(self._own_token(p))
-            else:
+            elif owner in self.slots[p].private:
                 items.append(self.slots[p].private[owner])
+            # else: this seat never got a sound token for the card (it complained); it stays owed
         out: list[dict] = []
         if items:
             msg = {"type": "tokens", "tokens": [t.to_wire() for t in items]}
