@@ -5,10 +5,12 @@ from __future__ import annotations
 import copy
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from dernier_p2p.deck import group as g
 from dernier_p2p.deck.audit import audit
-from dernier_p2p.deck.cards import card_element, deck_size, initial_deck
+from dernier_p2p.deck.cards import card_element, card_index, deck_size, initial_deck
 from dernier_p2p.deck.drbg import Drbg
 from dernier_p2p.deck.elgamal import encrypt
 from dernier_p2p.deck.errors import (
@@ -475,3 +477,51 @@ def test_initial_deck_is_the_first_shuffle_input() -> None:
     s0 = everyone[0]
     # after seat 0's shuffle, the pile of every table is seat 0's output of the initial deck
     assert len(s0.pile) == 54 and s0.pile != initial_deck("dernier-54")
+
+
+# --------------------------------------------------------------------- random sequences
+
+
+def true_card(everyone: list[DeckTable], p: int) -> int:
+    x = sum(t.secret.x for t in everyone if t.secret is not None)
+    ct = everyone[-1].slots[p].ct
+    return card_index("dernier-54", g.sub(ct[1], g.mul(x, ct[0])))
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_random_operation_sequences_keep_every_view_right(data: st.DataObject) -> None:
+    everyone = started()
+    obs = everyone[-1]
+    seats = everyone[:-1]
+    for _ in range(data.draw(st.integers(3, 12))):
+        free = [p for p, s in enumerate(obs.slots) if s.holder is None and not s.opened]
+        held = [p for p, s in enumerate(obs.slots) if s.holder is not None
+                and p not in obs.expect_tokens]
+        kind = data.draw(st.sampled_from(["deal", "deal", "open", "transfer", "peek"]))
+        if kind in ("deal", "peek") or not held:
+            p = data.draw(st.sampled_from(free))
+            op = {"op": "deal" if kind != "peek" else "peek", "position": p,
+                  "to": data.draw(st.integers(0, 2))}
+        else:
+            p = data.draw(st.sampled_from(held))
+            if kind == "open":
+                op = {"op": "open", "position": p}
+            else:
+                to = data.draw(st.sampled_from([s for s in range(3) if s != obs.holder(p)]))
+                op = {"op": "transfer", "position": p, "to": to}
+        if op["op"] == "peek" and any(k[1] == p for k in obs.expect_boxes):
+            continue
+        apply_all(everyone, op)
+        for t in seats:
+            for q in t.hand_positions():
+                assert t.card(q) == true_card(everyone, q)
+        for q, s in enumerate(obs.slots):
+            if s.opened:
+                assert {t.card(q) for t in everyone} == {true_card(everyone, q)}
+            else:
+                assert obs.card(q) is None
+    assert obs.pending() == []
+    apply_all(everyone, {"op": "end"})
+    report = audit(GAME, HAND, 3, "dernier-54", obs.log)
+    assert report.ok, report.faults
