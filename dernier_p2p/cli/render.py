@@ -1,0 +1,103 @@
+"""Text rendering of cards, the table and the move log for the terminal (ANSI colours).
+
+The seeds pair each suit with a colour: Quadri/diamonds yellow, Cuori/hearts red, Fiori/clubs
+green, Picche/spades blue. Black cards (Jolly/Matta, wild, wild draw-four, rotate) show in bold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import click
+
+from dernier_p2p.rules import Card, Rank, Rules, State, Suit
+
+COLOURS = {Suit.YELLOW: "yellow", Suit.RED: "red", Suit.GREEN: "green", Suit.BLUE: "blue"}
+FRENCH_SYMBOLS = {Suit.YELLOW: "♦", Suit.RED: "♥", Suit.GREEN: "♣", Suit.BLUE: "♠"}
+COLOUR_NAMES = {Suit.YELLOW: "yellow", Suit.RED: "red", Suit.GREEN: "green", Suit.BLUE: "blue"}
+FRENCH_NAMES = {
+    Suit.YELLOW: "Quadri ♦ (yellow)",
+    Suit.RED: "Cuori ♥ (red)",
+    Suit.GREEN: "Fiori ♣ (green)",
+    Suit.BLUE: "Picche ♠ (blue)",
+}
+ACTION_LABELS = {
+    Rank.SKIP: "Skip",
+    Rank.REVERSE: "Reverse",
+    Rank.DRAW2: "+2",
+    Rank.SWAP: "Swap",
+    Rank.WILD: "Wild",
+    Rank.WILD4: "Wild+4",
+    Rank.ROTATE: "Rotate",
+}
+
+
+def is_french(rules: Rules) -> bool:
+    """True for the decks with French suits (dernier, originale)."""
+    return rules.deck.startswith(("dernier", "originale"))
+
+
+def card_label(card: Card, rules: Rules) -> str:
+    """A plain label: "7♥", "Jolly", "Matta", "blue Skip", "Wild+4"."""
+    if card.rank is Rank.JOKER:
+        return "Matta" if rules.deck.startswith("originale") else "Jolly"
+    if card.suit is None:
+        return ACTION_LABELS[card.rank]
+    if is_french(rules):
+        return f"{card.rank.value}{FRENCH_SYMBOLS[card.suit]}"
+    label = ACTION_LABELS.get(card.rank, card.rank.value)
+    return f"{COLOUR_NAMES[card.suit]} {label}"
+
+
+def card_text(card: Card, rules: Rules, colour: bool = True) -> str:
+    """The label in the card's colour."""
+    label = card_label(card, rules)
+    if not colour:
+        return label
+    if card.suit is None:
+        return click.style(label, bold=True, fg="magenta")
+    return click.style(label, fg=COLOURS[card.suit], bold=True)
+
+
+def suit_text(suit: Suit, rules: Rules, colour: bool = True) -> str:
+    """The name of a suit (French decks) or colour."""
+    label = FRENCH_NAMES[suit] if is_french(rules) else COLOUR_NAMES[suit]
+    return click.style(label, fg=COLOURS[suit], bold=True) if colour else label
+
+
+def render_table(
+    state: State,
+    seat: int,
+    view: Mapping[int, Card],
+    names: Sequence[str],
+    log: Sequence[str],
+    colour: bool = True,
+) -> str:
+    """The table as ``seat`` sees it: others' card counts, top card, named suit, pending draw,
+    whose turn, the recent log and this seat's hand numbered from 1."""
+    rules = state.rules
+    lines = []
+    arrow = "→" if state.direction == 1 else "←"
+    lines.append(
+        f"── {rules.name} · hand {state.hand_number} · dealer {names[state.dealer]} · "
+        f"direction {arrow} · pile {state.pile_size} ──"
+    )
+    for s in range(state.players):
+        mark = "▶" if s == state.turn else " "
+        you = " (you)" if s == seat else ""
+        score = state.scores[s]
+        lines.append(f" {mark} {names[s]}{you}: {len(state.hands[s])} cards · score {score}")
+    top = "—" if state.top is None else card_text(state.top, rules, colour)
+    extra = ""
+    if state.named_suit is not None:
+        extra += f" · suit named: {suit_text(state.named_suit, rules, colour)}"
+    if state.pending_draw:
+        extra += f" · pending draw: {state.pending_draw}"
+    lines.append(f" Top card: {top}{extra}")
+    if log:
+        lines.append(" Recent:")
+        lines.extend(f"   {entry}" for entry in log[-6:])
+    hand = state.hands[seat]
+    cards = [f"{i + 1}:{card_text(view[x], rules, colour)}" for i, x in enumerate(hand)]
+    lines.append(" Your hand: " + ("  ".join(cards) if cards else "(empty)"))
+    return "\n".join(lines)
