@@ -9,7 +9,15 @@ TakenBack, ChainGrew, ...); ``legal_moves`` never lists Timeout/Leave nor origin
 wrong plays, which ``apply`` accepts.
 """
 
-from dernier_p2p.rules.cards import BLACK_RANKS, Card, Rank, Suit, deck_cards, parse_card
+from dernier_p2p.rules.cards import (
+    BLACK_RANKS,
+    Card,
+    Rank,
+    Suit,
+    deck_cards,
+    parse_card,
+    parse_cards,
+)
 from dernier_p2p.rules.engine import apply, chance_needed, legal_moves, new_match, to_act
 from dernier_p2p.rules.errors import IllegalMove
 from dernier_p2p.rules.events import (
@@ -130,5 +138,6 @@ __all__ = [
     "legal_moves",
     "new_match",
     "parse_card",
+    "parse_cards",
     "to_act",
 ]

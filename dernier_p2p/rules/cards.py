@@ -123,3 +123,8 @@ def parse_card(text: str) -> Card:
         return Card(Rank(text[:-1]), Suit(suit))
     except ValueError:
         raise ValueError(f"not a card: {text!r}") from None
+
+
+def parse_cards(text: str) -> list[Card]:
+    """Cards from a space-separated list of short forms, e.g. "7R AB JOKER"."""
+    return [parse_card(t) for t in text.split()]

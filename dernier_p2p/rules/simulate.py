@@ -11,9 +11,9 @@ import random
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 
-from dernier_p2p.rules.cards import Card, deck_cards
+from dernier_p2p.rules.cards import Card, Suit, deck_cards, parse_card, parse_cards
 from dernier_p2p.rules.engine import apply, chance_needed, legal_moves, new_match, to_act
-from dernier_p2p.rules.moves import ChooseDealer, Flip, Move, Reveal, Shuffle
+from dernier_p2p.rules.moves import ChooseDealer, Draw, Flip, Move, Pass, Play, Reveal, Shuffle
 from dernier_p2p.rules.state import ChanceRequest, Phase, State
 from dernier_p2p.rules.variants import Rules
 
@@ -37,8 +37,10 @@ class Dealer:
         stack: Sequence[Card] | Sequence[Sequence[Card]] | None = None,
         dealer: int | None = None,
         reshuffles: Iterable[Sequence[Card]] = (),
+        bottom: Card | None = None,
     ) -> None:
         self.rules = rules
+        self._bottom = bottom
         self._rng = random.Random(seed)
         self._deck = deck_cards(rules.deck)
         if stack and isinstance(stack[0], Card):
@@ -47,6 +49,31 @@ class Dealer:
         self._first_dealer = dealer
         self._reshuffles = [list(r) for r in reshuffles]
         self._faces: dict[int, dict[int, Card]] = {}
+
+    @classmethod
+    def for_hands(
+        cls,
+        rules: Rules,
+        hands: Sequence[Sequence[Card]],
+        first: Card,
+        then: Sequence[Card] = (),
+        dealer: int = 0,
+        seed: int = 0,
+        kept: Card | None = None,
+        reshuffles: Iterable[Sequence[Card]] = (),
+    ) -> Dealer:
+        """A dealer that deals ``hands`` (per seat), turns up ``first``, then draws ``then``.
+
+        ``kept``: originale, the bottom card the cutter keeps (its dealt hand is one shorter).
+        """
+        return cls(
+            rules,
+            seed,
+            stack=[deal_order(hands, dealer, first, then)],
+            dealer=dealer,
+            reshuffles=reshuffles,
+            bottom=kept,
+        )
 
     @classmethod
     def stacked(
@@ -58,8 +85,9 @@ class Dealer:
         reshuffles: Iterable[Sequence[Card]] = (),
     ) -> Dealer:
         """A dealer whose first hand draws ``faces_in_draw_order`` first (deal, then flip…)."""
-        return cls(rules, seed, stack=[list(faces_in_draw_order)], dealer=dealer,
-                   reshuffles=reshuffles)
+        return cls(
+            rules, seed, stack=[list(faces_in_draw_order)], dealer=dealer, reshuffles=reshuffles
+        )
 
     def face(self, state: State, slot: int) -> Card:
         """The face of ``slot`` in the current hand of ``state``."""
@@ -98,7 +126,9 @@ class Dealer:
         if req.source is None:
             faces_list = list(self._deck)
             front = self._stacks.pop(0) if self._stacks else []
-            self._faces[state.hand_number] = self._assign(slots, faces_list, front)
+            back = [self._bottom] if self._bottom is not None else []
+            self._bottom = None
+            self._faces[state.hand_number] = self._assign(slots, faces_list, front, back)
             self._faces.pop(state.hand_number - 1, None)
         else:
             old = self._faces[state.hand_number]
@@ -108,11 +138,16 @@ class Dealer:
         return Shuffle(slots)
 
     def _assign(
-        self, slots: tuple[int, ...], faces_list: list[Card], front: Sequence[Card]
+        self,
+        slots: tuple[int, ...],
+        faces_list: list[Card],
+        front: Sequence[Card],
+        back: Sequence[Card] = (),
     ) -> dict[int, Card]:
         rest = Counter(faces_list)
         rest.subtract(Counter(front))
-        if any(v < 0 for v in rest.values()) or len(front) > len(faces_list):
+        rest.subtract(Counter(back))
+        if any(v < 0 for v in rest.values()) or len(front) + len(back) > len(faces_list):
             raise ValueError("the stacked faces are not all in the cards being shuffled")
         tail = []
         for c in faces_list:
@@ -120,7 +155,34 @@ class Dealer:
                 tail.append(c)
                 rest[c] -= 1
         self._rng.shuffle(tail)
-        return dict(zip(slots, [*front, *tail], strict=True))
+        return dict(zip(slots, [*front, *tail, *back], strict=True))
+
+
+def deal_order(
+    hands: Sequence[Sequence[Card]], dealer: int, first: Card, then: Sequence[Card] = ()
+) -> list[Card]:
+    """Faces in draw order that deal ``hands`` round by round from the dealer's next seat.
+
+    A shorter hand (the originale cutter's) skips the last round.
+    """
+    n = len(hands)
+    size = max(len(h) for h in hands)
+    order = [(dealer + 1 + i) % n for i in range(n)]
+    out: list[Card] = []
+    for rnd in range(size):
+        for seat in order:
+            if rnd < len(hands[seat]):
+                out.append(hands[seat][rnd])
+    return [*out, first, *then]
+
+
+def answer_chance(state: State, dealer: Dealer) -> tuple[State, list]:
+    """Apply the dealer's chance moves until a seat must move; returns the state and events."""
+    events: list = []
+    while (req := chance_needed(state)) is not None:
+        state, ev = apply(state, dealer.chance_move(state, req))
+        events.extend(ev)
+    return state, events
 
 
 def _has_out_of_turn(state: State, seat: int) -> bool:
@@ -184,3 +246,84 @@ def play_match(
         moves.append(move)
         offer_out_of_turn = True
     return state, moves
+
+
+class Table:
+    """A scenario driver for tests and examples: a state, its Dealer, cards named by text.
+
+    ``Table(rules, ["7R AY", "5B 5G"], first="3R", then="9Y KB")`` deals those hands (seat
+    order) with seat ``dealer`` dealing, turns up ``first`` and stacks ``then`` as the next
+    draws; chance moves are answered at once. ``events`` holds the last move's events.
+    """
+
+    def __init__(
+        self,
+        rules: Rules,
+        hands: Sequence[str],
+        first: str,
+        then: str = "",
+        dealer: int = 0,
+        kept: str | None = None,
+        reshuffles: Sequence[str] = (),
+        seed: int = 0,
+    ) -> None:
+        cards = [parse_cards(h) for h in hands]
+        self.dealer = Dealer.for_hands(
+            rules,
+            cards,
+            parse_card(first),
+            parse_cards(then),
+            dealer=dealer,
+            seed=seed,
+            kept=parse_card(kept) if kept else None,
+            reshuffles=[parse_cards(r) for r in reshuffles],
+        )
+        self.state = new_match(rules, len(hands))
+        self.events: list = []
+        self.all_events: list = []
+        self._chance()
+
+    def _chance(self) -> None:
+        self.state, ev = answer_chance(self.state, self.dealer)
+        self.events.extend(ev)
+        self.all_events.extend(ev)
+
+    def slot(self, seat: int, card: str) -> int:
+        """A slot of ``seat``'s hand holding ``card`` (the first one)."""
+        want = parse_card(card)
+        for x in self.state.hands[seat]:
+            if self.dealer.face(self.state, x) == want:
+                return x
+        raise LookupError(f"seat {seat} holds no {card}")
+
+    def move(self, move: Move) -> list:
+        """Apply ``move`` and any chance moves it calls for; returns the events."""
+        self.state, ev = apply(self.state, move)
+        self.events = list(ev)
+        self.all_events.extend(ev)
+        self._chance()
+        return self.events
+
+    def play(
+        self,
+        seat: int,
+        card: str,
+        suit: Suit | None = None,
+        target: int | None = None,
+        declare: bool = False,
+    ) -> list:
+        slot = self.slot(seat, card)
+        return self.move(Play(seat, slot, parse_card(card), suit, target, declare))
+
+    def draw(self, seat: int) -> list:
+        return self.move(Draw(seat))
+
+    def pass_(self, seat: int) -> list:
+        return self.move(Pass(seat))
+
+    def hand(self, seat: int) -> list[str]:
+        """The faces of ``seat``'s hand as short forms, in slot order."""
+        return [str(self.dealer.face(self.state, x)) for x in self.state.hands[seat]]
+
+    def legal(self, seat: int) -> list[Move]:
+        return legal_moves(self.state, seat, self.dealer.view(self.state, seat))

@@ -1,0 +1,419 @@
+"""Scenario tests of `dernier` (seeds 000/001): one or more per rule line of the digest.
+
+Three seats unless said; seat 0 deals, so seat 1 starts. Hands are stacked with Table.
+"""
+
+import pytest
+
+from dernier_p2p.rules import (
+    Declare,
+    Draw,
+    Drew,
+    HandOver,
+    HandScored,
+    IllegalMove,
+    Leave,
+    MatchFormat,
+    MatchOver,
+    NameSuit,
+    Pass,
+    Penalty,
+    Phase,
+    Play,
+    Skipped,
+    Suit,
+    Timeout,
+    get_variant,
+    parse_card,
+)
+from dernier_p2p.rules.simulate import Table
+
+R = get_variant("dernier")
+ONE_HAND = get_variant("dernier", match=MatchFormat("hands", 1))
+# two-card hands keep end-of-hand scenarios short (hand_size is an option)
+R2 = get_variant("dernier", hand_size=2)
+ONE2 = get_variant("dernier", hand_size=2, match=MatchFormat("hands", 1))
+
+H0 = "2Y 3Y 4Y 5Y 6Y"
+H1 = "5B 8B AB 7B QB"
+H2 = "9R 9G KB 10G 8R"
+
+
+def snap(t):
+    s = t.state
+    return (s.turn, str(s.top), s.named_suit, s.pending_draw, s.hand_sizes)
+
+
+def illegal(t, move, rule):
+    before = t.state
+    faces = dict(before.faces)
+    with pytest.raises(IllegalMove) as info:
+        t.move(move)
+    assert info.value.rule == rule
+    assert t.state is before and dict(before.faces) == faces
+    return info.value
+
+
+def play_move(t, seat, card, **kw):
+    return Play(seat, t.slot(seat, card), parse_card(card), **kw)
+
+
+# --- deck, players, dealer, deal ------------------------------------------------------------
+
+
+def test_deal_five_each_from_the_dealers_next_and_turn_up_the_first_card():
+    t = Table(R, [H0, H1, H2], first="3B")
+    s = t.state
+    assert s.phase is Phase.PLAY and s.dealer == 0 and s.hand_number == 1
+    assert snap(t) == (1, "3B", None, 0, (5, 5, 5))
+    assert s.pile_size == 54 - 15 - 1
+    dealt = [e.seat for e in t.all_events if type(e).__name__ == "Dealt"]
+    assert dealt == [1, 2, 0]
+    assert t.hand(1) == H1.split()
+
+
+def test_dealer_two_deals_and_seat_zero_starts():
+    t = Table(R, [H0, H1, H2], first="3B", dealer=2)
+    assert t.state.dealer == 2 and t.state.turn == 0
+
+
+# --- the first card -------------------------------------------------------------------------
+
+
+def test_first_jack_dealer_names_the_suit():
+    t = Table(R, [H0, H1, H2], first="JR")
+    assert t.state.phase is Phase.NAME_SUIT
+    illegal(t, NameSuit(1, Suit.GREEN), "not-your-turn")
+    illegal(t, play_move(t, 1, "5B"), "wrong-phase")
+    t.move(NameSuit(0, Suit.BLUE))
+    assert snap(t) == (1, "JR", Suit.BLUE, 0, (5, 5, 5))
+    t.play(1, "5B")
+    assert snap(t) == (2, "5B", None, 0, (5, 4, 5))
+
+
+def test_first_ace_next_player_draws_two_or_answers():
+    t = Table(R, [H0, H1, H2], first="AY", then="KR KG")
+    assert snap(t) == (1, "AY", None, 2, (5, 5, 5))
+    t.draw(1)
+    assert snap(t) == (2, "AY", None, 0, (5, 7, 5))
+    t2 = Table(R, [H0, H1, H2], first="AY")
+    t2.play(1, "AB")
+    assert snap(t2) == (2, "AB", None, 4, (5, 4, 5))
+
+
+def test_first_jolly_dealer_names_and_next_draws_four():
+    t = Table(R, [H0, H1, H2], first="JOKER")
+    assert t.state.phase is Phase.NAME_SUIT
+    t.move(NameSuit(0, Suit.RED))
+    assert snap(t) == (1, "JOKER", Suit.RED, 4, (5, 5, 5))
+    t.draw(1)
+    assert snap(t) == (2, "JOKER", Suit.RED, 0, (5, 9, 5))
+    t.play(2, "9R")
+    assert snap(t) == (0, "9R", None, 0, (5, 9, 4))
+
+
+def test_first_seven_dealers_previous_draws_two():
+    t = Table(R, [H0, H1, H2], first="7G")
+    assert snap(t) == (1, "7G", None, 0, (5, 5, 7))
+    assert [e.reason for e in t.all_events if isinstance(e, Drew)] == ["penalty-7"]
+
+
+def test_first_queen_skips_the_dealers_next():
+    t = Table(R, [H0, H1, H2], first="QG")
+    assert snap(t) == (2, "QG", None, 0, (5, 5, 5))
+
+
+def test_first_king_reverses_and_dealers_previous_starts():
+    t = Table(R, [H0, H1, H2], first="KG")
+    assert t.state.direction == -1
+    assert snap(t) == (2, "KG", None, 0, (5, 5, 5))
+
+
+# --- matching and action cards ----------------------------------------------------------------
+
+
+def test_play_on_suit_or_rank_else_must_match():
+    t = Table(R, [H0, H1, H2], first="3B", then="2G")
+    t.play(1, "5B")  # suit
+    assert snap(t) == (2, "5B", None, 0, (5, 4, 5))
+    illegal(t, play_move(t, 2, "9R"), "must-match")
+    t.draw(2)
+    t.pass_(2)
+    t.play(0, "5Y")  # rank
+    assert snap(t) == (1, "5Y", None, 0, (4, 4, 6))
+
+
+def test_wrong_seat_and_unknown_slot_are_illegal():
+    t = Table(R, [H0, H1, H2], first="3B")
+    illegal(t, play_move(t, 0, "3Y"), "not-your-turn")
+    illegal(t, Play(1, 999, parse_card("5B")), "card-not-held")
+    illegal(t, Play(7, 0, parse_card("5B")), "bad-seat")
+    illegal(t, Draw(2), "not-your-turn")
+    illegal(t, Play(1, t.slot(1, "5B"), parse_card("WILD")), "unknown-card")
+
+
+def test_ace_chain_adds_two_each_and_taking_ends_the_turn():
+    t = Table(R, ["AY 3Y 4Y 5Y 6Y", H1, "AR 9G KB 10G 8R"], first="3B", then="2G 3G 4G 5G 6G")
+    t.play(1, "AB")
+    assert snap(t) == (2, "AB", None, 2, (5, 4, 5))
+    illegal(t, play_move(t, 2, "KB"), "must-answer-chain")
+    t.play(2, "AR")
+    assert snap(t) == (0, "AR", None, 4, (5, 4, 4))
+    illegal(t, Pass(0), "pass-before-draw")
+    t.play(0, "AY")
+    assert snap(t) == (1, "AY", None, 6, (4, 4, 4))
+    ev = t.draw(1)
+    assert [e.reason for e in ev if isinstance(e, Drew)] == ["penalty-A"]
+    assert snap(t) == (2, "AY", None, 0, (4, 10, 4))
+
+
+def test_ace_plays_only_on_its_suit_or_an_ace():
+    t = Table(R, [H0, "AY 8B 5B 7B QB", H2], first="3B")
+    illegal(t, play_move(t, 1, "AY"), "must-match")
+
+
+def test_seven_previous_player_draws_two_and_does_not_stack():
+    t = Table(R, [H0, H1, "7R 9G KB 10G 8R"], first="3B", then="2G 3G 4G 5G")
+    t.play(1, "7B")
+    assert snap(t) == (2, "7B", None, 0, (7, 4, 5))
+    t.play(2, "7R")  # a 7 on a 7: seat 1 (previous of seat 2) draws 2, seat 0 plays on
+    assert snap(t) == (0, "7R", None, 0, (7, 6, 4))
+
+
+def test_jack_plays_on_anything_names_the_suit():
+    t = Table(R, [H0, "JR 8B 5B 7B QB", H2], first="3B")
+    illegal(t, play_move(t, 1, "JR"), "must-name-suit")
+    t.play(1, "JR", suit=Suit.GREEN)
+    assert snap(t) == (2, "JR", Suit.GREEN, 0, (5, 4, 5))
+    illegal(t, play_move(t, 2, "9R"), "must-match")
+    t.play(2, "9G")
+    assert snap(t) == (0, "9G", None, 0, (5, 4, 4))
+
+
+def test_queen_skips_the_next_player():
+    t = Table(R, [H0, H1, H2], first="3B")
+    ev = t.play(1, "QB")
+    assert Skipped(2) in ev
+    assert snap(t) == (0, "QB", None, 0, (5, 4, 5))
+
+
+def test_king_reverses_and_with_two_players_changes_nothing_else():
+    t = Table(R, [H0, "KB 8B 5B 7B QB", "9R 9G 2B 10G 8R"], first="3B")
+    t.play(1, "KB")
+    assert t.state.direction == -1
+    assert snap(t) == (0, "KB", None, 0, (5, 4, 5))
+    t2 = Table(R, [H0, "KB 8B 5B 7B QB"], first="3B")
+    t2.play(1, "KB")
+    assert t2.state.direction == -1 and t2.state.turn == 0
+
+
+def test_jolly_names_suit_next_draws_four_unless_jolly_then_eight():
+    t = Table(R, [H0, "JOKER 8B 5B 7B QB", "JOKER 9G KB 10G 8R"], first="3B",
+              then=" ".join(["2G"] * 1 + ["3G", "4G", "5G", "6G", "2R", "3R", "4R"]))
+    t.play(1, "JOKER", suit=Suit.YELLOW)
+    assert snap(t) == (2, "JOKER", Suit.YELLOW, 4, (5, 4, 5))
+    illegal(t, play_move(t, 2, "9G"), "must-answer-chain")
+    t.play(2, "JOKER", suit=Suit.GREEN)
+    assert snap(t) == (0, "JOKER", Suit.GREEN, 8, (5, 4, 4))
+    t.draw(0)
+    assert snap(t) == (1, "JOKER", Suit.GREEN, 0, (13, 4, 4))
+
+
+def test_a_jolly_does_not_answer_an_ace_chain():
+    t = Table(R, [H0, H1, "JOKER 9G KB 10G 8R"], first="3B")
+    t.play(1, "AB")
+    illegal(t, play_move(t, 2, "JOKER", suit=Suit.RED), "must-answer-chain")
+
+
+# --- drawing and passing ----------------------------------------------------------------------
+
+
+def test_draw_then_play_only_the_drawn_card_or_pass():
+    t = Table(R, [H0, H1, H2], first="3G", then="4G 2R")
+    illegal(t, Pass(1), "pass-before-draw")
+    t.draw(1)
+    assert snap(t) == (1, "3G", None, 0, (5, 6, 5))
+    assert t.state.drawn == t.slot(1, "4G")
+    illegal(t, Draw(1), "already-drawn")
+    illegal(t, play_move(t, 1, "QB"), "only-drawn-card")
+    assert {type(m).__name__ for m in t.legal(1)} == {"Play", "Pass"}
+    t.play(1, "4G")
+    assert snap(t) == (2, "4G", None, 0, (5, 5, 5))
+    t.draw(2)  # 2R does not match 4G: pass
+    assert [type(m).__name__ for m in t.legal(2)] == ["Pass"]
+    t.pass_(2)
+    assert snap(t) == (0, "4G", None, 0, (5, 5, 6))
+
+
+def test_may_draw_instead_of_playing_a_valid_card():
+    t = Table(R, [H0, H1, H2], first="3B", then="2R")
+    t.draw(1)
+    t.pass_(1)
+    assert snap(t) == (2, "3B", None, 0, (5, 6, 5))
+
+
+# --- DERNIER ----------------------------------------------------------------------------------
+
+
+def test_declare_with_the_play_of_the_second_last_card():
+    t = Table(R2, ["3B 4Y", "5B 8B", "5R 8R"], first="5Y")
+    ev = t.play(1, "5B", declare=True)
+    assert "Declared(seat=1)" in map(repr, ev)
+    assert t.state.owes == ()
+    ev = t.play(2, "5R", declare=True)
+    assert not any(isinstance(e, Penalty) for e in ev)
+    assert snap(t) == (0, "5R", None, 0, (2, 1, 1))
+
+
+def test_forgotten_dernier_costs_two_when_the_next_player_moves():
+    t = Table(R2, ["3B 4Y", "5B 8B", "5R 8R"], first="5Y", then="2G 3G")
+    t.play(1, "5B")
+    assert t.state.owes == (1,)
+    ev = t.play(2, "5R")
+    assert Penalty(1, 2, "declaration") in ev
+    assert snap(t) == (0, "5R", None, 0, (2, 3, 1))
+    assert t.state.owes == (2,)
+
+
+def test_declare_alone_within_the_window_avoids_the_penalty():
+    t = Table(R2, ["3B 4Y", "5B 8B", "5R 8R"], first="5Y")
+    t.play(1, "5B")
+    illegal(t, Declare(0), "not-owed")
+    t.move(Declare(1))
+    assert t.state.owes == ()
+    t.play(2, "5R", declare=True)
+    assert snap(t) == (0, "5R", None, 0, (2, 1, 1))
+
+
+def test_queen_skipping_a_one_card_player_makes_them_declare():
+    t = Table(R2, ["4Y QY", "5Y 8R", "5B 8B"], first="2Y", then="2G 3G")
+    t.play(1, "5Y", declare=True)
+    t.draw(2)
+    t.pass_(2)
+    # seat 0 plays Q: seat 1 (one card) is skipped and must declare again
+    ev = t.play(0, "QY", declare=True)
+    assert Skipped(1) in ev and t.state.owes == (1,)
+    assert snap(t) == (2, "QY", None, 0, (1, 1, 3))
+    ev = t.draw(2)
+    assert Penalty(1, 2, "declaration") in ev
+    assert t.state.hand_sizes == (1, 3, 4)
+
+
+def test_skipped_one_card_player_who_declares_pays_nothing():
+    t = Table(R2, ["4Y QY", "5Y 8R", "5B 8B"], first="2Y", then="2G 3G")
+    t.play(1, "5Y", declare=True)
+    t.draw(2)
+    t.pass_(2)
+    t.play(0, "QY", declare=True)
+    t.move(Declare(1))
+    ev = t.draw(2)
+    assert not any(isinstance(e, Penalty) for e in ev)
+    assert t.state.hand_sizes == (1, 1, 4)
+
+
+# --- end of hand, scoring ---------------------------------------------------------------------
+
+
+def test_going_out_wins_fifty_plus_the_others_cards():
+    t = Table(ONE2, ["KY 4Y", "5B 8B", "JOKER AR"], first="5Y", then="2G 3G")
+    t.play(1, "5B", declare=True)
+    t.draw(2)  # 2G
+    t.pass_(2)
+    t.draw(0)  # 3G
+    t.pass_(0)
+    ev = t.play(1, "8B")
+    assert HandOver(1, "out") in ev
+    scored = [e for e in ev if isinstance(e, HandScored)][0]
+    # seat 0 holds K 4 3 = 17, seat 2 holds Jolly A 2 = 28
+    assert scored.deltas == (28, 50 + 17 + 28, 17)
+    assert t.state.scores == (28, 95, 17)
+    assert t.state.match_over and t.state.winner == 1 and t.state.standings == (1, 0, 2)
+
+
+def test_last_card_ace_makes_the_next_draw_two_counted_in_the_score():
+    t = Table(ONE2, ["3Y 4Y", "AB 8B", "5R 8R"], first="8Y", then="2G 3G")
+    t.play(1, "8B", declare=True)
+    t.draw(2)
+    t.pass_(2)
+    t.draw(0)
+    t.pass_(0)
+    ev = t.play(1, "AB")
+    drew = [e for e in ev if isinstance(e, Drew)]
+    assert len(drew) == 1 and drew[0].seat == 2 and len(drew[0].slots) == 2
+    assert drew[0].reason == "penalty-A"
+    assert HandOver(1, "out") in ev
+    assert t.state.final_sizes == (3, 0, 5)
+
+
+def test_last_card_seven_draw_goes_to_the_previous():
+    t = Table(ONE2, ["3Y 4Y", "7B 8B", "5R 8R"], first="8Y", then="2G 3G 4G 5G")
+    t.play(1, "8B", declare=True)
+    t.draw(2)
+    t.pass_(2)
+    t.draw(0)
+    t.pass_(0)
+    ev = t.play(1, "7B")
+    drew = [e for e in ev if isinstance(e, Drew)]
+    assert [(e.seat, len(e.slots), e.reason) for e in drew] == [(0, 2, "penalty-7")]
+    assert t.state.final_sizes == (5, 0, 3)
+
+
+EIGHT = [" ".join(f"{r}{s}" for r in "23456") for s in "YRGB"] + [
+    "8Y 8R 8G 8B JOKER", "9R 9G 9B 10Y 10R", "10G 10B JY JR JG", "JB QY QR QG QB"]
+EIGHT_THEN = "KR KG KB AY AR AG AB 7Y 7R 7G 7B 9Y"
+
+
+def test_empty_pile_ends_the_hand_without_bonus():
+    t = Table(ONE_HAND, EIGHT, first="KY", then=EIGHT_THEN)
+    assert t.state.pile_size == 54 - 41
+    while t.state.pile_size > 1:
+        seat = t.state.turn
+        t.draw(seat)
+        t.pass_(seat)
+    ev = t.draw(t.state.turn)
+    assert HandOver(None, "pile-empty") in ev
+    scored = [e for e in ev if isinstance(e, HandScored)][0]
+    faces = t.state.faces
+    pts = [sum(R.card_points(faces[x].rank) for x in h) for h in t.state.hands]
+    assert scored.deltas == tuple(sum(pts) - p for p in pts)  # no 50 for anyone
+
+
+def test_a_draw_longer_than_the_pile_takes_what_is_left_then_the_hand_ends():
+    t = Table(ONE_HAND, EIGHT, first="KY", then=EIGHT_THEN)
+    for _ in range(11):  # 11 seats draw and pass: 2 cards left
+        seat = t.state.turn
+        t.draw(seat)
+        t.pass_(seat)
+    # the first K reversed the direction: seats 7, 6, ..., 0, 7, 6, 5 drew; seat 4 plays
+    assert t.state.turn == 4 and t.state.pile_size == 2
+    t.play(4, "JOKER", suit=Suit.YELLOW)
+    assert snap(t)[:4] == (3, "JOKER", Suit.YELLOW, 4)
+    ev = t.draw(3)
+    drew = [e for e in ev if isinstance(e, Drew)]
+    assert [(e.seat, len(e.slots), e.reason) for e in drew] == [(3, 2, "penalty-JOKER")]
+    assert HandOver(None, "pile-empty") in ev
+    assert t.state.final_sizes[3] == 8
+
+
+# --- time-out and leaving (seed 000) -------------------------------------------------------------
+
+
+def test_timeout_ends_the_match_minus_one_to_the_seat_plus_one_to_others():
+    t = Table(R, [H0, H1, H2], first="3B")
+    illegal(t, Timeout(2), "not-your-turn")
+    ev = t.move(Timeout(1))
+    assert t.state.match_over
+    assert t.state.match_points == (1, -1, 1)
+    assert t.state.standings[-1] == 1 and t.state.winner != 1
+    assert any(isinstance(e, MatchOver) for e in ev)
+    assert t.state.scores == (0, 0, 0)
+
+
+def test_leaving_ends_the_match_and_leaver_loses():
+    t = Table(R, [H0, H1], first="3B")
+    t.move(Leave(0))
+    assert t.state.match_points == (-1, 1)
+    assert t.state.winner == 1
+    with pytest.raises(IllegalMove) as info:
+        t.move(Draw(1))
+    assert info.value.rule == "match-over"
