@@ -57,12 +57,12 @@ def audit(game: bytes, hand: int, n: int, deck: str, log: list[dict]) -> AuditRe
     obs.start()
     for entry in log:
         try:
-            if "op" in entry:
+            if isinstance(entry, dict) and "op" in entry:
                 obs.apply(entry)
             else:
                 obs.receive(entry)
         except (BadTransfer, TransferDispute) as exc:
-            if entry.get("type") != "complaint":
+            if not isinstance(entry, dict) or entry.get("type") != "complaint":
                 report.faults.append(exc)
                 return report
             if not isinstance(exc, TransferDispute):

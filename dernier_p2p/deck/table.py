@@ -298,7 +298,9 @@ class DeckTable:
     def _learn(self, p: int) -> None:
         """Finish decryption of position ``p`` if every token is known here."""
         slot = self.slots[p]
-        if slot.card is not None:
+        own = set() if self.seat is None else {self.seat}
+        known = len(slot.public.keys() | slot.private.keys() | own | self.secrets.keys())
+        if slot.card is not None or known < self.n:
             return
         vals = dict(slot.public)
         for owner, tok in slot.private.items():

@@ -105,3 +105,9 @@ def test_hand_vector_matches_byte_for_byte() -> None:
     report = audit(bytes.fromhex(stored["game"]), stored["hand"], stored["seats"],
                    stored["deck"], log)
     assert report.ok and report.cards == stored["cards"]
+
+
+def test_audit_of_garbage_entries_names_no_one_and_does_not_crash(honest_log: list[dict]) -> None:
+    for junk in (None, 5, "op", {"op": "fly"}, {"type": "tokens"}):
+        report = audit(GAME, HAND, N, DECK, honest_log[:4] + [junk])
+        assert not report.ok

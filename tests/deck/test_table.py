@@ -31,7 +31,8 @@ from dernier_p2p.deck.table import (
     deliver,
     start_all,
 )
-from dernier_p2p.deck.transfer import BadTransfer
+from dernier_p2p.deck.tokens import Token, make_token
+from dernier_p2p.deck.transfer import BadTransfer, seal_transfer
 
 GAME, HAND = b"game-table", 5
 
@@ -295,12 +296,8 @@ def test_wrong_reveal_token_is_blamed_on_its_maker() -> None:
     stolen["tokens"][0]["owner"] = 1
     expect_blame(everyone, stolen, UnexpectedMessage, 2)
     # a token proof made for another hand
-    wrong_hand = DeckTable(GAME, HAND + 1, 3, "dernier-54", 2, Drbg(b"z" * 32))
-    wrong_hand.secret = everyone[2].secret
-    tok = everyone[2].slots[4]
-    from dernier_p2p.deck.tokens import make_token
-
-    t = make_token(GAME, HAND + 1, 2, everyone[2].secret.x, 4, tok.ct, Drbg(b"q" * 32))
+    slot = everyone[2].slots[4]
+    t = make_token(GAME, HAND + 1, 2, everyone[2].secret.x, 4, slot.ct, Drbg(b"q" * 32))
     replay = copy.deepcopy(msg)
     replay["tokens"][0] = t.to_wire()
     expect_blame(everyone, replay, BadProof, 2)
@@ -323,9 +320,6 @@ def test_forged_transfer_is_attributed_to_the_giver() -> None:
     apply_all(everyone, {"op": "deal", "position": 0, "to": 0})
     _, msg = intercept(everyone, {"op": "transfer", "position": 0, "to": 1}, author=0)
     # seat 0 swaps in a box holding a forged token (its own key, a wrong value)
-    from dernier_p2p.deck.tokens import Token
-    from dernier_p2p.deck.transfer import seal_transfer
-
     real = s0._own_token(0)
     forged = Token(0, 0, g.add(real.value, g.GENERATOR), real.proof)
     t, _ = seal_transfer(GAME, HAND, 0, 1, s1.keys.reveals[1].xpub, forged, Drbg(b"f" * 32))
