@@ -1,0 +1,141 @@
+"""Rules-engine throughput: random complete hands per variant, and RLCard's UNO side by side.
+
+Run: python benchmarks/bench_rules.py [--seconds S] [--variants dernier,standard,...]
+
+A *move* is one seat decision applied: legal-move generation for the seat to act, a seeded
+random choice among those moves (a play is preferred to a draw, as RLCard's UNO does by only
+offering "draw" when nothing can be played) and the application of the move. Chance moves
+(dealer choice, shuffles, flips, reveals) are answered by the simulation dealer; they are not
+counted as moves but their time is included. A *hand* runs from the deal until the hand is
+scored. RLCard (optional, ``pip install .[bench]``) plays 4-player UNO games with uniformly random
+legal actions; one ``step`` is one move there. Single process, one core.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import random
+import sys
+import time
+from dataclasses import dataclass
+
+from dernier_p2p import rules
+from dernier_p2p.rules import simulate
+
+VARIANT_PLAYERS = {"dernier": 4, "standard": 4, "moderno": 4, "originale": 4}
+
+
+@dataclass
+class Figures:
+    """Throughput of one run."""
+
+    label: str
+    hands: int
+    moves: int
+    seconds: float
+
+    @property
+    def hands_per_s(self) -> float:
+        return self.hands / self.seconds
+
+    @property
+    def moves_per_s(self) -> float:
+        return self.moves / self.seconds
+
+    def line(self) -> str:
+        return (
+            f"{self.label:<28} {self.hands_per_s:>10.0f} hands/s {self.moves_per_s:>10.0f} moves/s"
+            f"   ({self.hands} hands, {self.moves} moves, {self.moves / self.hands:.1f} moves/hand,"
+            f" {self.seconds:.1f} s)"
+        )
+
+
+def _random_seat_move(rng: random.Random, moves: list) -> object:
+    plays = [m for m in moves if isinstance(m, rules.Play)]
+    return rng.choice(plays if plays else moves)
+
+
+def bench_variant(name: str, players: int, seconds: float, seed: int = 1) -> Figures:
+    """Play random hands of `name` for about `seconds`; each hand is a fresh one-hand match."""
+    rule_set = rules.get_variant(name, match=rules.MatchFormat("hands", 1))
+    rng = random.Random(seed)
+    apply, legal_moves, chance_needed, to_act = (
+        rules.apply,
+        rules.legal_moves,
+        rules.chance_needed,
+        rules.to_act,
+    )
+    hands = moves = 0
+    start = time.perf_counter()
+    deadline = start + seconds
+    while True:
+        dealer = simulate.Dealer(rule_set, rng.getrandbits(64))
+        state = rules.new_match(rule_set, players)
+        while not state.match_over:
+            request = chance_needed(state)
+            if request is not None:
+                state, _ = apply(state, dealer.chance_move(state, request))
+                continue
+            seat = to_act(state)
+            choice = _random_seat_move(rng, legal_moves(state, seat, dealer.view(state, seat)))
+            state, _ = apply(state, choice)
+            moves += 1
+        hands += 1
+        if time.perf_counter() >= deadline:
+            break
+    return Figures(f"{name} ({players} players)", hands, moves, time.perf_counter() - start)
+
+
+def bench_rlcard(seconds: float, seed: int = 1) -> Figures | None:
+    """RLCard's UNO engine, 4 players, uniformly random legal actions; None if not installed."""
+    try:
+        from rlcard.games.uno.game import UnoGame
+    except ImportError:
+        return None
+    rng = random.Random(seed)
+    game = UnoGame(num_players=4)
+    game.np_random.seed(seed)
+    games = moves = 0
+    start = time.perf_counter()
+    deadline = start + seconds
+    while True:
+        state, _ = game.init_game()
+        while not game.is_over():
+            state, _ = game.step(rng.choice(state["legal_actions"]))
+            moves += 1
+        games += 1
+        if time.perf_counter() >= deadline:
+            break
+    return Figures("RLCard UNO (4 players)", games, moves, time.perf_counter() - start)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=5.0, help="time per measurement")
+    parser.add_argument("--variants", default=",".join(VARIANT_PLAYERS))
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args(argv)
+
+    print(f"Python {platform.python_version()} on {platform.machine()}, one process")
+    results = {}
+    for name in args.variants.split(","):
+        figures = bench_variant(name, VARIANT_PLAYERS[name], args.seconds, args.seed)
+        results[name] = figures
+        print(figures.line(), flush=True)
+
+    reference = bench_rlcard(args.seconds, args.seed)
+    if reference is None:
+        print("RLCard not installed (pip install '.[bench]'): comparison skipped")
+        return 0
+    print(reference.line())
+    ours = results.get("standard") or bench_variant("standard", 4, args.seconds, args.seed)
+    print(
+        f"standard / RLCard: moves/s ratio {ours.moves_per_s / reference.moves_per_s:.2f},"
+        f" hands/s ratio {ours.hands_per_s / reference.hands_per_s:.2f}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
