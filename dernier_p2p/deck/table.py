@@ -307,9 +307,9 @@ class DeckTable:
             vals.setdefault(owner, tok.value)
         if self.secret is not None:
             vals.setdefault(self.seat, g.mul(self.secret.x, slot.ct[0]))
-        elif self.secrets:
-            for s, x in self.secrets.items():
-                vals.setdefault(s, g.mul(x, slot.ct[0]))
+        for s, x in self.secrets.items():
+            if s not in vals:
+                vals[s] = g.mul(x, slot.ct[0])
         if len(vals) == self.n:
             slot.card = card_index(self.deck, unmask(slot.ct, list(vals.values())))
 
@@ -402,7 +402,7 @@ class DeckTable:
             raise StateError("reshuffle needs a non-empty list of cards")
         left = list(self.discards)
         for k in cards:
-            if k not in left:
+            if not _int(k) or k not in left:
                 raise StateError(f"card {k!r} is not an open discard")
             left.remove(k)
         self.discards = left
