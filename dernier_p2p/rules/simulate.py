@@ -59,12 +59,13 @@ class Dealer:
         then: Sequence[Card] = (),
         dealer: int = 0,
         seed: int = 0,
-        kept: Card | None = None,
+        bottom: Card | None = None,
         reshuffles: Iterable[Sequence[Card]] = (),
     ) -> Dealer:
         """A dealer that deals ``hands`` (per seat), turns up ``first``, then draws ``then``.
 
-        ``kept``: originale, the bottom card the cutter keeps (its dealt hand is one shorter).
+        ``bottom``: the deck's bottom card (originale's cut); a cutter who keeps it gets a
+        dealt hand one shorter, so give that seat's hand without it.
         """
         return cls(
             rules,
@@ -72,7 +73,7 @@ class Dealer:
             stack=[deal_order(hands, dealer, first, then)],
             dealer=dealer,
             reshuffles=reshuffles,
-            bottom=kept,
+            bottom=bottom,
         )
 
     @classmethod
@@ -263,7 +264,7 @@ class Table:
         first: str,
         then: str = "",
         dealer: int = 0,
-        kept: str | None = None,
+        bottom: str | None = None,
         reshuffles: Sequence[str] = (),
         seed: int = 0,
     ) -> None:
@@ -275,7 +276,7 @@ class Table:
             parse_cards(then),
             dealer=dealer,
             seed=seed,
-            kept=parse_card(kept) if kept else None,
+            bottom=parse_card(bottom) if bottom else None,
             reshuffles=[parse_cards(r) for r in reshuffles],
         )
         self.state = new_match(rules, len(hands))
