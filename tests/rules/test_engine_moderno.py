@@ -1,0 +1,233 @@
+"""Scenario tests of `moderno` (seed 003). Three seats unless said; seat 0 deals."""
+
+import pytest
+
+from dernier_p2p.rules import (
+    Drew,
+    HandOver,
+    HandScored,
+    HandsRotated,
+    HandsSwapped,
+    IllegalMove,
+    JumpedIn,
+    MatchFormat,
+    NameSuit,
+    Penalty,
+    Phase,
+    Play,
+    Reshuffled,
+    Skipped,
+    Suit,
+    get_variant,
+    parse_card,
+)
+from dernier_p2p.rules.simulate import Table
+
+M = get_variant("moderno")
+M3 = get_variant("moderno", hand_size=3)
+M3_ONE = get_variant("moderno", hand_size=3, match=MatchFormat("hands", 1))
+
+H0 = "1Y 2Y 3Y 4Y 6Y 8Y 9Y 1B"
+H1 = "5G 7G SKIPG DRAW2R WILD WILD4 9B SWAPG"
+H2 = "1R 2R 3R 4R SKIPB REVERSEB 8B ROTATE"
+
+
+def snap(t):
+    s = t.state
+    return (s.turn, str(s.top), s.named_suit, s.pending_draw, s.hand_sizes)
+
+
+def illegal(t, move, rule):
+    before = t.state
+    with pytest.raises(IllegalMove) as info:
+        t.move(move)
+    assert info.value.rule == rule
+    assert t.state is before
+
+
+def pm(t, seat, card, **kw):
+    return Play(seat, t.slot(seat, card), parse_card(card), **kw)
+
+
+def test_eight_cards_each_dealers_next_starts():
+    t = Table(M, [H0, H1, H2], first="5R")
+    assert snap(t) == (1, "5R", None, 0, (8, 8, 8))
+    assert t.state.pile_size == 112 - 25
+
+
+def test_colour_number_symbol_and_black_cards_on_anything():
+    t = Table(M, [H0, H1, H2], first="5R")
+    t.play(1, "5G")  # number
+    illegal(t, pm(t, 2, "1R"), "must-match")
+    ev = t.play(2, "ROTATE", suit=Suit.YELLOW)  # black: on anything
+    assert HandsRotated(1) in ev
+    assert snap(t) == (0, "ROTATE", Suit.YELLOW, 0, (7, 8, 7))
+    # each hand went to the next seat: seat 0 now holds seat 2's old hand
+    assert sorted(t.hand(0)) == sorted("1R 2R 3R 4R SKIPB REVERSEB 8B".split())
+    assert sorted(t.hand(2)) == sorted("7G SKIPG DRAW2R WILD WILD4 9B SWAPG".split())
+
+
+def test_skip_and_reverse():
+    t = Table(M, [H0, H1, H2], first="5G")
+    ev = t.play(1, "SKIPG")
+    assert Skipped(2) in ev and t.state.turn == 0
+    t2 = Table(M, [H0, H1, H2], first="5B")
+    t2.play(1, "9B")
+    t2.play(2, "REVERSEB")
+    assert t2.state.direction == -1 and t2.state.turn == 1
+
+
+def test_draw_two_stacks_and_taking_ends_the_turn():
+    t = Table(M, [H0, H1, "1R 2R 3R DRAW2B SKIPB REVERSEB 8B ROTATE"], first="5R")
+    t.play(1, "DRAW2R")
+    assert snap(t) == (2, "DRAW2R", None, 2, (8, 7, 8))
+    illegal(t, pm(t, 2, "ROTATE", suit=Suit.RED), "must-answer-chain")
+    t.play(2, "DRAW2B")
+    assert snap(t) == (0, "DRAW2B", None, 4, (8, 7, 7))
+    ev = t.draw(0)
+    assert [(e.seat, len(e.slots), e.reason) for e in ev if isinstance(e, Drew)] == [
+        (0, 4, "penalty-DRAW2")]
+    assert snap(t) == (1, "DRAW2B", None, 0, (12, 7, 7))
+
+
+def test_wild_draw_four_names_and_stacks_only_with_a_wild_draw_four():
+    t = Table(M, [H0, H1, "1R 2R 3R WILD4 DRAW2R REVERSEB 8B ROTATE"], first="5R")
+    t.play(1, "WILD4", suit=Suit.BLUE)
+    assert snap(t) == (2, "WILD4", Suit.BLUE, 4, (8, 7, 8))
+    illegal(t, pm(t, 2, "DRAW2R"), "must-answer-chain")
+    t.play(2, "WILD4", suit=Suit.RED)
+    assert snap(t) == (0, "WILD4", Suit.RED, 8, (8, 7, 7))
+
+
+def test_wild_names_the_colour():
+    t = Table(M, [H0, H1, H2], first="5R")
+    illegal(t, pm(t, 1, "WILD"), "must-name-suit")
+    t.play(1, "WILD", suit=Suit.YELLOW)
+    assert snap(t) == (2, "WILD", Suit.YELLOW, 0, (8, 7, 8))
+
+
+def test_swap_hands_with_a_chosen_player():
+    t = Table(M, [H0, H1, H2], first="5G")
+    illegal(t, pm(t, 1, "SWAPG"), "must-choose-target")
+    illegal(t, pm(t, 1, "SWAPG", target=1), "bad-target")
+    targets = {m.target for m in t.legal(1) if isinstance(m, Play) and str(m.card) == "SWAPG"}
+    assert targets == {0, 2}
+    mine = sorted(set(t.state.hands[1]) - {t.slot(1, "SWAPG")})
+    ev = t.play(1, "SWAPG", target=0)
+    assert HandsSwapped(1, 0) in ev
+    assert sorted(t.state.hands[0]) == mine
+    assert snap(t) == (2, "SWAPG", None, 0, (7, 8, 8))
+
+
+def test_rotate_passes_every_hand_to_the_next_player_and_names_the_colour():
+    t = Table(M, [H0, H1, H2], first="5R")
+    t.draw(1)
+    t.pass_(1)
+    hands = t.state.hands
+    ev = t.play(2, "ROTATE", suit=Suit.GREEN)
+    assert HandsRotated(1) in ev
+    after = t.state.hands
+    assert after[0] == tuple(x for x in hands[2] if x != t.state.discard[-1])
+    assert after[1] == hands[0] and after[2] == hands[1]
+    assert snap(t) == (0, "ROTATE", Suit.GREEN, 0, (7, 8, 9))
+
+
+def test_solo_forgotten_draws_two_at_once():
+    t = Table(M3, ["1Y 2Y 3Y", "5G 7G 9B", "1R 2R 3R"], first="5R")
+    t.play(1, "5G")
+    t.draw(2)
+    t.pass_(2)
+    t.draw(0)
+    t.pass_(0)
+    ev = t.play(1, "7G")
+    assert Penalty(1, 2, "declaration") in ev
+    assert t.state.hand_sizes[1] == 3
+
+
+def test_solo_said_with_the_second_last_card():
+    t = Table(M3, ["1Y 2Y 3Y", "5G 7G 9B", "1R 2R 3R"], first="5R")
+    t.play(1, "5G")
+    t.draw(2)
+    t.pass_(2)
+    t.draw(0)
+    t.pass_(0)
+    ev = t.play(1, "7G", declare=True)
+    assert not any(isinstance(e, Penalty) for e in ev)
+    assert t.state.hand_sizes[1] == 1
+
+
+def test_jump_in_exactly_equal_card_any_seat_play_continues_after_the_jumper():
+    t = Table(M, ["1Y 2Y 3Y 4Y 6Y 8Y 9Y SKIPG", H1, H2], first="5G")
+    t.play(1, "SKIPG")  # skips seat 2; seat 0 to play
+    assert t.state.turn == 0
+    ev = t.play(0, "SKIPG")  # seat 0 is the seat to play: a normal play, seat 1 skipped
+    assert JumpedIn(0) not in ev and Skipped(1) in ev
+    assert t.state.turn == 2
+    t2 = Table(M, ["1Y 2Y 3Y 4Y 6Y 8Y 9Y 5G", "5G 7G SKIPG DRAW2R WILD WILD4 9B SWAPG", H2],
+               first="9G")
+    t2.play(1, "5G")
+    ev = t2.play(0, "5G")  # out of turn (seat 2 is to play): a jump-in
+    assert JumpedIn(0) in ev
+    assert snap(t2) == (1, "5G", None, 0, (7, 7, 8))
+
+
+def test_jump_in_on_a_black_card_names_again():
+    t = Table(M, ["1Y 2Y 3Y 4Y 6Y 8Y 9Y WILD", H1, H2], first="5R")
+    t.play(1, "WILD", suit=Suit.GREEN)
+    ev = t.play(0, "WILD", suit=Suit.RED)
+    assert JumpedIn(0) in ev
+    assert snap(t) == (1, "WILD", Suit.RED, 0, (7, 7, 8))
+
+
+def test_not_identical_out_of_turn_is_illegal():
+    t = Table(M, [H0, H1, H2], first="5R")
+    illegal(t, pm(t, 0, "1Y"), "not-identical")
+
+
+def test_draw_one_and_play_it():
+    t = Table(M, [H0, H1, H2], first="5R", then="6R")
+    t.draw(1)
+    t.play(1, "6R")
+    assert snap(t) == (2, "6R", None, 0, (8, 8, 8))
+
+
+def test_empty_pile_reshuffles():
+    t = Table(M, [H0, H1, H2], first="5R")
+    t.play(1, "DRAW2R")
+    t.draw(2)
+    t.state = t.state._replace(pile=t.state.pile[:1])  # reach the end of the pile quickly
+    ev = t.draw(0)
+    assert Reshuffled(1) in ev
+    assert t.state.pile_size == 1 and len(t.state.discard) == 1
+
+
+def test_others_score_their_cards_as_penalty_points():
+    t = Table(M3_ONE, ["WILD4 SWAPY 3Y", "5G 7G 9G", "ROTATE REVERSEB 8B"], first="5R")
+    t.play(1, "5G")
+    t.draw(2)
+    t.pass_(2)
+    t.draw(0)
+    t.pass_(0)
+    t.play(1, "7G", declare=True)
+    t.draw(2)
+    t.pass_(2)
+    t.draw(0)
+    t.pass_(0)
+    ev = t.play(1, "9G")
+    assert HandOver(1, "out") in ev
+    faces = t.state.faces
+    pts = [sum(M.card_points(faces[x].rank) for x in h) for h in t.state.hands]
+    assert pts[0] >= 50 + 30 + 3 and pts[2] >= 40 + 10 + 8
+    scored = [e for e in ev if isinstance(e, HandScored)][0]
+    assert scored.deltas == (pts[0], 0, pts[2])
+
+
+def test_first_card_rotate_dealer_names_first_swap_does_nothing():
+    t = Table(M, [H0, H1, H2], first="ROTATE")
+    assert t.state.phase is Phase.NAME_SUIT and t.state.namer == 0
+    hands = t.state.hands
+    t.move(NameSuit(0, Suit.BLUE))
+    assert t.state.hands == (hands[2], hands[0], hands[1])
+    assert snap(t) == (1, "ROTATE", Suit.BLUE, 0, (8, 8, 8))
+    t2 = Table(M, [H0, H1, H2], first="SWAPY")
+    assert snap(t2) == (1, "SWAPY", None, 0, (8, 8, 8))
