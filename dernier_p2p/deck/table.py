@@ -265,7 +265,7 @@ class DeckTable:
         if seat == self.seat:
             raise UnexpectedMessage("own message fed back to the table", seat)
         kind = msg.get("type")
-        if kind not in MESSAGE_FIELDS:
+        if not isinstance(kind, str) or kind not in MESSAGE_FIELDS:
             raise BadElement(f"unknown message type {kind!r}", seat)
         if set(msg) != MESSAGE_FIELDS[kind] | {"type", "seat"}:
             raise BadElement(f"{kind} message has the wrong fields", seat)

@@ -7,11 +7,19 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from dernier_p2p.deck import group as g
 from dernier_p2p.deck.audit import audit
 from dernier_p2p.deck.drbg import Drbg
-from dernier_p2p.deck.errors import BadCommitment, BadElement, BadProof, MissingMessage
+from dernier_p2p.deck.errors import (
+    BadCommitment,
+    BadElement,
+    BadProof,
+    DeckError,
+    MissingMessage,
+)
 from dernier_p2p.deck.table import DeckTable, apply_all, start_all
 from dernier_p2p.deck.vectors import card_vectors, hand_vector
 from dernier_p2p.wire.canonical import decode
@@ -20,8 +28,17 @@ VECTORS = Path(__file__).parent / "vectors"
 GAME, HAND, N, DECK = b"game-audit", 1, 3, "dernier-54"
 
 
+_CACHE: list[list[dict]] = []
+
+
 @pytest.fixture(scope="module")
 def honest_log() -> list[dict]:
+    if not _CACHE:
+        _CACHE.append(_play_honest())
+    return _CACHE[0]
+
+
+def _play_honest() -> list[dict]:
     tables = [DeckTable(GAME, HAND, N, DECK, s, Drbg(bytes([s + 40]) * 32)) for s in range(N)]
     obs = DeckTable(GAME, HAND, N, DECK)
     everyone = tables + [obs]
@@ -111,3 +128,54 @@ def test_audit_of_garbage_entries_names_no_one_and_does_not_crash(honest_log: li
     for junk in (None, 5, "op", {"op": "fly"}, {"type": "tokens"}):
         report = audit(GAME, HAND, N, DECK, honest_log[:4] + [junk])
         assert not report.ok
+
+
+def _leaves(obj: object, path: tuple = ()) -> list[tuple]:
+    """Paths to every value inside a message (map values and list items, at any depth)."""
+    out = [path] if path else []
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            out += _leaves(v, path + (k,))
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            out += _leaves(v, path + (i,))
+    return out
+
+
+JUNK = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.binary(max_size=40),
+    st.binary(min_size=32, max_size=32),
+    st.text(max_size=4),
+    st.lists(st.binary(min_size=32, max_size=32), max_size=3),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+)
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(st.data())
+def test_any_mutated_message_is_a_named_error_never_a_crash(data: st.DataObject) -> None:
+    if not _CACHE:
+        _CACHE.append(_play_honest())
+    honest_log = _CACHE[0]
+    msgs = [i for i, e in enumerate(honest_log) if "type" in e]
+    i = data.draw(st.sampled_from(msgs))
+    log = copy.deepcopy(honest_log)
+    paths = _leaves(log[i])
+    path = data.draw(st.sampled_from(paths))
+    target = log[i]
+    for key in path[:-1]:
+        target = target[key]
+    if data.draw(st.booleans()) and isinstance(target, dict):
+        del target[path[-1]]
+    else:
+        target[path[-1]] = data.draw(JUNK)
+    report = audit(GAME, HAND, N, DECK, log)  # must not raise
+    if not report.ok:
+        assert all(isinstance(f, DeckError) for f in report.faults)
