@@ -519,3 +519,31 @@ def test_random_operation_sequences_keep_every_view_right(data: st.DataObject) -
     apply_all(everyone, {"op": "end"})
     report = audit(GAME, HAND, 3, "dernier-54", obs.log)
     assert report.ok, report.faults
+
+
+def test_forged_peek_box_is_attributed_to_its_giver() -> None:
+    everyone = started()
+    s0, s1, s2, obs = everyone
+    msgs = []
+    for t in everyone:
+        msgs.extend(t.apply({"op": "peek", "position": 50, "to": 2}))
+    assert sorted(m["seat"] for m in msgs) == [0, 1] and {m["type"] for m in msgs} == {"peek"}
+    honest0 = next(m for m in msgs if m["seat"] == 0)
+    honest1 = next(m for m in msgs if m["seat"] == 1)
+    real = s1._own_token(50)
+    forged = Token(1, 50, g.add(real.value, g.GENERATOR), real.proof)
+    t, _ = seal_transfer(GAME, HAND, 1, 2, s2.keys.reveals[2].xpub, forged, Drbg(b"k" * 32))
+    bad1 = {"type": "peek", "seat": 1, **t.to_wire()}
+    for table in (s1, s2, obs):
+        assert table.receive(honest0) == []
+    assert s0.receive(bad1) == [] and obs.receive(bad1) == []
+    s2_honest = copy.deepcopy(s2)
+    replies = s2.receive(bad1)
+    assert [m["type"] for m in replies] == ["complaint"] and s2.card(50) is None
+    for table in (s0, obs):
+        with pytest.raises(BadTransfer) as err:
+            table.receive(replies[0])
+        assert err.value.seat == 1
+    # with the honest box instead, seat 2 reads the card and nobody else does
+    assert s2_honest.receive(honest1) == []
+    assert s2_honest.card(50) is not None and obs.card(50) is None and s0.card(50) is None

@@ -7,6 +7,7 @@ from dernier_p2p.deck.cards import NotACard, card_element
 from dernier_p2p.deck.drbg import Drbg
 from dernier_p2p.deck.elgamal import encrypt
 from dernier_p2p.deck.errors import BadElement, BadProof
+from dernier_p2p.deck.proofs import make_context, prove_dleq
 from dernier_p2p.deck.tokens import (
     Token,
     decrypt_card,
@@ -70,3 +71,13 @@ def test_malformed_token_names_the_sender() -> None:
         with pytest.raises(BadElement) as err:
             Token.from_wire(bad, seat=0)
         assert err.value.seat == 0
+
+
+def test_token_proof_made_for_another_step_or_seat_is_refused() -> None:
+    d, xs, ct = setup()
+    X, T = g.base_mul(xs[1]), g.mul(xs[1], ct[0])
+    for ctx in (make_context(GAME, HAND, "key", 1), make_context(GAME, HAND, "token", 0)):
+        proof = prove_dleq(xs[1], X, ct[0], T, ctx, d, bind=5)
+        with pytest.raises(BadProof) as err:
+            verify_token(GAME, HAND, X, ct, Token(1, 5, T, proof), 5)
+        assert err.value.seat == 1
