@@ -1,4 +1,5 @@
-"""Known-answer vectors for the deck: card encodings and one full small hand from fixed seeds.
+"""Known-answer vectors for the deck: card encodings, one worked example of each building block,
+and one full small hand, all from fixed seeds.
 
 Another implementation checks itself byte for byte: every card element, and every message of
 the hand as canonical msgpack (hex), given the same per-seat Drbg seeds and operations.
@@ -11,10 +12,16 @@ import json
 import sys
 from pathlib import Path
 
+from dernier_p2p.deck import group as g
 from dernier_p2p.deck.audit import audit
 from dernier_p2p.deck.cards import DECK_SIZES, card_elements
+from dernier_p2p.deck.coin import CoinFlip, coin_commitment
 from dernier_p2p.deck.drbg import Drbg
+from dernier_p2p.deck.elgamal import encrypt
+from dernier_p2p.deck.keys import KeySecret
 from dernier_p2p.deck.table import DeckTable, apply_all, start_all
+from dernier_p2p.deck.tokens import make_token
+from dernier_p2p.deck.transfer import seal_transfer
 from dernier_p2p.wire.canonical import encode
 
 HAND_GAME = b"dernier-p2p/kat/game-1"
@@ -53,6 +60,65 @@ def card_vectors() -> dict:
     }
 
 
+def primitive_vectors() -> dict:
+    """One worked example of each building block, from a fixed Drbg, every value hex."""
+    game, hand, seat = HAND_GAME, HAND_NUMBER, 1
+    drbg = Drbg(bytes([0x42]) * 32)
+    key = KeySecret.generate(game, hand, seat, drbg)
+    reveal = key.reveal(drbg)
+    other = KeySecret.generate(game, hand, 2, drbg)
+    joint = g.add(key.share, other.share)
+    r = drbg.scalar()
+    ct = encrypt(joint, card_elements(HAND_DECK)[7], r)
+    token = make_token(game, hand, seat, key.x, 11, ct, drbg)
+    box, plaintext = seal_transfer(game, hand, seat, 2, other.xpub, token, drbg)
+    values = [drbg.read(32) for _ in range(HAND_SEATS)]
+    flip = CoinFlip(game, hand, "dealer", HAND_SEATS, 6)
+    for i, v in enumerate(values):
+        flip.add_commitment(i, coin_commitment(game, hand, "dealer", i, v))
+    for i, v in enumerate(values):
+        flip.add_reveal(i, v)
+    return {
+        "drbg_seed": (bytes([0x42]) * 32).hex(),
+        "game": game.hex(),
+        "hand": hand,
+        "key": {
+            "seat": seat,
+            "x": g.encode_scalar(key.x).hex(),
+            "nonce": key.nonce.hex(),
+            "share": key.share.hex(),
+            "transfer_private": key.transfer_private.hex(),
+            "xpub": key.xpub.hex(),
+            "commit": key.commitment().hex(),
+            "proof": {k: v.hex() for k, v in reveal.proof.to_wire().items()},
+        },
+        "token": {
+            "joint_key": joint.hex(),
+            "card": 7,
+            "r": g.encode_scalar(r).hex(),
+            "ciphertext": [ct[0].hex(), ct[1].hex()],
+            "position": 11,
+            "token": token.value.hex(),
+            "proof": {k: v.hex() for k, v in token.proof.to_wire().items()},
+        },
+        "transfer": {
+            "giver": seat,
+            "receiver": 2,
+            "receiver_xpub": other.xpub.hex(),
+            "plaintext": plaintext.hex(),
+            "message": {k: (v.hex() if isinstance(v, bytes) else v)
+                        for k, v in box.to_wire().items()},
+        },
+        "coin": {
+            "step": "dealer",
+            "m": 6,
+            "values": [v.hex() for v in values],
+            "commitments": [flip.commitments[i].hex() for i in range(HAND_SEATS)],
+            "result": flip.result(),
+        },
+    }
+
+
 def hand_vector() -> dict:
     """Play the vector hand and record it: seeds, ops, every message, the audited deal."""
     tables = [
@@ -86,7 +152,11 @@ def hand_vector() -> dict:
 def write(directory: Path) -> None:
     """Write ``cards.json`` and ``hand.json`` into ``directory``."""
     directory.mkdir(parents=True, exist_ok=True)
-    for name, obj in (("cards.json", card_vectors()), ("hand.json", hand_vector())):
+    for name, obj in (
+        ("cards.json", card_vectors()),
+        ("primitives.json", primitive_vectors()),
+        ("hand.json", hand_vector()),
+    ):
         (directory / name).write_text(json.dumps(obj, indent=1, sort_keys=True) + "\n")
 
 

@@ -21,7 +21,7 @@ from dernier_p2p.deck.errors import (
     MissingMessage,
 )
 from dernier_p2p.deck.table import DeckTable, apply_all, start_all
-from dernier_p2p.deck.vectors import card_vectors, hand_vector
+from dernier_p2p.deck.vectors import card_vectors, hand_vector, primitive_vectors
 from dernier_p2p.wire.canonical import decode
 
 VECTORS = Path(__file__).parent / "vectors"
@@ -110,6 +110,12 @@ def test_card_vectors_match() -> None:
     stored = json.loads((VECTORS / "cards.json").read_text())
     assert stored == card_vectors()
     assert len(stored["decks"]["moderno-112"]) == 112
+
+
+def test_primitive_vectors_match() -> None:
+    stored = json.loads((VECTORS / "primitives.json").read_text())
+    assert stored == primitive_vectors()
+    assert 0 <= stored["coin"]["result"] < 6
 
 
 def test_hand_vector_matches_byte_for_byte() -> None:
