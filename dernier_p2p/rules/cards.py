@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import IntEnum, StrEnum
 
 
@@ -53,6 +53,7 @@ class Card:
 
     rank: Rank
     suit: Suit | None
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.rank, Rank):
@@ -61,6 +62,17 @@ class Card:
             raise ValueError(f"rank {self.rank.value} and suit {self.suit!r} do not form a card")
         if self.suit is not None and not isinstance(self.suit, Suit):
             raise ValueError(f"not a suit: {self.suit!r}")
+        object.__setattr__(self, "_hash", hash((self.rank.value, self.suit)))
+
+    def __hash__(self) -> int:  # cached: cards are hashed on every move
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if other.__class__ is not Card:
+            return NotImplemented
+        return self.rank is other.rank and self.suit is other.suit  # type: ignore[attr-defined]
 
     def __str__(self) -> str:
         return self.rank.value if self.suit is None else f"{self.rank.value}{'YRGB'[self.suit]}"

@@ -68,7 +68,6 @@ from dernier_p2p.rules.state import (
     DIRECTION,
     DISCARD,
     DRAWN,
-    FACES,
     FINAL_SIZES,
     HAND_END,
     HAND_NUMBER,
@@ -86,7 +85,9 @@ from dernier_p2p.rules.state import (
     PENDING_KIND,
     PHASE,
     PILE,
+    PLAYED,
     SCORES,
+    SHOWN,
     STANDINGS,
     TOP,
     TURN,
@@ -110,6 +111,7 @@ from dernier_p2p.rules.variants import (
 )
 
 PLAY = Phase.PLAY
+_new_state = tuple.__new__
 _SUITS = tuple(Suit)
 _NAMING = NAMES | NAMES_OPT
 
@@ -149,7 +151,7 @@ def new_match(rules: Rules, players: int) -> State:
         owes=(),
         owed=(),
         chance=ChanceRequest("dealer", count=players),
-        faces={},
+        shown={},
         next_slot=0,
         scores=zeros,
         hands_won=zeros,
@@ -163,6 +165,7 @@ def new_match(rules: Rules, players: int) -> State:
         last_draw=(-1,) * players,
         clock=0,
         final_sizes=zeros,
+        played=None,
     )
 
 
@@ -206,7 +209,7 @@ def apply(state: State, move: Move) -> tuple[State, tuple]:
     ev: Events = []
     handler(state, s, move, ev)
     s[CLOCK] += 1
-    return State._make(s), tuple(ev)
+    return _new_state(State, s), tuple(ev)
 
 
 def legal_moves(state: State, seat: int, known: Mapping[int, Card] | None = None) -> list[Move]:
@@ -230,7 +233,7 @@ def legal_moves(state: State, seat: int, known: Mapping[int, Card] | None = None
         return [ChooseHandSize(seat, k) for k in range(lo, hi + 1)]
     if phase is Phase.CUT:
         bottom = state.pile[-1]
-        face = (known or {}).get(bottom) or state.faces.get(bottom)
+        face = (known or {}).get(bottom) or state.shown.get(bottom)
         if face is not None and face.rank in state.rules._info["special"]:
             return [Cut(seat, True, face)]
         return [Cut(seat, False, face)]
@@ -262,7 +265,7 @@ def _legal_play(st: State, seat: int, known: Mapping[int, Card] | None) -> list[
     rules = st.rules
     info = rules._info
     flags = info["flags"]
-    faces = st.faces
+    faces = st.shown
     hand = st.hands[seat]
     out: list[Move] = []
     top = st.top
@@ -580,7 +583,7 @@ def _play(st: State, s: list, mv: Play, ev: Events) -> None:
     info = rules._info
     if not isinstance(card, Card) or card not in info["cards"]:
         raise IllegalMove("unknown-card", f"{card!r} is not a card of the {rules.deck} deck")
-    known = st.faces.get(slot)
+    known = st.shown.get(slot)
     if known is not None and known != card:
         raise IllegalMove("face-mismatch", f"slot {slot} is known to be {known}, not {card}")
     f = info["flags"][card.rank]
@@ -628,9 +631,11 @@ def _play(st: State, s: list, mv: Play, ev: Events) -> None:
     i = hand.index(slot)
     new_hand = hand[:i] + hand[i + 1 :]
     _set_hand(s, seat, new_hand)
-    faces = dict(s[FACES])
-    faces[slot] = card
-    s[FACES] = faces
+    s[PLAYED] = (slot, card, s[PLAYED])
+    if known is not None:
+        shown = dict(s[SHOWN])
+        del shown[slot]
+        s[SHOWN] = shown
     s[DISCARD] = s[DISCARD] + (slot,)
     s[TOP] = card
     s[DRAWN] = -1
@@ -670,9 +675,9 @@ def _wrong_play(
     if s[HAND_END] is not None:
         _settle(s, ev)
         return
-    faces = dict(s[FACES])
-    faces[slot] = card
-    s[FACES] = faces
+    shown = dict(s[SHOWN])
+    shown[slot] = card
+    s[SHOWN] = shown
     ev.append(TakenBack(seat, slot, card))
     ev.append(Penalty(seat, rules.error_penalty, err[0]))
     _queue(s, seat, rules.error_penalty, "penalty-error")
@@ -803,9 +808,9 @@ def _cut(st: State, s: list, mv: Cut, ev: Events) -> None:
         _set_hand(s, seat, (bottom,))
         s[CUT_KEPT] = seat
         if card is not None:
-            faces = dict(s[FACES])
-            faces[bottom] = card
-            s[FACES] = faces
+            shown = dict(s[SHOWN])
+            shown[bottom] = card
+            s[SHOWN] = shown
         ev.append(CutKept(seat, bottom))
     if rules.hand_size_range is not None:
         s[PHASE] = Phase.HAND_SIZE
@@ -898,7 +903,8 @@ def _start_hand(s: list, ev: Events) -> None:
     s[DRAWN] = -1
     s[OWES] = ()
     s[OWED] = ()
-    s[FACES] = {}
+    s[SHOWN] = {}
+    s[PLAYED] = None
     s[NEXT_SLOT] = 0
     s[HAND_WINNER] = None
     s[HAND_END] = None
@@ -985,9 +991,7 @@ def _flip(st: State, s: list, mv: Flip, ev: Events) -> None:
     s[PILE] = st.pile[1:]
     s[DISCARD] = (slot,)
     s[TOP] = card
-    faces = dict(s[FACES])
-    faces[slot] = card
-    s[FACES] = faces
+    s[PLAYED] = (slot, card, s[PLAYED])
     s[CHANCE] = None
     ev.append(Flipped(slot, card))
     dealer = st.dealer
@@ -1051,12 +1055,12 @@ def _reveal(st: State, s: list, mv: Reveal, ev: Events) -> None:
     for slot, card in given.items():
         if not isinstance(card, Card) or card not in cards:
             raise IllegalMove("unknown-card", f"{card!r} is not a card of the {rules.deck} deck")
-        known = st.faces.get(slot)
+        known = st.shown.get(slot)
         if known is not None and known != card:
             raise IllegalMove("face-mismatch", f"slot {slot} is known to be {known}, not {card}")
-    faces = dict(st.faces)
-    faces.update(given)
-    s[FACES] = faces
+    shown = dict(st.shown)
+    shown.update(given)
+    s[SHOWN] = shown
     ev.append(Revealed(tuple(mv.faces)))
     points = [sum(rules.card_points(given[x].rank) for x in hand) for hand in st.hands]
     winner = st.hand_winner

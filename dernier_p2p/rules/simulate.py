@@ -145,6 +145,10 @@ class Dealer:
         front: Sequence[Card],
         back: Sequence[Card] = (),
     ) -> dict[int, Card]:
+        if not front and not back:
+            tail = list(faces_list)
+            self._rng.shuffle(tail)
+            return dict(zip(slots, tail, strict=True))
         rest = Counter(faces_list)
         rest.subtract(Counter(front))
         rest.subtract(Counter(back))
@@ -218,7 +222,7 @@ def play_match(
             move = deal.chance_move(state, req)
             state, _ = apply(state, move)
             moves.append(move)
-            offer_out_of_turn = False
+            offer_out_of_turn = True
             continue
         actor = to_act(state)
         if offer_out_of_turn and state.phase is Phase.PLAY:

@@ -50,8 +50,10 @@ class ChanceRequest:
 class State(NamedTuple):
     """Immutable public state of a match (a named tuple). Build with ``engine.new_match``.
 
-    ``hands`` holds slot ids per seat; ``faces`` the faces known to everyone (played, turned
-    up, shown; never mutate it, read ``public_faces``); ``pile`` the draw pile in draw order;
+    ``hands`` holds slot ids per seat; ``shown`` the public faces of slots not played (a wrong
+    card taken back, a kept cut card, the hands revealed at the end; never mutate it);
+    ``played`` the cards turned up or played this hand as a linked list (slot, card, rest);
+    ``faces``/``public_faces`` combine both. ``pile`` the draw pile in draw order;
     ``discard`` the discard slots, top last. ``pending_draw``/``pending_kind``: an answerable
     draw chain on the seat at turn. ``drawn``: the slot drawn this turn (-1 if none), the only
     card that may still be played. ``owes``: seats at one card that still owe a declaration
@@ -77,7 +79,7 @@ class State(NamedTuple):
     owes: tuple[int, ...]
     owed: tuple[tuple[int, int, str], ...]
     chance: ChanceRequest | None
-    faces: dict[int, Card]
+    shown: dict[int, Card]
     next_slot: int
     scores: tuple[int, ...]
     hands_won: tuple[int, ...]
@@ -91,6 +93,7 @@ class State(NamedTuple):
     last_draw: tuple[int, ...]
     clock: int
     final_sizes: tuple[int, ...]
+    played: tuple | None
 
     @property
     def hand_sizes(self) -> tuple[int, ...]:
@@ -103,6 +106,17 @@ class State(NamedTuple):
     @property
     def match_over(self) -> bool:
         return self.phase is Phase.MATCH_OVER
+
+    @property
+    def faces(self) -> dict[int, Card]:
+        """Every face of this hand known to everyone: slot -> card (a new dict each call)."""
+        out: dict[int, Card] = {}
+        node = self.played
+        while node is not None:
+            out[node[0]] = node[1]
+            node = node[2]
+        out.update(self.shown)
+        return out
 
     @property
     def public_faces(self) -> MappingProxyType[int, Card]:
@@ -128,8 +142,8 @@ class State(NamedTuple):
 # Field indices, for the engine's list-based copy-with-changes.
 (
     RULES, PLAYERS, PHASE, HAND_NUMBER, DEALER, TURN, DIRECTION, HANDS, PILE, DISCARD, TOP,
-    NAMED_SUIT, PENDING_DRAW, PENDING_KIND, DRAWN, OWES, OWED, CHANCE, FACES, NEXT_SLOT, SCORES,
+    NAMED_SUIT, PENDING_DRAW, PENDING_KIND, DRAWN, OWES, OWED, CHANCE, SHOWN, NEXT_SLOT, SCORES,
     HANDS_WON, MATCH_POINTS, WINNER, STANDINGS, HAND_WINNER, HAND_END, CUT_KEPT, NAMER,
-    LAST_DRAW, CLOCK, FINAL_SIZES,
-) = range(32)
-assert State._fields[FINAL_SIZES] == "final_sizes" and State._fields[NAMER] == "namer"
+    LAST_DRAW, CLOCK, FINAL_SIZES, PLAYED,
+) = range(33)
+assert State._fields[PLAYED] == "played" and State._fields[SHOWN] == "shown"
