@@ -141,7 +141,6 @@ class DeckTable:
         self.ended = False
         self.started = False
         self.log: list[dict] = []
-        self._plain: dict[int, bytes] = {}  # plaintexts of boxes this seat sent or received
 
     # ------------------------------------------------------------------ queries
     def hand_positions(self) -> list[int]:
@@ -535,9 +534,8 @@ class DeckTable:
         else:
             raise StateError(f"this seat cannot pass on position {p}: it never got its token")
         xpub = self.keys.reveals[to].xpub
-        t, plain = seal_transfer(self.game, self.hand, self.seat, to, xpub, token, self.drbg)
+        t, _ = seal_transfer(self.game, self.hand, self.seat, to, xpub, token, self.drbg)
         msg = self._emit({"type": kind, **t.to_wire()})
-        self._plain[len(self.boxes)] = plain
         self._record_box(kind, t)
         return msg
 
@@ -563,7 +561,7 @@ class DeckTable:
         share = self.keys.reveals[box.owner].share
         priv = self.secret.transfer_private
         try:
-            token, plain = receive_transfer(
+            token, _ = receive_transfer(
                 self.game, self.hand, t, priv, box.owner, share, slot.ct
             )
         except BadTransfer:
@@ -573,7 +571,6 @@ class DeckTable:
                 text = None
             self.complaints.append((ref, self.seat, text))
             return self._emit({"type": "complaint", "ref": ref, "plaintext": text})
-        self._plain[ref] = plain
         slot.private[box.owner] = token
         self._learn(t.position)
         return []

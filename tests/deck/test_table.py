@@ -492,7 +492,14 @@ def test_random_operation_sequences_keep_every_view_right(data: st.DataObject) -
         free = [p for p, s in enumerate(obs.slots) if s.holder is None and not s.opened]
         held = [p for p, s in enumerate(obs.slots) if s.holder is not None
                 and p not in obs.expect_tokens]
-        kind = data.draw(st.sampled_from(["deal", "deal", "open", "transfer", "peek"]))
+        kind = data.draw(st.sampled_from(["deal", "deal", "open", "transfer", "peek", "reshuffle"]))
+        if kind == "reshuffle":
+            if not obs.discards:
+                continue
+            cards = data.draw(st.lists(st.sampled_from(obs.discards), min_size=1, unique=True))
+            apply_all(everyone, {"op": "reshuffle", "cards": cards})
+            assert obs.ready and len(obs.slots) == len({s.ct for s in obs.slots})
+            continue
         if kind in ("deal", "peek") or not held:
             p = data.draw(st.sampled_from(free))
             op = {"op": "deal" if kind != "peek" else "peek", "position": p,
