@@ -245,13 +245,14 @@ def legal_moves(state: State, seat: int, known: Mapping[int, Card] | None = None
 
 
 _MOVE_CACHE: dict[tuple, Play] = {}
+_PLAIN_CACHE: dict[tuple, Play] = {}
 
 
 def _mk_play(seat: int, slot: int, card: Card, suit, target, declare: bool) -> Play:
     key = (seat, slot, card, suit, target, declare)
     mv = _MOVE_CACHE.get(key)
     if mv is None:
-        if len(_MOVE_CACHE) > 500_000:
+        if len(_MOVE_CACHE) > 200_000:
             _MOVE_CACHE.clear()
         mv = _MOVE_CACHE[key] = Play(seat, slot, card, suit, target, declare)
     return mv
@@ -259,16 +260,20 @@ def _mk_play(seat: int, slot: int, card: Card, suit, target, declare: bool) -> P
 
 _DRAWS = [Draw(i) for i in range(16)]
 _PASSES = [Pass(i) for i in range(16)]
+_OPTIONS = NAMES | NAMES_OPT | SWAP
 
 
 def _legal_play(st: State, seat: int, known: Mapping[int, Card] | None) -> list[Move]:
     rules = st.rules
     info = rules._info
     flags = info["flags"]
-    faces = st.shown
+    shown = st.shown
     hand = st.hands[seat]
+    size = len(hand)
     out: list[Move] = []
     top = st.top
+    known_get = known.get if known else shown.get
+    plain = _PLAIN_CACHE
     if seat == st.turn:
         drawn = st.drawn
         slots = hand if drawn < 0 else (drawn,)
@@ -280,22 +285,33 @@ def _legal_play(st: State, seat: int, known: Mapping[int, Card] | None) -> list[
             eff = st.named_suit if st.named_suit is not None else top.suit
             top_rank = top.rank
         for slot in slots:
-            card = (known.get(slot) if known else None) or faces.get(slot)
+            card = known_get(slot)
             if card is None:
-                continue
+                if not shown or (card := shown.get(slot)) is None:
+                    continue
             rank = card.rank
+            f = flags[rank]
             if pending:
                 if not (
                     rank in answers
                     or (
-                        rank == cancel
-                        and (not rules.cancel_same_suit or card.suit == top.suit)
+                        rank is cancel
+                        and (not rules.cancel_same_suit or card.suit is top.suit)
                     )
                 ):
                     continue
-            elif not (flags[rank] & WILD or card.suit == eff or rank == top_rank):
+            elif not (f & WILD or rank is top_rank or (eff is not None and card.suit is eff)):
                 continue
-            _add_plays(out, st, seat, slot, card, flags[rank], len(hand))
+            if f & _OPTIONS or size == 2:
+                _add_plays(out, st, seat, slot, card, f, size)
+            else:
+                key = (seat, slot, card)
+                mv = plain.get(key)
+                if mv is None:
+                    if len(plain) > 200_000:
+                        plain.clear()
+                    mv = plain[key] = Play(seat, slot, card)
+                out.append(mv)
         if drawn >= 0:
             out.append(_PASSES[seat] if seat < 16 else Pass(seat))
         elif pending or st.pile:
@@ -304,9 +320,12 @@ def _legal_play(st: State, seat: int, known: Mapping[int, Card] | None) -> list[
             out.append(_PASSES[seat] if seat < 16 else Pass(seat))
     elif rules.jump_in and top is not None:
         for slot in hand:
-            card = (known.get(slot) if known else None) or faces.get(slot)
-            if card is not None and card.rank == top.rank and card.suit == top.suit:
-                _add_plays(out, st, seat, slot, card, flags[card.rank], len(hand))
+            card = known_get(slot)
+            if card is None:
+                if not shown or (card := shown.get(slot)) is None:
+                    continue
+            if card.rank is top.rank and card.suit is top.suit:
+                _add_plays(out, st, seat, slot, card, flags[card.rank], size)
     if st.owes:
         if seat in st.owes:
             out.append(Declare(seat))
@@ -573,48 +592,43 @@ def _in_turn_error(st: State, card: Card) -> tuple[str, str] | None:
 
 def _play(st: State, s: list, mv: Play, ev: Events) -> None:
     rules = st.rules
-    _need_phase(st, PLAY, "playing a card")
-    seat = _check_seat(st, mv.seat)
+    if st.phase is not PLAY:
+        _need_phase(st, PLAY, "playing a card")
+    seat = mv.seat
+    if type(seat) is not int or not 0 <= seat < st.players:
+        _check_seat(st, seat)
     slot = mv.slot
     hand = st.hands[seat]
     if slot not in hand:
         raise IllegalMove("card-not-held", f"seat {seat} holds no slot {slot!r}")
     card = mv.card
     info = rules._info
-    if not isinstance(card, Card) or card not in info["cards"]:
+    if card.__class__ is not Card or card not in info["cards"]:
         raise IllegalMove("unknown-card", f"{card!r} is not a card of the {rules.deck} deck")
-    known = st.shown.get(slot)
+    known = st.shown.get(slot) if st.shown else None
     if known is not None and known != card:
         raise IllegalMove("face-mismatch", f"slot {slot} is known to be {known}, not {card}")
     f = info["flags"][card.rank]
     suit = mv.suit
-    if suit is not None:
-        if not f & _NAMING:
-            raise IllegalMove("cannot-name-suit", f"{card} does not name a suit")
-        if not isinstance(suit, Suit):
-            raise IllegalMove("bad-suit", f"{suit!r} is not a suit")
-    elif f & NAMES:
-        raise IllegalMove("must-name-suit", f"{card} must name a suit")
-    last = len(hand) == 1
     target = mv.target
-    if f & SWAP:
-        if target is None and not last:
-            raise IllegalMove("must-choose-target", f"{card} needs a seat to swap hands with")
-        if target is not None and (
-            type(target) is not int or not 0 <= target < st.players or target == seat
-        ):
-            raise IllegalMove("bad-target", f"cannot swap hands with seat {target!r}")
-    elif target is not None:
-        raise IllegalMove("cannot-target", f"{card} does not swap hands")
+    if f or suit is not None or target is not None:
+        _check_play_options(st, seat, card, f, suit, target, len(hand) == 1)
+    top = st.top
     jump = seat != st.turn
     if not jump:
         if st.drawn >= 0 and slot != st.drawn:
             raise IllegalMove("only-drawn-card", "after drawing only the drawn card may be played")
-        err = _in_turn_error(st, card)
+        eff = st.named_suit if st.named_suit is not None else top.suit
+        if st.pending_draw or not (
+            f & WILD or card.rank is top.rank or (eff is not None and card.suit is eff)
+        ):
+            err = _in_turn_error(st, card)
+        else:
+            err = None
     elif not rules.jump_in:
         err = ("not-your-turn", f"seat {seat} cannot play: it is seat {st.turn}'s turn")
-    elif st.top is None or card.rank != st.top.rank or card.suit != st.top.suit:
-        err = ("not-identical", f"a jump-in needs a card identical to {st.top}, not {card}")
+    elif top is None or card.rank is not top.rank or card.suit is not top.suit:
+        err = ("not-identical", f"a jump-in needs a card identical to {top}, not {card}")
     else:
         err = None
     if err is not None:
@@ -623,14 +637,17 @@ def _play(st: State, s: list, mv: Play, ev: Events) -> None:
             return
         raise IllegalMove(*err)
 
-    _close_windows(s, ev)
-    if s[HAND_END] is not None:
-        _settle(s, ev)
-        return
-    hand = s[HANDS][seat]
+    if s[OWES]:
+        _close_windows(s, ev)
+        if s[HAND_END] is not None:
+            _settle(s, ev)
+            return
+        hand = s[HANDS][seat]
     i = hand.index(slot)
     new_hand = hand[:i] + hand[i + 1 :]
-    _set_hand(s, seat, new_hand)
+    hands = list(s[HANDS])
+    hands[seat] = new_hand
+    s[HANDS] = tuple(hands)
     s[PLAYED] = (slot, card, s[PLAYED])
     if known is not None:
         shown = dict(s[SHOWN])
@@ -653,10 +670,40 @@ def _play(st: State, s: list, mv: Play, ev: Events) -> None:
         if not rules.last_card_draws:
             s[OWED] = before
         s[OWES] = ()
-    else:
+        _settle(s, ev)
+        return
+    if f:
         changed = _effects(s, seat, card, suit, target, ev)
+    else:  # a plain card: no action
+        s[NAMED_SUIT] = None
+        s[TURN] = (seat + s[DIRECTION]) % st.players
+        changed = ()
+    if changed or len(new_hand) == 1 or s[OWES]:
         _declarations(s, seat, mv.declare, changed, ev)
-    _settle(s, ev)
+    if s[OWED]:
+        _settle(s, ev)
+
+
+def _check_play_options(
+    st: State, seat: int, card: Card, f: int, suit: object, target: object, last: bool
+) -> None:
+    """The named suit and the swap target of a play fit its card."""
+    if suit is not None:
+        if not f & _NAMING:
+            raise IllegalMove("cannot-name-suit", f"{card} does not name a suit")
+        if not isinstance(suit, Suit):
+            raise IllegalMove("bad-suit", f"{suit!r} is not a suit")
+    elif f & NAMES:
+        raise IllegalMove("must-name-suit", f"{card} must name a suit")
+    if f & SWAP:
+        if target is None and not last:
+            raise IllegalMove("must-choose-target", f"{card} needs a seat to swap hands with")
+        if target is not None and (
+            type(target) is not int or not 0 <= target < st.players or target == seat
+        ):
+            raise IllegalMove("bad-target", f"cannot swap hands with seat {target!r}")
+    elif target is not None:
+        raise IllegalMove("cannot-target", f"{card} does not swap hands")
 
 
 def _wrong_play(
@@ -692,18 +739,21 @@ def _wrong_play(
 
 
 def _draw(st: State, s: list, mv: Draw, ev: Events) -> None:
-    _need_phase(st, PLAY, "drawing")
-    seat = _check_seat(st, mv.seat)
-    _need_turn(st, seat, "draw")
+    seat = mv.seat
+    if st.phase is not PLAY or seat != st.turn:
+        _need_phase(st, PLAY, "drawing")
+        _check_seat(st, seat)
+        _need_turn(st, seat, "draw")
     if st.drawn >= 0:
         raise IllegalMove("already-drawn", "only one card may be drawn a turn: play it or pass")
     pending = st.pending_draw
     if not pending and not st.pile:
         raise IllegalMove("pile-empty", "the draw pile is empty and nothing can be reshuffled")
-    _close_windows(s, ev)
-    if s[HAND_END] is not None:
-        _settle(s, ev)
-        return
+    if s[OWES]:
+        _close_windows(s, ev)
+        if s[HAND_END] is not None:
+            _settle(s, ev)
+            return
     if pending:
         _queue(s, seat, pending, f"penalty-{st.pending_kind.value}")
         s[PENDING_DRAW] = 0
@@ -716,19 +766,23 @@ def _draw(st: State, s: list, mv: Draw, ev: Events) -> None:
 
 
 def _pass(st: State, s: list, mv: Pass, ev: Events) -> None:
-    _need_phase(st, PLAY, "passing")
-    seat = _check_seat(st, mv.seat)
-    _need_turn(st, seat, "pass")
+    seat = mv.seat
+    if st.phase is not PLAY or seat != st.turn:
+        _need_phase(st, PLAY, "passing")
+        _check_seat(st, seat)
+        _need_turn(st, seat, "pass")
     if st.drawn < 0 and (st.pending_draw or st.pile):
         raise IllegalMove("pass-before-draw", "a player may pass only after drawing a card")
-    _close_windows(s, ev)
-    if s[HAND_END] is not None:
-        _settle(s, ev)
-        return
+    if s[OWES]:
+        _close_windows(s, ev)
+        if s[HAND_END] is not None:
+            _settle(s, ev)
+            return
     ev.append(Passed(seat))
-    s[TURN] = _next(s, seat)
+    s[TURN] = (seat + s[DIRECTION]) % st.players
     s[DRAWN] = -1
-    _settle(s, ev)
+    if s[OWED]:
+        _settle(s, ev)
 
 
 def _declare(st: State, s: list, mv: Declare, ev: Events) -> None:

@@ -41,6 +41,7 @@ ROTATE = 64
 CHAIN = 128  # starts/continues an answerable draw chain on the next player
 FORCED = 256  # next player draws at once and is skipped
 PREVIOUS = 512  # previous player draws at once
+CANCEL = 1024  # cancels a pending chain of ``cancel_chain``
 
 
 @dataclass(frozen=True)
@@ -120,6 +121,7 @@ class Rules:
             f |= REVERSE if rank in self.reverse_ranks else 0
             f |= SWAP if rank in self.swap_ranks else 0
             f |= ROTATE if rank in self.rotate_ranks else 0
+            f |= CANCEL if rank == self.cancel_rank else 0
             info[rank] = f
         for flag, table in (
             (CHAIN, self.chain_draws),
