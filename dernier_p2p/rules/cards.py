@@ -78,35 +78,48 @@ class Card:
         return self.rank.value if self.suit is None else f"{self.rank.value}{'YRGB'[self.suit]}"
 
 
+_CANONICAL: dict[tuple[Rank, Suit | None], Card] = {}
+
+
+def canonical_card(rank: Rank, suit: Suit | None) -> Card:
+    """The canonical (shared) Card object of a face; equal to ``Card(rank, suit)``."""
+    c = _CANONICAL.get((rank, suit))
+    if c is None:
+        c = _CANONICAL[(rank, suit)] = Card(rank, suit)
+    return c
+
+
 def _french_block() -> list[Card]:
     ranks = [Rank.ACE, *NUMBER_RANKS[2:], Rank.JACK, Rank.QUEEN, Rank.KING]
-    return [Card(r, s) for s in Suit for r in ranks]
+    return [canonical_card(r, s) for s in Suit for r in ranks]
 
 
 def _coloured(zero: bool, swap: bool) -> list[Card]:
     out: list[Card] = []
     for s in Suit:
         if zero:
-            out.append(Card(Rank.N0, s))
+            out.append(canonical_card(Rank.N0, s))
         for r in NUMBER_RANKS[1:10]:
-            out += [Card(r, s), Card(r, s)]
+            out += [canonical_card(r, s)] * 2
         for r in (Rank.SKIP, Rank.REVERSE, Rank.DRAW2):
-            out += [Card(r, s), Card(r, s)]
+            out += [canonical_card(r, s)] * 2
         if swap:
-            out.append(Card(Rank.SWAP, s))
+            out.append(canonical_card(Rank.SWAP, s))
     return out
 
 
 def _build(name: str) -> tuple[Card, ...]:
     if name == "dernier-54":
-        return tuple(_french_block() + [Card(Rank.JOKER, None)] * 2)
+        return tuple(_french_block() + [canonical_card(Rank.JOKER, None)] * 2)
     if name == "originale-108":
-        return tuple(_french_block() * 2 + [Card(Rank.JOKER, None)] * 4)
+        return tuple(_french_block() * 2 + [canonical_card(Rank.JOKER, None)] * 4)
     if name == "moderno-112":
-        black = [Card(r, None) for r in (Rank.WILD, Rank.WILD4, Rank.ROTATE) for _ in range(4)]
+        black = [
+            canonical_card(r, None) for r in (Rank.WILD, Rank.WILD4, Rank.ROTATE) for _ in range(4)
+        ]
         return tuple(_coloured(False, True) + black)
     if name == "standard-108":
-        black = [Card(r, None) for r in (Rank.WILD, Rank.WILD4) for _ in range(4)]
+        black = [canonical_card(r, None) for r in (Rank.WILD, Rank.WILD4) for _ in range(4)]
         return tuple(_coloured(True, False) + black)
     raise ValueError(f"unknown deck {name!r}")
 
@@ -127,12 +140,12 @@ def parse_card(text: str) -> Card:
     """A card from its short form: rank then suit letter (Y/R/G/B), e.g. "7R", "AB", "JOKER"."""
     for rank in Rank:
         if rank in BLACK_RANKS and text == rank.value:
-            return Card(rank, None)
+            return canonical_card(rank, None)
     suit = "YRGB".find(text[-1:]) if text else -1
     if suit < 0:
         raise ValueError(f"not a card: {text!r}")
     try:
-        return Card(Rank(text[:-1]), Suit(suit))
+        return canonical_card(Rank(text[:-1]), Suit(suit))
     except ValueError:
         raise ValueError(f"not a card: {text!r}") from None
 

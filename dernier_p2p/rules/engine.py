@@ -192,13 +192,14 @@ def to_act(state: State) -> int | None:
 
 def apply(state: State, move: Move) -> tuple[State, tuple]:
     """Apply ``move``; return the new state and the events. Raises IllegalMove; pure."""
-    handler = _HANDLERS.get(type(move))
-    if handler is None:
+    entry = _DISPATCH.get(move.__class__)
+    if entry is None:
         raise IllegalMove("not-a-move", f"{move!r} is not a move")
+    handler, is_chance = entry
     if state.phase is Phase.MATCH_OVER:
         raise IllegalMove("match-over", "the match is over")
     chance = state.chance
-    if handler in _CHANCE_HANDLERS:
+    if is_chance:
         if chance is None:
             raise IllegalMove("no-pending-chance", f"no chance move is expected, got {move!r}")
     elif chance is not None and handler is not _leave:
@@ -249,9 +250,10 @@ _PLAIN_CACHE: dict[tuple, Play] = {}
 
 
 def _mk_play(seat: int, slot: int, card: Card, suit, target, declare: bool) -> Play:
-    key = (seat, slot, card, suit, target, declare)
+    # keyed by the card's id (cheap to hash); a hit must hold that very card object
+    key = (seat, slot, id(card), suit, target, declare)
     mv = _MOVE_CACHE.get(key)
-    if mv is None:
+    if mv is None or mv.card is not card:
         if len(_MOVE_CACHE) > 200_000:
             _MOVE_CACHE.clear()
         mv = _MOVE_CACHE[key] = Play(seat, slot, card, suit, target, declare)
@@ -305,9 +307,9 @@ def _legal_play(st: State, seat: int, known: Mapping[int, Card] | None) -> list[
             if f & _OPTIONS or size == 2:
                 _add_plays(out, st, seat, slot, card, f, size)
             else:
-                key = (seat, slot, card)
+                key = (seat, slot, id(card))
                 mv = plain.get(key)
-                if mv is None:
+                if mv is None or mv.card is not card:
                     if len(plain) > 200_000:
                         plain.clear()
                     mv = plain[key] = Play(seat, slot, card)
@@ -599,8 +601,10 @@ def _play(st: State, s: list, mv: Play, ev: Events) -> None:
         _check_seat(st, seat)
     slot = mv.slot
     hand = st.hands[seat]
-    if slot not in hand:
-        raise IllegalMove("card-not-held", f"seat {seat} holds no slot {slot!r}")
+    try:
+        i = hand.index(slot)
+    except ValueError:
+        raise IllegalMove("card-not-held", f"seat {seat} holds no slot {slot!r}") from None
     card = mv.card
     info = rules._info
     if card.__class__ is not Card or card not in info["cards"]:
@@ -643,7 +647,7 @@ def _play(st: State, s: list, mv: Play, ev: Events) -> None:
             _settle(s, ev)
             return
         hand = s[HANDS][seat]
-    i = hand.index(slot)
+        i = hand.index(slot)
     new_hand = hand[:i] + hand[i + 1 :]
     hands = list(s[HANDS])
     hands[seat] = new_hand
@@ -973,20 +977,26 @@ def _deal(s: list, size: int, ev: Events) -> None:
     n = len(s[HANDS])
     dealer = s[DEALER]
     order = [(dealer + 1 + i) % n for i in range(n)]
-    dealt: dict[int, list[int]] = {seat: [] for seat in order}
     pile = s[PILE]
-    k = 0
-    for rnd in range(size):
-        for seat in order:
-            if seat == s[CUT_KEPT] and rnd == size - 1:
-                continue
-            dealt[seat].append(pile[k])
-            k += 1
+    kept = s[CUT_KEPT]
+    if kept < 0:  # round by round: seat at position k gets every n-th card from k
+        k = n * size
+        dealt = {seat: pile[i:k:n] for i, seat in enumerate(order)}
+    else:
+        lists: dict[int, list[int]] = {seat: [] for seat in order}
+        k = 0
+        for rnd in range(size):
+            for seat in order:
+                if seat == kept and rnd == size - 1:
+                    continue
+                lists[seat].append(pile[k])
+                k += 1
+        dealt = {seat: tuple(x) for seat, x in lists.items()}
     s[PILE] = pile[k:]
     hands = list(s[HANDS])
     for seat in order:
-        hands[seat] = hands[seat] + tuple(dealt[seat])
-        ev.append(Dealt(seat, tuple(dealt[seat])))
+        hands[seat] = hands[seat] + dealt[seat]
+        ev.append(Dealt(seat, dealt[seat]))
     s[HANDS] = tuple(hands)
     s[PHASE] = Phase.FLIP
     s[CHANCE] = ChanceRequest("flip", count=1, slots=(s[PILE][0],))
@@ -1001,7 +1011,7 @@ def _shuffle(st: State, s: list, mv: Shuffle, ev: Events) -> None:
     if (
         not isinstance(slots, tuple)
         or len(slots) != req.count
-        or any(type(x) is not int for x in slots)
+        or (slots and set(map(type, slots)) != {int})
         or set(slots) != set(want)
     ):
         raise IllegalMove(
@@ -1106,17 +1116,20 @@ def _reveal(st: State, s: list, mv: Reveal, ev: Events) -> None:
         raise IllegalMove("bad-reveal", "faces must be (slot, card) pairs") from None
     if len(given) != len(mv.faces) or set(given) != set(req.slots):
         raise IllegalMove("bad-reveal", "a reveal must give each slot still in a hand once")
-    for slot, card in given.items():
-        if not isinstance(card, Card) or card not in cards:
+    for card in given.values():
+        if card.__class__ is not Card or card not in cards:
             raise IllegalMove("unknown-card", f"{card!r} is not a card of the {rules.deck} deck")
-        known = st.shown.get(slot)
-        if known is not None and known != card:
-            raise IllegalMove("face-mismatch", f"slot {slot} is known to be {known}, not {card}")
+    for slot, known in st.shown.items():
+        if slot in given and known != given[slot]:
+            raise IllegalMove(
+                "face-mismatch", f"slot {slot} is known to be {known}, not {given[slot]}"
+            )
     shown = dict(st.shown)
     shown.update(given)
     s[SHOWN] = shown
     ev.append(Revealed(tuple(mv.faces)))
-    points = [sum(rules.card_points(given[x].rank) for x in hand) for hand in st.hands]
+    pts = rules._info["points"]
+    points = [sum([pts.get(given[x].rank, 0) for x in hand]) for hand in st.hands]
     winner = st.hand_winner
     deltas = scoring.hand_deltas(rules, points, winner)
     scores = tuple(a + b for a, b in zip(st.scores, deltas, strict=True))
@@ -1165,3 +1178,4 @@ _HANDLERS = {
     Reveal: _reveal,
 }
 _CHANCE_HANDLERS = frozenset({_choose_dealer, _shuffle, _flip, _reveal})
+_DISPATCH = {kind: (h, h in _CHANCE_HANDLERS) for kind, h in _HANDLERS.items()}

@@ -146,9 +146,7 @@ class Dealer:
         back: Sequence[Card] = (),
     ) -> dict[int, Card]:
         if not front and not back:
-            tail = list(faces_list)
-            self._rng.shuffle(tail)
-            return dict(zip(slots, tail, strict=True))
+            return dict(zip(slots, self._permuted(faces_list), strict=True))
         rest = Counter(faces_list)
         rest.subtract(Counter(front))
         rest.subtract(Counter(back))
@@ -159,8 +157,13 @@ class Dealer:
             if rest[c] > 0:
                 tail.append(c)
                 rest[c] -= 1
-        self._rng.shuffle(tail)
-        return dict(zip(slots, [*front, *tail, *back], strict=True))
+        return dict(zip(slots, [*front, *self._permuted(tail), *back], strict=True))
+
+    def _permuted(self, items: list[Card]) -> list[Card]:
+        """A seeded random permutation (sort by 64-bit random keys: fast, bias negligible)."""
+        bits = self._rng.getrandbits
+        keyed = sorted([(bits(64), i) for i in range(len(items))])
+        return [items[i] for _, i in keyed]
 
 
 def deal_order(
