@@ -88,6 +88,7 @@ from dernier_p2p.rules.state import (
     PLAYED,
     SCORES,
     SHOWN,
+    STALLS,
     STANDINGS,
     TOP,
     TURN,
@@ -166,6 +167,7 @@ def new_match(rules: Rules, players: int) -> State:
         clock=0,
         final_sizes=zeros,
         played=None,
+        stalls=0,
     )
 
 
@@ -660,6 +662,8 @@ def _play(st: State, s: list, mv: Play, ev: Events) -> None:
     s[DISCARD] = s[DISCARD] + (slot,)
     s[TOP] = card
     s[DRAWN] = -1
+    if s[STALLS]:
+        s[STALLS] = 0
     if jump:
         ev.append(JumpedIn(seat))
     ev.append(Played(seat, slot, card))
@@ -758,6 +762,8 @@ def _draw(st: State, s: list, mv: Draw, ev: Events) -> None:
         if s[HAND_END] is not None:
             _settle(s, ev)
             return
+    if s[STALLS]:
+        s[STALLS] = 0
     if pending:
         _queue(s, seat, pending, f"penalty-{st.pending_kind.value}")
         s[PENDING_DRAW] = 0
@@ -785,7 +791,11 @@ def _pass(st: State, s: list, mv: Pass, ev: Events) -> None:
     ev.append(Passed(seat))
     s[TURN] = (seat + s[DIRECTION]) % st.players
     s[DRAWN] = -1
-    if s[OWED]:
+    if st.drawn < 0:  # nothing could be drawn: a full round of such passes blocks the hand
+        s[STALLS] += 1
+        if s[STALLS] >= st.players:
+            s[HAND_END] = "blocked"
+    if s[OWED] or s[HAND_END]:
         _settle(s, ev)
 
 
@@ -963,6 +973,7 @@ def _start_hand(s: list, ev: Events) -> None:
     s[OWED] = ()
     s[SHOWN] = {}
     s[PLAYED] = None
+    s[STALLS] = 0
     s[NEXT_SLOT] = 0
     s[HAND_WINNER] = None
     s[HAND_END] = None

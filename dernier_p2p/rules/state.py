@@ -59,6 +59,8 @@ class State(NamedTuple):
     card that may still be played. ``owes``: seats at one card that still owe a declaration
     (their window is open). ``owed``: forced draws (seat, cards, reason) waiting on a reshuffle.
     ``last_draw``: per seat, the ``clock`` of its last draw (-1: none this hand).
+    ``stalls``: passes in a row made without drawing (nothing left to draw); when every seat
+    has passed so, the hand is blocked and ends.
     """
 
     rules: Rules
@@ -94,6 +96,7 @@ class State(NamedTuple):
     clock: int
     final_sizes: tuple[int, ...]
     played: tuple | None
+    stalls: int
 
     @property
     def hand_sizes(self) -> tuple[int, ...]:
@@ -144,6 +147,6 @@ class State(NamedTuple):
     RULES, PLAYERS, PHASE, HAND_NUMBER, DEALER, TURN, DIRECTION, HANDS, PILE, DISCARD, TOP,
     NAMED_SUIT, PENDING_DRAW, PENDING_KIND, DRAWN, OWES, OWED, CHANCE, SHOWN, NEXT_SLOT, SCORES,
     HANDS_WON, MATCH_POINTS, WINNER, STANDINGS, HAND_WINNER, HAND_END, CUT_KEPT, NAMER,
-    LAST_DRAW, CLOCK, FINAL_SIZES, PLAYED,
-) = range(33)
+    LAST_DRAW, CLOCK, FINAL_SIZES, PLAYED, STALLS,
+) = range(34)
 assert State._fields[PLAYED] == "played" and State._fields[SHOWN] == "shown"

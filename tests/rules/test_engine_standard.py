@@ -286,3 +286,17 @@ def test_reverse_with_two_players_option():
 def test_pass_without_drawing_is_illegal():
     t = Table(S, [H0, H1, H2], first="5R")
     illegal(t, Pass(1), "pass-before-draw")
+
+
+def test_a_hand_with_nothing_to_draw_and_nothing_to_play_ends_blocked():
+    t = Table(S3_ONE, ["1Y 2Y 3Y", "5R 7R 9B", "1B 2B 3B"], first="4G")
+    # reach the end of the pile with nothing to reshuffle
+    t.state = t.state._replace(pile=())
+    assert [type(m).__name__ for m in t.legal(1)] == ["Pass"]
+    t.pass_(1)
+    t.pass_(2)
+    assert t.state.stalls == 2
+    ev = t.pass_(0)
+    assert HandOver(None, "blocked") in ev
+    scored = [e for e in ev if isinstance(e, HandScored)][0]
+    assert scored.deltas == (0, 0, 0)
