@@ -160,10 +160,10 @@ class Dealer:
         return dict(zip(slots, [*front, *self._permuted(tail), *back], strict=True))
 
     def _permuted(self, items: list[Card]) -> list[Card]:
-        """A seeded random permutation (sort by 64-bit random keys: fast, bias negligible)."""
-        bits = self._rng.getrandbits
-        keyed = sorted([(bits(64), i) for i in range(len(items))])
-        return [items[i] for _, i in keyed]
+        """A seeded random permutation (random.shuffle: results are stable across versions)."""
+        out = list(items)
+        self._rng.shuffle(out)
+        return out
 
 
 def deal_order(
