@@ -417,3 +417,20 @@ def test_leaving_ends_the_match_and_leaver_loses():
     with pytest.raises(IllegalMove) as info:
         t.move(Draw(1))
     assert info.value.rule == "match-over"
+
+
+def test_last_card_jolly_makes_the_next_draw_four():
+    t = Table(ONE2, ["3Y 4Y", "JOKER 8B", "5R 8R"], first="8Y", then="2G 3G")
+    t.play(1, "8B", declare=True)
+    t.draw(2)
+    t.pass_(2)
+    t.draw(0)
+    t.pass_(0)
+    ev = t.play(1, "JOKER", suit=Suit.RED)
+    assert drew_of(ev) == [(2, 4, "penalty-JOKER")]
+    assert HandOver(1, "out") in ev
+    assert t.state.final_sizes == (3, 0, 7)
+
+
+def drew_of(ev):
+    return [(e.seat, len(e.slots), e.reason) for e in ev if isinstance(e, Drew)]

@@ -337,3 +337,15 @@ def test_a_hand_is_won_by_the_last_card():
     assert HandOver(1, "out") in ev
     assert t.state.hands_won == (0, 1, 0) and t.state.scores == (0, 1, 0)
     assert t.state.hand_number == 2 and t.state.dealer == 1
+
+
+def test_matta_answered_by_a_matta_adds_five():
+    t = start([H0, "JOKER 8B AB 7B QB", "JOKER 9G KB 10G 8R"], first="3B")
+    t.play(1, "JOKER", suit=Suit.RED)
+    assert snap(t) == (2, "JOKER", Suit.RED, 5, (5, 4, 5))
+    t.play(2, "JOKER", suit=Suit.YELLOW)
+    assert snap(t) == (0, "JOKER", Suit.YELLOW, 10, (5, 4, 4))
+    t.draw(0)
+    assert snap(t) == (0, "JOKER", Suit.YELLOW, 0, (15, 4, 4))
+    t.play(0, "2Y")  # plays on with the named suit
+    assert snap(t) == (1, "2Y", None, 0, (14, 4, 4))
