@@ -770,6 +770,19 @@ def _draw(st: State, s: list, mv: Draw, ev: Events) -> None:
         s[PENDING_KIND] = None
         if st.rules.taking_ends_turn:
             s[TURN] = _next(s, seat)
+    elif len(s[PILE]) > 1 and not s[OWED] and s[CHANCE] is None:  # the common case, inline
+        pile = s[PILE]
+        slot = pile[0]
+        s[PILE] = pile[1:]
+        hands = list(s[HANDS])
+        hands[seat] = hands[seat] + (slot,)
+        s[HANDS] = tuple(hands)
+        last = list(s[LAST_DRAW])
+        last[seat] = s[CLOCK]
+        s[LAST_DRAW] = tuple(last)
+        s[DRAWN] = slot
+        ev.append(Drew(seat, (slot,), "draw"))
+        return
     else:
         _queue(s, seat, 1, "draw")
     _settle(s, ev)

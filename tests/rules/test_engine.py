@@ -18,6 +18,7 @@ from dernier_p2p.rules import (
     Shuffle,
     apply,
     chance_needed,
+    deck_cards,
     get_variant,
     legal_moves,
     new_match,
@@ -118,6 +119,12 @@ def test_without_known_faces_only_draw_is_listed():
     assert legal_moves(t.state, 9) == []
 
 
+def _check_conservation(s):
+    """Every card of the deck is in exactly one place: a hand, the draw pile or the discards."""
+    places = [x for h in s.hands for x in h] + list(s.pile) + list(s.discard)
+    assert len(places) == len(set(places)) == len(deck_cards(s.rules.deck))
+
+
 @pytest.mark.parametrize("name", list(VARIANTS))
 def test_every_listed_move_is_accepted_and_matches_are_reproducible(name):
     rules = get_variant(name, match=MatchFormat("hands", 1))
@@ -137,6 +144,7 @@ def test_every_listed_move_is_accepted_and_matches_are_reproducible(name):
                 for seat in range(s.players):
                     for m in legal_moves(s, seat, dealer.view(s, seat)):
                         apply(s, m)  # must not raise
+                _check_conservation(s)
                 seat = to_act(s)
                 moves = legal_moves(s, seat, dealer.view(s, seat))
                 plays = [m for m in moves if isinstance(m, Play)]
