@@ -1,0 +1,276 @@
+"""The connection handshake and the frame codec of the table's TCP connections.
+
+Every frame (see :mod:`.framing`, at most :data:`MAX_FRAME` bytes) holds one canonical msgpack map
+with a kind ``"k"``. The handshake::
+
+    host -> peer  {"k": "challenge", "version": 1, "nonce": 32 bytes,
+                   "table": {"name", "variant", "players", "taken"}}
+    peer -> host  {"k": "hello", "version": 1, "name": str, "key": 32 bytes,
+                   "listen": [host, port] | None, "sig": 64 bytes}
+               or {"k": "resume", "version": 1, "key": 32 bytes, "have": int, "sig": 64 bytes}
+    host -> peer  {"k": "welcome", "seat": int}  or  {"k": "error", "code": str, "detail": str}
+
+``hello.sig`` is the peer's identity signature ``sign("dernier-p2p/hello", {"key", "listen",
+"name", "nonce"})`` and ``resume.sig`` is ``sign("dernier-p2p/resume", {"have", "key",
+"nonce"})``, both over the challenge's fresh nonce, so a recorded handshake cannot be replayed.
+``have`` is the index of the last record the peer holds (-1 for none); after a ``welcome`` to a
+resume, the host sends every record after it. A name is 1 to 32 printable characters.
+
+After the handshake: peer -> host ``{"k": "env", "env": envelope}``, host -> peer ``{"k": "rec",
+"rec": record}``, and either way ``{"k": "error", "code", "detail"}``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from dernier_p2p.net.framing import FramedStream
+from dernier_p2p.wire.canonical import EncodingError, decode, encode
+from dernier_p2p.wire.identity import BadSignature, IdentityKey, check_public_key, verify
+
+VERSION = 1
+MAX_FRAME = 1 << 20
+NONCE_SIZE = 32
+MAX_NAME = 32
+HELLO_LABEL = "dernier-p2p/hello"
+RESUME_LABEL = "dernier-p2p/resume"
+
+# Stable error codes of the handshake (later frames use the protocol's codes too).
+VERSION_MISMATCH = "VERSION"
+TABLE_FULL = "TABLE_FULL"
+BAD_SIGNATURE = "BAD_SIGNATURE"
+DUPLICATE_KEY = "DUPLICATE_KEY"
+UNKNOWN_KEY = "UNKNOWN_KEY"
+MALFORMED = "MALFORMED"
+OVERSIZED = "OVERSIZED"
+UNEXPECTED = "UNEXPECTED"
+
+
+class NetError(Exception):
+    """A typed failure on a connection: ``code`` (stable, as above) and ``detail``."""
+
+    def __init__(self, code: str, detail: str) -> None:
+        super().__init__(f"{code}: {detail}")
+        self.code = code
+        self.detail = detail
+
+
+class RemoteError(NetError):
+    """The other side sent an ``error`` frame."""
+
+
+@dataclass(frozen=True)
+class Hello:
+    """A checked ``hello``: who the peer is and where it listens (for a later host change)."""
+
+    name: str
+    key: bytes
+    listen: tuple[str, int] | None
+
+
+@dataclass(frozen=True)
+class Resume:
+    """A checked ``resume``: the peer's key and the index of the last record it holds."""
+
+    key: bytes
+    have: int
+
+
+# --- frame codec -----------------------------------------------------------------------------
+
+
+def pack(message: dict[str, Any]) -> bytes:
+    """The frame payload of ``message``."""
+    return encode(message)
+
+
+def unpack(payload: bytes) -> dict[str, Any]:
+    """Decode a frame payload; :class:`NetError` MALFORMED unless it is a map with a str ``k``."""
+    try:
+        message = decode(payload)
+    except EncodingError as exc:
+        raise NetError(MALFORMED, f"frame is not canonical msgpack: {exc}") from None
+    if not isinstance(message, dict) or not isinstance(message.get("k"), str):
+        raise NetError(MALFORMED, "frame is not a map with a string kind 'k'")
+    return message
+
+
+async def send_message(stream: FramedStream, message: dict[str, Any]) -> None:
+    """Send one message as one frame."""
+    await stream.send(pack(message))
+
+
+async def receive_message(stream: FramedStream) -> dict[str, Any]:
+    """Receive one message; an ``error`` frame is raised as :class:`RemoteError`."""
+    message = unpack(await stream.receive())
+    if message["k"] == "error":
+        code, detail = message.get("code"), message.get("detail")
+        if not isinstance(code, str) or not isinstance(detail, str):
+            raise NetError(MALFORMED, "error frame without a string code and detail")
+        raise RemoteError(code, detail)
+    return message
+
+
+def error_message(code: str, detail: str) -> dict[str, Any]:
+    """An ``error`` frame."""
+    return {"k": "error", "code": code, "detail": detail}
+
+
+# --- building and checking the handshake frames ----------------------------------------------
+
+
+def challenge_message(nonce: bytes, table: dict[str, Any]) -> dict[str, Any]:
+    """The host's opening frame."""
+    return {"k": "challenge", "version": VERSION, "nonce": nonce, "table": table}
+
+
+def check_challenge(message: dict[str, Any]) -> tuple[bytes, dict[str, Any]]:
+    """The nonce and table summary of a ``challenge``; :class:`NetError` otherwise."""
+    _expect(message, "challenge")
+    _check_version(message)
+    nonce, table = message.get("nonce"), message.get("table")
+    if not isinstance(nonce, bytes) or len(nonce) != NONCE_SIZE:
+        raise NetError(MALFORMED, f"challenge nonce must be {NONCE_SIZE} bytes")
+    if not isinstance(table, dict):
+        raise NetError(MALFORMED, "challenge table summary must be a map")
+    return nonce, table
+
+
+def _hello_signed(nonce: bytes, name: str, key: bytes, listen: list[Any] | None) -> dict[str, Any]:
+    return {"nonce": nonce, "name": name, "key": key, "listen": listen}
+
+
+def hello_message(
+    identity: IdentityKey, nonce: bytes, name: str, listen: tuple[str, int] | None
+) -> dict[str, Any]:
+    """The peer's signed ``hello`` answering the challenge ``nonce``."""
+    key = identity.public_bytes()
+    where = None if listen is None else [listen[0], listen[1]]
+    sig = identity.sign(HELLO_LABEL, _hello_signed(nonce, name, key, where))
+    return {"k": "hello", "version": VERSION, "name": name, "key": key, "listen": where, "sig": sig}
+
+
+def resume_message(identity: IdentityKey, nonce: bytes, have: int) -> dict[str, Any]:
+    """A reconnecting peer's signed ``resume``: it holds records up to index ``have``."""
+    key = identity.public_bytes()
+    sig = identity.sign(RESUME_LABEL, {"nonce": nonce, "key": key, "have": have})
+    return {"k": "resume", "version": VERSION, "key": key, "have": have, "sig": sig}
+
+
+def _expect(message: dict[str, Any], *kinds: str) -> None:
+    if message.get("k") not in kinds:
+        raise NetError(UNEXPECTED, f"expected {' or '.join(kinds)}, got {message.get('k')!r}")
+
+
+def _check_version(message: dict[str, Any]) -> None:
+    version = message.get("version")
+    if version != VERSION:
+        raise NetError(
+            VERSION_MISMATCH, f"protocol version {version!r}; this side speaks {VERSION}"
+        )
+
+
+def _check_fields(message: dict[str, Any], fields: set[str]) -> None:
+    if set(message) != fields:
+        raise NetError(MALFORMED, f"{message['k']} fields must be exactly {sorted(fields)}")
+
+
+def check_name(name: object) -> str:
+    """``name`` if it is 1..32 printable characters; :class:`NetError` MALFORMED otherwise."""
+    if not isinstance(name, str) or not 1 <= len(name) <= MAX_NAME or not name.isprintable():
+        raise NetError(MALFORMED, f"a name is 1 to {MAX_NAME} printable characters")
+    return name
+
+
+def check_listen(listen: object) -> tuple[str, int] | None:
+    """A ``listen`` field: None or ``[host, port]`` with a non-empty host and a port 1..65535."""
+    if listen is None:
+        return None
+    if (
+        not isinstance(listen, list)
+        or len(listen) != 2
+        or not isinstance(listen[0], str)
+        or not 1 <= len(listen[0]) <= 255
+        or not isinstance(listen[1], int)
+        or isinstance(listen[1], bool)
+        or not 1 <= listen[1] <= 65535
+    ):
+        raise NetError(MALFORMED, "listen must be None or [host, port] with a port 1..65535")
+    return (listen[0], listen[1])
+
+
+def _check_key(key: object) -> bytes:
+    try:
+        check_public_key(key)  # type: ignore[arg-type]
+    except BadSignature as exc:
+        raise NetError(BAD_SIGNATURE, f"identity key refused: {exc}") from None
+    assert isinstance(key, bytes)
+    return key
+
+
+def check_opening(message: dict[str, Any], nonce: bytes) -> Hello | Resume:
+    """Check a peer's ``hello`` or ``resume`` against the challenge ``nonce``.
+
+    Raise :class:`NetError`: UNEXPECTED for another kind, VERSION for another version (checked
+    before anything else in the frame), MALFORMED for missing, extra or ill-typed fields,
+    BAD_SIGNATURE for an unacceptable key or a signature that does not verify.
+    """
+    _expect(message, "hello", "resume")
+    _check_version(message)
+    if message["k"] == "hello":
+        _check_fields(message, {"k", "version", "name", "key", "listen", "sig"})
+        name = check_name(message["name"])
+        listen = check_listen(message["listen"])
+        key = _check_key(message["key"])
+        signed = _hello_signed(nonce, name, key, message["listen"])
+        _check_sig(key, HELLO_LABEL, signed, message["sig"])
+        return Hello(name, key, listen)
+    _check_fields(message, {"k", "version", "key", "have", "sig"})
+    have = message["have"]
+    if not isinstance(have, int) or isinstance(have, bool) or have < -1:
+        raise NetError(MALFORMED, "resume 'have' must be an integer >= -1")
+    key = _check_key(message["key"])
+    _check_sig(key, RESUME_LABEL, {"nonce": nonce, "key": key, "have": have}, message["sig"])
+    return Resume(key, have)
+
+
+def _check_sig(key: bytes, label: str, value: Any, sig: object) -> None:
+    try:
+        verify(key, label, value, sig)  # type: ignore[arg-type]
+    except BadSignature as exc:
+        raise NetError(BAD_SIGNATURE, f"{label.rsplit('/', 1)[-1]} signature: {exc}") from None
+
+
+def check_welcome(message: dict[str, Any]) -> int:
+    """The seat of a ``welcome``."""
+    _expect(message, "welcome")
+    seat = message.get("seat")
+    if not isinstance(seat, int) or isinstance(seat, bool) or seat < 0:
+        raise NetError(MALFORMED, "welcome seat must be a non-negative integer")
+    return seat
+
+
+# --- the peer's side -------------------------------------------------------------------------
+
+
+async def join(
+    stream: FramedStream,
+    identity: IdentityKey,
+    name: str,
+    listen: tuple[str, int] | None = None,
+) -> tuple[int, dict[str, Any]]:
+    """Run the peer's side of a first handshake; return the seat and the table summary.
+
+    A refusal by the host raises :class:`RemoteError` with its code.
+    """
+    nonce, table = check_challenge(await receive_message(stream))
+    await send_message(stream, hello_message(identity, nonce, name, listen))
+    return check_welcome(await receive_message(stream)), table
+
+
+async def rejoin(stream: FramedStream, identity: IdentityKey, have: int) -> int:
+    """Run the peer's side of a resume handshake; return the seat. Records follow."""
+    nonce, _ = check_challenge(await receive_message(stream))
+    await send_message(stream, resume_message(identity, nonce, have))
+    return check_welcome(await receive_message(stream))

@@ -1,0 +1,137 @@
+"""The table's timers, sans-IO: times are plain milliseconds given by the caller.
+
+- ``turn_ms``: how long a seat may keep the table waiting (its turn, or a deck message it owes)
+  before the host sequences a ``timeout`` for it;
+- ``declare_ms``: after a record that opens a declaration window, how long the host holds the
+  next turn move so that a DERNIER declaration (or a catch) can still come first;
+- ``grace_ms``: how long a dropped connection may take to resume before the host sequences a
+  ``left`` for its seat (and how long peers wait for a dropped host before choosing the next).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+_FIELDS = ("turn_ms", "declare_ms", "grace_ms")
+MAX_MS = 24 * 3600 * 1000
+
+
+class TimerError(ValueError):
+    """A timers map with missing, extra or out-of-range fields."""
+
+
+@dataclass(frozen=True)
+class Timers:
+    """The three table timers, in milliseconds."""
+
+    turn_ms: int = 30_000
+    declare_ms: int = 1_000
+    grace_ms: int = 15_000
+
+    def __post_init__(self) -> None:
+        for name in _FIELDS:
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or not 0 < value <= MAX_MS:
+                raise TimerError(f"{name} must be an integer 1..{MAX_MS}")
+
+    def to_body(self) -> dict[str, int]:
+        """The ``timers`` map of the table record."""
+        return {name: getattr(self, name) for name in _FIELDS}
+
+    @classmethod
+    def from_body(cls, body: Any) -> Timers:
+        """Parse a ``timers`` map; :class:`TimerError` if malformed."""
+        if not isinstance(body, dict) or set(body) != set(_FIELDS):
+            raise TimerError(f"timers must be a map of exactly {list(_FIELDS)}")
+        return cls(**body)
+
+
+class Deadlines:
+    """Per-seat deadlines that start when a seat becomes awaited.
+
+    :meth:`update` is given the seats the table waits on after each record (and the author of
+    that record); a seat's clock starts when it becomes awaited and restarts when it makes
+    progress (authors a record) while still awaited. :meth:`expired` returns the late seats and
+    restarts their clocks, so a seat is reported at most once per ``limit_ms``.
+    """
+
+    def __init__(self, limit_ms: int) -> None:
+        self.limit_ms = limit_ms
+        self._since: dict[int, int] = {}
+
+    def update(self, waiting: Iterable[int], now_ms: int, author: int | None = None) -> None:
+        """Record which seats are awaited now."""
+        since = {}
+        for seat in waiting:
+            start = self._since.get(seat)
+            since[seat] = now_ms if start is None or seat == author else start
+        self._since = since
+
+    def clear(self) -> None:
+        """Wait for no one."""
+        self._since = {}
+
+    def expired(self, now_ms: int) -> list[int]:
+        """The seats whose time has run out (in seat order); their clocks restart at ``now_ms``."""
+        late = sorted(s for s, t in self._since.items() if now_ms - t >= self.limit_ms)
+        for seat in late:
+            self._since[seat] = now_ms
+        return late
+
+    def next_deadline(self) -> int | None:
+        """The earliest time at which a seat will be late, or None if no one is awaited."""
+        if not self._since:
+            return None
+        return min(self._since.values()) + self.limit_ms
+
+
+class Grace:
+    """Dropped seats and when they dropped; a seat not back after ``grace_ms`` has left."""
+
+    def __init__(self, grace_ms: int) -> None:
+        self.grace_ms = grace_ms
+        self._dropped: dict[int, int] = {}
+
+    def dropped(self, seat: int, now_ms: int) -> None:
+        """``seat``'s connection dropped at ``now_ms`` (a second drop keeps the first time)."""
+        self._dropped.setdefault(seat, now_ms)
+
+    def back(self, seat: int) -> None:
+        """``seat`` resumed in time."""
+        self._dropped.pop(seat, None)
+
+    def is_dropped(self, seat: int) -> bool:
+        return seat in self._dropped
+
+    def expired(self, now_ms: int) -> list[int]:
+        """The seats whose grace has run out, in seat order; they are forgotten."""
+        late = sorted(s for s, t in self._dropped.items() if now_ms - t >= self.grace_ms)
+        for seat in late:
+            del self._dropped[seat]
+        return late
+
+    def next_deadline(self) -> int | None:
+        if not self._dropped:
+            return None
+        return min(self._dropped.values()) + self.grace_ms
+
+
+class Window:
+    """The declaration window: open for ``declare_ms`` after a record that opened it."""
+
+    def __init__(self, declare_ms: int) -> None:
+        self.declare_ms = declare_ms
+        self.until: int | None = None
+
+    def open(self, now_ms: int) -> None:
+        self.until = now_ms + self.declare_ms
+
+    def close(self) -> None:
+        self.until = None
+
+    def is_open(self, now_ms: int) -> bool:
+        if self.until is not None and now_ms >= self.until:
+            self.until = None
+        return self.until is not None

@@ -1,0 +1,114 @@
+"""LAN discovery over loopback UDP: announcements heard, junk skipped, malformed refused."""
+
+from __future__ import annotations
+
+from functools import partial
+
+import pytest
+import trio
+
+from dernier_p2p.net.discovery import (
+    MAGIC,
+    MAX_DATAGRAM,
+    Announcement,
+    BadAnnouncement,
+    Listing,
+    announce,
+    listen,
+)
+from dernier_p2p.wire.canonical import encode
+
+TABLE = Announcement("Friday", "dernier", 3, 40123)
+
+
+def test_round_trip_keeps_fields_and_takes_the_address() -> None:
+    got = Announcement.from_bytes(TABLE.to_bytes(), "127.0.0.1")
+    assert (got.name, got.variant, got.free, got.port, got.address) == (
+        "Friday",
+        "dernier",
+        3,
+        40123,
+        "127.0.0.1",
+    )
+
+
+def _datagram(**changes: object) -> bytes:
+    value: dict[str, object] = {
+        "magic": MAGIC,
+        "version": 1,
+        "name": "t",
+        "variant": "dernier",
+        "free": 1,
+        "port": 5000,
+    }
+    value.update(changes)
+    return encode({k: v for k, v in value.items() if v is not ...})
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"\xc1",  # not msgpack
+        encode([1, 2]),
+        _datagram(magic="other"),
+        _datagram(version=2),
+        _datagram(name=""),
+        _datagram(name="x" * 33),
+        _datagram(name="tab\x07"),
+        _datagram(free=-1),
+        _datagram(port=0),
+        _datagram(port=70000),
+        _datagram(port=True),
+        _datagram(extra=1),
+        _datagram(free=...),
+        b"\x00" * (MAX_DATAGRAM + 1),
+    ],
+)
+def test_malformed_datagrams_are_refused(data: bytes) -> None:
+    with pytest.raises(BadAnnouncement):
+        Announcement.from_bytes(data)
+
+
+async def _hear(target: str, bind: str) -> Listing:
+    """Listen on ``bind``:<ephemeral> while an announcer sends to ``target`` and junk arrives."""
+    box: list[Listing] = []
+    free = [2]
+
+    async def run_listener(task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED) -> None:
+        box.append(await listen(0.6, port=0, bind=bind, task_status=task_status))
+
+    with trio.fail_after(5):
+        async with trio.open_nursery() as nursery:
+            port = await nursery.start(run_listener)
+            with trio.socket.socket(trio.socket.AF_INET, trio.socket.SOCK_DGRAM) as junk:
+                await junk.sendto(b"junk", ("127.0.0.1", port))
+            nursery.start_soon(
+                partial(
+                    announce,
+                    lambda: Announcement("Friday", "dernier", free[0], 40123),
+                    address=target,
+                    port=port,
+                    interval=0.1,
+                )
+            )
+            await trio.sleep(0.25)
+            free[0] = 1
+            await trio.sleep(0.25)
+            await trio.sleep(0.3)  # the listener stops on its own after 0.6 s
+            nursery.cancel_scope.cancel()
+    return box[0]
+
+
+async def test_listener_hears_a_unicast_announcer_and_skips_junk() -> None:
+    listing = await _hear("127.0.0.1", "127.0.0.1")
+    assert listing.ignored == 1
+    assert list(listing.tables) == [("127.0.0.1", 40123)]
+    latest = listing.tables[("127.0.0.1", 40123)]
+    assert latest.free == 1  # the latest announcement replaces the earlier ones
+    assert latest.address == "127.0.0.1"
+
+
+async def test_listener_hears_a_loopback_broadcast() -> None:
+    listing = await _hear("127.255.255.255", "127.255.255.255")
+    assert list(listing.tables) == [("127.0.0.1", 40123)]
+    assert listing.tables[("127.0.0.1", 40123)].name == "Friday"
