@@ -1,0 +1,244 @@
+"""Receiver-side checking of the record chain (every peer, every record, in order).
+
+For each record :meth:`ChainChecker.feed` checks, raising :class:`ProtocolError` and leaving the
+checker unchanged:
+
+1. structure of the record and its envelope (``MALFORMED``, the host);
+2. the record is signed by the host: ``h`` is the current host, or the next host taking over with
+   a ``host_change`` (see below); the signature under that seat's host key (``BAD_SIGNATURE``,
+   the host; a record validly signed by a seat that is not the host: ``BAD_CHAIN``, that seat);
+3. ``i`` is the next index and ``prev`` this peer's head (``BAD_CHAIN``, the host: a record
+   dropped, reordered or forged for this peer); ``t`` is not before the previous record's
+   (``BAD_CHAIN``);
+4. the envelope, everything the host had to check before sequencing it, all naming the host:
+   game id (``WRONG_GAME``), author still at the table (``WRONG_SEAT``), author signature
+   (``BAD_SIGNATURE``), author counter ``n`` is the author's next (``DUPLICATE`` if lower,
+   ``OUT_OF_ORDER`` if higher), head echo is the hash of a record this peer holds at an earlier
+   index, or the genesis hash (``FORK``: the host showed the author another history), body schema
+   (the codes of :func:`.messages.validate_body`), record 0 is the host's ``table`` listing the
+   agreed keys (``TABLE_MISMATCH``) and no later record is a table (``BAD_CHAIN``).
+
+Host changes: a ``host_change`` body ``{"old": current host, "new": s}`` authored by ``s``, where
+``s`` is the next seat after the current host (cyclically) still at the table, may be sequenced
+by the old host or by ``s``; from the next record on (the host change record itself when ``s``
+signs it) records must be signed by ``s``'s host key, and the old host counts as gone. A ``left``
+body removes its seat from the table; later envelopes by that seat are refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from dernier_p2p.protocol.envelope import (
+    check_envelope,
+    check_record,
+    genesis_hash,
+    record_hash,
+    verify_envelope,
+    verify_record,
+)
+from dernier_p2p.protocol.errors import ProtocolError
+from dernier_p2p.protocol.messages import validate_body
+from dernier_p2p.wire.identity import check_public_key
+
+KeyTable = Mapping[int, bytes] | Sequence[bytes]
+
+
+def _key_dict(keys: KeyTable, what: str) -> dict[int, bytes]:
+    out = dict(keys) if isinstance(keys, Mapping) else dict(enumerate(keys))
+    for seat, key in out.items():
+        if not isinstance(seat, int) or isinstance(seat, bool) or seat < 0:
+            raise ValueError(f"{what}: seats are non-negative integers")
+        check_public_key(key)
+    return out
+
+
+class ChainChecker:
+    """The chain as one peer sees it: feed records in order; :attr:`head` is the last hash.
+
+    ``player_keys``: each seat's identity key (seats 0 .. n-1); ``host_keys``: the key each seat
+    signs records with when it hosts (usually the same keys). ``host``: the first host; None
+    takes the ``h`` of record 0.
+    """
+
+    def __init__(
+        self,
+        game: bytes,
+        host_keys: KeyTable,
+        player_keys: KeyTable,
+        *,
+        host: int | None = None,
+    ) -> None:
+        self.game = game
+        self.genesis = genesis_hash(game)
+        self.player_keys = _key_dict(player_keys, "player keys")
+        self.n = len(self.player_keys)
+        if set(self.player_keys) != set(range(self.n)) or not 2 <= self.n <= 10:
+            raise ValueError("player keys cover seats 0 .. n-1 of a table of 2 to 10")
+        self.host_keys = _key_dict(host_keys, "host keys")
+        if not set(self.host_keys) <= set(self.player_keys):
+            raise ValueError("host keys for seats outside the table")
+        if host is not None and host not in self.host_keys:
+            raise ValueError("the first host has no host key")
+        self._host = host
+        self._hashes: list[bytes] = []
+        self._index: dict[bytes, int] = {self.genesis: -1}
+        self._next_n = [0] * self.n
+        self._at_table = set(range(self.n))
+        self._last_t: int | None = None
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def head(self) -> bytes:
+        """Hash of the last record fed, or the genesis hash."""
+        return self._hashes[-1] if self._hashes else self.genesis
+
+    @property
+    def hashes(self) -> list[bytes]:
+        """Record hashes in index order (a copy)."""
+        return list(self._hashes)
+
+    @property
+    def next_index(self) -> int:
+        return len(self._hashes)
+
+    @property
+    def host(self) -> int | None:
+        """The seat whose key must sign the next record (None before record 0 if not given)."""
+        return self._host
+
+    @property
+    def at_table(self) -> frozenset[int]:
+        return frozenset(self._at_table)
+
+    @property
+    def last_t(self) -> int | None:
+        return self._last_t
+
+    def next_counter(self, seat: int) -> int:
+        """The ``n`` the next envelope of ``seat`` must carry."""
+        return self._next_n[seat]
+
+    def index_of(self, h: bytes) -> int | None:
+        """The index of the record with hash ``h`` (-1 for the genesis hash), or None."""
+        return self._index.get(h)
+
+    def next_host(self) -> int | None:
+        """The seat that takes over if the current host goes: the next one still at the table."""
+        if self._host is None:
+            return None
+        for k in range(1, self.n):
+            s = (self._host + k) % self.n
+            if s in self._at_table and s in self.host_keys:
+                return s
+        return None
+
+    # ------------------------------------------------------------------ checks
+    def check_envelope(self, env: object, fault: int | None) -> dict:
+        """Check an envelope against the current chain as the next one to be sequenced; every
+        fault names ``fault``. Returns the envelope; changes nothing."""
+        env = check_envelope(env, fault, self.n)
+        author = env["seat"]
+        if env["game"] != self.game:
+            raise ProtocolError("WRONG_GAME", fault, f"envelope of seat {author} for another game")
+        if author not in self._at_table:
+            raise ProtocolError("WRONG_SEAT", fault, f"seat {author} has left the table")
+        verify_envelope(env, self.player_keys[author], fault)
+        want = self._next_n[author]
+        if env["n"] < want:
+            raise ProtocolError("DUPLICATE", fault, f"seat {author} counter {env['n']} reused")
+        if env["n"] > want:
+            raise ProtocolError(
+                "OUT_OF_ORDER", fault, f"seat {author} counter {env['n']}, expected {want}"
+            )
+        if env["head"] not in self._index:
+            raise ProtocolError(
+                "FORK", fault, f"seat {author} echoes a head this chain does not hold"
+            )
+        body = env["body"]
+        try:
+            validate_body(body, author, self.n, host_seat=self._host)
+        except ProtocolError as exc:
+            raise ProtocolError(exc.code, fault, f"body of seat {author}: {exc.detail}") from None
+        kind = body["type"]
+        first = not self._hashes
+        if first and kind != "table":
+            raise ProtocolError("BAD_CHAIN", fault, "record 0 is the table")
+        if not first and kind == "table":
+            raise ProtocolError("BAD_CHAIN", fault, "a table after record 0")
+        if kind == "table":
+            keys = [p["key"] for p in body["players"]]
+            if keys != [self.player_keys[s] for s in range(self.n)]:
+                raise ProtocolError("TABLE_MISMATCH", fault, "the table lists other player keys")
+        return env
+
+    def _signer(self, rec: dict) -> int:
+        """The seat that must have signed ``rec``; raises if ``h`` may not sign it."""
+        h = rec["h"]
+        if self._host is None and not self._hashes:
+            if h not in self.host_keys:
+                raise ProtocolError("BAD_CHAIN", None, f"record 0 by seat {h}, not a host")
+            return h
+        if h not in self.host_keys:
+            raise ProtocolError("BAD_CHAIN", self._host, f"record signed as seat {h}, no host key")
+        if h == self._host:
+            return h
+        # Only the next host may sign, and only its own host_change record.
+        try:
+            verify_record(rec, self.host_keys[h], self._host)
+        except ProtocolError:
+            raise ProtocolError(
+                "BAD_SIGNATURE", self._host, f"record {rec['i']} claims host {h} and is not its"
+            ) from None
+        body = rec["env"]["body"]
+        ok = (
+            body.get("type") == "host_change"
+            and rec["env"]["seat"] == h
+            and body.get("new") == h
+            and h == self.next_host()
+        )
+        if not ok:
+            raise ProtocolError("BAD_CHAIN", h, f"seat {h} signed a record but is not the host")
+        return h
+
+    def check(self, rec: object) -> dict:
+        """Every check of :meth:`feed` without applying the record; returns it."""
+        fault = self._host
+        rec = check_record(rec, fault, self.n)
+        signer = self._signer(rec)
+        fault = signer
+        verify_record(rec, self.host_keys[signer], fault)
+        i = len(self._hashes)
+        if rec["i"] != i:
+            raise ProtocolError("BAD_CHAIN", fault, f"record index {rec['i']}, expected {i}")
+        if rec["prev"] != self.head:
+            raise ProtocolError("BAD_CHAIN", fault, f"record {i} does not follow this peer's head")
+        if self._last_t is not None and rec["t"] < self._last_t:
+            raise ProtocolError("BAD_CHAIN", fault, f"record {i} goes back in time")
+        env = self.check_envelope(rec["env"], fault)
+        if env["body"]["type"] == "host_change":
+            body = env["body"]
+            if body["old"] != self._host or body["new"] != self.next_host():
+                raise ProtocolError(
+                    "BAD_CHAIN", fault, f"host change {body['old']} -> {body['new']} out of turn"
+                )
+        return rec
+
+    def feed(self, rec: object) -> bytes:
+        """Check and apply the next record; return its hash (the new head)."""
+        rec = self.check(rec)
+        h = record_hash(rec)
+        env = rec["env"]
+        body = env["body"]
+        self._hashes.append(h)
+        self._index[h] = rec["i"]
+        self._next_n[env["seat"]] += 1
+        self._last_t = rec["t"]
+        if self._host is None:
+            self._host = rec["h"]
+        if body["type"] == "left":
+            self._at_table.discard(body["seat"])
+        elif body["type"] == "host_change":
+            self._at_table.discard(body["old"])
+            self._host = body["new"]
+        return h
