@@ -6,7 +6,8 @@ The record is the list :attr:`DeckTable.log` keeps (messages with ``"type"``, op
 checks every commitment, proof, token and reveal as it goes. After the end-of-hand secrets it
 
 * decrypts every position with ``x = sum x_i`` and checks each shuffle epoch holds exactly the
-  cards it was given (epoch 0 every card, a reshuffle the listed discards);
+  cards it was given (epoch 0 every card, a reshuffle by cards the listed discards, a
+  reshuffle by positions the cards those positions decrypt to);
 * checks every published token equals ``x_j*c1`` and every opened card its decryption;
 * opens every transfer and peek box with the receiver's re-derived X25519 key and checks the
   commitment, the owner and the token proof, naming the giver of a bad box, or the complainer
@@ -91,7 +92,7 @@ def _check_deal(obs: DeckTable, report: AuditReport) -> None:
         return
     report.cards = cards
     # each epoch holds exactly its input cards
-    inputs = _epoch_inputs(obs)
+    inputs = _epoch_inputs(obs, cards)
     for epoch, expected in enumerate(inputs):
         got = [c for c, s in zip(cards, obs.slots, strict=True) if s.epoch == epoch]
         if Counter(got) != Counter(expected):
@@ -104,10 +105,15 @@ def _check_deal(obs: DeckTable, report: AuditReport) -> None:
             report.faults.append(DeckError(f"position {p} was opened as the wrong card"))
 
 
-def _epoch_inputs(obs: DeckTable) -> list[list[int]]:
+def _epoch_inputs(obs: DeckTable, cards: list[int]) -> list[list[int]]:
+    """The input cards of every epoch, given every position's decrypted card."""
     inputs = [list(range(deck_size(obs.deck)))]
     for entry in obs.log:
-        if entry.get("op") == "reshuffle":
+        if entry.get("op") != "reshuffle":
+            continue
+        if "positions" in entry:
+            inputs.append([cards[p] for p in entry["positions"]])
+        else:
             inputs.append(list(entry["cards"]))
     return inputs
 

@@ -20,7 +20,13 @@ Messages are plain dicts (canonical-msgpack-able) with ``"type"`` and ``"seat"``
 
 Operations are dicts with ``"op"``: ``{"op": "deal", "position", "to"}``, ``{"op": "peek",
 "position", "to"}``, ``{"op": "open", "position"}``, ``{"op": "transfer", "position", "to"}``,
-``{"op": "reshuffle", "cards": [card indices]}``, ``{"op": "end"}``.
+``{"op": "reshuffle", "cards": [card indices]}``, ``{"op": "reshuffle", "positions":
+[positions]}``, ``{"op": "end"}``.
+
+A reshuffle by ``cards`` starts the next epoch from open discards re-encoded as ``(O, M_k)``; a
+reshuffle by ``positions`` starts it from the current ciphertexts of those positions (opened
+discards, or stock cards no token of which was ever published). Either way the positions whose
+cards go into the new epoch are *retired*: no operation may name them again.
 
 Own messages are applied locally when produced; do not feed them back. :attr:`DeckTable.log`
 records every message and operation in order; an observer table fed the same log reaches the
@@ -91,6 +97,8 @@ class Slot:
     private: dict[int, Token] = field(default_factory=dict)  # tokens this seat got in boxes
     card: int | None = None  # the card index, once this seat can read it
     opened: bool = False
+    peeked: bool = False  # a peek was called for (some seat may know the card)
+    retired: bool = False  # its card went into a later epoch; no operation may name it
 
 
 @dataclass(frozen=True)
@@ -244,6 +252,9 @@ class DeckTable:
     def reshuffle(self, cards: list[int]) -> list[dict]:
         return self.apply({"op": "reshuffle", "cards": list(cards)})
 
+    def reshuffle_positions(self, positions: list[int]) -> list[dict]:
+        return self.apply({"op": "reshuffle", "positions": list(positions)})
+
     def end(self) -> list[dict]:
         return self.apply({"op": "end"})
 
@@ -282,6 +293,8 @@ class DeckTable:
         if not _int(p) or not 0 <= p < len(self.slots):
             raise StateError(f"no deck position {p!r}")
         slot = self.slots[p]
+        if slot.retired:
+            raise StateError(f"position {p} was reshuffled into a later epoch")
         if slot.opened:
             raise StateError(f"position {p} is already open")
         if self.ended:
@@ -396,7 +409,11 @@ class DeckTable:
     def _op_reshuffle(self, op: dict) -> list[dict]:
         if not self.ready:
             raise StateError("reshuffle while a shuffle runs or before the keys")
-        cards = op.get("cards")
+        if ("cards" in op) == ("positions" in op):
+            raise StateError("reshuffle takes either cards or positions")
+        if "positions" in op:
+            return self._reshuffle_positions(op["positions"])
+        cards = op["cards"]
         if not isinstance(cards, list) or not cards:
             raise StateError("reshuffle needs a non-empty list of cards")
         left = list(self.discards)
@@ -404,8 +421,48 @@ class DeckTable:
             if not _int(k) or k not in left:
                 raise StateError(f"card {k!r} is not an open discard")
             left.remove(k)
+        live = self._open_discards()
+        for k in cards:
+            self.slots[live.pop(k)].retired = True
         self.discards = left
         return self._begin_epoch(initial_deck(self.deck, cards))
+
+    def _open_discards(self) -> dict[int, int]:
+        """Card index -> the opened, not retired position that shows it (the last if several)."""
+        return {s.card: p for p, s in enumerate(self.slots) if s.opened and not s.retired
+                and s.card is not None and p not in self.expect_tokens}
+
+    def reshufflable(self, p: int) -> bool:
+        """True if position ``p`` may go into a reshuffle by positions now: not retired, no
+        holder, and either opened with every token in, or never dealt, opened or peeked."""
+        if not _int(p) or not 0 <= p < len(self.slots):
+            return False
+        slot = self.slots[p]
+        if slot.retired or slot.holder is not None:
+            return False
+        if slot.opened:
+            return p not in self.expect_tokens and slot.card is not None
+        return slot.owner is None and not slot.peeked and not slot.public
+
+    def _reshuffle_positions(self, positions: Any) -> list[dict]:
+        if not isinstance(positions, list) or not positions:
+            raise StateError("reshuffle needs a non-empty list of positions")
+        for p in positions:
+            if not _int(p) or not 0 <= p < len(self.slots):
+                raise StateError(f"no deck position {p!r}")
+            if not self.reshufflable(p):
+                raise StateError(f"position {p} cannot be reshuffled")
+        if len(set(positions)) != len(positions):
+            raise StateError("a position listed twice in a reshuffle")
+        left = list(self.discards)
+        for p in positions:
+            slot = self.slots[p]
+            if slot.opened:
+                left.remove(slot.card)
+        for p in positions:
+            self.slots[p].retired = True
+        self.discards = left
+        return self._begin_epoch([self.slots[p].ct for p in positions])
 
     # ------------------------------------------------------------------ tokens
     def _op_deal(self, op: dict) -> list[dict]:
@@ -508,6 +565,7 @@ class DeckTable:
         to = self._op_seat(op)
         if slot.holder is not None:
             raise StateError(f"position {p} is held; only stock cards are peeked")
+        slot.peeked = True
         for j in range(self.n):
             if j != to and j not in slot.public:
                 self.expect_boxes[("peek", p, j)] = to

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from dernier_p2p.deck import audit as audit_mod
 from dernier_p2p.deck import group as g
 from dernier_p2p.deck.audit import audit
 from dernier_p2p.deck.drbg import Drbg
@@ -185,3 +186,70 @@ def test_any_mutated_message_is_a_named_error_never_a_crash(data: st.DataObject)
     report = audit(GAME, HAND, N, DECK, log)  # must not raise
     if not report.ok:
         assert all(isinstance(f, DeckError) for f in report.faults)
+
+
+# --------------------------------------------------------------------- reshuffle by positions
+_POS_CACHE: list[list[dict]] = []
+
+
+def positions_log() -> list[dict]:
+    """Six cards dealt, the next turned up and sent back with the whole pile by positions,
+    three cards dealt from the new epoch and one turned up."""
+    if not _POS_CACHE:
+        tables = [DeckTable(GAME, HAND, N, DECK, s, Drbg(bytes([s + 60]) * 32)) for s in range(N)]
+        obs = DeckTable(GAME, HAND, N, DECK)
+        everyone = tables + [obs]
+        start_all(everyone)
+        for p in range(6):
+            apply_all(everyone, {"op": "deal", "position": p, "to": p % N})
+        apply_all(everyone, {"op": "open", "position": 6})
+        apply_all(everyone, {"op": "reshuffle", "positions": list(range(6, 54))})
+        for p in range(54, 57):
+            apply_all(everyone, {"op": "deal", "position": p, "to": p % N})
+        apply_all(everyone, {"op": "open", "position": 57})
+        apply_all(everyone, {"op": "end"})
+        _POS_CACHE.append(obs.log)
+    return _POS_CACHE[0]
+
+
+def test_reshuffle_by_positions_audits_with_the_positions_cards() -> None:
+    log = positions_log()
+    report = audit(GAME, HAND, N, DECK, log)
+    assert report.ok, report.faults
+    cards = report.cards
+    assert len(cards) == 54 + 48 and sorted(cards[:54]) == list(range(54))
+    assert sorted(cards[54:]) == sorted(cards[6:54])
+    assert report.opened == {6: cards[6], 57: cards[57]}
+    # the epoch check compares the new epoch with the decrypted cards of the listed positions:
+    # swap one card of the new epoch with a dealt card and both epochs are reported
+    obs = DeckTable(GAME, HAND, N, DECK)
+    obs.start()
+    for entry in log:
+        (obs.apply if "op" in entry else obs.receive)(entry)
+    assert audit_mod._epoch_inputs(obs, cards)[1] == cards[6:54]
+    obs.slots[0].ct, obs.slots[60].ct = obs.slots[60].ct, obs.slots[0].ct
+    tampered = audit_mod.AuditReport()
+    audit_mod._check_deal(obs, tampered)
+    assert [str(f) for f in tampered.faults[:2]] == [
+        "shuffle epoch 0 does not hold its cards",
+        "shuffle epoch 1 does not hold its cards",
+    ]  # (the tokens published for the two positions no longer match them either)
+
+
+def test_audit_names_a_tampered_shuffle_after_a_positions_reshuffle() -> None:
+    log = copy.deepcopy(positions_log())
+    i = next(i for i, e in enumerate(log)
+             if e.get("type") == "shuffle" and e["seat"] == 2 and e["epoch"] == 1)
+    log[i]["deck"][3], log[i]["deck"][4] = log[i]["deck"][4], log[i]["deck"][3]
+    report = audit(GAME, HAND, N, DECK, log)
+    assert isinstance(report.faults[0], BadProof) and report.faults[0].seat == 2
+    assert report.cards is None
+
+
+def test_audit_names_an_operation_on_a_retired_position() -> None:
+    log = copy.deepcopy(positions_log())
+    i = next(i for i, e in enumerate(log) if e.get("op") == "deal" and e["position"] == 54)
+    log[i]["position"] = 20  # retired by the reshuffle
+    report = audit(GAME, HAND, N, DECK, log)
+    assert not report.ok and report.cards is None
+    assert "reshuffled into a later epoch" in str(report.faults[0])

@@ -476,10 +476,10 @@ def test_initial_deck_is_the_first_shuffle_input() -> None:
 # --------------------------------------------------------------------- random sequences
 
 
-def true_card(everyone: list[DeckTable], p: int) -> int:
+def true_card(everyone: list[DeckTable], p: int, deck: str = "dernier-54") -> int:
     x = sum(t.secret.x for t in everyone if t.secret is not None)
     ct = everyone[-1].slots[p].ct
-    return card_index("dernier-54", g.sub(ct[1], g.mul(x, ct[0])))
+    return card_index(deck, g.sub(ct[1], g.mul(x, ct[0])))
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -489,10 +489,22 @@ def test_random_operation_sequences_keep_every_view_right(data: st.DataObject) -
     obs = everyone[-1]
     seats = everyone[:-1]
     for _ in range(data.draw(st.integers(3, 12))):
-        free = [p for p, s in enumerate(obs.slots) if s.holder is None and not s.opened]
+        free = [p for p, s in enumerate(obs.slots)
+                if s.holder is None and not s.opened and not s.retired]
         held = [p for p, s in enumerate(obs.slots) if s.holder is not None
                 and p not in obs.expect_tokens]
-        kind = data.draw(st.sampled_from(["deal", "deal", "open", "transfer", "peek", "reshuffle"]))
+        kind = data.draw(st.sampled_from(
+            ["deal", "deal", "open", "transfer", "peek", "reshuffle", "reshuffle_positions"]
+        ))
+        if kind == "reshuffle_positions":
+            movable = [p for p in range(len(obs.slots)) if obs.reshufflable(p)]
+            positions = data.draw(st.lists(st.sampled_from(movable), min_size=1, max_size=8,
+                                           unique=True))
+            before = len(obs.slots)
+            apply_all(everyone, {"op": "reshuffle", "positions": positions})
+            assert obs.ready and len(obs.slots) == before + len(positions)
+            assert all(obs.slots[p].retired for p in positions)
+            continue
         if kind == "reshuffle":
             if not obs.discards:
                 continue
@@ -554,3 +566,189 @@ def test_forged_peek_box_is_attributed_to_its_giver() -> None:
     # with the honest box instead, seat 2 reads the card and nobody else does
     assert s2_honest.receive(honest1) == []
     assert s2_honest.card(50) is not None and obs.card(50) is None and s0.card(50) is None
+
+
+# --------------------------------------------------------------------- reshuffle by positions
+def first_card_back(everyone: list[DeckTable], per_seat: int) -> tuple[list[int], list[int]]:
+    """Deal ``per_seat`` cards to each seat, turn up the next card, then reshuffle it with the
+    rest of the pile by positions (the wild-draw-four start). Returns (dealt, reshuffled)."""
+    obs = everyone[-1]
+    n = len(everyone) - 1
+    dealt = list(range(n * per_seat))
+    for p in dealt:
+        apply_all(everyone, {"op": "deal", "position": p, "to": p % n})
+    first = len(dealt)
+    apply_all(everyone, {"op": "open", "position": first})
+    assert obs.discards == [obs.card(first)]
+    source = list(range(first, len(obs.slots)))
+    apply_all(everyone, {"op": "reshuffle", "positions": source})
+    return dealt, source
+
+
+def test_reshuffle_by_positions_of_the_first_card_and_the_pile() -> None:
+    deck, n = "standard-108", 3
+    everyone = new_tables(n, deck, seed=3) + [DeckTable(GAME, HAND, n, deck)]
+    start_all(everyone)
+    obs, seats = everyone[-1], everyone[:-1]
+    dealt, source = first_card_back(everyone, 7)
+    first_card = obs.card(source[0])
+    size = deck_size(deck)
+    assert len(source) == size - 21
+    assert all(t.ready and len(t.slots) == size + len(source) for t in everyone)
+    assert all(t.discards == [] for t in everyone)  # the opened card left the discards
+    for t in everyone:
+        assert [p for p, s in enumerate(t.slots) if s.retired] == source
+        assert {s.epoch for s in t.slots[size:]} == {1}
+    # deal from the new epoch, then turn up a card from it
+    new = list(range(size, size + 2 * n))
+    for p in new:
+        apply_all(everyone, {"op": "deal", "position": p, "to": p % n})
+    turn = size + 2 * n
+    apply_all(everyone, {"op": "open", "position": turn})
+    for t in seats:
+        assert t.hand_positions() == [p for p in dealt + new if p % n == t.seat]
+        for p in t.hand_positions():
+            assert t.card(p) == true_card(everyone, p, deck)
+        readable = {p for p in range(len(t.slots)) if t.card(p) is not None}
+        assert readable == set(t.hand_positions()) | {source[0], turn}
+    assert {t.card(turn) for t in everyone} == {true_card(everyone, turn, deck)}
+    assert {p for p in range(len(obs.slots)) if obs.card(p) is not None} == {source[0], turn}
+    assert obs.discards == [obs.card(turn)]
+    apply_all(everyone, {"op": "end"})
+    report = audit(GAME, HAND, n, deck, obs.log)
+    assert report.ok, report.faults
+    cards = report.cards
+    assert sorted(cards[:size]) == list(range(size))
+    # the new epoch holds exactly the cards of the reshuffled positions, the first card among them
+    assert sorted(cards[size:]) == sorted(cards[p] for p in source)
+    assert first_card in cards[size:] and cards[source[0]] == first_card
+    assert not set(cards[size:]) & {cards[p] for p in dealt}
+    for t in seats:
+        for p in t.hand_positions():
+            assert t.card(p) == cards[p]
+    assert audit(GAME, HAND, n, deck, seats[1].log).cards == cards
+
+
+def test_operations_on_retired_positions_are_refused() -> None:
+    everyone = started()
+    s0, s1, s2, obs = everyone
+    apply_all(everyone, {"op": "deal", "position": 0, "to": 1})
+    apply_all(everyone, {"op": "open", "position": 1})
+    apply_all(everyone, {"op": "reshuffle", "positions": [1, 2, 3]})
+    assert len(obs.slots) == 57 and obs.discards == []
+    for p in (1, 2, 3):
+        assert not obs.reshufflable(p)
+        for op in (
+            {"op": "deal", "position": p, "to": 0},
+            {"op": "peek", "position": p, "to": 0},
+            {"op": "open", "position": p},
+            {"op": "transfer", "position": p, "to": 0},
+            {"op": "reshuffle", "positions": [p]},
+            {"op": "reshuffle", "positions": [p, 4]},
+        ):
+            for t in everyone:
+                log_len = len(t.log)
+                with pytest.raises(StateError):
+                    t.apply(op)
+                assert len(t.log) == log_len
+    with pytest.raises(StateError):
+        s0.apply({"op": "reshuffle", "cards": [s0.card(1)]})  # left the discards
+    # a token for a retired position is never due
+    tok = make_token(GAME, HAND, 2, s2.secret.x, 2, obs.slots[2].ct, Drbg(b"t" * 32))
+    with pytest.raises(UnexpectedMessage) as err:
+        obs.receive({"type": "tokens", "seat": 2, "tokens": [tok.to_wire()]})
+    assert err.value.seat == 2
+    # the new positions are dealt as any other
+    apply_all(everyone, {"op": "deal", "position": 55, "to": 2})
+    assert s2.card(55) == true_card(everyone, 55)
+    assert true_card(everyone, 55) in {true_card(everyone, p) for p in (1, 2, 3)}
+    apply_all(everyone, {"op": "end"})
+    assert audit(GAME, HAND, 3, "dernier-54", obs.log).ok
+
+
+def test_reshuffle_by_positions_refuses_bad_lists() -> None:
+    everyone = started()
+    s0, s1, s2, obs = everyone
+    apply_all(everyone, {"op": "deal", "position": 0, "to": 1})  # held
+    apply_all(everyone, {"op": "deal", "position": 1, "to": 2})
+    apply_all(everyone, {"op": "open", "position": 1})  # opened after a deal: allowed
+    apply_all(everyone, {"op": "peek", "position": 2, "to": 0})  # peeked, not opened
+    apply_all(everyone, {"op": "peek", "position": 3, "to": 0})
+    apply_all(everyone, {"op": "open", "position": 3})  # peeked then opened: allowed
+    opening = []
+    for t in everyone:  # position 4 opened, tokens not yet delivered
+        opening.extend(t.apply({"op": "open", "position": 4}))
+    for bad in (
+        [0], [2], [4], [5, 5], [1, 1], [54], [-1], [True], ["5"], [5.0], [], None, 7, [[5]],
+    ):
+        for t in everyone:
+            with pytest.raises(StateError):
+                t.apply({"op": "reshuffle", "positions": bad})
+    for t in everyone:
+        with pytest.raises(StateError):
+            t.apply({"op": "reshuffle", "positions": [5], "cards": [t.card(1)]})
+        with pytest.raises(StateError):
+            t.apply({"op": "reshuffle"})
+        assert [t.reshufflable(p) for p in range(6)] == [False, True, False, True, False, True]
+        assert not t.reshufflable(54) and not t.reshufflable(-1)
+    deliver(everyone, opening)
+    assert all(t.reshufflable(4) for t in everyone)
+    card3 = obs.card(3)
+    apply_all(everyone, {"op": "reshuffle", "positions": [5, 3, 1]})
+    assert obs.discards == [obs.card(4)] and len(obs.slots) == 57
+    # a discard reshuffled by card retires its position too: it cannot come back by position
+    apply_all(everyone, {"op": "reshuffle", "cards": [obs.card(4)]})
+    assert obs.slots[4].retired and obs.discards == []
+    for t in everyone:
+        with pytest.raises(StateError):
+            t.apply({"op": "reshuffle", "positions": [4]})
+    apply_all(everyone, {"op": "open", "position": 57})
+    apply_all(everyone, {"op": "deal", "position": 54, "to": 0})
+    apply_all(everyone, {"op": "end"})
+    report = audit(GAME, HAND, 3, "dernier-54", obs.log)
+    assert report.ok, report.faults
+    assert sorted(report.cards[54:57]) == sorted(report.cards[p] for p in (5, 3, 1))
+    assert card3 in report.cards[54:57] and report.cards[57] == report.cards[4]
+
+
+def test_cheating_shuffle_in_a_positions_epoch_is_named() -> None:
+    everyone = started()
+    s0, s1, s2, obs = everyone
+    for p in range(6):
+        apply_all(everyone, {"op": "deal", "position": p, "to": p % 3})
+    apply_all(everyone, {"op": "open", "position": 6})
+    source = list(range(6, 54))
+    op = {"op": "reshuffle", "positions": source}
+    first = []
+    for t in everyone:
+        first.extend(t.apply(op))
+    assert [m["seat"] for m in first] == [0]
+    # deliver seat 0's shuffle everywhere but seat 1's reply, which is held back
+    held = []
+    for t in everyone:
+        if t.seat != 0:
+            held.extend(t.receive(first[0]))
+    assert [(m["type"], m["seat"], m["epoch"]) for m in held] == [("shuffle", 1, 1)]
+    honest = held[0]
+    ctx = {"game": GAME, "hand": HAND, "step": "reshuffle/1", "seat": 1}
+    # the input is the reshuffled positions' ciphertexts as seat 0 re-masked them
+    pile = list(obs.pile)
+    assert len(pile) == len(source)
+    # seat 1 swaps a hidden card for the turned-up one (known to all) and proves from that input
+    doctored = list(pile)
+    doctored[5] = encrypt(s1.joint_key, card_element("dernier-54", obs.card(6)), 777)
+    out, proof = shuffle(s1.joint_key, doctored, Drbg(b"d" * 32), ctx)
+    swapped = {**copy.deepcopy(honest), "deck": [list(c) for c in out], "proof": proof.to_wire()}
+    # and plain tampering with the honest output
+    reordered = copy.deepcopy(honest)
+    reordered["deck"][0], reordered["deck"][1] = reordered["deck"][1], reordered["deck"][0]
+    # a proof made for the first epoch's step
+    out0, proof0 = shuffle(s1.joint_key, pile, Drbg(b"e" * 32), {**ctx, "step": "shuffle"})
+    replayed = {**copy.deepcopy(honest), "deck": [list(c) for c in out0],
+                "proof": proof0.to_wire()}
+    for bad in (swapped, reordered, replayed):
+        expect_blame([copy.deepcopy(t) for t in everyone], bad, BadProof, 1)
+        report = audit(GAME, HAND, 3, "dernier-54", obs.log + [bad])
+        assert isinstance(report.faults[0], BadProof) and report.faults[0].seat == 1
+    deliver(everyone, held)
+    assert obs.ready and len(obs.slots) == 54 + len(source)
