@@ -1,12 +1,25 @@
 """The pure rules engine of the four Dernier variants (dernier, originale, moderno, standard).
 
-Public API (see docs/RULES.md for the rules and the model). Everything is importable from here.
-Additions to the API contract: ``State`` is a named tuple (immutable; ``state.copy`` is not
-provided, the engine builds new states); ``Phase.DEAL``/``CUT``/``HAND_SIZE``/``FLIP``/
-``NAME_SUIT`` phases; ``State.owes`` (seats whose declaration window is open),
-``State.match_points`` (dernier's forfeit points), ``State.standings``; extra events (Flipped,
-TakenBack, ChainGrew, ...); ``legal_moves`` never lists Timeout/Leave nor originale's penalised
-wrong plays, which ``apply`` accepts.
+Everything public is importable from here; docs/RULES.md states the rules and the model.
+
+Additions to the API contract (nothing in it was removed or renamed):
+- ``State`` is an immutable named tuple. Public faces are ``state.shown`` (faces of slots not
+  played: a wrong card shown and taken back, a kept cut card, the end-of-hand reveal) plus
+  ``state.played`` (every card turned up or played this hand, a linked list); the properties
+  ``faces`` (a new dict) and ``public_faces`` combine them. More fields: ``owes`` (seats whose
+  declaration window is open), ``owed`` (forced draws waiting on a reshuffle), ``chance``,
+  ``match_points`` (dernier forfeits), ``standings``, ``hand_winner``, ``hand_end``,
+  ``last_draw``, ``final_sizes``, ``stalls``, ``clock``.
+- ``Phase`` also has DEALER, DEAL, CUT, HAND_SIZE, FLIP, NAME_SUIT (HAND_OVER is REVEAL).
+- More events than the contract's list (Flipped, TakenBack, ChainGrew, ChainCancelled, Passed,
+  Forfeited, Revealed, DealerChosen, HandStarted, Shuffled, CutKept, HandSizeChosen).
+- ``legal_moves`` never lists Timeout/Leave nor originale's penalised wrong plays, which
+  ``apply`` accepts with their penalty.
+- ``Rules`` has many named options (see variants.py and docs/RULES.md).
+- simulate: ``Dealer(rules, seed, stack=, dealer=, reshuffles=, bottom=)``,
+  ``Dealer.stacked``, ``Dealer.for_hands``, ``Dealer.face``; ``play_match(..., dealer=None)``;
+  ``answer_chance``, ``deal_order`` and the ``Table`` scenario driver.
+- cards: ``parse_card``/``parse_cards`` ("7R", "AB", "JOKER"), ``canonical_card``.
 """
 
 from dernier_p2p.rules.cards import (

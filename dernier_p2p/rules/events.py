@@ -6,6 +6,10 @@ from dataclasses import dataclass
 
 from dernier_p2p.rules.cards import Card, Suit
 
+# The most frequent events set their fields through this (a frozen dataclass's generated
+# __init__ looks the setter up for every field).
+_SET = object.__setattr__
+
 
 @dataclass(frozen=True, slots=True)
 class DealerChosen:
@@ -58,7 +62,7 @@ class Flipped:
     card: Card
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Drew:
     """``seat`` took ``slots``; reason: "draw", "penalty-A", "penalty-7", "penalty-declaration"…"""
 
@@ -66,12 +70,22 @@ class Drew:
     slots: tuple[int, ...]
     reason: str
 
+    def __init__(self, seat: int, slots: tuple[int, ...], reason: str, _set=_SET) -> None:
+        _set(self, "seat", seat)
+        _set(self, "slots", slots)
+        _set(self, "reason", reason)
 
-@dataclass(frozen=True, slots=True)
+
+@dataclass(frozen=True, slots=True, init=False)
 class Played:
     seat: int
     slot: int
     card: Card
+
+    def __init__(self, seat: int, slot: int, card: Card, _set=_SET) -> None:
+        _set(self, "seat", seat)
+        _set(self, "slot", slot)
+        _set(self, "card", card)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,9 +131,12 @@ class ChainCancelled:
     seat: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Passed:
     seat: int
+
+    def __init__(self, seat: int, _set=_SET) -> None:
+        _set(self, "seat", seat)
 
 
 @dataclass(frozen=True, slots=True)
