@@ -276,6 +276,10 @@ class Table:
         seed: int = 0,
     ) -> None:
         cards = [parse_cards(h) for h in hands]
+        if rules.hand_size_range is None and any(cards):
+            keep = 1 if bottom else 0
+            if sorted(len(h) for h in cards)[keep:] != [rules.hand_size] * (len(cards) - keep):
+                raise ValueError(f"{rules.name} deals {rules.hand_size} cards to each hand")
         self.dealer = Dealer.for_hands(
             rules,
             cards,
