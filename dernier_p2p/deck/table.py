@@ -434,14 +434,16 @@ class DeckTable:
 
     def reshufflable(self, p: int) -> bool:
         """True if position ``p`` may go into a reshuffle by positions now: not retired, no
-        holder, and either opened with every token in, or never dealt, opened or peeked."""
+        holder, and either opened with no token or box still owed for it, or never dealt,
+        opened or peeked."""
         if not _int(p) or not 0 <= p < len(self.slots):
             return False
         slot = self.slots[p]
         if slot.retired or slot.holder is not None:
             return False
         if slot.opened:
-            return p not in self.expect_tokens and slot.card is not None
+            owed = p in self.expect_tokens or any(k[1] == p for k in self.expect_boxes)
+            return not owed and slot.card is not None
         return slot.owner is None and not slot.peeked and not slot.public
 
     def _reshuffle_positions(self, positions: Any) -> list[dict]:

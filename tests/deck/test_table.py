@@ -752,3 +752,22 @@ def test_cheating_shuffle_in_a_positions_epoch_is_named() -> None:
         assert isinstance(report.faults[0], BadProof) and report.faults[0].seat == 1
     deliver(everyone, held)
     assert obs.ready and len(obs.slots) == 54 + len(source)
+
+
+def test_opened_position_with_a_peek_box_still_owed_waits() -> None:
+    everyone = started()
+    obs = everyone[-1]
+    boxes, tokens = [], []
+    for t in everyone:
+        boxes.extend(t.apply({"op": "peek", "position": 7, "to": 0}))
+    for t in everyone:
+        tokens.extend(t.apply({"op": "open", "position": 7}))
+    assert {m["type"] for m in boxes} == {"peek"} and {m["type"] for m in tokens} == {"tokens"}
+    deliver(everyone, tokens)  # every token of the open is in, the peek boxes are still owed
+    assert obs.slots[7].opened and 7 not in obs.expect_tokens and not obs.reshufflable(7)
+    with pytest.raises(StateError):
+        obs.apply({"op": "reshuffle", "positions": [7]})
+    deliver(everyone, boxes)
+    assert obs.pending() == [] and all(t.reshufflable(7) for t in everyone)
+    apply_all(everyone, {"op": "reshuffle", "positions": [7, 8]})
+    assert obs.slots[7].retired and obs.discards == []
