@@ -1063,7 +1063,8 @@ def _shuffle(st: State, s: list, mv: Shuffle, ev: Events) -> None:
         s[CHANCE] = ChanceRequest("flip", count=1, slots=(slots[0],))
         return
     s[PILE] = st.pile + slots
-    s[DISCARD] = st.discard[-1:]
+    # the reshuffled slots are the oldest discards; cards played since the request stay
+    s[DISCARD] = st.discard[len(req.source) :]
     _settle(s, ev)
 
 

@@ -203,3 +203,24 @@ def test_originale_last_card_ace_next_draws_three_last_seven_previous_draws_one(
     t.pass_(0)
     ev = t.play(1, "7B")
     assert drew(ev) == [(0, 1, "penalty-7")] and HandOver(1, "out") in ev
+
+
+def test_a_penalty_that_empties_the_pile_before_a_play_reshuffles_the_right_discards():
+    t = Table(M3, ["1Y 2Y 3Y", "5G SWAPG 9B", "1R 2R 6G"], first="5R", then="8Y 8R")
+    t.play(1, "5G")
+    t.draw(2)
+    t.pass_(2)
+    t.draw(0)
+    t.pass_(0)
+    t.play(1, "SWAPG", target=0)  # seat 0 is left with one card and owes SOLO
+    assert t.state.owes == (0,)
+    t.state = t.state._replace(pile=t.state.pile[:1])  # one card left in the draw pile
+    discards = t.state.discard  # 5R 5G SWAPG
+    total = sum(t.state.hand_sizes) + t.state.pile_size + len(discards)
+    ev = t.play(2, "6G")  # closes the window: seat 0 takes 1 card, then the pile is reshuffled
+    assert Penalty(0, 2, "declaration") in ev
+    assert len(t.state.discard) == 2 and t.state.discard[0] == discards[-1]
+    assert t.state.hand_sizes[0] == 3
+    places = [x for h in t.state.hands for x in h] + list(t.state.pile) + list(t.state.discard)
+    assert len(places) == len(set(places)) == total
+    assert t.state.pile_size == 2 - 1  # 5R and 5G were reshuffled; seat 0 took one of them
