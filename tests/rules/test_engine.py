@@ -151,3 +151,31 @@ def test_every_listed_move_is_accepted_and_matches_are_reproducible(name):
                 s, _ = apply(s, rng.choice(plays or moves))
             runs.append(s)
         assert runs[0] == runs[1]
+
+
+def test_malformed_moves_get_typed_errors():
+    from dernier_p2p.rules import Catch, ChooseHandSize, Cut, Declare, NameSuit, Suit
+
+    t = Table(get_variant("moderno"), ["1Y 2Y 3Y 4Y 6Y 8Y 9Y 1B",
+                                       "5G 7G SKIPG DRAW2R WILD WILD4 9B SWAPG",
+                                       "1R 2R 3R 4R SKIPB REVERSEB 8B ROTATE"], first="5G")
+    s = t.state
+    slot = t.slot(1, "5G")
+    cases = [
+        (Play(1, slot, None), "unknown-card"),
+        (Play(1, [slot], parse_card("5G")), "card-not-held"),
+        (Play("1", slot, parse_card("5G")), "bad-seat"),
+        (Play(1, slot, parse_card("5G"), suit=2), "cannot-name-suit"),
+        (Play(1, t.slot(1, "WILD"), parse_card("WILD"), suit=2), "bad-suit"),
+        (Play(1, t.slot(1, "SWAPG"), parse_card("SWAPG"), target=True), "bad-target"),
+        (Play(1, slot, parse_card("5G"), target=0), "cannot-target"),
+        (Draw(None), "bad-seat"),
+        (Declare(7), "bad-seat"),
+        (Catch(0, "x"), "no-catch"),
+        (NameSuit(1, Suit.RED), "wrong-phase"),
+        (ChooseHandSize(0, "5"), "wrong-phase"),
+        (Cut(2, False), "wrong-phase"),
+        (Reveal(((0, None),)), "no-pending-chance"),
+    ]
+    for move, rule in cases:
+        assert rule_of(s, move) == rule, move
