@@ -163,13 +163,16 @@ class ChainChecker:
         kind = body["type"]
         first = not self._hashes
         if first and kind != "table":
-            raise ProtocolError("BAD_CHAIN", fault, "record 0 is the table")
+            detail = f"record 0 is the table, not seat {author}'s {kind}"
+            raise ProtocolError("BAD_CHAIN", fault, detail)
         if not first and kind == "table":
-            raise ProtocolError("BAD_CHAIN", fault, "a table after record 0")
+            raise ProtocolError("BAD_CHAIN", fault, f"a table from seat {author} after record 0")
         if kind == "table":
             keys = [p["key"] for p in body["players"]]
             if keys != [self.player_keys[s] for s in range(self.n)]:
-                raise ProtocolError("TABLE_MISMATCH", fault, "the table lists other player keys")
+                raise ProtocolError(
+                    "TABLE_MISMATCH", fault, f"the table of seat {author} lists other player keys"
+                )
         return env
 
     def _signer(self, rec: dict) -> int:

@@ -1,0 +1,104 @@
+"""The bridge between the rules engine and the deck: engine events -> deck operations.
+
+Every peer derives the same deck operations from the same engine events, in the same order:
+
+* ``Dealt(seat, slots)`` and ``Drew(seat, slots, _)``: ``deal(slot, seat)`` for each slot, in
+  the event's order (a slot id is the deck position of the card);
+* ``CutKept(seat, slot)``: ``deal(slot, seat)``;
+* ``HandsSwapped(a, b)``: ``transfer(slot, other seat)`` for every slot of the lower seat's hand
+  as it was just before the swap, in hand order, then the same for the higher seat;
+* ``HandsRotated(d)``: for each seat ``j`` in ascending order, ``transfer(slot, (j + d) % n)``
+  for every slot of ``j``'s hand just before the rotation, in hand order;
+* a slot that is already open (its face is public) is never transferred: its holder does not
+  matter to the deck any more.
+
+Hands "just before" an event are tracked by replaying the events on a copy of the hands of the
+state the move was applied to (deals append, plays remove), so the order is exact even when a
+penalty draw and a swap happen in one move. :func:`ops_for_events` returns the operations and
+the hands it reached, which must equal the engine's new hands.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from dernier_p2p.rules import (
+    CutKept,
+    Dealt,
+    Drew,
+    HandsRotated,
+    HandsSwapped,
+    MatchFormat,
+    Played,
+    Rules,
+    get_variant,
+)
+from dernier_p2p.rules.cards import Card, deck_cards
+
+
+def card_face(deck: str, index: int) -> Card:
+    """The face of physical card ``index`` of deck ``deck`` (deck and rules share indices)."""
+    return deck_cards(deck)[index]
+
+
+def ops_for_events(
+    hands: Sequence[Sequence[int]], events: Iterable[Any]
+) -> tuple[list[dict], list[list[int]]]:
+    """The deck operations caused by ``events``, starting from ``hands`` (the hands of the state
+    the move was applied to); returns the operations and the hands after the events."""
+    cur = [list(h) for h in hands]
+    n = len(cur)
+    ops: list[dict] = []
+    for ev in events:
+        if isinstance(ev, (Dealt, Drew)):
+            for slot in ev.slots:
+                ops.append({"op": "deal", "position": slot, "to": ev.seat})
+                cur[ev.seat].append(slot)
+        elif isinstance(ev, CutKept):
+            ops.append({"op": "deal", "position": ev.slot, "to": ev.seat})
+            cur[ev.seat].append(ev.slot)
+        elif isinstance(ev, Played):
+            if ev.slot in cur[ev.seat]:
+                cur[ev.seat].remove(ev.slot)
+        elif isinstance(ev, HandsSwapped):
+            a, b = sorted((ev.a, ev.b))
+            for src, dst in ((a, b), (b, a)):
+                ops += [{"op": "transfer", "position": p, "to": dst} for p in cur[src]]
+            cur[a], cur[b] = cur[b], cur[a]
+        elif isinstance(ev, HandsRotated):
+            d = ev.direction
+            for j in range(n):
+                ops += [{"op": "transfer", "position": p, "to": (j + d) % n} for p in cur[j]]
+            cur = [cur[(i - d) % n] for i in range(n)]
+    return ops, cur
+
+
+def reshuffle_op(source: Sequence[int], opened_cards: dict[int, int]) -> dict:
+    """The reshuffle operation for an engine shuffle request with ``source`` slots.
+
+    ``opened_cards`` maps each opened source slot to its card index. When every source slot is
+    open the cards are re-encoded (``cards`` form, in source order); otherwise (unopened stock
+    cards, e.g. ``standard``'s first wild draw-four going back into the deck) the current
+    ciphertexts are reshuffled (``positions`` form)."""
+    if all(p in opened_cards for p in source):
+        return {"op": "reshuffle", "cards": [opened_cards[p] for p in source]}
+    return {"op": "reshuffle", "positions": list(source)}
+
+
+def rules_from_table(variant: str, options: dict) -> Rules:
+    """The rule set of a ``table`` body: ``variant`` with its option overrides.
+
+    ``match`` travels as ``[kind, value]``; lists become tuples; anything the rules refuse is a
+    ``ValueError``."""
+    over: dict[str, Any] = {}
+    for key, val in options.items():
+        if key == "match":
+            if not isinstance(val, (list, tuple)) or len(val) != 2:
+                raise ValueError("the match option is [kind, value]")
+            over[key] = MatchFormat(val[0], val[1])
+        elif isinstance(val, list):
+            over[key] = tuple(val)
+        else:
+            over[key] = val
+    return get_variant(variant, **over)

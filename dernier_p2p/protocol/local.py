@@ -1,0 +1,178 @@
+"""A whole table in one process: a host that sequences, one :class:`Session` per seat, and
+policies (bots) choosing from each session's own view. For tests, benchmarks and local play.
+
+Everything is deterministic: identities, game id and Drbg seeds derive from the seats' seeds;
+the clock advances one millisecond per record; the order in which seats are asked for moves
+comes from a seeded generator. Envelopes are sequenced first come, first served, so moves
+intended at the same moment race and the host's order decides.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from dernier_p2p.protocol.envelope import genesis_hash, make_record, record_hash, sign_envelope
+from dernier_p2p.protocol.session import Session
+from dernier_p2p.rules import Move, State, to_act
+from dernier_p2p.rules.cards import Card
+from dernier_p2p.wire.hashing import digest
+from dernier_p2p.wire.identity import IdentityKey
+
+Policy = Callable[[State, int, dict[int, Card]], Move | None]
+Tamper = Callable[[dict], dict]
+
+DEFAULT_TIMERS = {"turn_ms": 30_000, "declare_ms": 3_000, "grace_ms": 2_000}
+
+
+def identity_for(seed: bytes) -> IdentityKey:
+    """The identity key a local seat derives from its seed."""
+    return IdentityKey.generate(digest("dernier-p2p/local-identity", seed))
+
+
+class LocalHost:
+    """The host's sequencer, minimal: numbers, chains and signs envelopes in arrival order."""
+
+    def __init__(self, identity: IdentityKey, seat: int, game: bytes) -> None:
+        self.identity, self.seat, self.game = identity, seat, game
+        self.records: list[dict] = []
+        self.clock = 0
+
+    def submit(self, env: dict) -> dict:
+        prev = record_hash(self.records[-1]) if self.records else genesis_hash(self.game)
+        rec = make_record(self.identity, env, self.seat, len(self.records), prev, self.clock)
+        self.records.append(rec)
+        self.clock += 1
+        return rec
+
+
+class LocalTable:
+    """Seats, host and sessions wired in memory. ``tamper(env) -> env`` (tests) may rewrite an
+    envelope before the host sequences it."""
+
+    def __init__(
+        self,
+        variant: str,
+        seeds: Sequence[bytes],
+        options: dict | None = None,
+        host: int = 0,
+        tamper: Tamper | None = None,
+    ) -> None:
+        n = len(seeds)
+        self.n = n
+        self.seeds = [bytes(s) for s in seeds]
+        self.game = digest("dernier-p2p/local-game", [variant, self.seeds])[:16]
+        self.identities = [identity_for(s) for s in self.seeds]
+        body = {
+            "type": "table",
+            "version": 1,
+            "variant": variant,
+            "options": dict(options or {}),
+            "players": [
+                {"name": f"seat {k}", "key": self.identities[k].public_bytes(), "listen": None}
+                for k in range(n)
+            ],
+            "timers": dict(DEFAULT_TIMERS),
+        }
+        self.host = LocalHost(self.identities[host], host, self.game)
+        gen = genesis_hash(self.game)
+        self.host.submit(sign_envelope(self.identities[host], self.game, host, 0, gen, body))
+        rec0 = self.host.records[0]
+        self.sessions = [
+            Session(self.identities[k], k, rec0, digest("dernier-p2p/local-seed", self.seeds[k]))
+            for k in range(n)
+        ]
+        self.tamper = tamper
+        self.queue: deque[dict] = deque()
+        for s in self.sessions:
+            self.queue.extend(s.start())
+
+    @property
+    def records(self) -> list[dict]:
+        return self.host.records
+
+    def send(self, env: dict) -> None:
+        self.queue.append(env)
+
+    def deliver(self) -> None:
+        """Sequence every queued envelope (and every reply) and feed each record to every
+        session; a ProtocolError from a session propagates."""
+        while self.queue:
+            env = self.queue.popleft()
+            if self.tamper is not None:
+                env = self.tamper(env)
+            rec = self.host.submit(env)
+            for s in self.sessions:
+                self.queue.extend(s.receive(rec, rec["t"]))
+
+    def timeout(self, seat: int) -> None:
+        """The host's clock ran out for ``seat``."""
+        self.send(self.sessions[self.host.seat].announce({"type": "timeout", "seat": seat}))
+
+
+@dataclass
+class LocalResult:
+    sessions: list[Session]
+    records: list[dict]
+    moves: int  # move envelopes sent (intended moves and host timeouts)
+
+    @property
+    def state(self) -> State:
+        return self.sessions[0].state
+
+
+def play_round(table: LocalTable, policies: Sequence[Policy], rng: random.Random) -> int:
+    """Ask every seat that can move (in a seeded order) for a move, send the moves, deliver.
+
+    The seat to act must answer; if its policy returns None the host times it out. Returns the
+    number of envelopes sent."""
+    st = table.sessions[0].state
+    actor = to_act(st)
+    order = list(range(table.n))
+    rng.shuffle(order)
+    sent = 0
+    for seat in order:
+        s = table.sessions[seat]
+        if not s.legal():
+            continue
+        mv = policies[seat](s.state, seat, s.view)
+        if mv is None:
+            if seat == actor:
+                table.timeout(seat)
+                sent += 1
+            continue
+        table.send(s.intend(mv))
+        sent += 1
+    if sent == 0 and actor is not None and not table.sessions[actor].legal():
+        table.timeout(actor)
+        sent += 1
+    table.deliver()
+    return sent
+
+
+def run_local_match(
+    variant: str,
+    players: int,
+    seeds: Sequence[bytes],
+    policies: Sequence[Policy],
+    max_moves: int = 10_000,
+    options: dict | None = None,
+    order_seed: int = 0,
+    tamper: Tamper | None = None,
+) -> LocalResult:
+    """Play a match of ``players`` seats in memory; stops when it is over or after
+    ``max_moves`` move envelopes."""
+    if len(seeds) != players or len(policies) != players:
+        raise ValueError("one seed and one policy per seat")
+    table = LocalTable(variant, seeds, options, tamper=tamper)
+    table.deliver()
+    rng = random.Random(order_seed)
+    moves = 0
+    while not table.sessions[0].finished and moves < max_moves:
+        sent = play_round(table, policies, rng)
+        if sent == 0:
+            raise RuntimeError(f"no seat can move: {table.sessions[0].pending}")
+        moves += sent
+    return LocalResult(table.sessions, table.records, moves)

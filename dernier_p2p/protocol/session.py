@@ -1,0 +1,706 @@
+"""The per-peer session: the ordered record stream in, this seat's envelopes out.
+
+A :class:`Session` is sans-IO and deterministic. Every peer (each seat, and any observer) runs
+one; fed the same records they reach the same rules state, the same deck state and the same
+faults. The flow, applied identically by every peer from the record sequence:
+
+1. Record 0 is the host's ``table``. Each seat sends ``accept`` with the record hash of record 0.
+2. When every seat has accepted: a joint coin flip (``coin_commit`` then, once all commitments
+   are in, ``coin_reveal``; step ``"dealer"``, hand 0, range ``players``) gives
+   ``ChooseDealer``.
+3. Each hand: a new :class:`~dernier_p2p.deck.table.DeckTable` per peer (the seat's own, with
+   ``Drbg(digest("dernier-p2p/hand-seed", [seed, game, hand]))``, and a public observer table
+   fed every record in order, the seat's own messages included, when they come back). The key
+   setup and the shuffles of epoch 0 run; when the epoch is final the engine gets
+   ``Shuffle(first_slot .. first_slot + count - 1)``: slot id == deck position.
+4. Engine events become deck operations (:mod:`.bridge`); entering the originale ``CUT`` phase
+   adds ``peek(bottom slot, cutter)``. Chance requests: ``flip`` -> ``open(slot)`` then
+   ``Flip(face)`` once every token is in; ``shuffle`` with a source -> ``reshuffle`` (``cards``
+   form when every source slot is open, else ``positions``) then ``Shuffle`` when the epoch is
+   final; ``reveal`` -> ``end``, then, with every secret in, the deck audit, a replay of the
+   hand's moves with every face known, and ``Reveal``.
+5. A ``move`` record is queued; queued moves run one at a time, in record order, whenever the
+   session is *quiescent* (no deck operation waiting, no engine input awaited, no chance request
+   open). A play of a slot not yet open first applies ``open(slot)``; the engine gets the
+   ``Play`` when the face is known. Deck messages always apply at once.
+6. Deck operations run in order; an operation waits until it can apply in every peer: a
+   ``transfer`` until no token or box is owed for its position, a ``reshuffle`` until no
+   shuffle runs, ``end`` until nothing is owed. A transfer of an open position is skipped.
+
+Races. A move is judged against the state the author had seen: the session keeps the rules
+state after every record (and whether it was quiescent) and the envelope's ``head`` names it.
+A move that the rules refuse when it runs, but that was legal at its head (which was
+quiescent), lost a race to the host's order: it is ignored and logged as a ``race-lost``
+:class:`SessionEvent`. Otherwise it is ``ILLEGAL_MOVE`` (or ``NOT_HELD`` for a play of a slot
+the author did not hold at its head), naming the author. Before opening a card for a play, the
+session checks that some face would make the play legal now; if none would, the play is judged
+at once (without revealing the card).
+
+Host ``timeout``/``left`` records: ``left`` -> ``Leave(seat)``. A ``timeout`` of a seat that owes
+a deck, accept or coin message is a stall: ``Leave(seat)`` at once (the hand cannot go on
+without that seat's key). Otherwise the timeout is queued as ``Timeout(seat)``; if the rules
+refuse it when it runs (the seat moved first), it is logged as ``timeout-ignored``.
+
+Faults raise :class:`~dernier_p2p.protocol.errors.ProtocolError` naming the seat at fault. A
+fault of the record itself (chain, signature, counter, head, body schema, a deck message that
+fails its checks) leaves the session unchanged. A fault found while running earlier queued
+work (a move shown illegal once its card opens, an audit failure) stops the session:
+:attr:`Session.fault` is set and every later call raises it again.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+from dernier_p2p.deck.audit import audit
+from dernier_p2p.deck.coin import CoinFlip, coin_commitment, coin_value
+from dernier_p2p.deck.drbg import Drbg
+from dernier_p2p.deck.errors import DeckError
+from dernier_p2p.deck.table import DeckTable
+from dernier_p2p.protocol.bridge import card_face, ops_for_events, reshuffle_op, rules_from_table
+from dernier_p2p.protocol.envelope import (
+    Author,
+    check_record,
+    genesis_hash,
+    record_hash,
+    verify_envelope,
+    verify_record,
+)
+from dernier_p2p.protocol.errors import ProtocolError
+from dernier_p2p.protocol.messages import (
+    DECK_TYPES,
+    body_to_move,
+    deck_body,
+    deck_message,
+    move_to_body,
+    validate_body,
+)
+from dernier_p2p.rules import (
+    Card,
+    ChooseDealer,
+    Cut,
+    Flip,
+    HandStarted,
+    IllegalMove,
+    Leave,
+    Move,
+    Phase,
+    Play,
+    Reveal,
+    Shuffle,
+    State,
+    Timeout,
+    apply,
+    legal_moves,
+    new_match,
+    to_act,
+)
+from dernier_p2p.rules.cards import deck_cards
+from dernier_p2p.wire.hashing import digest
+from dernier_p2p.wire.identity import IdentityKey
+
+HAND_SEED_LABEL = "dernier-p2p/hand-seed"
+COIN_STEP = "dealer"
+HISTORY = 4096  # rules states kept for judging head echoes (records)
+
+
+@dataclass(frozen=True)
+class SessionEvent:
+    """Something the session decided that is not a rules event: ``race-lost``,
+    ``timeout-ignored``, ``stall``, ``audit-ok``, ``host-change``."""
+
+    kind: str
+    seat: int | None
+    detail: str
+
+
+def hand_seed(seed: bytes, game: bytes, hand: int) -> bytes:
+    """The Drbg seed of a seat for one hand (hand 0: the match set-up, i.e. the dealer coin)."""
+    return digest(HAND_SEED_LABEL, [seed, game, hand])
+
+
+class Session:
+    """One peer's view of a match, driven by sequenced records.
+
+    ``identity`` and ``seat``: this peer's key and seat (``seat=None`` for an observer, whose
+    identity is unused); ``table_record``: record 0 (the host's ``table``); ``drbg_seed``: the
+    seat's secret randomness (32+ bytes)."""
+
+    def __init__(
+        self,
+        identity: IdentityKey | None,
+        seat: int | None,
+        table_record: dict,
+        drbg_seed: bytes = b"",
+    ) -> None:
+        rec = check_record(table_record, None)
+        env = rec["env"]
+        host = rec["h"]
+        body = env["body"]
+        players = body.get("players") if isinstance(body, dict) else None
+        n = len(players) if isinstance(players, list) else 0
+        if rec["i"] != 0 or env["seat"] != host or env["n"] != 0:
+            raise ProtocolError("BAD_CHAIN", host, "record 0 is the host's first envelope")
+        if not isinstance(body, dict) or body.get("type") != "table" or not 2 <= n <= 10:
+            raise ProtocolError("MALFORMED", host, "record 0 is a table of 2 to 10 players")
+        check_record(rec, host, n)
+        validate_body(body, host, n, host_seat=host)
+        self.game: bytes = env["game"]
+        if rec["prev"] != genesis_hash(self.game) or env["head"] != genesis_hash(self.game):
+            raise ProtocolError("BAD_CHAIN", host, "record 0 must follow the genesis hash")
+        self.keys: list[bytes] = [p["key"] for p in players]
+        verify_record(rec, self.keys[host], host)
+        verify_envelope(env, self.keys[host], host)
+        try:
+            self.rules = rules_from_table(body["variant"], body["options"])
+            self.state: State = new_match(self.rules, n)
+        except (ValueError, TypeError) as exc:
+            raise ProtocolError("TABLE_MISMATCH", host, f"table: {exc}") from None
+        if seat is not None:
+            if not isinstance(seat, int) or not 0 <= seat < n:
+                raise ValueError("seat outside the table")
+            if identity is None or identity.public_bytes() != self.keys[seat]:
+                raise ValueError("the identity key is not the key of that seat")
+            if len(drbg_seed) < 32:
+                raise ValueError("the Drbg seed must be at least 32 bytes")
+        self.n, self.host, self.seat = n, host, seat
+        self.table_body = body
+        self.table_hash = record_hash(rec)
+        self.head = self.table_hash
+        self.count = 1  # records applied
+        self._index: dict[bytes, int] = {genesis_hash(self.game): -1, self.head: 0}
+        self._next_n = [0] * n
+        self._next_n[host] = 1
+        self._last_t = rec["t"]
+        self._seed = bytes(drbg_seed)
+        self._author = (
+            None if seat is None else Author(identity, self.game, seat, 1 if seat == host else 0)
+        )
+        self.accepted: set[int] = set()
+        self.coin: CoinFlip | None = None
+        self._coin_drbg = None if seat is None else Drbg(hand_seed(self._seed, self.game, 0))
+        self._coin_value: bytes | None = None
+        self.pub: DeckTable | None = None  # the public (observer) table of the running hand
+        self.mine: DeckTable | None = None  # this seat's table
+        self._ops: deque[dict] = deque()
+        self._await: tuple | None = None
+        self._moves: deque[tuple[int, dict, int]] = deque()
+        self._outbox: list[dict] = []
+        self._history: dict[int, tuple[State | None, bool]] = {-1: (None, False)}
+        self._history[0] = (self.state, False)
+        self._hand_start: State | None = None
+        self._hand_moves: list[Move] = []
+        self.events: list[Any] = []
+        self.fault: ProtocolError | None = None
+        self.audits: list[int] = []  # hands audited
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def finished(self) -> bool:
+        return self.state.match_over
+
+    @property
+    def result(self) -> dict | None:
+        """Winner, standings, scores and match points once the match is over."""
+        if not self.finished:
+            return None
+        st = self.state
+        return {
+            "winner": st.winner,
+            "standings": st.standings,
+            "scores": st.scores,
+            "match_points": st.match_points,
+        }
+
+    @property
+    def quiescent(self) -> bool:
+        """True when no deck operation, engine input or queued move is waiting and a seat (not
+        chance) is to move: the moment moves are applied, and local moves may be intended."""
+        return (
+            not self._ops
+            and self._await is None
+            and not self._moves
+            and self.state.chance is None
+            and not self.state.match_over
+        )
+
+    @property
+    def view(self) -> dict[int, Card]:
+        """This seat's private faces: its hand slots (and the cut card it peeked) -> Card."""
+        if self.seat is None or self.mine is None:
+            return {}
+        st = self.state
+        slots = list(st.hands[self.seat])
+        if st.phase is Phase.CUT and st.pile and to_act(st) == self.seat:
+            slots.append(st.pile[-1])
+        out: dict[int, Card] = {}
+        for p in slots:
+            if p < len(self.mine.slots):
+                k = self.mine.card(p)
+                if k is not None:
+                    out[p] = card_face(self.rules.deck, k)
+        return out
+
+    def legal(self) -> list[Move]:
+        """This seat's legal moves now (none unless quiescent)."""
+        if self.seat is None or self.fault is not None or not self.quiescent:
+            return []
+        return legal_moves(self.state, self.seat, self.view)
+
+    @property
+    def pending(self) -> list[tuple[int, str]]:
+        """Who owes what now: ``(seat, what)`` for accepts, coin messages, deck messages, the
+        seat to act, and open declaration windows (``"declare (optional)"``)."""
+        if self.finished or self.fault is not None:
+            return []
+        missing = [s for s in range(self.n) if s not in self.accepted]
+        if missing:
+            return [(s, "accept") for s in missing]
+        if self.coin is not None and self.state.chance is not None:
+            if self.state.chance.kind == "dealer":
+                what = "coin_reveal" if self.coin.committed else "coin_commit"
+                return [(s, what) for s in self.coin.missing()]
+        if self.pub is not None:
+            due = self.pub.pending()
+            if due:
+                return due
+        if not self.quiescent:
+            return []
+        out = []
+        actor = to_act(self.state)
+        if actor is not None:
+            out.append((actor, "move"))
+        out += [(s, "declare (optional)") for s in self.state.owes]
+        return out
+
+    def waiting_on(self) -> list[int]:
+        """The seats whose message or move the table needs now (for the host's timers)."""
+        return sorted({s for s, what in self.pending if not what.endswith("(optional)")})
+
+    # ------------------------------------------------------------------ outgoing
+    def start(self) -> list[dict]:
+        """This seat's first envelope: its ``accept`` of the table."""
+        if self.seat is None:
+            return []
+        return [self._author.envelope({"type": "accept", "table": self.table_hash}, self.head)]
+
+    def intend(self, move: Move) -> dict:
+        """The signed envelope of a local move, checked against the current state.
+
+        Raises IllegalMove if the move is not legal now (or the session is not quiescent). The
+        move takes effect only when its record comes back."""
+        if self.fault is not None:
+            raise self.fault
+        if self.seat is None:
+            raise ValueError("an observer makes no moves")
+        if not self.quiescent:
+            raise IllegalMove("busy", "the table is waiting for the deck or the host")
+        if isinstance(move, (Timeout, Leave)) or getattr(move, "seat", None) != self.seat:
+            raise IllegalMove("bad-seat", f"{move!r} is not a move of seat {self.seat}")
+        if isinstance(move, Play) and self.view.get(move.slot) != move.card:
+            raise IllegalMove("face-mismatch", f"slot {move.slot} does not hold {move.card}")
+        if isinstance(move, Cut) and move.card is not None:
+            bottom = self.state.pile[-1] if self.state.pile else None
+            if self.view.get(bottom) != move.card:
+                raise IllegalMove("face-mismatch", "that is not the bottom card")
+        apply(self.state, move)  # raises IllegalMove
+        return self._author.envelope(move_to_body(move, self.state.hand_number), self.head)
+
+    def announce(self, body: dict) -> dict:
+        """The host's own envelope for a host-only body (``timeout``, ``left``)."""
+        if self.seat is None or self.seat != self.host:
+            raise ValueError("only the host's session announces host bodies")
+        validate_body(body, self.seat, self.n, host_seat=self.host)
+        return self._author.envelope(body, self.head)
+
+    # ------------------------------------------------------------------ incoming
+    def receive(self, record: Any, now_ms: int = 0) -> list[dict]:
+        """Verify and apply one sequenced record; return this seat's envelopes to send."""
+        if self.fault is not None:
+            raise self.fault
+        rec = check_record(record, self.host, self.n)
+        env, i, author = rec["env"], rec["i"], rec["env"]["seat"]
+        if rec["h"] != self.host:
+            raise ProtocolError("BAD_CHAIN", rec["h"], f"record {i} signed by a seat not host")
+        if i != self.count:
+            raise ProtocolError("BAD_CHAIN", self.host, f"record {i} where {self.count} is next")
+        if rec["prev"] != self.head:
+            raise ProtocolError("BAD_CHAIN", self.host, f"record {i} does not follow the head")
+        if rec["t"] < self._last_t:
+            raise ProtocolError("BAD_CHAIN", self.host, f"record {i} goes back in time")
+        verify_record(rec, self.keys[self.host], self.host)
+        if env["game"] != self.game:
+            raise ProtocolError("WRONG_GAME", self.host, f"record {i} is of another game")
+        verify_envelope(env, self.keys[author], self.host)
+        want = self._next_n[author]
+        if env["n"] != want:
+            code = "DUPLICATE" if env["n"] < want else "OUT_OF_ORDER"
+            raise ProtocolError(code, self.host, f"seat {author} counter {env['n']}, want {want}")
+        head_i = self._index.get(env["head"])
+        if head_i is None or head_i >= i:
+            raise ProtocolError("FORK", self.host, f"record {i} echoes a head this peer lacks")
+        body = validate_body(env["body"], author, self.n, host_seat=self.host)
+        follow = self._check_body(author, body, head_i)  # validation; no change on a fault
+        h = record_hash(rec)
+        self.count = i + 1
+        self.head = h
+        self._index[h] = i
+        self._next_n[author] = want + 1
+        self._last_t = rec["t"]
+        self._outbox = []
+        try:
+            if not self.finished:
+                follow()
+                self._pump()
+        except ProtocolError as exc:
+            self.fault = exc
+            raise
+        except DeckError as exc:
+            self.fault = ProtocolError("DECK_FAULT", exc.seat, f"{type(exc).__name__}: {exc}")
+            raise self.fault from None
+        self._history[i] = (self.state, self.quiescent)
+        self._history.pop(i - HISTORY, None)
+        if self.seat is None:
+            return []
+        return [self._author.envelope(b, self.head) for b in self._outbox]
+
+    # ------------------------------------------------------------------ body checks
+    def _check_body(self, author: int, body: dict, head_i: int):
+        """Check a body against the current state without changing it; return the action."""
+        kind = body["type"]
+        if self.finished:
+            return lambda: None
+        if kind == "table":
+            raise ProtocolError("BAD_CHAIN", self.host, "a second table record")
+        if kind == "ack":
+            return lambda: None
+        if kind == "accept":
+            if body["table"] != self.table_hash:
+                raise ProtocolError("TABLE_MISMATCH", author, "accepted another table")
+            if author in self.accepted:
+                raise ProtocolError("DUPLICATE", author, "a second accept")
+            return lambda: self._on_accept(author)
+        if kind in ("coin_commit", "coin_reveal"):
+            return self._check_coin(author, body)
+        if kind in DECK_TYPES:
+            return self._check_deck(author, body)
+        if kind == "move":
+            return lambda: self._moves.append((author, body, head_i))
+        if kind in ("timeout", "left"):
+            return lambda: self._on_host_seat_body(body, head_i)
+        if kind == "host_change":
+            if body["old"] != self.host:
+                raise ProtocolError("WRONG_SEAT", author, "host change from a seat not host")
+            return lambda: self._on_host_change(body)
+        raise ProtocolError("UNKNOWN_MESSAGE", author, f"no handling of {kind!r}")
+
+    def _check_coin(self, author: int, body: dict):
+        if body["step"] != COIN_STEP or self.coin is None:
+            raise ProtocolError("DECK_FAULT", author, f"coin message {body['step']!r} not due")
+        try:
+            if body["type"] == "coin_commit":
+                self.coin.add_commitment(author, body["commit"])
+            else:
+                self.coin.add_reveal(author, body["value"])
+        except DeckError as exc:
+            raise ProtocolError("DECK_FAULT", author, f"coin: {exc}") from None
+        return lambda: self._after_coin(body["type"])
+
+    def _check_deck(self, author: int, body: dict):
+        if self.pub is None or body["hand"] != self.pub.hand:
+            now = None if self.pub is None else self.pub.hand
+            raise ProtocolError(
+                "DECK_FAULT", author, f"{body['type']} for hand {body['hand']} during hand {now}"
+            )
+        msg = deck_message(body, author)
+        try:
+            self.pub.receive(msg, author)
+        except DeckError as exc:
+            seat = author if exc.seat is None else exc.seat
+            raise ProtocolError("DECK_FAULT", seat, f"{type(exc).__name__}: {exc}") from None
+        if author == self.seat or self.mine is None:
+            return lambda: None
+        return lambda: self._deck_out(self.mine.receive(msg, author))
+
+    # ------------------------------------------------------------------ set-up
+    def _on_accept(self, author: int) -> None:
+        self.accepted.add(author)
+        if len(self.accepted) < self.n:
+            return
+        self.coin = CoinFlip(self.game, 0, COIN_STEP, self.n, self.n)
+        if self.seat is not None:
+            self._coin_value = coin_value(self._coin_drbg)
+            commit = coin_commitment(self.game, 0, COIN_STEP, self.seat, self._coin_value)
+            self._outbox.append({"type": "coin_commit", "step": COIN_STEP, "commit": commit})
+
+    def _after_coin(self, kind: str) -> None:
+        coin = self.coin
+        if kind == "coin_commit" and coin.committed and self.seat is not None:
+            if not coin.values:
+                self._outbox.append(
+                    {"type": "coin_reveal", "step": COIN_STEP, "value": self._coin_value}
+                )
+        if kind == "coin_reveal" and not coin.missing():
+            self._engine(ChooseDealer(coin.result()))
+
+    def _on_host_change(self, body: dict) -> None:
+        self.host = body["new"]
+        self.events.append(SessionEvent("host-change", body["new"], f"from seat {body['old']}"))
+
+    def _on_host_seat_body(self, body: dict, head_i: int) -> None:
+        seat = body["seat"]
+        if body["type"] == "left" or seat in self._owing():
+            if body["type"] == "timeout":
+                self.events.append(SessionEvent("stall", seat, "timed out owing a message"))
+            self._ops.clear()
+            self._await = None
+            self._moves.clear()
+            self._engine(Leave(seat))
+            return
+        self._moves.append((self.host, body, head_i))
+
+    def _owing(self) -> set[int]:
+        """Seats that owe an accept, a coin message or a deck message now."""
+        return {s for s, what in self.pending if what not in ("move", "declare (optional)")}
+
+    # ------------------------------------------------------------------ deck plumbing
+    def _deck_out(self, msgs: list[dict]) -> None:
+        for msg in msgs:
+            self._outbox.append(deck_body(msg, self.mine.hand))
+
+    def _new_hand(self, count: int, first: int) -> None:
+        hand, deck = self.state.hand_number, self.rules.deck
+        self.pub = DeckTable(self.game, hand, self.n, deck)
+        self.pub.start()
+        self.mine = None
+        if self.seat is not None:
+            drbg = Drbg(hand_seed(self._seed, self.game, hand))
+            self.mine = DeckTable(self.game, hand, self.n, deck, self.seat, drbg)
+            self._deck_out(self.mine.start())
+        self._await = ("epoch", first, count)
+
+    def _op_ready(self, op: dict) -> bool:
+        pub = self.pub
+        kind = op["op"]
+        if kind == "transfer":
+            p = op["position"]
+            return p not in pub.expect_tokens and not any(k[1] == p for k in pub.expect_boxes)
+        if kind == "reshuffle":
+            return pub.ready
+        if kind == "end":
+            return pub.turn is None and not pub.expect_tokens and not pub.expect_boxes
+        return pub.ready and op["position"] < len(pub.slots)
+
+    def _apply_op(self, op: dict) -> None:
+        if op["op"] == "transfer" and self.pub.slots[op["position"]].opened:
+            return  # an open card's holder no longer matters to the deck
+        try:
+            self.pub.apply(op)
+            if self.mine is not None:
+                self._deck_out(self.mine.apply(op))
+        except DeckError as exc:
+            raise ProtocolError("DECK_FAULT", exc.seat, f"operation {op}: {exc}") from None
+
+    def _face(self, p: int) -> Card | None:
+        """The public face of position ``p`` once it is open and every token is in."""
+        slot = self.pub.slots[p]
+        if not slot.opened or p in self.pub.expect_tokens or slot.card is None:
+            return None
+        return card_face(self.rules.deck, slot.card)
+
+    def _await_ready(self) -> bool:
+        aw = self._await
+        pub = self.pub
+        if aw[0] == "epoch":
+            return pub.ready and len(pub.slots) == aw[1] + aw[2]
+        if aw[0] in ("flip", "face"):
+            return self._face(aw[1]) is not None
+        if aw[0] == "secrets":
+            return len(pub.secrets) == self.n and not pub.pending()
+        raise AssertionError(aw)
+
+    # ------------------------------------------------------------------ the pump
+    def _pump(self) -> None:
+        """Run every deck operation, engine input and queued move that can run now."""
+        while not self.state.match_over:
+            if self._ops:
+                if not self._op_ready(self._ops[0]):
+                    return
+                self._apply_op(self._ops.popleft())
+                continue
+            if self._await is not None:
+                if not self._await_ready():
+                    return
+                aw, self._await = self._await, None
+                self._resolve(aw)
+                continue
+            req = self.state.chance
+            if req is not None:
+                if req.kind == "dealer":
+                    return  # the coin flip answers it
+                self._start_chance(req)
+                continue
+            if self._moves:
+                self._run_move(*self._moves.popleft())
+                continue
+            return
+        self._ops.clear()
+        self._moves.clear()
+        self._await = None
+
+    def _start_chance(self, req) -> None:
+        if req.kind == "shuffle" and req.source is None:
+            self._new_hand(req.count, req.first_slot)
+        elif req.kind == "shuffle":
+            opened = {}
+            for p in req.source:
+                face_known = self.pub.slots[p].opened and self.pub.slots[p].card is not None
+                if face_known:
+                    opened[p] = self.pub.slots[p].card
+            self._ops.append(reshuffle_op(req.source, opened))
+            self._await = ("epoch", req.first_slot, req.count)
+        elif req.kind == "flip":
+            p = req.slots[0]
+            if not self.pub.slots[p].opened:
+                self._ops.append({"op": "open", "position": p})
+            self._await = ("flip", p)
+        elif req.kind == "reveal":
+            self._ops.append({"op": "end"})
+            self._await = ("secrets",)
+        else:
+            raise AssertionError(req)
+
+    def _resolve(self, aw: tuple) -> None:
+        if aw[0] == "epoch":
+            self._engine(Shuffle(tuple(range(aw[1], aw[1] + aw[2]))))
+        elif aw[0] == "flip":
+            self._engine(Flip(self._face(aw[1])))
+        elif aw[0] == "face":
+            _, p, author, body, head_i = aw
+            face = self._face(p)
+            self._judged(body_to_move(body, author, face), author, body, head_i, face)
+        elif aw[0] == "secrets":
+            self._reveal()
+
+    def _engine(self, move: Move) -> None:
+        """Apply a move to the rules state and queue the deck operations its events call for."""
+        before = self.state
+        new, events = apply(before, move)
+        ops, hands = ops_for_events(before.hands, events)
+        started = any(isinstance(e, HandStarted) for e in events)
+        if not started and [list(h) for h in new.hands] != hands:
+            raise AssertionError("the deck bridge lost track of the hands")
+        self._hand_moves.append(move)
+        if new.phase is Phase.CUT and before.phase is not Phase.CUT:
+            cutter = (new.dealer - 1) % new.players
+            ops.append({"op": "peek", "position": new.pile[-1], "to": cutter})
+        self.state = new
+        self.events.extend(events)
+        self._ops.extend(ops)
+        if started:
+            self._hand_start = new
+            self._hand_moves = []
+
+    # ------------------------------------------------------------------ moves
+    def _run_move(self, author: int, body: dict, head_i: int) -> None:
+        st = self.state
+        if body["type"] in ("timeout", "left"):
+            move = body_to_move(body, author)
+            try:
+                self._engine(move)
+            except IllegalMove as exc:
+                self.events.append(SessionEvent("timeout-ignored", body["seat"], str(exc)))
+            return
+        if body["hand"] != st.hand_number:
+            return self._refused(author, body, head_i, None, "a move for another hand")
+        if body["move"] != "play":
+            return self._judged(body_to_move(body, author, None), author, body, head_i, None)
+        slot = body["slot"]
+        if slot not in st.hands[author]:
+            then = self._history.get(head_i, (None, False))[0]
+            if then is not None and self._held(then, author, slot, body):
+                self.events.append(SessionEvent("race-lost", author, f"slot {slot} left the hand"))
+                return
+            raise ProtocolError("NOT_HELD", author, f"seat {author} holds no slot {slot}")
+        face = self._face(slot) if self.pub.slots[slot].opened else None
+        if face is not None:
+            return self._judged(body_to_move(body, author, face), author, body, head_i, face)
+        if not self._some_face_legal(st, author, body):
+            return self._refused(author, body, head_i, None, "no card makes this play legal")
+        self._ops.append({"op": "open", "position": slot})
+        self._await = ("face", slot, author, body, head_i)
+
+    @staticmethod
+    def _held(st: State, author: int, slot: int, body: dict) -> bool:
+        return body["hand"] == st.hand_number and slot in st.hands[author]
+
+    def _some_face_legal(self, st: State, author: int, body: dict) -> bool:
+        for face in dict.fromkeys(deck_cards(self.rules.deck)):
+            try:
+                apply(st, body_to_move(body, author, face))
+                return True
+            except IllegalMove:
+                continue
+        return False
+
+    def _judged(
+        self, move: Move, author: int, body: dict, head_i: int, face: Card | None
+    ) -> None:
+        try:
+            self._engine(move)
+        except IllegalMove as exc:
+            self._refused(author, body, head_i, face, str(exc))
+
+    def _refused(
+        self, author: int, body: dict, head_i: int, face: Card | None, why: str
+    ) -> None:
+        """A move the rules refuse now: a lost race if it was legal at its head, else a fault."""
+        if self._legal_at(head_i, author, body, face):
+            self.events.append(SessionEvent("race-lost", author, why))
+            return
+        raise ProtocolError("ILLEGAL_MOVE", author, why)
+
+    def _legal_at(self, head_i: int, author: int, body: dict, face: Card | None) -> bool:
+        st, quiet = self._history.get(head_i, (None, False))
+        if st is None or not quiet or body["hand"] != st.hand_number:
+            return False
+        if body["move"] == "play":
+            if body["slot"] not in st.hands[author]:
+                return False
+            if face is None:
+                return self._some_face_legal(st, author, body)
+        try:
+            apply(st, body_to_move(body, author, face))
+        except IllegalMove:
+            return False
+        return True
+
+    # ------------------------------------------------------------------ end of hand
+    def _reveal(self) -> None:
+        pub = self.pub
+        report = audit(self.game, pub.hand, self.n, self.rules.deck, pub.log)
+        if not report.ok:
+            f = report.faults[0]
+            raise ProtocolError("DECK_FAULT", f.seat, f"audit of hand {pub.hand}: {f}")
+        cards = report.cards
+        req = self.state.chance
+        faces = tuple((p, card_face(self.rules.deck, cards[p])) for p in req.slots)
+        move = Reveal(faces)
+        self._replay(cards, move)
+        self.audits.append(pub.hand)
+        self.events.append(SessionEvent("audit-ok", None, f"hand {pub.hand}"))
+        self._engine(move)
+
+    def _replay(self, cards: list[int], reveal: Reveal) -> None:
+        """Replay the hand's moves with every face known (the cut card included)."""
+        st = self._hand_start
+        for mv in [*self._hand_moves, reveal]:
+            if isinstance(mv, Cut) and mv.card is None and st.pile:
+                mv = Cut(mv.seat, mv.keep, card_face(self.rules.deck, cards[st.pile[-1]]))
+            try:
+                st, _ = apply(st, mv)
+            except IllegalMove as exc:
+                seat = getattr(mv, "seat", None)
+                raise ProtocolError("ILLEGAL_MOVE", seat, f"replay of hand: {exc}") from None

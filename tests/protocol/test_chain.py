@@ -1,0 +1,347 @@
+import pytest
+
+from dernier_p2p.protocol.chain import ChainChecker
+from dernier_p2p.protocol.envelope import (
+    Author,
+    genesis_hash,
+    make_record,
+    record_hash,
+    sign_envelope,
+)
+from dernier_p2p.protocol.errors import ProtocolError
+from dernier_p2p.protocol.sequencer import Sequencer
+from dernier_p2p.wire.canonical import decode, encode
+from tests.protocol import GAME, Game, identities, table_body
+
+ACK = {"type": "ack"}
+
+
+def checker(g: Game, **kw) -> ChainChecker:
+    return ChainChecker(GAME, g.keys, g.keys, **kw)
+
+
+def fed(g: Game, upto: int | None = None) -> ChainChecker:
+    c = checker(g)
+    for r in g.seq.records[:upto]:
+        c.feed(r)
+    return c
+
+
+def snapshot(c: ChainChecker):
+    return (c.hashes, c.host, c.at_table, c.last_t, [c.next_counter(s) for s in range(c.n)])
+
+
+def refused(c: ChainChecker, rec, code: str, seat: int | None) -> ProtocolError:
+    before = snapshot(c)
+    with pytest.raises(ProtocolError) as info:
+        c.feed(rec)
+    assert (info.value.code, info.value.seat) == (code, seat), info.value
+    assert snapshot(c) == before
+    return info.value
+
+
+def resign(g: Game, rec: dict, signer: int = 0, **changes) -> dict:
+    """``rec`` with ``changes`` applied and signed again by ``signer``'s key."""
+    fields = {"env": rec["env"], "h": rec["h"], "i": rec["i"], "prev": rec["prev"], "t": rec["t"]}
+    fields.update(changes)
+    return make_record(g.ids[signer], fields["env"], fields["h"], fields["i"], fields["prev"],
+                       fields["t"])
+
+
+def game_with_acks(n: int = 3, rounds: int = 2) -> Game:
+    g = Game(n)
+    for _ in range(rounds):
+        for s in range(n):
+            g.submit(s, ACK)
+    return g
+
+
+# ---------------------------------------------------------------------- honest chain
+def test_honest_chain_is_accepted_and_agrees_with_the_host():
+    g = game_with_acks()
+    c = checker(g)
+    for r in g.seq.records:
+        assert c.feed(decode(encode(r))) == record_hash(r)
+    assert c.head == g.seq.head
+    assert c.hashes == [record_hash(r) for r in g.seq.records]
+    assert c.next_index == len(g.seq.records) == 9
+    assert [c.next_counter(s) for s in range(3)] == [3, 3, 3]
+    assert c.index_of(genesis_hash(GAME)) == -1 and c.index_of(c.head) == 8
+    assert c.host == 0 and c.at_table == {0, 1, 2}
+
+
+def test_first_host_taken_from_record_zero_or_given():
+    g = Game(2)
+    c = checker(g)
+    assert c.host is None and c.head == genesis_hash(GAME)
+    c.feed(g.seq.records[0])
+    assert c.host == 0
+    other = checker(g, host=1)
+    refused(other, g.seq.records[0], "BAD_CHAIN", 0)  # signed by seat 0, not the host
+
+
+def test_bad_constructor_arguments():
+    keys = Game(2, accept=False).keys
+    with pytest.raises(ValueError):
+        ChainChecker(GAME, keys, keys[:1])
+    with pytest.raises(ValueError):
+        ChainChecker(GAME, {5: keys[0]}, keys)
+    with pytest.raises(ValueError):
+        ChainChecker(GAME, keys, [keys[0], bytes(32)])
+    with pytest.raises(ValueError):
+        ChainChecker(b"short", keys, keys)
+    with pytest.raises(ValueError):
+        ChainChecker(GAME, {1: keys[1]}, keys, host=0)
+
+
+# ---------------------------------------------------------------------- record tampering
+@pytest.fixture
+def g():
+    return game_with_acks(rounds=1)
+
+
+def test_flipped_host_signature(g):
+    c = fed(g, 4)
+    r = dict(g.seq.records[4])
+    r["hsig"] = bytes([r["hsig"][0] ^ 1]) + r["hsig"][1:]
+    refused(c, r, "BAD_SIGNATURE", 0)
+    c.feed(g.seq.records[4])  # the genuine record still goes in
+
+
+@pytest.mark.parametrize("field", ["i", "prev", "t", "env", "h"])
+def test_unsigned_changes_break_the_host_signature(g, field):
+    c = fed(g, 4)
+    r = dict(g.seq.records[4])
+    r[field] = {
+        "i": 5, "prev": bytes(32), "t": r["t"] + 1, "env": g.seq.records[3]["env"], "h": 2
+    }[field]
+    code_seat = ("BAD_SIGNATURE", 0)
+    refused(c, r, *code_seat)
+
+
+def test_wrong_index_prev_and_time_even_when_signed(g):
+    c = fed(g, 4)
+    r = g.seq.records[4]
+    refused(c, resign(g, r, i=5), "BAD_CHAIN", 0)
+    refused(c, resign(g, r, i=3), "BAD_CHAIN", 0)
+    refused(c, resign(g, r, prev=g.seq.records[2]["prev"]), "BAD_CHAIN", 0)
+    refused(c, resign(g, r, t=g.seq.records[3]["t"] - 1), "BAD_CHAIN", 0)
+    c.feed(resign(g, r, t=g.seq.records[3]["t"]))  # equal time is allowed
+
+
+def test_duplicate_record_refused(g):
+    c = fed(g, 5)
+    refused(c, g.seq.records[4], "BAD_CHAIN", 0)
+
+
+def test_record_signed_by_a_seat_that_is_not_host(g):
+    c = fed(g, 4)
+    r = g.seq.records[4]
+    refused(c, resign(g, r, signer=1, h=1), "BAD_CHAIN", 1)
+    # claims seat 1 as host but carries the host's own signature: the relay is at fault
+    refused(c, resign(g, r, signer=0, h=1), "BAD_SIGNATURE", 0)
+
+
+def test_malformed_record_names_the_host(g):
+    c = fed(g, 4)
+    for bad in (None, [], {**g.seq.records[4], "x": 1}, {**g.seq.records[4], "t": -5}):
+        refused(c, bad, "MALFORMED", 0)
+
+
+# ---------------------------------------------------------------------- envelope faults in records
+def _seq_raw(g: Game, env: dict, c: ChainChecker) -> dict:
+    """A record of ``env`` the host signs without checking it (a faulty or hostile host)."""
+    return make_record(g.ids[0], env, 0, c.next_index, c.head, g.t + 1)
+
+
+def test_envelope_faults_the_host_should_have_refused(g):
+    c = fed(g)
+    a1 = g.authors[1]
+    good = sign_envelope(g.ids[1], GAME, 1, a1.next_n, c.head, ACK)
+    cases = [
+        ({**good, "body": {"type": "accept", "table": bytes(32)}}, "BAD_SIGNATURE"),
+        ({**good, "seat": 2}, "BAD_SIGNATURE"),
+        (sign_envelope(g.ids[0], GAME, 1, a1.next_n, c.head, ACK), "BAD_SIGNATURE"),
+        (sign_envelope(g.ids[1], bytes(16), 1, a1.next_n, c.head, ACK), "WRONG_GAME"),
+        (sign_envelope(g.ids[1], GAME, 1, a1.next_n - 1, c.head, ACK), "DUPLICATE"),
+        (sign_envelope(g.ids[1], GAME, 1, a1.next_n + 1, c.head, ACK), "OUT_OF_ORDER"),
+        (sign_envelope(g.ids[1], GAME, 1, a1.next_n, bytes(32), ACK), "FORK"),
+        (sign_envelope(g.ids[1], GAME, 1, a1.next_n, c.head, {"type": "ack", "x": 1}),
+         "MALFORMED"),
+        (sign_envelope(g.ids[1], GAME, 1, a1.next_n, c.head, {"type": "chat"}),
+         "UNKNOWN_MESSAGE"),
+        (sign_envelope(g.ids[1], GAME, 1, a1.next_n, c.head, {"type": "left", "seat": 2}),
+         "WRONG_SEAT"),
+        (sign_envelope(g.ids[1], GAME, 1, a1.next_n, c.head, table_body(g.keys)), "WRONG_SEAT"),
+        (sign_envelope(g.ids[0], GAME, 0, g.authors[0].next_n, c.head, table_body(g.keys)),
+         "BAD_CHAIN"),
+    ]
+    for env, code in cases:
+        err = refused(c, _seq_raw(g, env, c), code, 0)
+        assert "seat" in err.detail
+    c.feed(_seq_raw(g, good, c))
+
+
+def test_replayed_envelope_in_a_new_record_is_a_duplicate(g):
+    c = fed(g)
+    refused(c, _seq_raw(g, g.seq.records[-1]["env"], c), "DUPLICATE", 0)
+
+
+def test_head_echo_may_be_any_earlier_record(g):
+    c = fed(g)
+    old = c.hashes[1]
+    env = g.authors[2].envelope(ACK, old)
+    c.feed(_seq_raw(g, env, c))
+
+
+def test_record_zero_must_be_the_agreed_table():
+    g = Game(3, accept=False)
+    genesis = genesis_hash(GAME)
+    ack = sign_envelope(g.ids[0], GAME, 0, 0, genesis, ACK)
+    refused(checker(g), make_record(g.ids[0], ack, 0, 0, genesis, 5), "BAD_CHAIN", 0)
+    other = identities(4)[3].public_bytes()
+    forged = table_body([g.keys[0], g.keys[1], other])
+    env = sign_envelope(g.ids[0], GAME, 0, 0, genesis, forged)
+    refused(checker(g), make_record(g.ids[0], env, 0, 0, genesis, 5), "TABLE_MISMATCH", 0)
+    stranger = identities(5)[4]
+    env = sign_envelope(stranger, GAME, 0, 0, genesis, table_body(g.keys))
+    refused(checker(g, host=0), make_record(stranger, env, 0, 0, genesis, 5), "BAD_SIGNATURE", 0)
+
+
+# ---------------------------------------------------------------------- relay misbehaviour
+def two_peers(g: Game) -> tuple[ChainChecker, ChainChecker]:
+    return fed(g, 4), fed(g, 4)
+
+
+def test_relay_drops_a_record_for_one_peer(g):
+    for s in range(3):
+        g.submit(s, ACK)
+    a, b = two_peers(g)
+    rest = g.seq.records[4:]
+    for r in rest:
+        a.feed(r)
+    refused(b, rest[1], "BAD_CHAIN", 0)  # rest[0] was dropped for b
+
+
+def test_relay_reorders_two_records_for_one_peer(g):
+    g.submit(1, ACK)
+    g.submit(2, ACK)
+    _, b = two_peers(g)
+    r5 = g.seq.records[5]
+    refused(b, r5, "BAD_CHAIN", 0)
+    # Re-signed in the other order the links hold, but seat 2 echoed record 4, which b lacks.
+    x = make_record(g.ids[0], r5["env"], 0, 4, b.head, r5["t"])
+    refused(b, x, "FORK", 0)
+
+
+def test_reordered_envelopes_of_one_author(g):
+    c = fed(g)
+    e1, e2 = (g.authors[1].envelope(ACK, c.head) for _ in range(2))
+    refused(c, _seq_raw(g, e2, c), "OUT_OF_ORDER", 0)
+    c.feed(_seq_raw(g, e1, c))
+    refused(c, _seq_raw(g, e1, c), "DUPLICATE", 0)
+    c.feed(_seq_raw(g, e2, c))
+
+
+def test_host_forging_an_envelope_is_caught(g):
+    c = fed(g)
+    forged = sign_envelope(g.ids[0], GAME, 2, g.authors[2].next_n, c.head, ACK)
+    refused(c, _seq_raw(g, forged, c), "BAD_SIGNATURE", 0)
+
+
+def test_equivocating_host_is_exposed_by_the_next_head_echo(g):
+    """The host shows peer 1 and peer 2 different records at the same index; each chain is
+    valid alone, and the first envelope of peer 2 relayed to peer 1 reveals the fork."""
+    peer1, peer2 = fed(g), fed(g)
+    i, head = peer1.next_index, peer1.head
+    n0 = g.authors[0].next_n
+    for_1 = make_record(g.ids[0], g.authors[0].envelope({"type": "timeout", "seat": 2}, head),
+                        0, i, head, g.t + 1)
+    other = sign_envelope(g.ids[0], GAME, 0, n0, head, {"type": "timeout", "seat": 1})
+    for_2 = make_record(g.ids[0], other, 0, i, head, g.t + 1)
+    peer1.feed(for_1)
+    peer2.feed(for_2)
+    assert peer1.head != peer2.head
+    echo = g.authors[2].envelope(ACK, peer2.head)  # peer 2 acks what it saw
+    to_1 = make_record(g.ids[0], echo, 0, i + 1, peer1.head, g.t + 2)
+    err = refused(peer1, to_1, "FORK", 0)
+    assert "seat 2" in err.detail
+    # an honest host refuses that echo too, naming its author
+    with pytest.raises(ProtocolError) as info:
+        Sequencer(g.ids[0], GAME, 0, records=[*g.seq.records, for_1]).submit(echo, 2, g.t + 2)
+    assert (info.value.code, info.value.seat) == ("FORK", 2)
+
+
+def test_checkers_fed_the_same_records_agree():
+    g = game_with_acks(4, rounds=3)
+    heads = {fed(g).head for _ in range(3)}
+    assert heads == {g.seq.head}
+
+
+# ---------------------------------------------------------------------- departures and host changes
+def test_left_seat_may_not_send(g):
+    g.submit(0, {"type": "left", "seat": 2})
+    c = fed(g)
+    assert c.at_table == {0, 1}
+    env = g.authors[2].envelope(ACK, c.head)
+    refused(c, _seq_raw(g, env, c), "WRONG_SEAT", 0)
+
+
+def test_next_host_takes_over_with_its_own_record(g):
+    c = fed(g)
+    assert c.next_host() == 1
+    seq1 = Sequencer(g.ids[1], GAME, 1, records=g.seq.records)
+    rec = seq1.submit(g.envelope(1, {"type": "host_change", "old": 0, "new": 1}), 1, g.t + 5)
+    assert rec["h"] == 1
+    c.feed(rec)
+    assert c.host == 1 and c.at_table == {1, 2} and c.next_host() == 2
+    c.feed(seq1.submit(g.authors[2].envelope(ACK, c.head), 2, g.t + 6))
+    # the old host goes on signing: refused, naming it
+    stale = make_record(g.ids[0], g.authors[2].envelope(ACK, c.head), 0, c.next_index, c.head,
+                        g.t + 7)
+    refused(c, stale, "BAD_CHAIN", 0)
+    # and the old host may no longer send envelopes
+    env0 = g.authors[0].envelope(ACK, c.head)
+    with pytest.raises(ProtocolError) as info:
+        seq1.submit(env0, 0, g.t + 8)
+    assert (info.value.code, info.value.seat) == ("WRONG_SEAT", 0)
+
+
+def test_host_change_sequenced_by_the_old_host(g):
+    c = fed(g)
+    env = g.authors[1].envelope({"type": "host_change", "old": 0, "new": 1}, c.head)
+    c.feed(_seq_raw(g, env, c))
+    assert c.host == 1
+    after = make_record(g.ids[0], g.authors[2].envelope(ACK, c.head), 0, c.next_index, c.head,
+                        g.t + 9)
+    refused(c, after, "BAD_CHAIN", 0)
+
+
+def test_only_the_next_seat_may_take_over(g):
+    c = fed(g)
+    env = g.authors[2].envelope({"type": "host_change", "old": 0, "new": 2}, c.head)
+    hijack = make_record(g.ids[2], env, 2, c.next_index, c.head, g.t + 1)
+    refused(c, hijack, "BAD_CHAIN", 2)
+    # once seat 1 has left, seat 2 is next
+    g.submit(0, {"type": "left", "seat": 1})
+    c = fed(g)
+    assert c.next_host() == 2
+    env = sign_envelope(g.ids[2], GAME, 2, env["n"], c.head,
+                        {"type": "host_change", "old": 0, "new": 2})
+    c.feed(make_record(g.ids[2], env, 2, c.next_index, c.head, g.t + 1))
+    assert c.host == 2 and c.at_table == {2}
+
+
+def test_host_change_naming_another_old_host(g):
+    c = fed(g)
+    env = g.authors[1].envelope({"type": "host_change", "old": 2, "new": 1}, c.head)
+    refused(c, make_record(g.ids[1], env, 1, c.next_index, c.head, g.t + 1), "BAD_CHAIN", 1)
+
+
+def test_author_counters_are_per_seat():
+    g = Game(2, accept=False)
+    a = Author(g.ids[1], GAME, 1)
+    c = fed(g)
+    c.feed(g.seq.submit(a.envelope(ACK, c.head), 1, 1))
+    c.feed(g.seq.submit(a.envelope(ACK, c.head), 1, 1))
+    assert c.next_counter(1) == 2 and c.next_counter(0) == 1
