@@ -609,7 +609,9 @@ def _play(st: State, s: list, mv: Play, ev: Events) -> None:
         raise IllegalMove("card-not-held", f"seat {seat} holds no slot {slot!r}") from None
     card = mv.card
     info = rules._info
-    if card.__class__ is not Card or card not in info["cards"]:
+    if id(card) not in info["card_ids"] and (
+        card.__class__ is not Card or card not in info["cards"]
+    ):
         raise IllegalMove("unknown-card", f"{card!r} is not a card of the {rules.deck} deck")
     known = st.shown.get(slot) if st.shown else None
     if known is not None and known != card:

@@ -143,6 +143,7 @@ class Rules:
             "answers": answers,
             "points": pts,
             "cards": frozenset(cards),
+            "card_ids": frozenset(map(id, cards)),  # the canonical objects: a cheap first test
             "deck_size": len(cards),
             "special": frozenset(self.special_ranks),
         }
