@@ -14,7 +14,8 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from dernier_p2p.protocol.envelope import genesis_hash, make_record, record_hash, sign_envelope
+from dernier_p2p.protocol.envelope import genesis_hash, sign_envelope
+from dernier_p2p.protocol.sequencer import Sequencer
 from dernier_p2p.protocol.session import Session
 from dernier_p2p.rules import Move, State, to_act
 from dernier_p2p.rules.cards import Card
@@ -30,22 +31,6 @@ DEFAULT_TIMERS = {"turn_ms": 30_000, "declare_ms": 3_000, "grace_ms": 2_000}
 def identity_for(seed: bytes) -> IdentityKey:
     """The identity key a local seat derives from its seed."""
     return IdentityKey.generate(digest("dernier-p2p/local-identity", seed))
-
-
-class LocalHost:
-    """The host's sequencer, minimal: numbers, chains and signs envelopes in arrival order."""
-
-    def __init__(self, identity: IdentityKey, seat: int, game: bytes) -> None:
-        self.identity, self.seat, self.game = identity, seat, game
-        self.records: list[dict] = []
-        self.clock = 0
-
-    def submit(self, env: dict) -> dict:
-        prev = record_hash(self.records[-1]) if self.records else genesis_hash(self.game)
-        rec = make_record(self.identity, env, self.seat, len(self.records), prev, self.clock)
-        self.records.append(rec)
-        self.clock += 1
-        return rec
 
 
 class LocalTable:
@@ -76,10 +61,11 @@ class LocalTable:
             ],
             "timers": dict(DEFAULT_TIMERS),
         }
-        self.host = LocalHost(self.identities[host], host, self.game)
+        self.host_seat = host
+        self.host = Sequencer(self.identities[host], self.game, host)
+        self.clock = 0
         gen = genesis_hash(self.game)
-        self.host.submit(sign_envelope(self.identities[host], self.game, host, 0, gen, body))
-        rec0 = self.host.records[0]
+        rec0 = self._submit(sign_envelope(self.identities[host], self.game, host, 0, gen, body))
         self.sessions = [
             Session(self.identities[k], k, rec0, digest("dernier-p2p/local-seed", self.seeds[k]))
             for k in range(n)
@@ -93,6 +79,11 @@ class LocalTable:
     def records(self) -> list[dict]:
         return self.host.records
 
+    def _submit(self, env: dict) -> dict:
+        rec = self.host.submit(env, env["seat"], self.clock)
+        self.clock += 1
+        return rec
+
     def send(self, env: dict) -> None:
         self.queue.append(env)
 
@@ -103,13 +94,13 @@ class LocalTable:
             env = self.queue.popleft()
             if self.tamper is not None:
                 env = self.tamper(env)
-            rec = self.host.submit(env)
+            rec = self._submit(env)
             for s in self.sessions:
                 self.queue.extend(s.receive(rec, rec["t"]))
 
     def timeout(self, seat: int) -> None:
         """The host's clock ran out for ``seat``."""
-        self.send(self.sessions[self.host.seat].announce({"type": "timeout", "seat": seat}))
+        self.send(self.sessions[self.host_seat].announce({"type": "timeout", "seat": seat}))
 
 
 @dataclass

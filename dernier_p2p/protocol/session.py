@@ -60,14 +60,8 @@ from dernier_p2p.deck.drbg import Drbg
 from dernier_p2p.deck.errors import DeckError
 from dernier_p2p.deck.table import DeckTable
 from dernier_p2p.protocol.bridge import card_face, ops_for_events, reshuffle_op, rules_from_table
-from dernier_p2p.protocol.envelope import (
-    Author,
-    check_record,
-    genesis_hash,
-    record_hash,
-    verify_envelope,
-    verify_record,
-)
+from dernier_p2p.protocol.chain import ChainChecker
+from dernier_p2p.protocol.envelope import Author, check_record
 from dernier_p2p.protocol.errors import ProtocolError
 from dernier_p2p.protocol.messages import (
     DECK_TYPES,
@@ -140,19 +134,19 @@ class Session:
         host = rec["h"]
         body = env["body"]
         players = body.get("players") if isinstance(body, dict) else None
-        n = len(players) if isinstance(players, list) else 0
-        if rec["i"] != 0 or env["seat"] != host or env["n"] != 0:
-            raise ProtocolError("BAD_CHAIN", host, "record 0 is the host's first envelope")
-        if not isinstance(body, dict) or body.get("type") != "table" or not 2 <= n <= 10:
+        if not isinstance(body, dict) or body.get("type") != "table":
+            raise ProtocolError("BAD_CHAIN", host, "record 0 is the host's table")
+        if not isinstance(players, list) or not 2 <= len(players) <= 10:
             raise ProtocolError("MALFORMED", host, "record 0 is a table of 2 to 10 players")
-        check_record(rec, host, n)
+        n = len(players)
         validate_body(body, host, n, host_seat=host)
         self.game: bytes = env["game"]
-        if rec["prev"] != genesis_hash(self.game) or env["head"] != genesis_hash(self.game):
-            raise ProtocolError("BAD_CHAIN", host, "record 0 must follow the genesis hash")
         self.keys: list[bytes] = [p["key"] for p in players]
-        verify_record(rec, self.keys[host], host)
-        verify_envelope(env, self.keys[host], host)
+        try:
+            self.chain = ChainChecker(self.game, self.keys, self.keys)
+        except ValueError as exc:
+            raise ProtocolError("TABLE_MISMATCH", host, f"table keys: {exc}") from None
+        self.chain.feed(rec)
         try:
             self.rules = rules_from_table(body["variant"], body["options"])
             self.state: State = new_match(self.rules, n)
@@ -165,15 +159,9 @@ class Session:
                 raise ValueError("the identity key is not the key of that seat")
             if len(drbg_seed) < 32:
                 raise ValueError("the Drbg seed must be at least 32 bytes")
-        self.n, self.host, self.seat = n, host, seat
+        self.n, self.seat = n, seat
         self.table_body = body
-        self.table_hash = record_hash(rec)
-        self.head = self.table_hash
-        self.count = 1  # records applied
-        self._index: dict[bytes, int] = {genesis_hash(self.game): -1, self.head: 0}
-        self._next_n = [0] * n
-        self._next_n[host] = 1
-        self._last_t = rec["t"]
+        self.table_hash = self.chain.head
         self._seed = bytes(drbg_seed)
         self._author = (
             None if seat is None else Author(identity, self.game, seat, 1 if seat == host else 0)
@@ -197,6 +185,20 @@ class Session:
         self.audits: list[int] = []  # hands audited
 
     # ------------------------------------------------------------------ queries
+    @property
+    def head(self) -> bytes:
+        """Hash of the last record applied (the head echo of this seat's envelopes)."""
+        return self.chain.head
+
+    @property
+    def host(self) -> int:
+        return self.chain.host
+
+    @property
+    def count(self) -> int:
+        """Records applied."""
+        return self.chain.next_index
+
     @property
     def finished(self) -> bool:
         return self.state.match_over
@@ -320,35 +322,11 @@ class Session:
         """Verify and apply one sequenced record; return this seat's envelopes to send."""
         if self.fault is not None:
             raise self.fault
-        rec = check_record(record, self.host, self.n)
+        rec = self.chain.check(record)
         env, i, author = rec["env"], rec["i"], rec["env"]["seat"]
-        if rec["h"] != self.host:
-            raise ProtocolError("BAD_CHAIN", rec["h"], f"record {i} signed by a seat not host")
-        if i != self.count:
-            raise ProtocolError("BAD_CHAIN", self.host, f"record {i} where {self.count} is next")
-        if rec["prev"] != self.head:
-            raise ProtocolError("BAD_CHAIN", self.host, f"record {i} does not follow the head")
-        if rec["t"] < self._last_t:
-            raise ProtocolError("BAD_CHAIN", self.host, f"record {i} goes back in time")
-        verify_record(rec, self.keys[self.host], self.host)
-        if env["game"] != self.game:
-            raise ProtocolError("WRONG_GAME", self.host, f"record {i} is of another game")
-        verify_envelope(env, self.keys[author], self.host)
-        want = self._next_n[author]
-        if env["n"] != want:
-            code = "DUPLICATE" if env["n"] < want else "OUT_OF_ORDER"
-            raise ProtocolError(code, self.host, f"seat {author} counter {env['n']}, want {want}")
-        head_i = self._index.get(env["head"])
-        if head_i is None or head_i >= i:
-            raise ProtocolError("FORK", self.host, f"record {i} echoes a head this peer lacks")
-        body = validate_body(env["body"], author, self.n, host_seat=self.host)
-        follow = self._check_body(author, body, head_i)  # validation; no change on a fault
-        h = record_hash(rec)
-        self.count = i + 1
-        self.head = h
-        self._index[h] = i
-        self._next_n[author] = want + 1
-        self._last_t = rec["t"]
+        head_i = self.chain.index_of(env["head"])
+        follow = self._check_body(author, env["body"], head_i)  # no change on a fault
+        self.chain.feed(rec)
         self._outbox = []
         try:
             if not self.finished:
@@ -391,8 +369,6 @@ class Session:
         if kind in ("timeout", "left"):
             return lambda: self._on_host_seat_body(body, head_i)
         if kind == "host_change":
-            if body["old"] != self.host:
-                raise ProtocolError("WRONG_SEAT", author, "host change from a seat not host")
             return lambda: self._on_host_change(body)
         raise ProtocolError("UNKNOWN_MESSAGE", author, f"no handling of {kind!r}")
 
@@ -446,7 +422,6 @@ class Session:
             self._engine(ChooseDealer(coin.result()))
 
     def _on_host_change(self, body: dict) -> None:
-        self.host = body["new"]
         self.events.append(SessionEvent("host-change", body["new"], f"from seat {body['old']}"))
 
     def _on_host_seat_body(self, body: dict, head_i: int) -> None:
