@@ -27,8 +27,26 @@ Structural checks here raise :class:`ProtocolError` ``MALFORMED`` / ``BAD_SIGNAT
 seat passed as ``fault``: the author for an envelope the host receives, the host for anything
 inside a record (the host must have refused it). Chain checks are in :mod:`.chain`.
 
-Additions to the session design contract: the error codes ``WRONG_GAME`` and ``WRONG_SEAT``
-(see :mod:`.errors`); :class:`Author`, a helper that numbers and signs one seat's envelopes.
+Additions to the session design contract (nothing in it is changed):
+
+- error codes ``WRONG_GAME`` (envelope of another game) and ``WRONG_SEAT`` (author is not the
+  connection's seat, a host-only body from another seat, or a seat that has left);
+  :func:`.errors.from_deck_error`;
+- :class:`Author` numbers and signs one seat's envelopes; :func:`check_envelope`,
+  :func:`check_record` (structure), :func:`verify_envelope`, :func:`verify_record` (signature),
+  each naming the seat passed as ``fault``;
+- ``validate_body(..., host_seat=None)``: with the host seat given, ``table``/``timeout``/
+  ``left`` from another seat are ``WRONG_SEAT``; ``host_change`` must be authored by its
+  ``new`` seat; :func:`.messages.deck_message` / :func:`.messages.deck_body` convert between
+  deck bodies and DeckTable messages; ``move_to_body`` also maps ``Timeout``/``Leave`` to the
+  host's ``timeout``/``left`` bodies and ``body_to_move`` back;
+- ``Sequencer(..., records=(), player_keys=None)``: resume from held records (a new host);
+  the player keys come from the table body of record 0; ``records_since(i, seat=None)``
+  raises ``BAD_CHAIN`` naming ``seat`` beyond the end;
+- ``ChainChecker(..., host=None)`` (None: the ``h`` of record 0), ``feed(record) -> hash``,
+  ``check(record)`` (no change), ``check_envelope(env, fault)``, ``next_host()``,
+  ``index_of(hash)``, ``next_counter(seat)``; a ``left`` body removes its seat from the table
+  (its later envelopes are refused) and a host change removes the old host.
 """
 
 from __future__ import annotations
