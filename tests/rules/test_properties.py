@@ -6,8 +6,8 @@ catching out of turn, and (``originale``) sometimes playing a wrong card, which 
 back with a penalty. At every step:
 - cards are conserved: hands, draw pile and discards hold each slot once and, with the faces
   the simulation dealer gave them, exactly the physical deck;
-- when no chance input is needed, the seat to act has a legal move, and every move listed is
-  accepted by ``apply``;
+- when no chance input is needed, the seat to act has a legal move, every move listed is its
+  own, and ``apply`` accepts a randomly chosen one of them (besides the one played);
 - every hand score is recomputed here from the revealed faces with the variant's rule, written
   out below from the rules digest (not with the engine's scorer), and the match ends when its
   format says so;
