@@ -1,4 +1,8 @@
+import copy
+
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from dernier_p2p.protocol.chain import ChainChecker
 from dernier_p2p.protocol.envelope import (
@@ -8,7 +12,7 @@ from dernier_p2p.protocol.envelope import (
     record_hash,
     sign_envelope,
 )
-from dernier_p2p.protocol.errors import ProtocolError
+from dernier_p2p.protocol.errors import CODES, ProtocolError
 from dernier_p2p.protocol.sequencer import Sequencer
 from dernier_p2p.wire.canonical import decode, encode
 from tests.protocol import GAME, Game, identities, table_body
@@ -345,3 +349,53 @@ def test_author_counters_are_per_seat():
     c.feed(g.seq.submit(a.envelope(ACK, c.head), 1, 1))
     c.feed(g.seq.submit(a.envelope(ACK, c.head), 1, 1))
     assert c.next_counter(1) == 2 and c.next_counter(0) == 1
+
+
+def test_relay_drops_a_record_and_relinks_the_rest():
+    """The host leaves seat 1's envelope out of peer 2's chain and re-signs the later records
+    so that they link: the author's next counter, or peer 2's next head echo, gives it away."""
+    g = game_with_acks(rounds=1)
+    peer1, peer2 = fed(g), fed(g)
+    dropped = g.authors[1].envelope(ACK, peer1.head)
+    peer1.feed(_seq_raw(g, dropped, peer1))
+    n0 = g.authors[0].next_n
+    later = sign_envelope(g.ids[0], GAME, 0, n0, peer1.head, ACK)  # echoes the dropped record
+    refused(peer2, _seq_raw(g, later, peer2), "FORK", 0)
+    # seat 2 writes on the relinked branch; peer 1 sees an echo it does not hold
+    other = g.authors[0].envelope({"type": "timeout", "seat": 2}, peer2.head)
+    peer2.feed(_seq_raw(g, other, peer2))
+    echo = g.authors[2].envelope(ACK, peer2.head)
+    refused(peer1, _seq_raw(g, echo, peer1), "FORK", 0)
+    # and seat 1's next envelope, relayed to peer 2, skips the dropped counter
+    nxt = g.authors[1].envelope(ACK, genesis_hash(GAME))
+    refused(peer2, _seq_raw(g, nxt, peer2), "OUT_OF_ORDER", 0)
+
+
+_FUZZ = game_with_acks(rounds=1)
+_FUZZ.submit(2, {"type": "move", "hand": 0, "move": "play", "slot": 3, "suit": 1, "target": None,
+                 "declare": False})
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_mutated_records_raise_only_protocol_errors_and_change_nothing(data):
+    c = fed(_FUZZ, -1)
+    rec = copy.deepcopy(_FUZZ.seq.records[-1])
+    target = data.draw(st.sampled_from([rec, rec["env"], rec["env"]["body"]]))
+    key = data.draw(st.sampled_from(sorted(target) + ["extra"]))
+    if data.draw(st.booleans()) and key in target:
+        del target[key]
+    else:
+        target[key] = data.draw(
+            st.one_of(st.none(), st.booleans(), st.integers(-(2**63), 2**64 - 1),
+                      st.binary(max_size=70), st.text(max_size=5),
+                      st.lists(st.integers(), max_size=2))
+        )
+    before = snapshot(c)
+    try:
+        c.feed(rec)
+    except ProtocolError as exc:
+        assert exc.code in CODES and exc.seat in (0, None)
+        assert snapshot(c) == before
+    else:
+        assert rec == _FUZZ.seq.records[-1]  # only an unchanged record goes in
