@@ -219,6 +219,9 @@ class ChainChecker:
         if self._last_t is not None and rec["t"] < self._last_t:
             raise ProtocolError("BAD_CHAIN", fault, f"record {i} goes back in time")
         env = self.check_envelope(rec["env"], fault)
+        if self._host is None and env["seat"] != signer:
+            detail = f"the table of seat {env['seat']}, not of the host"
+            raise ProtocolError("WRONG_SEAT", fault, detail)
         if env["body"]["type"] == "host_change":
             body = env["body"]
             if body["old"] != self._host or body["new"] != self.next_host():

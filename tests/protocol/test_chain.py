@@ -207,6 +207,8 @@ def test_record_zero_must_be_the_agreed_table():
     forged = table_body([g.keys[0], g.keys[1], other])
     env = sign_envelope(g.ids[0], GAME, 0, 0, genesis, forged)
     refused(checker(g), make_record(g.ids[0], env, 0, 0, genesis, 5), "TABLE_MISMATCH", 0)
+    env = sign_envelope(g.ids[1], GAME, 1, 0, genesis, table_body(g.keys))
+    refused(checker(g), make_record(g.ids[0], env, 0, 0, genesis, 5), "WRONG_SEAT", 0)
     stranger = identities(5)[4]
     env = sign_envelope(stranger, GAME, 0, 0, genesis, table_body(g.keys))
     refused(checker(g, host=0), make_record(stranger, env, 0, 0, genesis, 5), "BAD_SIGNATURE", 0)
