@@ -1,0 +1,494 @@
+"""The host: a peer that also accepts the table's peers, sequences and relays their messages.
+
+The host is trusted for nothing but ordering: every record it signs is checked by every peer.
+It listens on TCP, runs the handshake of :mod:`.handshake` with each connection until the table
+is full (the host is seat 0), then sequences record 0 (the ``table``) and runs the match:
+
+- every ``env`` frame goes through the :class:`~dernier_p2p.protocol.sequencer.Sequencer`; a
+  refused one gets an ``error`` frame on its own connection and a log line, and after
+  ``max_errors`` refusals that connection (only) is closed;
+- each record is appended to the host's transcript, broadcast to every connection and applied
+  by the host's own session, whose envelopes are sequenced in turn;
+- timers (see :mod:`.timers`): the seat the table waits on too long gets a ``timeout`` record;
+  a dropped connection that does not resume within ``grace_ms`` gets a ``left`` record; after a
+  record that opens a declaration window, move envelopes other than declarations and catches
+  are held for ``declare_ms`` (or until the window closes) so a declaration can come first.
+
+A peer that reconnects sends ``resume`` and receives a ``welcome`` with ``"last"`` (the index of
+the host's last record) followed by every record after the one it holds.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+import trio
+
+from dernier_p2p.net import handshake as hs
+from dernier_p2p.net.agent import Agent
+from dernier_p2p.net.discovery import DEFAULT_PORT, Announcement, announce
+from dernier_p2p.net.framing import FramedStream, FrameError, PeerClosed, serve_framed
+from dernier_p2p.net.seat import LocalSeat
+from dernier_p2p.net.timers import Deadlines, Grace, Timers, Window
+from dernier_p2p.protocol.errors import ProtocolError
+from dernier_p2p.protocol.sequencer import Sequencer
+from dernier_p2p.wire.identity import IdentityKey
+
+log = logging.getLogger("dernier_p2p.net.host")
+
+HOST_SEAT = 0
+HOLD_FREE = frozenset({"declare", "catch"})
+"""Move kinds never held by the declaration window."""
+
+
+@dataclass
+class HostConfig:
+    """How to run a table. ``advertise`` is the address peers can reach this host at (put in
+    the table as its ``listen``; default ``bind``); ``announce_to`` enables LAN discovery."""
+
+    players: int
+    variant: str = "dernier"
+    options: dict[str, Any] = field(default_factory=dict)
+    timers: Timers = field(default_factory=Timers)
+    name: str = "host"
+    table_name: str = "table"
+    bind: str = "127.0.0.1"
+    port: int = 0
+    advertise: str | None = None
+    transcript: str | os.PathLike[str] | None = None
+    max_errors: int = 5
+    handshake_s: float = 10.0
+    game: bytes | None = None
+    seed: bytes | None = None
+    announce_to: tuple[str, int] | None = None
+    linger_s: float = 2.0
+
+
+@dataclass
+class Player:
+    name: str
+    key: bytes
+    listen: tuple[str, int] | None
+
+    def body(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "key": self.key,
+            "listen": None if self.listen is None else list(self.listen),
+        }
+
+
+class Conn:
+    """One peer's connection: an unbounded outgoing queue drained by a sender task."""
+
+    def __init__(self, seat: int, stream: FramedStream) -> None:
+        self.seat = seat
+        self.stream = stream
+        self._tx, self._rx = trio.open_memory_channel[bytes | None](math.inf)
+        self.errors = 0
+        self.closing = False
+        self.replaced = False
+        self.scope = trio.CancelScope()
+
+    def push(self, payload: bytes) -> None:
+        if not self.closing:
+            self._tx.send_nowait(payload)
+
+    def close(self) -> None:
+        """Send what is queued, then close."""
+        if not self.closing:
+            self._tx.send_nowait(None)
+            self.closing = True
+
+    def kill(self) -> None:
+        """Close at once."""
+        self.closing = True
+        self.scope.cancel()
+
+    async def sender(self) -> None:
+        async for payload in self._rx:
+            if payload is None:
+                break
+            await self.stream.send(payload)
+        self.scope.cancel()
+
+
+def _ms() -> int:
+    return int(trio.current_time() * 1000)
+
+
+class Host:
+    """A running table (see the module docstring). Use :func:`run_host`."""
+
+    def __init__(self, identity: IdentityKey, config: HostConfig, agent: Agent | None) -> None:
+        if not 2 <= config.players <= 10:
+            raise ValueError("a table has 2 to 10 players")
+        hs.check_name(config.name)
+        self.identity = identity
+        self.config = config
+        self.agent = agent
+        self.game = config.game if config.game is not None else os.urandom(16)
+        self.seed = config.seed if config.seed is not None else os.urandom(32)
+        self.sequencer = Sequencer(identity, self.game, HOST_SEAT)
+        self.players: dict[int, Player] = {}
+        self.conns: dict[int, Conn] = {}
+        self.me: LocalSeat | None = None
+        self.port = 0
+        self.full = trio.Event()
+        self.done = trio.Event()
+        self.deadlines = Deadlines(config.timers.turn_ms)
+        self.grace = Grace(config.timers.grace_ms)
+        self.window = Window(config.timers.declare_ms)
+        self.held: deque[tuple[int, dict[str, Any]]] = deque()
+        self._queue: deque[tuple[int, Any]] = deque()
+        self._pumping = False
+        self._wake = trio.Event()
+        self._owes: tuple[int, ...] = ()
+        self.left: set[int] = set()
+        self.faults: list[tuple[int, str, str]] = []  # (seat, code, detail) refused envelopes
+
+    # ------------------------------------------------------------------ lobby
+    def summary(self) -> dict[str, Any]:
+        return {
+            "name": self.config.table_name,
+            "variant": self.config.variant,
+            "players": self.config.players,
+            "taken": len(self.players),
+        }
+
+    def announcement(self) -> Announcement | None:
+        if self.full.is_set():
+            return None
+        free = self.config.players - len(self.players)
+        return Announcement(self.config.table_name, self.config.variant, free, self.port)
+
+    def _admit(self, opening: hs.Hello | hs.Resume) -> tuple[int, int | None]:
+        """The seat for a checked opening and, for a resume, the index it holds."""
+        if isinstance(opening, hs.Resume):
+            for seat, p in self.players.items():
+                if p.key == opening.key and self.full.is_set():
+                    if seat in self.left:
+                        raise hs.NetError(hs.UNKNOWN_KEY, f"seat {seat} has left the table")
+                    if opening.have >= len(self.sequencer.records):
+                        raise hs.NetError(hs.MALFORMED, "resume beyond the host's last record")
+                    return seat, opening.have
+            raise hs.NetError(hs.UNKNOWN_KEY, "no seat of this game has that key")
+        if any(p.key == opening.key for p in self.players.values()):
+            raise hs.NetError(hs.DUPLICATE_KEY, "that identity key already has a seat")
+        if self.full.is_set() or len(self.players) >= self.config.players:
+            raise hs.NetError(hs.TABLE_FULL, f"all {self.config.players} seats are taken")
+        seat = min(s for s in range(self.config.players) if s not in self.players)
+        self.players[seat] = Player(opening.name, opening.key, opening.listen)
+        return seat, None
+
+    async def _refuse(self, stream: FramedStream, code: str, detail: str) -> None:
+        log.warning("connection refused: %s: %s", code, detail)
+        with trio.move_on_after(1):
+            await hs.send_message(stream, hs.error_message(code, detail))
+
+    async def handle(self, stream: FramedStream) -> None:
+        """Serve one connection: handshake, then its frames until it closes."""
+        nonce = os.urandom(hs.NONCE_SIZE)
+        try:
+            await hs.send_message(stream, hs.challenge_message(nonce, self.summary()))
+            with trio.fail_after(self.config.handshake_s):
+                opening = hs.check_opening(await hs.receive_message(stream), nonce)
+            seat, have = self._admit(opening)
+        except hs.RemoteError as exc:
+            log.info("peer gave up the handshake: %s", exc)
+            return
+        except hs.NetError as exc:
+            await self._refuse(stream, exc.code, exc.detail)
+            return
+        except FrameError as exc:
+            await self._refuse(stream, hs.OVERSIZED, str(exc))
+            return
+        except trio.TooSlowError:
+            await self._refuse(stream, "TIMEOUT", "no hello in time")
+            return
+        conn = Conn(seat, stream)
+        old = self.conns.get(seat)
+        if old is not None:
+            old.replaced = True
+            old.kill()
+        self.conns[seat] = conn
+        welcome: dict[str, Any] = {"k": "welcome", "seat": seat}
+        if have is not None:
+            welcome["last"] = len(self.sequencer.records) - 1
+            self.grace.back(seat)
+            self._wake.set()
+            log.info("seat %d resumed after record %d", seat, have)
+        conn.push(hs.pack(welcome))
+        if have is not None:
+            for rec in self.sequencer.records_since(have + 1, seat):
+                conn.push(hs.pack({"k": "rec", "rec": rec}))
+        elif len(self.players) == self.config.players:
+            self.full.set()
+        log.info("seat %d: %s connected", seat, self.players[seat].name)
+        try:
+            with conn.scope:
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(conn.sender)
+                    await self._reader(conn)
+                    conn.close()
+        except* (PeerClosed, trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+            pass
+        finally:
+            self._detach(conn)
+
+    def _detach(self, conn: Conn) -> None:
+        if conn.replaced or self.conns.get(conn.seat) is not conn:
+            return
+        del self.conns[conn.seat]
+        seat = conn.seat
+        if not self.full.is_set():
+            del self.players[seat]  # a lobby seat is simply freed
+            log.info("seat %d left the lobby", seat)
+        elif seat not in self.left and not self.done.is_set():
+            self.grace.dropped(seat, _ms())
+            self._wake.set()
+            log.warning("seat %d dropped; %d ms to resume", seat, self.grace.grace_ms)
+
+    async def _reader(self, conn: Conn) -> None:
+        while not conn.closing:
+            try:
+                msg = await hs.receive_message(conn.stream)
+            except hs.RemoteError as exc:
+                log.warning("seat %d reports %s: %s", conn.seat, exc.code, exc.detail)
+                continue
+            except hs.NetError as exc:
+                self._fault(conn.seat, exc.code, exc.detail)
+                continue
+            except FrameError as exc:
+                self._fault(conn.seat, hs.OVERSIZED, str(exc), close=True)
+                return
+            if msg["k"] != "env" or set(msg) != {"k", "env"}:
+                self._fault(conn.seat, hs.UNEXPECTED, f"unexpected frame {msg['k']!r}")
+            elif not self.full.is_set() or self.me is None:
+                self._fault(conn.seat, hs.UNEXPECTED, "the match has not started")
+            else:
+                self._on_env(conn.seat, msg["env"])
+
+    def _fault(self, seat: int, code: str, detail: str, close: bool = False) -> None:
+        """Tell ``seat`` its message was refused; close its connection after max_errors."""
+        self.faults.append((seat, code, detail))
+        conn = self.conns.get(seat)
+        if seat == HOST_SEAT or conn is None:
+            log.error("seat %d (own or gone): %s: %s", seat, code, detail)
+            return
+        conn.errors += 1
+        log.warning("seat %d refused (%d): %s: %s", seat, conn.errors, code, detail)
+        conn.push(hs.pack(hs.error_message(code, detail)))
+        if close or conn.errors >= self.config.max_errors:
+            log.warning("seat %d: closing its connection after %d errors", seat, conn.errors)
+            conn.close()
+
+    # ------------------------------------------------------------------ sequencing
+    def _on_env(self, seat: int, env: Any) -> None:
+        if self._must_hold(seat, env):
+            self.held.append((seat, env))
+            return
+        self._submit(seat, env)
+
+    def _must_hold(self, seat: int, env: Any) -> bool:
+        if any(s == seat for s, _ in self.held):
+            return True  # keep one author's envelopes in order
+        if not self.window.is_open(_ms()):
+            return False
+        body = env.get("body") if isinstance(env, dict) else None
+        return (
+            isinstance(body, dict)
+            and body.get("type") == "move"
+            and body.get("move") not in HOLD_FREE
+        )
+
+    def _release(self) -> None:
+        while self.held and not self.window.is_open(_ms()):
+            seat, env = self.held.popleft()
+            self._submit(seat, env)
+
+    def _submit(self, seat: int, env: Any) -> None:
+        """Sequence one envelope (and whatever it causes) now."""
+        self._queue.append((seat, env))
+        if self._pumping:
+            return
+        self._pumping = True
+        try:
+            while self._queue:
+                s, e = self._queue.popleft()
+                self._sequence(s, e)
+        finally:
+            self._pumping = False
+
+    def _record_time(self) -> int:
+        return int(time.time() * 1000)
+
+    def _sequence(self, seat: int, env: Any) -> None:
+        try:
+            self.vet(seat, env)
+            rec = self.sequencer.submit(env, seat, self._record_time())
+        except ProtocolError as exc:
+            self._fault(seat, exc.code, exc.detail)
+            return
+        self._publish(rec)
+
+    def vet(self, seat: int, env: Any) -> None:
+        """Checks beyond the sequencer's (the rules), refusing an envelope before it is
+        sequenced; raises ProtocolError naming ``seat``."""
+        assert self.me is not None
+        check = getattr(self.me.session, "vet", None)
+        if check is not None:
+            check(env, seat)
+
+    def _publish(self, rec: dict[str, Any]) -> None:
+        assert self.me is not None
+        now = _ms()
+        for seat, conn in self.conns.items():
+            conn.push(hs.pack({"k": "rec", "rec": self.relay_to(seat, rec)}))
+        if rec["i"] == 0:
+            return  # the host's session is built from record 0
+        try:
+            out = self.me.apply(rec, now)
+        except ProtocolError as exc:  # the host's own session refuses what it sequenced
+            log.error("host session refused record %d: %s", rec["i"], exc)
+            raise
+        for env in out:
+            self._queue.append((HOST_SEAT, env))
+        body = rec["env"]["body"]
+        if body["type"] == "left":
+            self.left.add(body["seat"])
+        self._after_record(rec, now)
+
+    def relay_to(self, seat: int, rec: dict[str, Any]) -> dict[str, Any]:
+        """The record as sent to ``seat`` (a test subclass may tamper here)."""
+        return rec
+
+    def _after_record(self, rec: dict[str, Any], now: int) -> None:
+        assert self.me is not None
+        session = self.me.session
+        if self.me.finished:
+            self.deadlines.clear()
+            self.done.set()
+            return
+        waiting = [s for s in session.waiting_on() if s not in self.left]
+        self.deadlines.update(waiting, now, rec["env"]["seat"])
+        owes = tuple(session.state.owes) if session.state is not None else ()
+        if owes and any(s not in self._owes for s in owes):
+            self.window.open(now)
+        elif not owes:
+            self.window.close()
+        self._owes = owes
+        self._wake.set()
+
+    def host_body(self, body: dict[str, Any]) -> None:
+        """Sequence a host-authored body (table, timeout, left, host_change)."""
+        assert self.me is not None
+        self._submit(HOST_SEAT, self.me.session.announce(body))
+
+    # ------------------------------------------------------------------ timers
+    async def _timers(self) -> None:
+        while not self.done.is_set():
+            now = _ms()
+            for seat in self.grace.expired(now):
+                log.warning("seat %d did not resume in time: left", seat)
+                self.host_body({"type": "left", "seat": seat})
+            if self.done.is_set():
+                break
+            for seat in self.deadlines.expired(now):
+                if self.grace.is_dropped(seat) or seat in self.left:
+                    continue
+                log.warning("seat %d ran out of time", seat)
+                self.host_body({"type": "timeout", "seat": seat})
+            self._release()
+            times = [
+                t
+                for t in (self.deadlines.next_deadline(), self.grace.next_deadline(),
+                          self.window.until if self.held else None)
+                if t is not None
+            ]
+            self._wake = trio.Event()
+            if times:
+                with trio.move_on_at(min(times) / 1000):
+                    await self._wake.wait()
+            else:
+                await self._wake.wait()
+
+    # ------------------------------------------------------------------ match
+    def _start_match(self) -> None:
+        cfg = self.config
+        body = {
+            "type": "table",
+            "version": 1,
+            "variant": cfg.variant,
+            "options": dict(cfg.options),
+            "players": [self.players[s].body() for s in range(cfg.players)],
+            "timers": cfg.timers.to_body(),
+        }
+        env = LocalSeat.table_envelope(self.identity, self.game, HOST_SEAT, body)
+        rec = self.sequencer.submit(env, HOST_SEAT, self._record_time())
+        self.me = LocalSeat(
+            self.identity, HOST_SEAT, rec, self.seed, self.agent, cfg.transcript
+        )
+        self._publish(rec)
+        self._queue.extend((HOST_SEAT, env) for env in self.me.start())
+        while self._queue:
+            s, e = self._queue.popleft()
+            self._sequence(s, e)
+
+    async def _send_own(self, env: dict[str, Any]) -> None:
+        self._on_env(HOST_SEAT, env)
+
+    async def run(self, task_status: trio.TaskStatus[Host] = trio.TASK_STATUS_IGNORED) -> Any:
+        """Serve until the match is over; return the host session's result."""
+        cfg = self.config
+        try:
+            async with trio.open_nursery() as nursery:
+                listeners = await nursery.start(
+                    partial(serve_framed, self.handle, cfg.port, host=cfg.bind,
+                            max_frame=hs.MAX_FRAME)
+                )
+                self.port = listeners[0].socket.getsockname()[1]
+                where = (cfg.advertise or cfg.bind, self.port)
+                self.players[HOST_SEAT] = Player(cfg.name, self.identity.public_bytes(), where)
+                if cfg.announce_to is not None:
+                    addr, port = cfg.announce_to
+                    beacon = partial(announce, address=addr, port=port or DEFAULT_PORT)
+                    nursery.start_soon(beacon, self.announcement)
+                task_status.started(self)
+                await self.full.wait()
+                self._start_match()
+                nursery.start_soon(self._timers)
+                if self.agent is not None:
+                    assert self.me is not None
+                    nursery.start_soon(self.me.act, self._send_own)
+                await self.done.wait()
+                for conn in list(self.conns.values()):
+                    conn.close()
+                with trio.move_on_after(cfg.linger_s):
+                    while self.conns:
+                        await trio.sleep(0.01)
+                nursery.cancel_scope.cancel()
+        finally:
+            if self.me is not None:
+                self.me.close()
+        assert self.me is not None
+        return self.me.session.result
+
+
+async def run_host(
+    identity: IdentityKey,
+    config: HostConfig,
+    agent: Agent | None,
+    *,
+    task_status: trio.TaskStatus[Host] = trio.TASK_STATUS_IGNORED,
+) -> Any:
+    """Host a table until its match is over (see :class:`Host`); with ``nursery.start`` the
+    running :class:`Host` (its ``port``) is reported once it listens."""
+    return await Host(identity, config, agent).run(task_status=task_status)

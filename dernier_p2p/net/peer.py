@@ -1,0 +1,231 @@
+"""A peer: connects to the host, applies the records it relays, sends its own envelopes.
+
+:func:`run_peer` joins a table by address and plays until the match is over: every record goes
+to the peer's transcript and its session (which checks it completely: a host that drops,
+reorders, forges or tampers is caught and named), the session's envelopes go back to the host,
+and the local agent is asked for a move whenever the seat may act.
+
+A dropped connection is retried (``resume`` with the index of the last record held) until the
+table's ``grace_ms`` runs out; envelopes sent but never sequenced are sent again once the peer
+has caught up.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import trio
+
+from dernier_p2p.net import handshake as hs
+from dernier_p2p.net.agent import Agent
+from dernier_p2p.net.framing import FramedStream, FrameError, PeerClosed, open_framed
+from dernier_p2p.net.seat import LocalSeat
+from dernier_p2p.protocol.errors import ProtocolError
+from dernier_p2p.wire.identity import IdentityKey
+
+log = logging.getLogger("dernier_p2p.net.peer")
+
+DROPPED = (PeerClosed, trio.BrokenResourceError, trio.ClosedResourceError, OSError)
+"""How a broken connection shows (FrameError, a ValueError, is not among them)."""
+
+
+class HostLost(Exception):
+    """The host did not come back within the grace period."""
+
+
+@dataclass
+class PeerConfig:
+    """A peer's settings: its ``name``, the address it announces for a host change
+    (``listen``), its transcript file and Drbg seed, and the retry pace after a drop."""
+
+    name: str
+    listen: tuple[str, int] | None = None
+    transcript: str | os.PathLike[str] | None = None
+    seed: bytes | None = None
+    retry_s: float = 0.05
+    connect_s: float = 5.0
+
+
+class Peer:
+    """One peer's connection to the host and its local seat (see :func:`run_peer`)."""
+
+    def __init__(
+        self,
+        identity: IdentityKey,
+        address: tuple[str, int],
+        agent: Agent | None,
+        config: PeerConfig,
+    ) -> None:
+        self.identity = identity
+        self.address = address
+        self.agent = agent
+        self.config = config
+        self.seed = config.seed if config.seed is not None else os.urandom(32)
+        self.stream: FramedStream | None = None
+        self.me: LocalSeat | None = None
+        self.seat: int | None = None
+        self.table: dict[str, Any] | None = None
+        self.errors: list[tuple[str, str]] = []  # error frames received from the host
+        self.resumes = 0
+        self._tx, self._rx = trio.open_memory_channel[bytes](math.inf)
+
+    # ------------------------------------------------------------------ sending
+    async def send(self, env: dict[str, Any]) -> None:
+        """Queue an own envelope for the host, in counter order; it is remembered until its
+        record comes back (and sent again after a resume)."""
+        assert self.me is not None
+        self.me.sent(env)
+        self._tx.send_nowait(hs.pack({"k": "env", "env": env}))
+
+    async def _sender(self) -> None:
+        """Write queued envelopes in order. A broken connection is left to the receiving loop
+        (what was lost is sent again after the resume)."""
+        async for payload in self._rx:
+            stream = self.stream
+            if stream is None:
+                continue
+            try:
+                await stream.send(payload)
+            except DROPPED:
+                pass
+
+    def _drain(self) -> None:
+        """Forget queued frames (all of them are sent again by the resume)."""
+        while True:
+            try:
+                self._rx.receive_nowait()
+            except trio.WouldBlock:
+                return
+
+    # ------------------------------------------------------------------ records
+    def _apply(self, rec: Any) -> list[dict[str, Any]]:
+        assert self.me is not None
+        return self.me.apply(rec, int(trio.current_time() * 1000))
+
+    async def _on_message(self, msg: dict[str, Any]) -> None:
+        if msg["k"] != "rec" or set(msg) != {"k", "rec"}:
+            raise hs.NetError(hs.UNEXPECTED, f"unexpected frame {msg['k']!r} from the host")
+        for env in self._apply(msg["rec"]):
+            await self.send(env)
+
+    async def _receive(self) -> dict[str, Any]:
+        """The next message from the host; error frames are logged and skipped."""
+        assert self.stream is not None
+        while True:
+            try:
+                return await hs.receive_message(self.stream)
+            except hs.RemoteError as exc:
+                log.warning("seat %s: host refused a message: %s: %s", self.seat, exc.code,
+                            exc.detail)
+                self.errors.append((exc.code, exc.detail))
+                if self.me is not None:
+                    self.me.in_flight = False
+                    self.me.changed.set()
+
+    # ------------------------------------------------------------------ connecting
+    async def _join(self) -> None:
+        cfg = self.config
+        with trio.fail_after(cfg.connect_s):
+            self.stream = await open_framed(*self.address, hs.MAX_FRAME)
+            self.seat, self.table = await hs.join(self.stream, self.identity, cfg.name, cfg.listen)
+        log.info("joined %s as seat %d", self.address, self.seat)
+        msg = await self._receive()  # the match starts when the table is full
+        rec = msg.get("rec") if msg["k"] == "rec" else None
+        if not isinstance(rec, dict) or rec.get("i") != 0:
+            raise hs.NetError(hs.UNEXPECTED, "the host's first record is not record 0")
+        self.me = LocalSeat(
+            self.identity, self.seat, rec, self.seed, self.agent, self.config.transcript
+        )
+        for env in self.me.start():
+            await self.send(env)
+
+    async def _resume(self, grace_ms: int) -> None:
+        """Reconnect and catch up, retrying until ``grace_ms`` has passed; HostLost after."""
+        assert self.me is not None
+        deadline = trio.current_time() + grace_ms / 1000
+        while True:
+            if self.stream is not None:
+                await trio.aclose_forcefully(self.stream)
+                self.stream = None
+            try:
+                with trio.fail_at(deadline):
+                    stream = await open_framed(*self.address, hs.MAX_FRAME)
+                    have = len(self.me.records) - 1
+                    try:
+                        seat, last = await hs.rejoin(stream, self.identity, have)
+                    except BaseException:
+                        await trio.aclose_forcefully(stream)
+                        raise
+                    if seat != self.seat:
+                        raise hs.NetError(hs.UNEXPECTED, f"resumed as seat {seat}")
+                    self.stream = stream
+                    while len(self.me.records) <= last:
+                        await self._on_message(await self._receive())
+                break
+            except trio.TooSlowError:
+                raise HostLost(f"host {self.address} not back within {grace_ms} ms") from None
+            except (*DROPPED, hs.NetError, FrameError) as exc:
+                log.info("seat %s: resume failed: %s", self.seat, exc)
+                await trio.sleep(self.config.retry_s)
+        self.resumes += 1
+        log.info("seat %d resumed at record %d", self.seat, len(self.me.records) - 1)
+        self._drain()
+        for env in self.me.resend():
+            await self.send(env)
+
+    # ------------------------------------------------------------------ running
+    async def run(self) -> Any:
+        """Play until the match is over; return the session's result.
+
+        Raises :class:`~dernier_p2p.protocol.errors.ProtocolError` when a record is refused
+        (naming the seat at fault; the host is told by an error frame), :class:`HostLost` when
+        the host does not come back, :class:`~.handshake.RemoteError` when the host refuses
+        the handshake.
+        """
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._sender)
+                await self._join()
+                assert self.me is not None and self.table is not None
+                grace_ms = self.me.session.table_body["timers"]["grace_ms"]
+                if self.agent is not None:
+                    nursery.start_soon(self.me.act, self.send)
+                while not self.me.finished:
+                    try:
+                        await self._on_message(await self._receive())
+                    except DROPPED as exc:
+                        log.warning("seat %d: connection to the host lost: %s", self.seat, exc)
+                        await self._resume(grace_ms)
+                    except ProtocolError as exc:
+                        await self._report(exc)
+                        raise
+                nursery.cancel_scope.cancel()
+            return self.me.session.result
+        finally:
+            if self.stream is not None:
+                await trio.aclose_forcefully(self.stream)
+            if self.me is not None:
+                self.me.close()
+
+    async def _report(self, exc: ProtocolError) -> None:
+        log.error("seat %s refuses a record: %s", self.seat, exc)
+        if self.stream is not None:
+            with trio.move_on_after(1):
+                try:
+                    await hs.send_message(self.stream, hs.error_message(exc.code, exc.detail))
+                except DROPPED:
+                    pass
+
+
+async def run_peer(
+    identity: IdentityKey,
+    address: tuple[str, int],
+    agent: Agent | None,
+    config: PeerConfig,
+) -> Any:
+    """Join the table at ``address`` and play until the match is over (see :class:`Peer`)."""
+    return await Peer(identity, address, agent, config).run()

@@ -1,0 +1,135 @@
+"""One seat's side of a networked match: its session, transcript and local agent.
+
+:class:`LocalSeat` is what the host and every peer run for their own seat: each record goes to
+the transcript (flushed per record) and into the sans-IO session, which returns this seat's new
+envelopes; the local agent is asked for a move whenever the seat may act and the move goes out
+through the session. Sending is the caller's business (a callback), so the same class serves the
+host (which sequences its own envelopes) and a peer (which sends them to the host).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import trio
+
+from dernier_p2p.net.agent import Agent
+from dernier_p2p.protocol.envelope import Author, genesis_hash
+from dernier_p2p.protocol.errors import ProtocolError
+from dernier_p2p.protocol.session import Session
+from dernier_p2p.rules import IllegalMove
+from dernier_p2p.wire.identity import IdentityKey
+from dernier_p2p.wire.transcript import TranscriptWriter
+
+log = logging.getLogger("dernier_p2p.net")
+
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+class LocalSeat:
+    """Session + transcript + agent of seat ``seat``, built from record 0 (the table)."""
+
+    def __init__(
+        self,
+        identity: IdentityKey,
+        seat: int,
+        table_record: dict[str, Any],
+        seed: bytes,
+        agent: Agent | None,
+        transcript: str | os.PathLike[str] | None = None,
+    ) -> None:
+        self.seat = seat
+        self.agent = agent
+        self.session = Session(identity, seat, table_record, seed)
+        self.records: list[dict[str, Any]] = [table_record]
+        self.writer = TranscriptWriter(transcript) if transcript is not None else None
+        if self.writer is not None:
+            if self.writer.count:
+                self.writer.close()
+                raise ValueError(f"transcript {transcript} already holds records")
+            self.writer.append(table_record)
+        self.in_flight = False  # an own move sent, its record not back yet
+        self.unsequenced: dict[int, dict[str, Any]] = {}  # own envelopes sent, not yet back
+        self.changed = trio.Event()
+        self.version = 0  # bumped per applied record
+
+    @staticmethod
+    def table_envelope(
+        identity: IdentityKey, game: bytes, seat: int, body: dict[str, Any]
+    ) -> dict[str, Any]:
+        """The host's envelope of record 0 (its counter 0, echoing the genesis hash)."""
+        return Author(identity, game, seat).envelope(body, genesis_hash(game))
+
+    def start(self) -> list[dict[str, Any]]:
+        """This seat's first envelopes (its accept of the table)."""
+        return self.session.start()
+
+    def sent(self, env: dict[str, Any]) -> None:
+        """Remember an own envelope until its record comes back (for a resume)."""
+        self.unsequenced[env["n"]] = env
+
+    def resend(self) -> list[dict[str, Any]]:
+        """Own envelopes sent but not sequenced, in counter order (to send again after a
+        resume)."""
+        return [self.unsequenced[n] for n in sorted(self.unsequenced)]
+
+    # ------------------------------------------------------------------ records
+    def apply(self, record: dict[str, Any], now_ms: int) -> list[dict[str, Any]]:
+        """Verify and apply one record; return the envelopes to send. Raises ProtocolError
+        (nothing applied, nothing written) if the record is refused."""
+        out = self.session.receive(record, now_ms)
+        self.records.append(record)
+        if self.writer is not None:
+            self.writer.append(record)
+        env = record["env"]
+        if env["seat"] == self.seat:
+            self.unsequenced.pop(env["n"], None)
+            if env["body"].get("type") == "move":
+                self.in_flight = False
+        self.version += 1
+        self.changed.set()
+        self.changed = trio.Event()
+        return out
+
+    @property
+    def finished(self) -> bool:
+        return bool(self.session.finished)
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
+
+    # ------------------------------------------------------------------ moves
+    def may_act(self) -> bool:
+        """Whether the agent should be asked now: the deck is quiescent, the match not over,
+        no own move in flight, and the seat has a legal move."""
+        if self.agent is None or self.in_flight or self.finished:
+            return False
+        return bool(self.session.legal())
+
+    async def act(self, send: Send) -> None:
+        """Ask the agent for moves until the match is over; send each through ``send``."""
+        assert self.agent is not None
+        seen = -1
+        while not self.finished:
+            if self.version == seen or not self.may_act():
+                await self.changed.wait()
+                continue
+            seen = self.version
+            state, view = self.session.state, dict(self.session.view)
+            move = await self.agent(state, self.seat, view)
+            if move is None:
+                continue
+            if self.version != seen and not self.may_act():
+                continue  # the table moved on while the agent thought
+            try:
+                env = self.session.intend(move)
+            except (IllegalMove, ProtocolError) as exc:
+                log.info("seat %d: move %r not sent: %s", self.seat, move, exc)
+                continue
+            self.in_flight = True
+            await send(env)
