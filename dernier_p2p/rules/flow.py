@@ -1,0 +1,297 @@
+"""Steps shared by the move handlers: turn order, drawing with reshuffles, declaration
+windows, card effects, the end of a hand and of a match.
+
+Handlers work on ``s``, the list of the new state's fields (see state.py for the indices),
+and append events to ``ev``; nothing here touches a State that already exists.
+"""
+
+from __future__ import annotations
+
+from dernier_p2p.rules.cards import Card, Suit
+from dernier_p2p.rules.errors import IllegalMove
+from dernier_p2p.rules.events import (
+    ChainCancelled,
+    ChainGrew,
+    Declared,
+    DirectionChanged,
+    Drew,
+    HandOver,
+    HandsRotated,
+    HandsSwapped,
+    MatchOver,
+    Penalty,
+    Skipped,
+    SuitNamed,
+)
+from dernier_p2p.rules.state import (
+    CHANCE,
+    CLOCK,
+    DIRECTION,
+    DISCARD,
+    DRAWN,
+    HAND_END,
+    HAND_WINNER,
+    HANDS,
+    LAST_DRAW,
+    NAMED_SUIT,
+    NEXT_SLOT,
+    OWED,
+    OWES,
+    PENDING_DRAW,
+    PENDING_KIND,
+    PHASE,
+    PILE,
+    STANDINGS,
+    TURN,
+    WINNER,
+    ChanceRequest,
+    Phase,
+    State,
+)
+from dernier_p2p.rules.variants import (
+    CHAIN,
+    FORCED,
+    NAMES,
+    NAMES_OPT,
+    PREVIOUS,
+    REVERSE,
+    ROTATE,
+    SKIP,
+    SWAP,
+    Rules,
+)
+
+PLAY = Phase.PLAY
+SUITS = tuple(Suit)
+NAMING = NAMES | NAMES_OPT
+
+Events = list  # the list of events being built by one apply
+
+
+def to_act(state: State) -> int | None:
+    """The seat expected to move next (None while chance is needed or the match is over)."""
+    if state.chance is not None:
+        return None
+    phase = state.phase
+    if phase is PLAY:
+        return state.turn
+    if phase is Phase.NAME_SUIT:
+        return state.namer
+    if phase is Phase.HAND_SIZE:
+        return state.dealer
+    if phase is Phase.CUT:
+        return (state.dealer - 1) % state.players
+    return None
+
+
+def next_seat(s: list, seat: int) -> int:
+    return (seat + s[DIRECTION]) % len(s[HANDS])
+
+
+def set_hand(s: list, seat: int, hand: tuple[int, ...]) -> None:
+    hands = list(s[HANDS])
+    hands[seat] = hand
+    s[HANDS] = tuple(hands)
+
+
+def queue_draw(s: list, seat: int, n: int, reason: str) -> None:
+    if n > 0:
+        s[OWED] = s[OWED] + ((seat, n, reason),)
+
+
+def reshuffle_request(s: list) -> ChanceRequest:
+    source = s[DISCARD][:-1]
+    return ChanceRequest("shuffle", count=len(source), first_slot=s[NEXT_SLOT], source=source)
+
+
+def take(s: list, seat: int, n: int, reason: str, ev: Events) -> int:
+    """Move up to n cards from the pile to ``seat``; returns how many are still owed."""
+    pile = s[PILE]
+    k = n if n <= len(pile) else len(pile)
+    if k:
+        got = pile[:k]
+        s[PILE] = pile[k:]
+        set_hand(s, seat, s[HANDS][seat] + got)
+        last = list(s[LAST_DRAW])
+        last[seat] = s[CLOCK]
+        s[LAST_DRAW] = tuple(last)
+        ev.append(Drew(seat, got, reason))
+        if reason == "draw":
+            s[DRAWN] = got[0]
+    rest = n - k
+    if not s[PILE]:
+        rules: Rules = s[0]
+        if rules.pile_empty == "end":
+            if s[HAND_END] is None:
+                s[HAND_END] = "pile-empty"
+            return 0
+        if len(s[DISCARD]) > 1:
+            s[CHANCE] = reshuffle_request(s)
+            return rest
+        return 0  # nothing left to reshuffle: the draw is short
+    return rest
+
+
+def run_owed(s: list, ev: Events) -> None:
+    owed = list(s[OWED])
+    while owed and s[CHANCE] is None:
+        seat, n, reason = owed[0]
+        rest = take(s, seat, n, reason, ev)
+        if rest:
+            owed[0] = (seat, rest, reason)
+        else:
+            owed.pop(0)
+        if s[HAND_END] is not None:
+            owed = []
+    s[OWED] = tuple(owed)
+
+
+def settle(s: list, ev: Events) -> None:
+    """Run the owed draws; end the hand when it is over and nothing waits on chance."""
+    if s[OWED]:
+        run_owed(s, ev)
+    if s[CHANCE] is None and not s[OWED] and (s[HAND_WINNER] is not None or s[HAND_END]):
+        end_hand(s, ev)
+
+
+def close_windows(s: list, ev: Events) -> None:
+    """A Play/Draw/Pass/Timeout closes every open declaration window (penalties first)."""
+    owes = s[OWES]
+    if not owes:
+        return
+    s[OWES] = ()
+    rules: Rules = s[0]
+    if rules.declaration == "catch":
+        return
+    for seat in owes:
+        if len(s[HANDS][seat]) != 1:
+            continue  # the obligation lapsed
+        ev.append(Penalty(seat, rules.declaration_penalty, "declaration"))
+        rest = take(s, seat, rules.declaration_penalty, "penalty-declaration", ev)
+        if s[HAND_END] is not None:
+            return
+        queue_draw(s, seat, rest, "penalty-declaration")
+
+
+def check_seat(st: State, seat: object) -> int:
+    if type(seat) is not int or not 0 <= seat < st.players:
+        raise IllegalMove("bad-seat", f"no seat {seat!r} at a table of {st.players}")
+    return seat
+
+
+def need_phase(st: State, phase: Phase, what: str) -> None:
+    if st.phase is not phase:
+        raise IllegalMove("wrong-phase", f"{what} is not possible in phase {st.phase.value}")
+
+
+def need_turn(st: State, seat: int, what: str) -> None:
+    actor = to_act(st)
+    if seat != actor:
+        raise IllegalMove("not-your-turn", f"seat {seat} cannot {what}: seat {actor} is to act")
+
+
+def apply_effects(
+    s: list,
+    seat: int,
+    card: Card,
+    suit: Suit | None,
+    target: int | None,
+    ev: Events,
+    hand_moves: bool = True,
+) -> tuple[int, ...]:
+    """Apply the action of ``card`` played by ``seat``; set the turn. Returns changed seats."""
+    rules: Rules = s[0]
+    info = rules._info
+    rank = card.rank
+    f = info["flags"][rank]
+    n = len(s[HANDS])
+    if f & NAMING:
+        s[NAMED_SUIT] = suit
+        if suit is not None:
+            ev.append(SuitNamed(seat, suit))
+    else:
+        s[NAMED_SUIT] = None
+    d = s[DIRECTION]
+    if f & REVERSE:
+        d = -d
+        s[DIRECTION] = d
+        ev.append(DirectionChanged(d))
+    nxt = (seat + d) % n
+    if f & REVERSE and n == 2 and rules.reverse_skips_with_two:
+        ev.append(Skipped(nxt))
+        nxt = seat
+    if f & CHAIN:
+        s[PENDING_DRAW] += info["amount"][rank]
+        s[PENDING_KIND] = rank
+        ev.append(ChainGrew(nxt, s[PENDING_DRAW]))
+    elif s[PENDING_DRAW] and rank == rules.cancel_rank:
+        s[PENDING_DRAW] = 0
+        s[PENDING_KIND] = None
+        ev.append(ChainCancelled(seat))
+    if f & SKIP:
+        ev.append(Skipped(nxt))
+        if rules.skipped_one_card_declares and nxt != seat and len(s[HANDS][nxt]) == 1:
+            s[OWES] = tuple(x for x in s[OWES] if x != nxt) + (nxt,)
+        nxt = (nxt + d) % n
+    if f & FORCED:
+        queue_draw(s, nxt, info["amount"][rank], f"penalty-{rank.value}")
+        ev.append(Skipped(nxt))
+        nxt = (nxt + d) % n
+    if f & PREVIOUS:
+        queue_draw(s, (seat - d) % n, info["amount"][rank], f"penalty-{rank.value}")
+    changed: tuple[int, ...] = ()
+    if hand_moves and f & SWAP and target is not None:
+        hands = list(s[HANDS])
+        hands[seat], hands[target] = hands[target], hands[seat]
+        s[HANDS] = tuple(hands)
+        ev.append(HandsSwapped(seat, target))
+        changed = (seat, target)
+    if hand_moves and f & ROTATE:
+        old = s[HANDS]
+        s[HANDS] = tuple(old[(i - d) % n] for i in range(n))
+        ev.append(HandsRotated(d))
+        changed = tuple(range(n))
+    s[TURN] = nxt
+    return changed
+
+
+def declarations_after_play(
+    s: list, seat: int, declare: bool, changed: tuple[int, ...], ev: Events
+) -> None:
+    """After a play: the mover's DERNIER, and seats a swap/rotate left at one card."""
+    rules: Rules = s[0]
+    hands = s[HANDS]
+    owes = [x for x in s[OWES] if x != seat]
+    if len(hands[seat]) == 1:
+        if declare:
+            ev.append(Declared(seat))
+        elif rules.declaration == "with_play" and seat not in changed:
+            ev.append(Penalty(seat, rules.declaration_penalty, "declaration"))
+            queue_draw(s, seat, rules.declaration_penalty, "penalty-declaration")
+        else:
+            owes.append(seat)
+    for x in changed:
+        if x != seat and len(hands[x]) == 1 and x not in owes:
+            owes.append(x)
+    s[OWES] = tuple(owes)
+
+
+def end_hand(s: list, ev: Events) -> None:
+    winner = s[HAND_WINNER]
+    reason = "out" if winner is not None else (s[HAND_END] or "pile-empty")
+    s[PHASE] = Phase.REVEAL
+    s[PENDING_DRAW] = 0
+    s[PENDING_KIND] = None
+    s[OWES] = ()
+    s[DRAWN] = -1
+    ev.append(HandOver(winner, reason))
+    slots = tuple(x for hand in s[HANDS] for x in hand)
+    s[CHANCE] = ChanceRequest("reveal", count=len(slots), slots=slots)
+
+
+def finish_match(s: list, order: tuple[int, ...], ev: Events) -> None:
+    s[PHASE] = Phase.MATCH_OVER
+    s[CHANCE] = None
+    s[STANDINGS] = order
+    s[WINNER] = order[0]
+    ev.append(MatchOver(order[0], order))

@@ -1,0 +1,478 @@
+"""Seat moves: play (with originale's penalised errors), draw, pass, declare, catch, name a
+suit, choose the hand size, cut, time out, leave.
+"""
+
+from __future__ import annotations
+
+from dernier_p2p.rules import scoring
+from dernier_p2p.rules.cards import Card, Suit
+from dernier_p2p.rules.errors import IllegalMove
+from dernier_p2p.rules.events import (
+    Caught,
+    CutKept,
+    Declared,
+    Drew,
+    Forfeited,
+    HandSizeChosen,
+    JumpedIn,
+    Passed,
+    Penalty,
+    Played,
+    SuitNamed,
+    TakenBack,
+)
+from dernier_p2p.rules.flow import (
+    NAMING,
+    PLAY,
+    Events,
+    apply_effects,
+    check_seat,
+    close_windows,
+    declarations_after_play,
+    finish_match,
+    need_phase,
+    need_turn,
+    next_seat,
+    queue_draw,
+    set_hand,
+    settle,
+)
+from dernier_p2p.rules.hands import deal
+from dernier_p2p.rules.moves import (
+    Catch,
+    ChooseHandSize,
+    Cut,
+    Declare,
+    Draw,
+    Leave,
+    NameSuit,
+    Pass,
+    Play,
+    Timeout,
+)
+from dernier_p2p.rules.state import (
+    CHANCE,
+    CLOCK,
+    CUT_KEPT,
+    DIRECTION,
+    DISCARD,
+    DRAWN,
+    FINAL_SIZES,
+    HAND_END,
+    HAND_WINNER,
+    HANDS,
+    LAST_DRAW,
+    MATCH_POINTS,
+    NAMED_SUIT,
+    NAMER,
+    OWED,
+    OWES,
+    PENDING_DRAW,
+    PENDING_KIND,
+    PHASE,
+    PILE,
+    PLAYED,
+    SHOWN,
+    STALLS,
+    TOP,
+    TURN,
+    Phase,
+    State,
+)
+from dernier_p2p.rules.variants import (
+    NAMES,
+    SWAP,
+    WILD,
+)
+
+
+def in_turn_error(st: State, card: Card) -> tuple[str, str] | None:
+    rules = st.rules
+    info = rules._info
+    rank = card.rank
+    top = st.top
+    if st.pending_draw:
+        kind = st.pending_kind
+        if rank in info["answers"][kind]:
+            return None
+        if (
+            rank == rules.cancel_rank
+            and kind == rules.cancel_chain
+            and (not rules.cancel_same_suit or card.suit == top.suit)
+        ):
+            return None
+        return (
+            "must-answer-chain",
+            f"{st.pending_draw} cards are pending on a {kind.value} chain: answer it or draw",
+        )
+    if info["flags"][rank] & WILD:
+        return None
+    eff = st.named_suit if st.named_suit is not None else top.suit
+    if card.suit is not None and card.suit == eff:
+        return None
+    if rank == top.rank:
+        return None
+    return ("must-match", f"{card} matches neither the suit nor the rank of {top}")
+
+
+def on_play(st: State, s: list, mv: Play, ev: Events) -> None:
+    rules = st.rules
+    if st.phase is not PLAY:
+        need_phase(st, PLAY, "playing a card")
+    seat = mv.seat
+    if type(seat) is not int or not 0 <= seat < st.players:
+        check_seat(st, seat)
+    slot = mv.slot
+    hand = st.hands[seat]
+    try:
+        i = hand.index(slot)
+    except ValueError:
+        raise IllegalMove("card-not-held", f"seat {seat} holds no slot {slot!r}") from None
+    card = mv.card
+    info = rules._info
+    if id(card) not in info["card_ids"] and (
+        card.__class__ is not Card or card not in info["cards"]
+    ):
+        raise IllegalMove("unknown-card", f"{card!r} is not a card of the {rules.deck} deck")
+    known = st.shown.get(slot) if st.shown else None
+    if known is not None and known != card:
+        raise IllegalMove("face-mismatch", f"slot {slot} is known to be {known}, not {card}")
+    f = info["flags"][card.rank]
+    suit = mv.suit
+    target = mv.target
+    if f or suit is not None or target is not None:
+        check_play_options(st, seat, card, f, suit, target, len(hand) == 1)
+    top = st.top
+    jump = seat != st.turn
+    if not jump:
+        if st.drawn >= 0 and slot != st.drawn:
+            raise IllegalMove("only-drawn-card", "after drawing only the drawn card may be played")
+        eff = st.named_suit if st.named_suit is not None else top.suit
+        if st.pending_draw or not (
+            f & WILD or card.rank is top.rank or (eff is not None and card.suit is eff)
+        ):
+            err = in_turn_error(st, card)
+        else:
+            err = None
+    elif not rules.jump_in:
+        err = ("not-your-turn", f"seat {seat} cannot play: it is seat {st.turn}'s turn")
+    elif top is None or card.rank is not top.rank or card.suit is not top.suit:
+        err = ("not-identical", f"a jump-in needs a card identical to {top}, not {card}")
+    else:
+        err = None
+    if err is not None:
+        if rules.errors_penalised:
+            wrong_play(st, s, seat, slot, card, err, not jump, ev)
+            return
+        raise IllegalMove(*err)
+
+    if s[OWES]:
+        close_windows(s, ev)
+        if s[HAND_END] is not None:
+            settle(s, ev)
+            return
+        hand = s[HANDS][seat]
+        i = hand.index(slot)
+    new_hand = hand[:i] + hand[i + 1 :]
+    hands = list(s[HANDS])
+    hands[seat] = new_hand
+    s[HANDS] = tuple(hands)
+    s[PLAYED] = (slot, card, s[PLAYED])
+    if known is not None:
+        shown = dict(s[SHOWN])
+        del shown[slot]
+        s[SHOWN] = shown
+    s[DISCARD] = s[DISCARD] + (slot,)
+    s[TOP] = card
+    s[DRAWN] = -1
+    if s[STALLS]:
+        s[STALLS] = 0
+    if jump:
+        ev.append(JumpedIn(seat))
+    ev.append(Played(seat, slot, card))
+    if not new_hand:
+        before = s[OWED]
+        apply_effects(s, seat, card, suit, None, ev, hand_moves=False)
+        s[HAND_WINNER] = seat
+        if s[PENDING_DRAW]:
+            queue_draw(s, s[TURN], s[PENDING_DRAW], f"penalty-{s[PENDING_KIND].value}")
+            s[PENDING_DRAW] = 0
+            s[PENDING_KIND] = None
+        if not rules.last_card_draws:
+            s[OWED] = before
+        s[OWES] = ()
+        settle(s, ev)
+        return
+    if f:
+        changed = apply_effects(s, seat, card, suit, target, ev)
+    else:  # a plain card: no action
+        s[NAMED_SUIT] = None
+        s[TURN] = (seat + s[DIRECTION]) % st.players
+        changed = ()
+    if changed or len(new_hand) == 1 or s[OWES]:
+        declarations_after_play(s, seat, mv.declare, changed, ev)
+    if s[OWED]:
+        settle(s, ev)
+
+
+def check_play_options(
+    st: State, seat: int, card: Card, f: int, suit: object, target: object, last: bool
+) -> None:
+    """The named suit and the swap target of a play fit its card."""
+    if suit is not None:
+        if not f & NAMING:
+            raise IllegalMove("cannot-name-suit", f"{card} does not name a suit")
+        if not isinstance(suit, Suit):
+            raise IllegalMove("bad-suit", f"{suit!r} is not a suit")
+    elif f & NAMES:
+        raise IllegalMove("must-name-suit", f"{card} must name a suit")
+    if f & SWAP:
+        if target is None and not last:
+            raise IllegalMove("must-choose-target", f"{card} needs a seat to swap hands with")
+        if target is not None and (
+            type(target) is not int or not 0 <= target < st.players or target == seat
+        ):
+            raise IllegalMove("bad-target", f"cannot swap hands with seat {target!r}")
+    elif target is not None:
+        raise IllegalMove("cannot-target", f"{card} does not swap hands")
+
+
+def wrong_play(
+    st: State,
+    s: list,
+    seat: int,
+    slot: int,
+    card: Card,
+    err: tuple[str, str],
+    in_turn: bool,
+    ev: Events,
+) -> None:
+    """originale: a wrong card is shown, taken back, and costs a draw (and the turn, in turn)."""
+    rules = st.rules
+    close_windows(s, ev)
+    if s[HAND_END] is not None:
+        settle(s, ev)
+        return
+    shown = dict(s[SHOWN])
+    shown[slot] = card
+    s[SHOWN] = shown
+    ev.append(TakenBack(seat, slot, card))
+    ev.append(Penalty(seat, rules.error_penalty, err[0]))
+    queue_draw(s, seat, rules.error_penalty, "penalty-error")
+    if in_turn:
+        if s[PENDING_DRAW]:
+            queue_draw(s, seat, s[PENDING_DRAW], f"penalty-{s[PENDING_KIND].value}")
+            s[PENDING_DRAW] = 0
+            s[PENDING_KIND] = None
+        s[TURN] = next_seat(s, seat)
+        s[DRAWN] = -1
+    settle(s, ev)
+
+
+def on_draw(st: State, s: list, mv: Draw, ev: Events) -> None:
+    seat = mv.seat
+    if st.phase is not PLAY or seat != st.turn:
+        need_phase(st, PLAY, "drawing")
+        check_seat(st, seat)
+        need_turn(st, seat, "draw")
+    if st.drawn >= 0:
+        raise IllegalMove("already-drawn", "only one card may be drawn a turn: play it or pass")
+    pending = st.pending_draw
+    if not pending and not st.pile:
+        raise IllegalMove("pile-empty", "the draw pile is empty and nothing can be reshuffled")
+    if s[OWES]:
+        close_windows(s, ev)
+        if s[HAND_END] is not None:
+            settle(s, ev)
+            return
+    if s[STALLS]:
+        s[STALLS] = 0
+    if pending:
+        queue_draw(s, seat, pending, f"penalty-{st.pending_kind.value}")
+        s[PENDING_DRAW] = 0
+        s[PENDING_KIND] = None
+        if st.rules.taking_ends_turn:
+            s[TURN] = next_seat(s, seat)
+    elif len(s[PILE]) > 1 and not s[OWED] and s[CHANCE] is None:  # the common case, inline
+        pile = s[PILE]
+        slot = pile[0]
+        s[PILE] = pile[1:]
+        hands = list(s[HANDS])
+        hands[seat] = hands[seat] + (slot,)
+        s[HANDS] = tuple(hands)
+        last = list(s[LAST_DRAW])
+        last[seat] = s[CLOCK]
+        s[LAST_DRAW] = tuple(last)
+        s[DRAWN] = slot
+        ev.append(Drew(seat, (slot,), "draw"))
+        return
+    else:
+        queue_draw(s, seat, 1, "draw")
+    settle(s, ev)
+
+
+def on_pass(st: State, s: list, mv: Pass, ev: Events) -> None:
+    seat = mv.seat
+    if st.phase is not PLAY or seat != st.turn:
+        need_phase(st, PLAY, "passing")
+        check_seat(st, seat)
+        need_turn(st, seat, "pass")
+    if st.drawn < 0 and (st.pending_draw or st.pile):
+        raise IllegalMove("pass-before-draw", "a player may pass only after drawing a card")
+    if s[OWES]:
+        close_windows(s, ev)
+        if s[HAND_END] is not None:
+            settle(s, ev)
+            return
+    ev.append(Passed(seat))
+    s[TURN] = (seat + s[DIRECTION]) % st.players
+    s[DRAWN] = -1
+    if st.drawn < 0:  # nothing could be drawn: a full round of such passes blocks the hand
+        s[STALLS] += 1
+        if s[STALLS] >= st.players:
+            s[HAND_END] = "blocked"
+    if s[OWED] or s[HAND_END]:
+        settle(s, ev)
+
+
+def on_declare(st: State, s: list, mv: Declare, ev: Events) -> None:
+    need_phase(st, PLAY, "declaring")
+    seat = check_seat(st, mv.seat)
+    if seat not in st.owes:
+        raise IllegalMove("not-owed", f"seat {seat} has no declaration to make now")
+    s[OWES] = tuple(x for x in st.owes if x != seat)
+    ev.append(Declared(seat))
+
+
+def on_catch(st: State, s: list, mv: Catch, ev: Events) -> None:
+    need_phase(st, PLAY, "catching")
+    seat = check_seat(st, mv.seat)
+    rules = st.rules
+    if rules.declaration != "catch":
+        raise IllegalMove("no-catch", f"{rules.name} has no catching of a missed declaration")
+    target = mv.target
+    if (
+        type(target) is not int
+        or target == seat
+        or target not in st.owes
+        or len(st.hands[target]) != 1
+    ):
+        raise IllegalMove("nothing-to-catch", f"seat {target!r} cannot be caught now")
+    s[OWES] = tuple(x for x in st.owes if x != target)
+    ev.append(Caught(seat, target))
+    ev.append(Penalty(target, rules.declaration_penalty, "declaration"))
+    queue_draw(s, target, rules.declaration_penalty, "penalty-declaration")
+    settle(s, ev)
+
+
+def on_name_suit(st: State, s: list, mv: NameSuit, ev: Events) -> None:
+    need_phase(st, Phase.NAME_SUIT, "naming a suit")
+    seat = check_seat(st, mv.seat)
+    need_turn(st, seat, "name the suit")
+    if not isinstance(mv.suit, Suit):
+        raise IllegalMove("bad-suit", f"{mv.suit!r} is not a suit")
+    s[PHASE] = PLAY
+    s[NAMER] = -1
+    if st.rules.first_card == "standard":
+        s[NAMED_SUIT] = mv.suit
+        ev.append(SuitNamed(seat, mv.suit))
+        s[TURN] = seat
+    else:
+        apply_effects(s, st.dealer, st.top, mv.suit, None, ev)
+    settle(s, ev)
+
+
+def on_choose_hand_size(st: State, s: list, mv: ChooseHandSize, ev: Events) -> None:
+    need_phase(st, Phase.HAND_SIZE, "choosing the hand size")
+    seat = check_seat(st, mv.seat)
+    need_turn(st, seat, "choose the hand size")
+    lo, hi = st.rules.hand_size_range or (st.rules.hand_size, st.rules.hand_size)
+    if type(mv.size) is not int or not lo <= mv.size <= hi:
+        raise IllegalMove("bad-hand-size", f"the hand size must be {lo} to {hi}, not {mv.size!r}")
+    ev.append(HandSizeChosen(seat, mv.size))
+    deal(s, mv.size, ev)
+
+
+def on_cut(st: State, s: list, mv: Cut, ev: Events) -> None:
+    need_phase(st, Phase.CUT, "cutting")
+    seat = check_seat(st, mv.seat)
+    need_turn(st, seat, "cut")
+    rules = st.rules
+    card = mv.card
+    if card is not None and (not isinstance(card, Card) or card not in rules._info["cards"]):
+        raise IllegalMove("unknown-card", f"{card!r} is not a card of the {rules.deck} deck")
+    special = card is not None and card.rank in rules._info["special"]
+    if mv.keep and card is not None and not special:
+        raise IllegalMove("cut-not-special", f"only a special card may be kept, not {card}")
+    if not mv.keep and special:
+        raise IllegalMove("cut-must-keep", f"the cutter must keep the special card {card}")
+    bottom = st.pile[-1]
+    if mv.keep:
+        s[PILE] = st.pile[:-1]
+        set_hand(s, seat, (bottom,))
+        s[CUT_KEPT] = seat
+        if card is not None:
+            shown = dict(s[SHOWN])
+            shown[bottom] = card
+            s[SHOWN] = shown
+        ev.append(CutKept(seat, bottom))
+    if rules.hand_size_range is not None:
+        s[PHASE] = Phase.HAND_SIZE
+    else:
+        deal(s, rules.hand_size, ev)
+
+
+def on_timeout(st: State, s: list, mv: Timeout, ev: Events) -> None:
+    seat = check_seat(st, mv.seat)
+    need_turn(st, seat, "time out")
+    rules = st.rules
+    if rules.timeout == "forfeit":
+        forfeit(st, s, seat, "timeout", ev)
+        return
+    phase = st.phase
+    if phase is Phase.CUT:
+        on_cut(st, s, Cut(seat, False), ev)
+        return
+    if phase is Phase.HAND_SIZE:
+        lo = (rules.hand_size_range or (rules.hand_size,))[0]
+        on_choose_hand_size(st, s, ChooseHandSize(seat, lo), ev)
+        return
+    if phase is Phase.NAME_SUIT:
+        suit = st.top.suit if st.top is not None and st.top.suit is not None else Suit.YELLOW
+        on_name_suit(st, s, NameSuit(seat, suit), ev)
+        return
+    close_windows(s, ev)
+    if s[HAND_END] is not None:
+        settle(s, ev)
+        return
+    if rules.timeout == "penalty":
+        ev.append(Penalty(seat, rules.error_penalty, "timeout"))
+        queue_draw(s, seat, rules.error_penalty, "penalty-timeout")
+    if s[PENDING_DRAW]:
+        queue_draw(s, seat, s[PENDING_DRAW], f"penalty-{s[PENDING_KIND].value}")
+        s[PENDING_DRAW] = 0
+        s[PENDING_KIND] = None
+    elif rules.timeout == "draw_pass" and st.drawn < 0:
+        queue_draw(s, seat, 1, "timeout-draw")
+    s[TURN] = next_seat(s, seat)
+    s[DRAWN] = -1
+    settle(s, ev)
+
+
+def on_leave(st: State, s: list, mv: Leave, ev: Events) -> None:
+    seat = check_seat(st, mv.seat)
+    forfeit(st, s, seat, "left", ev)
+
+
+def forfeit(st: State, s: list, seat: int, reason: str, ev: Events) -> None:
+    """The match ends; with timeout "forfeit", -1 match point to ``seat``, +1 to each other."""
+    n = st.players
+    if st.rules.timeout == "forfeit":
+        s[MATCH_POINTS] = tuple(
+            p + (-1 if i == seat else 1) for i, p in enumerate(st.match_points)
+        )
+    ev.append(Forfeited(seat, reason, s[MATCH_POINTS]))
+    sizes = tuple(len(h) for h in st.hands) if st.phase is PLAY else st.final_sizes
+    order = scoring.standings(st.rules, st.scores, st.hands_won, sizes, st.last_draw, (seat,))
+    s[FINAL_SIZES] = sizes if len(sizes) == n else (0,) * n
+    finish_match(s, order, ev)
