@@ -112,6 +112,93 @@ def bench_rlcard(seconds: float, seed: int = 1) -> Figures | None:
     return Figures("RLCard UNO (4 players)", games, moves, time.perf_counter() - start)
 
 
+def breakdown_ours(name: str, players: int, hands: int, seed: int = 1) -> dict[str, float]:
+    """Microseconds per counted move spent in each part of the loop (timed inline)."""
+    rule_set = rules.get_variant(name, match=rules.MatchFormat("hands", 1))
+    rng = random.Random(seed)
+    clock = time.perf_counter
+    parts = dict.fromkeys(("chance", "view", "legal_moves", "choice", "apply"), 0.0)
+    by_kind: dict[str, list[float]] = {}
+    moves = 0
+    for _ in range(hands):
+        dealer = simulate.Dealer(rule_set, rng.getrandbits(64))
+        state = rules.new_match(rule_set, players)
+        while not state.match_over:
+            t0 = clock()
+            request = rules.chance_needed(state)
+            if request is not None:
+                state, _ = rules.apply(state, dealer.chance_move(state, request))
+                parts["chance"] += clock() - t0
+                continue
+            seat = rules.to_act(state)
+            view = dealer.view(state, seat)
+            t1 = clock()
+            legal = rules.legal_moves(state, seat, view)
+            t2 = clock()
+            choice = _random_seat_move(rng, legal)
+            t3 = clock()
+            state, _ = rules.apply(state, choice)
+            t4 = clock()
+            parts["view"] += t1 - t0
+            parts["legal_moves"] += t2 - t1
+            parts["choice"] += t3 - t2
+            parts["apply"] += t4 - t3
+            entry = by_kind.setdefault(f"apply {type(choice).__name__}", [0.0, 0])
+            entry[0] += t4 - t3
+            entry[1] += 1
+            moves += 1
+    out = {k: v * 1e6 / moves for k, v in parts.items()}
+    for kind, (spent, count) in sorted(by_kind.items()):
+        out[f"  {kind}: {count / moves:.0%} of moves, us each"] = spent * 1e6 / count
+    return out
+
+
+def breakdown_rlcard(games: int, seed: int = 1) -> dict[str, float] | None:
+    """RLCard's step split into its rules update and its observation (with legal actions)."""
+    try:
+        from rlcard.games.uno.game import UnoGame
+    except ImportError:
+        return None
+    rng = random.Random(seed)
+    game = UnoGame(num_players=4)
+    game.np_random.seed(seed)
+    clock = time.perf_counter
+    parts = dict.fromkeys(("deal", "proceed_round", "get_state (legal actions)", "choice"), 0.0)
+    moves = 0
+    for _ in range(games):
+        t0 = clock()
+        state, _ = game.init_game()
+        parts["deal"] += clock() - t0
+        while not game.is_over():
+            t0 = clock()
+            action = rng.choice(state["legal_actions"])
+            t1 = clock()
+            game.round.proceed_round(game.players, action)
+            t2 = clock()
+            state = game.get_state(game.round.current_player)
+            t3 = clock()
+            parts["choice"] += t1 - t0
+            parts["proceed_round"] += t2 - t1
+            parts["get_state (legal actions)"] += t3 - t2
+            moves += 1
+    return {k: v * 1e6 / moves for k, v in parts.items()}
+
+
+def print_breakdown(hands: int, seed: int) -> None:
+    print(f"Time per counted move, microseconds ({hands} hands each, timed inline):")
+    for name, figures in (
+        ("standard, 4 players", breakdown_ours("standard", 4, hands, seed)),
+        ("RLCard UNO, 4 players", breakdown_rlcard(hands, seed)),
+    ):
+        if figures is None:
+            print(f"  {name}: not installed")
+            continue
+        total = sum(v for k, v in figures.items() if not k.startswith(" "))
+        print(f"  {name}: total {total:.2f}")
+        for part, us in figures.items():
+            print(f"    {part:<48} {us:6.2f}")
+
+
 def best(runs: list[Figures]) -> Figures:
     """The fastest round (the one least disturbed by other work on the machine)."""
     return max(runs, key=lambda f: f.moves_per_s)
@@ -123,7 +210,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="rounds per figure (best kept)")
     parser.add_argument("--variants", default=",".join(VARIANT_PLAYERS))
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--breakdown", type=int, metavar="HANDS", default=0,
+        help="instead, time each part of a move over HANDS hands of standard and of RLCard",
+    )
     args = parser.parse_args(argv)
+    if args.breakdown:
+        print_breakdown(args.breakdown, args.seed)
+        return 0
     names = args.variants.split(",")
     unknown = [n for n in names if n not in VARIANT_PLAYERS]
     if unknown:
