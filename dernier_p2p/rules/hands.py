@@ -1,5 +1,4 @@
-"""Chance moves and the course of a hand: dealer, shuffle, deal, first card, reveal, scoring.
-"""
+"""Chance moves and the course of a hand: dealer, shuffle, deal, first card, reveal, scoring."""
 
 from __future__ import annotations
 

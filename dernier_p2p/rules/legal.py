@@ -1,5 +1,4 @@
-"""Legal moves: every move a seat may make now, from its own view and the public state.
-"""
+"""Legal moves: every move a seat may make now, from its own view and the public state."""
 
 from __future__ import annotations
 
