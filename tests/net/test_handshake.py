@@ -1,0 +1,196 @@
+"""The handshake over loopback TCP: a seat for a good hello, a typed error for each bad one,
+and the host keeps serving after every refusal."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from functools import partial
+from typing import Any
+
+import pytest
+import trio
+
+from dernier_p2p.net import handshake as hs
+from dernier_p2p.net.framing import FramedStream, open_framed
+from dernier_p2p.net.host import Host, HostConfig, run_host
+from dernier_p2p.wire.identity import IdentityKey
+
+HOST = "127.0.0.1"
+HOST_KEY = IdentityKey.generate(b"\x01" * 32)
+KEYS = [IdentityKey.generate(bytes([i]) * 32) for i in range(2, 8)]
+SMALL_ORDER_KEY = bytes(32)  # the neutral element's encoding is not a point of the subgroup
+
+
+@asynccontextmanager
+async def hosting(players: int = 4, **options: Any) -> AsyncIterator[Host]:
+    async with trio.open_nursery() as nursery:
+        config = HostConfig(players=players, game=b"G" * 16, seed=b"S" * 32, **options)
+        host = await nursery.start(partial(run_host, HOST_KEY, config, None))
+        yield host
+        nursery.cancel_scope.cancel()
+
+
+async def opening(port: int, make: Callable[[bytes], dict[str, Any]]) -> dict[str, Any]:
+    """Connect, answer the challenge with ``make(nonce)``, return the host's answer."""
+    stream = await open_framed(HOST, port, hs.MAX_FRAME)
+    async with stream:
+        nonce, _ = hs.check_challenge(await hs.receive_message(stream))
+        await hs.send_message(stream, make(nonce))
+        return await hs.receive_message(stream)
+
+
+async def refused(port: int, make: Callable[[bytes], dict[str, Any]]) -> str:
+    with pytest.raises(hs.RemoteError) as err:
+        await opening(port, make)
+    return err.value.code
+
+
+async def good_join(port: int, key: IdentityKey, name: str = "ann") -> tuple[int, dict]:
+    stream = await open_framed(HOST, port, hs.MAX_FRAME)
+    seat, table = await hs.join(stream, key, name, ("127.0.0.1", 4000))
+    await stream.aclose()
+    return seat, table
+
+
+async def test_a_good_hello_gets_a_seat_and_the_table_summary() -> None:
+    with trio.fail_after(5):
+        async with hosting(players=4, table_name="Friday") as host:
+            stream = await open_framed(HOST, host.port, hs.MAX_FRAME)
+            seat, table = await hs.join(stream, KEYS[0], "ann", ("127.0.0.1", 4000))
+            assert seat == 1
+            assert table == {"name": "Friday", "variant": "dernier", "players": 4, "taken": 1}
+            assert host.players[1].name == "ann"
+            assert host.players[1].key == KEYS[0].public_bytes()
+            assert host.players[1].listen == ("127.0.0.1", 4000)
+            seat2, table2 = await good_join(host.port, KEYS[1], "bob")
+            assert seat2 == 2 and table2["taken"] == 2
+            await stream.aclose()
+
+
+def _hello(signer: IdentityKey, **changes: Any) -> Callable[[bytes], dict[str, Any]]:
+    def make(nonce: bytes) -> dict[str, Any]:
+        msg = hs.hello_message(signer, nonce, "ann", None)
+        msg.update(changes)
+        return msg
+
+    return make
+
+
+CASES: list[tuple[str, Callable[[bytes], dict[str, Any]], str]] = [
+    ("version", _hello(KEYS[0], version=2), hs.VERSION_MISMATCH),
+    ("stale nonce", lambda n: hs.hello_message(KEYS[0], bytes(32), "ann", None), hs.BAD_SIGNATURE),
+    ("other signer", _hello(KEYS[0], key=KEYS[1].public_bytes()), hs.BAD_SIGNATURE),
+    ("name changed", _hello(KEYS[0], name="eve"), hs.BAD_SIGNATURE),
+    ("small-order key", _hello(KEYS[0], key=SMALL_ORDER_KEY), hs.BAD_SIGNATURE),
+    ("empty name", _hello(KEYS[0], name=""), hs.MALFORMED),
+    ("unprintable name", _hello(KEYS[0], name="a\nb"), hs.MALFORMED),
+    ("long name", _hello(KEYS[0], name="x" * 33), hs.MALFORMED),
+    ("bad listen", _hello(KEYS[0], listen=["h", 0]), hs.MALFORMED),
+    ("extra field", _hello(KEYS[0], extra=1), hs.MALFORMED),
+    ("not a hello", lambda n: {"k": "env", "env": {}}, hs.UNEXPECTED),
+    (
+        "resume of an unknown key",
+        lambda n: hs.resume_message(KEYS[0], n, -1),
+        hs.UNKNOWN_KEY,
+    ),
+]
+
+
+@pytest.mark.parametrize("make,code", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+async def test_each_bad_hello_gets_its_typed_error_and_the_host_keeps_serving(
+    make: Callable[[bytes], dict[str, Any]], code: str
+) -> None:
+    with trio.fail_after(5):
+        async with hosting() as host:
+            assert await refused(host.port, make) == code
+            assert host.players.keys() == {0}  # nothing was given away
+            assert (await good_join(host.port, KEYS[0]))[0] == 1
+
+
+async def test_duplicate_key_and_full_table() -> None:
+    with trio.fail_after(5):
+        async with hosting(players=3) as host:
+            first = await open_framed(HOST, host.port, hs.MAX_FRAME)
+            assert (await hs.join(first, KEYS[0], "ann"))[0] == 1
+            code = await refused(host.port, lambda n: hs.hello_message(KEYS[0], n, "ann2", None))
+            assert code == hs.DUPLICATE_KEY
+            second = await open_framed(HOST, host.port, hs.MAX_FRAME)
+            assert (await hs.join(second, KEYS[1], "bob"))[0] == 2
+            # the table is full: the match starts with record 0 on every connection
+            for stream in (first, second):
+                msg = await hs.receive_message(stream)
+                assert msg["k"] == "rec" and msg["rec"]["i"] == 0
+            code = await refused(host.port, lambda n: hs.hello_message(KEYS[2], n, "cy", None))
+            assert code == hs.TABLE_FULL
+            await first.aclose()
+            await second.aclose()
+
+
+async def test_a_lobby_seat_is_freed_when_its_connection_closes() -> None:
+    with trio.fail_after(5):
+        async with hosting(players=3) as host:
+            assert (await good_join(host.port, KEYS[0]))[0] == 1
+            with trio.fail_after(2):
+                while 1 in host.players:
+                    await trio.sleep(0.01)
+            assert (await good_join(host.port, KEYS[1]))[0] == 1
+
+
+async def test_garbage_and_oversized_frames_are_refused_and_the_host_keeps_serving() -> None:
+    with trio.fail_after(5):
+        async with hosting() as host:
+            stream = await open_framed(HOST, host.port, hs.MAX_FRAME)
+            await hs.receive_message(stream)
+            await stream.send(b"\xc1 not msgpack")
+            with pytest.raises(hs.RemoteError) as err:
+                await hs.receive_message(stream)
+            assert err.value.code == hs.MALFORMED
+            await stream.aclose()
+
+            raw = await trio.open_tcp_stream(HOST, host.port)
+            framed = FramedStream(raw, hs.MAX_FRAME)
+            await hs.receive_message(framed)
+            await raw.send_all((hs.MAX_FRAME + 1).to_bytes(4, "big"))  # the body never comes
+            with pytest.raises(hs.RemoteError) as err:
+                await hs.receive_message(framed)
+            assert err.value.code == hs.OVERSIZED
+            await framed.aclose()
+            assert (await good_join(host.port, KEYS[0]))[0] == 1
+
+
+async def test_a_silent_connection_times_out() -> None:
+    with trio.fail_after(5):
+        async with hosting(handshake_s=0.2) as host:
+            stream = await open_framed(HOST, host.port, hs.MAX_FRAME)
+            await hs.receive_message(stream)
+            with pytest.raises(hs.RemoteError) as err:
+                await hs.receive_message(stream)
+            assert err.value.code == "TIMEOUT"
+            await stream.aclose()
+            assert (await good_join(host.port, KEYS[0]))[0] == 1
+
+
+def test_check_opening_accepts_exactly_what_was_signed() -> None:
+    nonce = b"n" * 32
+    hello = hs.check_opening(hs.hello_message(KEYS[0], nonce, "ann", ("h", 9)), nonce)
+    assert hello == hs.Hello("ann", KEYS[0].public_bytes(), ("h", 9))
+    resume = hs.check_opening(hs.resume_message(KEYS[0], nonce, 7), nonce)
+    assert resume == hs.Resume(KEYS[0].public_bytes(), 7)
+    for msg in (
+        hs.resume_message(KEYS[0], b"m" * 32, 7),
+        {**hs.resume_message(KEYS[0], nonce, 7), "have": 8},
+    ):
+        with pytest.raises(hs.NetError) as err:
+            hs.check_opening(msg, nonce)
+        assert err.value.code == hs.BAD_SIGNATURE
+    with pytest.raises(hs.NetError) as err:
+        hs.check_opening({**hs.resume_message(KEYS[0], nonce, 7), "have": -2}, nonce)
+    assert err.value.code == hs.MALFORMED
+
+
+def test_unpack_refuses_what_is_not_a_kind_map() -> None:
+    for payload in (b"\xc1", hs.pack([1]), hs.pack({"k": 3}), hs.pack({"x": "y"})):  # type: ignore[arg-type]
+        with pytest.raises(hs.NetError) as err:
+            hs.unpack(payload)
+        assert err.value.code == hs.MALFORMED
