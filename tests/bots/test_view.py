@@ -89,7 +89,8 @@ def test_decisions_do_not_change_when_hidden_faces_change(variant: str, kind: st
     for seed in range(10):
         order_a = list(deck)
         random.Random(seed).shuffle(order_a)
-        decisions_a, held = _run(rules, Dealer.stacked(rules, order_a, 1, seed), BOTS[kind](seed))
+        world_a = Dealer.stacked(rules, order_a, dealer=1, seed=seed)
+        decisions_a, held = _run(rules, world_a, BOTS[kind](seed))
         final = decisions_a[-1][0]
         public = set(final.discard) | {x for x in final.faces if x < len(deck)}
         hidden = [x for x in range(len(deck)) if x not in held and x not in public]
@@ -99,9 +100,10 @@ def test_decisions_do_not_change_when_hidden_faces_change(variant: str, kind: st
         for x, card in zip(hidden, moved, strict=True):
             order_b[x] = card
         changed += order_b != order_a
-        decisions_b, _ = _run(rules, Dealer.stacked(rules, order_b, 1, seed), BOTS[kind](seed))
+        world_b = Dealer.stacked(rules, order_b, dealer=1, seed=seed)
+        decisions_b, _ = _run(rules, world_b, BOTS[kind](seed))
         assert decisions_b == decisions_a
-        dealer = Dealer.stacked(rules, order_a, 1, seed)
+        dealer = Dealer.stacked(rules, order_a, dealer=1, seed=seed)
         leaked, _ = _run(rules, dealer, BOTS[kind](seed), leak=True)
         assert leaked == decisions_a
     # a moderno swap shows the bot the other hand, which then is no longer hidden
