@@ -25,7 +25,9 @@ Integers ``n``, ``i``, ``t`` are in 0 .. 2**63-1; seats in 0 .. players-1 (at mo
 
 Structural checks here raise :class:`ProtocolError` ``MALFORMED`` / ``BAD_SIGNATURE`` naming the
 seat passed as ``fault``: the author for an envelope the host receives, the host for anything
-inside a record (the host must have refused it). Chain checks are in :mod:`.chain`.
+inside a record (the host must have refused it). A value without a canonical encoding (possible
+only for maps built in memory, never for decoded bytes) is ``MALFORMED`` when its signature is
+verified. Chain checks are in :mod:`.chain`.
 
 Additions to the session design contract (nothing in it is changed):
 
@@ -54,6 +56,7 @@ from __future__ import annotations
 from typing import Any
 
 from dernier_p2p.protocol.errors import ProtocolError
+from dernier_p2p.wire.canonical import EncodingError
 from dernier_p2p.wire.hashing import digest
 from dernier_p2p.wire.identity import BadSignature, IdentityKey, verify
 
@@ -145,6 +148,8 @@ def verify_envelope(env: dict, public: bytes, fault: int | None) -> None:
     ``public``'s signature."""
     try:
         verify(public, ENVELOPE_LABEL, _signed_envelope_part(env), env["sig"])
+    except EncodingError as exc:
+        raise ProtocolError("MALFORMED", fault, f"envelope not encodable: {exc}") from None
     except BadSignature as exc:
         detail = f"envelope of seat {env['seat']}: {exc}"
         raise ProtocolError("BAD_SIGNATURE", fault, detail) from None
@@ -225,6 +230,8 @@ def verify_record(rec: dict, host_public: bytes, fault: int | None) -> None:
     the host signature of ``host_public``."""
     try:
         verify(host_public, RECORD_LABEL, _signed_record_part(rec), rec["hsig"])
+    except EncodingError as exc:
+        raise ProtocolError("MALFORMED", fault, f"record not encodable: {exc}") from None
     except BadSignature as exc:
         raise ProtocolError("BAD_SIGNATURE", fault, f"record {rec['i']}: {exc}") from None
 

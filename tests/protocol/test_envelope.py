@@ -345,3 +345,12 @@ def test_known_answer_vector_independently():
     genesis = hashlib.sha512(b"\x92" + msgpack.packb("dernier-p2p/genesis") + game)
     assert genesis.digest()[:32].hex() == v["genesis_hash"]
     assert v["envelope_canonical"] in v["record_canonical"]
+
+
+def test_unencodable_values_are_malformed_not_a_crash():
+    e = env(body={"type": "table", "options": {"x": 1}})
+    e["body"]["options"]["x"] = -(2**63) - 1
+    raises("MALFORMED", 1, verify_envelope, e, KEYS[1], 1)
+    r = rec(e=env())
+    r["env"]["body"] = {"type": "ack", "x": 2**64}
+    raises("MALFORMED", 0, verify_record, r, KEYS[0], 0)
