@@ -182,7 +182,7 @@ class Session:
         self._hand_moves: list[Move] = []
         self.events: list[Any] = []
         self.fault: ProtocolError | None = None
-        self.audits: list[int] = []  # hands audited
+        self.hand_cards: dict[int, list[int]] = {}  # audited card of every position, per hand
 
     # ------------------------------------------------------------------ queries
     @property
@@ -664,7 +664,7 @@ class Session:
         faces = tuple((p, card_face(self.rules.deck, cards[p])) for p in req.slots)
         move = Reveal(faces)
         self._replay(cards, move)
-        self.audits.append(pub.hand)
+        self.hand_cards[pub.hand] = list(cards)
         self.events.append(SessionEvent("audit-ok", None, f"hand {pub.hand}"))
         self._engine(move)
 

@@ -1,0 +1,371 @@
+"""Sessions playing whole matches in memory: agreement, private views, cheats caught and
+attributed, time-outs, races, determinism."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from dernier_p2p.bots import HeuristicBot, RandomBot
+from dernier_p2p.deck import group as g
+from dernier_p2p.protocol.bridge import card_face
+from dernier_p2p.protocol.envelope import sign_envelope
+from dernier_p2p.protocol.errors import ProtocolError
+from dernier_p2p.protocol.local import LocalTable, play_round, run_local_match
+from dernier_p2p.protocol.session import Session, SessionEvent
+from dernier_p2p.rules import Draw, Forfeited, Phase, Play, to_act
+from dernier_p2p.wire.canonical import encode
+
+
+def seeds(n: int, base: int = 1) -> list[bytes]:
+    return [bytes([base + k]) * 32 for k in range(n)]
+
+
+def bots(n: int) -> list:
+    return [HeuristicBot(k) if k % 2 else RandomBot(100 + k, prefer_play=True) for k in range(n)]
+
+
+GIVING = ("deal", "transfer", "peek")
+
+
+def check_views(table: LocalTable, seen: list) -> None:
+    """Each seat reads its own cards (and the cut card it peeked); of the rest of the deck only
+    the open cards and those the deck gave it (dealt, passed to it, peeked)."""
+    for s in table.sessions:
+        st, k = s.state, s.seat
+        own = set(st.hands[k])
+        extra = set()
+        if st.phase is Phase.CUT and to_act(st) == k:
+            extra = {st.pile[-1]}
+        view = s.view
+        assert set(view) <= own | extra
+        if s.quiescent and not (s.pub and s.pub.pending()):
+            assert own <= set(view)
+        if s.mine is None:
+            continue
+        given = {
+            e["position"] for e in s.pub.log if e.get("op") in GIVING and e.get("to") == k
+        }
+        for p, slot in enumerate(s.pub.slots):
+            if p not in given and not slot.opened:
+                assert s.mine.card(p) is None, f"seat {k} reads position {p}"
+        seen.extend((st.hand_number, p, c) for p, c in view.items())
+
+
+def play(variant: str, n: int, hands: int, order_seed: int = 0, base: int = 1) -> LocalTable:
+    table = LocalTable(variant, seeds(n, base), {"match": ["hands", hands]})
+    table.deliver()
+    rng = random.Random(order_seed)
+    pols = bots(n)
+    seen: list = []
+    rounds = 0
+    while not table.sessions[0].finished:
+        play_round(table, pols, rng)
+        check_views(table, seen)
+        rounds += 1
+        assert rounds < 5000
+    # every face a seat saw is the card the end-of-hand audit decrypted at that position
+    cards = table.sessions[0].hand_cards
+    deck = table.sessions[0].rules.deck
+    assert all(card_face(deck, cards[h][p]) == c for h, p, c in seen)
+    return table
+
+
+def check_agreement(table: LocalTable, hands: int) -> None:
+    s0 = table.sessions[0]
+    assert s0.finished and s0.result is not None
+    for s in table.sessions:
+        assert s.fault is None
+        assert s.state == s0.state
+        assert s.result == s0.result
+        assert sorted(s.hand_cards) == list(range(1, hands + 1))
+        assert s.hand_cards == s0.hand_cards
+    # the last hand's cards: each seat's view is exactly its hand, with the revealed faces
+    st = s0.state
+    for s in table.sessions:
+        assert s.view == {p: st.shown[p] for p in st.hands[s.seat]}
+    # an observer fed the records reaches the same state
+    obs = Session(None, None, table.records[0])
+    for rec in table.records[1:]:
+        assert obs.receive(rec, rec["t"]) == []
+    assert obs.state == s0.state and obs.view == {}
+
+
+VARIANTS = ["dernier", "originale", "moderno", "standard"]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_two_seat_match_of_two_hands(variant):
+    table = play(variant, 2, hands=2)
+    check_agreement(table, 2)
+
+
+@pytest.mark.parametrize(
+    "variant",
+    ["dernier"] + [pytest.param(v, marks=pytest.mark.slow) for v in VARIANTS[1:]],
+)
+def test_four_seat_match(variant):
+    table = play(variant, 4, hands=1, order_seed=3)
+    check_agreement(table, 1)
+
+
+@pytest.mark.slow
+def test_ten_seat_standard_hand():
+    table = play("standard", 10, hands=1)
+    check_agreement(table, 1)
+
+
+def test_same_seeds_same_record_stream():
+    def stream(order_seed: int) -> list[bytes]:
+        res = run_local_match(
+            "moderno", 2, seeds(2), bots(2), options={"match": ["hands", 1]},
+            order_seed=order_seed,
+        )
+        return [encode(r) for r in res.records]
+
+    a, b = stream(0), stream(0)
+    assert a == b
+    assert stream(1) != a
+
+
+def test_timeout_forfeits_in_dernier():
+    def silent(state, seat, view):
+        return None
+
+    res = run_local_match(
+        "dernier", 2, seeds(2), [HeuristicBot(1), silent], options={"match": ["hands", 3]}
+    )
+    for s in res.sessions:
+        assert s.finished
+        assert s.state.match_points == (1, -1)
+        assert any(isinstance(e, Forfeited) and e.seat == 1 for e in s.events)
+    assert res.records[-1]["env"]["body"] == {"type": "timeout", "seat": 1}
+
+
+def test_stall_owing_a_deck_message_is_a_leave():
+    table = LocalTable("standard", seeds(3), {"match": ["hands", 1]})
+    # deliver until seat 2 owes its shuffle, holding back seat 2's envelopes
+    held = []
+    while table.queue:
+        env = table.queue.popleft()
+        if env["seat"] == 2 and env["body"]["type"] == "shuffle":
+            held.append(env)
+            continue
+        rec = table._submit(env)
+        for s in table.sessions:
+            table.queue.extend(s.receive(rec, rec["t"]))
+    assert held and table.sessions[0].waiting_on() == [2]
+    table.timeout(2)
+    table.deliver()
+    for s in table.sessions:
+        assert s.finished
+        assert s.state.standings[-1] == 2  # standard: the leaver is last
+        assert SessionEvent("stall", 2, "timed out owing a message") in s.events
+
+
+# ---------------------------------------------------------------------------------- cheats
+def table_at_play(variant: str = "dernier", n: int = 2) -> LocalTable:
+    table = LocalTable(variant, seeds(n), {"match": ["hands", 1]})
+    table.deliver()
+    return table
+
+
+def forge(table: LocalTable, seat: int, body: dict) -> dict:
+    """An envelope of ``body`` signed by ``seat`` with its next counter, skipping every check."""
+    s = table.sessions[seat]
+    return s._author.envelope(body, s.head)
+
+
+def feed_all(table: LocalTable, env: dict) -> list[ProtocolError]:
+    rec = table._submit(env)
+    errors = []
+    for s in table.sessions:
+        with pytest.raises(ProtocolError) as info:
+            s.receive(rec, rec["t"])
+        errors.append(info.value)
+    return errors
+
+
+def test_play_of_a_card_not_held_is_attributed():
+    table = table_at_play()
+    st = table.sessions[0].state
+    cheat = 1
+    other = table.sessions[0].state.hands[0][0]
+    body = {"type": "move", "hand": st.hand_number, "move": "play", "slot": other,
+            "suit": None, "target": None, "declare": False}
+    errors = feed_all(table, forge(table, cheat, body))
+    assert {(e.code, e.seat) for e in errors} == {("NOT_HELD", cheat)}
+    # the fault stops every session
+    for s in table.sessions:
+        assert s.fault is not None
+        with pytest.raises(ProtocolError):
+            s.receive(table.records[-1], 0)
+
+
+def test_illegal_play_is_attributed_once_the_card_opens():
+    for base in range(1, 40):
+        table = LocalTable("dernier", seeds(2, base), {"match": ["hands", 1]})
+        table.deliver()
+        s0 = table.sessions[0]
+        actor = to_act(s0.state)
+        mover = table.sessions[actor]
+        legal = {m.slot for m in mover.legal() if isinstance(m, Play)}
+        bad = [p for p in mover.view if p not in legal]
+        if bad:
+            break
+    else:
+        pytest.fail("no deal with an unplayable card")
+    body = {"type": "move", "hand": s0.state.hand_number, "move": "play", "slot": bad[0],
+            "suit": None, "target": None, "declare": False}
+    table.send(forge(table, actor, body))
+    with pytest.raises(ProtocolError) as info:
+        table.deliver()
+    assert (info.value.code, info.value.seat) == ("ILLEGAL_MOVE", actor)
+
+
+def resign(table: LocalTable, env: dict, body: dict) -> dict:
+    seat = env["seat"]
+    return sign_envelope(table.identities[seat], env["game"], seat, env["n"], env["head"], body)
+
+
+def tamper_first(kind: str, seat: int, change):
+    state = {"done": False, "table": None}
+
+    def tamper(env: dict) -> dict:
+        if state["done"] or env["seat"] != seat or env["body"]["type"] != kind:
+            return env
+        state["done"] = True
+        return resign(state["table"], env, change(dict(env["body"])))
+
+    return tamper, state
+
+
+def run_tampered(variant: str, n: int, kind: str, seat: int, change) -> tuple:
+    tamper, flag = tamper_first(kind, seat, change)
+    table = LocalTable(variant, seeds(n), {"match": ["hands", 1]}, tamper=tamper)
+    flag["table"] = table
+    rng = random.Random(0)
+    pols = bots(n)
+    with pytest.raises(ProtocolError) as info:
+        table.deliver()
+        while not table.sessions[0].finished:
+            play_round(table, pols, rng)
+    return table, info.value
+
+
+def test_wrong_token_is_attributed_and_changes_nothing():
+    def change(body):
+        toks = [dict(t) for t in body["tokens"]]
+        toks[0]["token"] = g.encode(g.GENERATOR) if isinstance(g.GENERATOR, int) else g.GENERATOR
+        body["tokens"] = toks
+        return body
+
+    table, err = run_tampered("dernier", 3, "tokens", 2, change)
+    assert (err.code, err.seat) == ("DECK_FAULT", 2)
+    s0 = table.sessions[0]
+    # the refused record left the session as it was: same head, no fault latched
+    assert s0.fault is None and s0.count == len(table.records) - 1
+
+
+def test_shuffle_for_another_hand_is_attributed():
+    def change(body):
+        body["hand"] += 1
+        return body
+
+    table, err = run_tampered("dernier", 3, "shuffle", 1, change)
+    assert (err.code, err.seat) == ("DECK_FAULT", 1)
+    assert table.sessions[0].fault is None
+
+
+def test_cut_that_drops_a_special_card_is_caught_by_the_replay():
+    def change(body):
+        if body.get("move") == "cut" and body["keep"]:
+            body["keep"] = False
+        return body
+
+    for base in range(1, 30):
+        # find a deal whose cutter keeps a special card
+        res = run_local_match(
+            "originale", 2, seeds(2, base), bots(2), options={"match": ["hands", 1]},
+            max_moves=2,
+        )
+        cuts = [r["env"] for r in res.records if r["env"]["body"].get("move") == "cut"]
+        if cuts and cuts[0]["body"]["keep"]:
+            break
+    else:
+        pytest.fail("no cutter kept a card")
+    cutter = cuts[0]["seat"]
+
+    def tamper(env):
+        if env["body"].get("move") == "cut":
+            return resign(table, env, change(dict(env["body"])))
+        return env
+
+    table = LocalTable("originale", seeds(2, base), {"match": ["hands", 1]}, tamper=tamper)
+    rng = random.Random(0)
+    pols = bots(2)
+    with pytest.raises(ProtocolError) as info:
+        table.deliver()
+        while not table.sessions[0].finished:
+            play_round(table, pols, rng)
+    assert (info.value.code, info.value.seat) == ("ILLEGAL_MOVE", cutter)
+    assert "cut-must-keep" in info.value.detail
+
+
+def test_bad_record_signature_changes_nothing():
+    table = table_at_play()
+    s0 = table.sessions[0]
+    env = table.sessions[to_act(s0.state)].intend(Draw(to_act(s0.state)))
+    rec = table._submit(env)
+    bad = dict(rec, hsig=bytes(64))
+    before = (s0.count, s0.state, s0.head)
+    with pytest.raises(ProtocolError) as info:
+        s0.receive(bad, 0)
+    assert info.value.code == "BAD_SIGNATURE" and info.value.seat == table.host_seat
+    assert (s0.count, s0.state, s0.head) == before and s0.fault is None
+    for s in table.sessions:
+        s.receive(rec, rec["t"])
+    assert s0.count == before[0] + 1
+
+
+# ---------------------------------------------------------------------------------- races
+def test_lost_race_is_ignored_not_punished():
+    table = table_at_play("dernier", 2)
+    s0 = table.sessions[0]
+    actor = to_act(s0.state)
+    mover = table.sessions[actor]
+    first = mover.intend(Draw(actor))
+    # a second move built against the same head: legal then, illegal once the draw is in
+    second = mover.intend(Draw(actor))
+    table.send(first)
+    table.send(second)
+    table.deliver()
+    for s in table.sessions:
+        assert s.fault is None
+        lost = [e for e in s.events if isinstance(e, SessionEvent) and e.kind == "race-lost"]
+        assert [e.seat for e in lost] == [actor]
+        assert s.state == s0.state
+
+
+def test_move_not_legal_at_its_head_is_a_fault():
+    table = table_at_play("dernier", 2)
+    s0 = table.sessions[0]
+    actor = to_act(s0.state)
+    idle = 1 - actor
+    body = {"type": "move", "hand": s0.state.hand_number, "move": "draw"}
+    errors = feed_all(table, forge(table, idle, body))
+    assert {(e.code, e.seat) for e in errors} == {("ILLEGAL_MOVE", idle)}
+
+
+def test_intend_refuses_illegal_and_foreign_moves():
+    table = table_at_play("dernier", 2)
+    s0 = table.sessions[0]
+    actor = to_act(s0.state)
+    idle = table.sessions[1 - actor]
+    from dernier_p2p.rules import IllegalMove
+
+    with pytest.raises(IllegalMove):
+        idle.intend(Draw(1 - actor))
+    with pytest.raises(IllegalMove):
+        idle.intend(Draw(actor))
