@@ -30,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from dernier_p2p.protocol.envelope import (
+    RECORD_KEYS,
     check_envelope,
     check_record,
     genesis_hash,
@@ -39,6 +40,7 @@ from dernier_p2p.protocol.envelope import (
 )
 from dernier_p2p.protocol.errors import ProtocolError
 from dernier_p2p.protocol.messages import validate_body
+from dernier_p2p.wire.canonical import EncodingError
 from dernier_p2p.wire.identity import check_public_key
 
 KeyTable = Mapping[int, bytes] | Sequence[bytes]
@@ -86,6 +88,7 @@ class ChainChecker:
         self._next_n = [0] * self.n
         self._at_table = set(range(self.n))
         self._last_t: int | None = None
+        self._checked: tuple[bytes, int] | None = None  # (record hash, index) last passed
 
     # ------------------------------------------------------------------ queries
     @property
@@ -228,12 +231,24 @@ class ChainChecker:
                 raise ProtocolError(
                     "BAD_CHAIN", fault, f"host change {body['old']} -> {body['new']} out of turn"
                 )
+        self._checked = (record_hash(rec), i)
         return rec
 
     def feed(self, rec: object) -> bytes:
-        """Check and apply the next record; return its hash (the new head)."""
-        rec = self.check(rec)
-        h = record_hash(rec)
+        """Check and apply the next record; return its hash (the new head).
+
+        A record that :meth:`check` has just passed (same bytes, chain unchanged since) is not
+        checked a second time."""
+        h = None
+        if self._checked is not None and isinstance(rec, dict) and set(rec) == RECORD_KEYS:
+            try:
+                h = record_hash(rec)
+            except EncodingError:
+                h = None
+        if h is None or self._checked != (h, len(self._hashes)):
+            rec = self.check(rec)
+            h = record_hash(rec)
+        assert isinstance(rec, dict)
         env = rec["env"]
         body = env["body"]
         self._hashes.append(h)

@@ -401,3 +401,16 @@ def test_mutated_records_raise_only_protocol_errors_and_change_nothing(data):
         assert snapshot(c) == before
     else:
         assert rec == _FUZZ.seq.records[-1]  # only an unchanged record goes in
+
+
+def test_check_then_feed_and_changed_record_is_checked_again(g):
+    c = fed(g, 4)
+    r = copy.deepcopy(g.seq.records[4])
+    assert c.check(r) is r
+    assert c.next_index == 4  # check alone changes nothing
+    r["t"] += 1  # altered after the check: feed must not trust the earlier verdict
+    refused(c, r, "BAD_SIGNATURE", 0)
+    good = g.seq.records[4]
+    c.check(good)
+    assert c.feed(good) == record_hash(good)
+    refused(c, good, "BAD_CHAIN", 0)  # the verdict does not carry over to the next index
