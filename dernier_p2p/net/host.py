@@ -331,6 +331,8 @@ class Host:
         return int(time.time() * 1000)
 
     def _sequence(self, seat: int, env: Any) -> None:
+        if self.done.is_set():
+            return  # the match is over: nothing more is sequenced
         try:
             self.vet(seat, env)
             rec = self.sequencer.submit(env, seat, self._record_time())
@@ -351,7 +353,9 @@ class Host:
         assert self.me is not None
         now = _ms()
         for seat, conn in self.conns.items():
-            conn.push(hs.pack({"k": "rec", "rec": self.relay_to(seat, rec)}))
+            out_rec = self.relay_to(seat, rec)
+            if out_rec is not None:
+                conn.push(hs.pack({"k": "rec", "rec": out_rec}))
         if rec["i"] == 0:
             return  # the host's session is built from record 0
         try:
@@ -366,8 +370,9 @@ class Host:
             self.left.add(body["seat"])
         self._after_record(rec, now)
 
-    def relay_to(self, seat: int, rec: dict[str, Any]) -> dict[str, Any]:
-        """The record as sent to ``seat`` (a test subclass may tamper here)."""
+    def relay_to(self, seat: int, rec: dict[str, Any]) -> dict[str, Any] | None:
+        """The record as sent to ``seat``, None to send nothing (a test subclass tampers
+        here)."""
         return rec
 
     def _after_record(self, rec: dict[str, Any], now: int) -> None:

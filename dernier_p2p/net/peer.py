@@ -205,6 +205,8 @@ class Peer:
                         raise
                 nursery.cancel_scope.cancel()
             return self.me.session.result
+        except BaseExceptionGroup as group:
+            raise _single(group) from None
         finally:
             if self.stream is not None:
                 await trio.aclose_forcefully(self.stream)
@@ -219,6 +221,20 @@ class Peer:
                     await hs.send_message(self.stream, hs.error_message(exc.code, exc.detail))
                 except DROPPED:
                     pass
+
+
+def _single(group: BaseExceptionGroup) -> BaseException:
+    """The one exception inside nested groups (so callers see HostLost, ProtocolError, ...);
+    the group itself when there are several."""
+    leaves = []
+    stack: list[BaseException] = [group]
+    while stack:
+        exc = stack.pop()
+        if isinstance(exc, BaseExceptionGroup):
+            stack.extend(exc.exceptions)
+        else:
+            leaves.append(exc)
+    return leaves[0] if len(leaves) == 1 else group
 
 
 async def run_peer(

@@ -1,0 +1,171 @@
+"""The host over loopback TCP: full matches of bots, abuse, tampering, timers and leaving."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from dernier_p2p.net import handshake as hs
+from dernier_p2p.net.host import Host
+from dernier_p2p.net.peer import HostLost, Peer
+from dernier_p2p.net.timers import Timers
+from dernier_p2p.protocol.envelope import Author, sign_envelope
+from dernier_p2p.protocol.errors import ProtocolError
+from dernier_p2p.rules import Phase
+
+from .helpers import GAME, play, transcripts, verify, wait_for
+
+
+@pytest.mark.parametrize("players", [2, pytest.param(4, marks=pytest.mark.slow)])
+async def test_a_match_of_bots_gives_identical_verified_transcripts(
+    tmp_path: Path, players: int
+) -> None:
+    table = await play(tmp_path, players)
+    assert not table.errors
+    assert table.host.faults == []
+    got = transcripts(tmp_path, range(players))
+    assert all(got[s] == got[0] for s in got)
+    assert got[0] == table.host.sequencer.records
+    observer = verify(got[0])
+    assert observer.finished
+    result = table.host.me.session.result
+    assert result is not None and result == observer.result
+    assert all(table.results[s] == result for s in range(1, players))
+
+
+class Abusive(Peer):
+    """After record 10, sends one of each refused message (4 in all: below the limit of 5)."""
+
+    def junk(self) -> list[dict[str, Any]]:
+        assert self.me is not None
+        session = self.me.session
+        n = session._author.next_n
+        head = session.head
+        ack = {"type": "ack"}
+        bad_sig = sign_envelope(self.identity, GAME, self.seat, n, head, ack)
+        bad_sig["sig"] = bytes(64)
+        return [
+            {"k": "env", "env": {"body": 1}},  # malformed
+            {"k": "env", "env": bad_sig},  # badly signed
+            {"k": "env", "env": Author(self.identity, GAME, self.seat, n + 5).envelope(ack, head)},
+            {"k": "env", "env": Author(self.identity, GAME, self.seat, n).envelope(
+                {"type": "brag"}, head
+            )},  # unknown type, right counter
+        ]
+
+    async def _on_message(self, msg: dict[str, Any]) -> None:
+        await super()._on_message(msg)
+        assert self.me is not None
+        if len(self.me.records) == 10:
+            for frame in self.junk():
+                self._tx.send_nowait(hs.pack(frame))
+
+
+async def test_refused_messages_get_error_frames_and_the_match_goes_on(tmp_path: Path) -> None:
+    table = await play(tmp_path, 2, peer_cls={1: Abusive})
+    assert not table.errors
+    codes = [code for seat, code, _ in table.host.faults]
+    assert {seat for seat, _, _ in table.host.faults} == {1}
+    assert codes == ["MALFORMED", "BAD_SIGNATURE", "OUT_OF_ORDER", "UNKNOWN_MESSAGE"]
+    assert [code for code, _ in table.peers[1].errors] == codes
+    got = transcripts(tmp_path, range(2))
+    assert got[0] == got[1]
+    assert verify(got[0]).finished
+
+
+class Flooder(Peer):
+    """Sends malformed envelopes after record 10 and never reconnects."""
+
+    async def _on_message(self, msg: dict[str, Any]) -> None:
+        await super()._on_message(msg)
+        assert self.me is not None
+        if len(self.me.records) == 10:
+            for _ in range(8):
+                self._tx.send_nowait(hs.pack({"k": "env", "env": {"body": 1}}))
+
+    async def _resume(self, grace_ms: int) -> None:
+        raise HostLost("no second chance in this test")
+
+
+async def test_repeated_abuse_closes_only_that_connection(tmp_path: Path) -> None:
+    table = await play(tmp_path, 3, peer_cls={2: Flooder})
+    assert isinstance(table.errors.get(2), HostLost)
+    assert [s for s, _, _ in table.host.faults] == [2] * 5  # closed at the fifth
+    got = transcripts(tmp_path, range(2))
+    assert got[0] == got[1]
+    bodies = [r["env"]["body"] for r in got[0]]
+    assert {"type": "left", "seat": 2} in bodies  # after the grace period
+    observer = verify(got[0])
+    assert observer.finished
+    assert observer.result["match_points"][2] == -1  # dernier: a player who leaves loses
+    assert table.results[1] == observer.result
+
+
+class Tampering(Host):
+    """Alters (or drops) record 12 on its way to seat 2 only; seat 1 gets the true one."""
+
+    how = "alter"
+
+    def relay_to(self, seat: int, rec: dict[str, Any]) -> dict[str, Any] | None:
+        if seat != 2 or rec["i"] != 12:
+            return rec
+        if self.how == "drop":
+            return None
+        forged = dict(rec)
+        forged["t"] = rec["t"] + 1
+        return forged
+
+
+class Dropping(Tampering):
+    how = "drop"
+
+
+@pytest.mark.parametrize("host_cls,code", [(Tampering, "BAD_SIGNATURE"), (Dropping, "BAD_CHAIN")])
+async def test_a_tampering_relay_is_caught_and_named(
+    tmp_path: Path, host_cls: type[Host], code: str
+) -> None:
+    table = await play(tmp_path, 3, host_cls=host_cls)
+    err = table.errors.get(2)
+    assert isinstance(err, ProtocolError), err
+    assert (err.code, err.seat) == (code, 0)  # the host is named
+    assert len(transcripts(tmp_path, [2])[2]) == 12  # nothing after the bad record was kept
+    assert 1 not in table.errors
+
+
+async def test_a_peer_killed_mid_hand_leaves_and_loses(tmp_path: Path) -> None:
+    async def kill_when_playing(table: Any) -> None:
+        host = table.host
+        await wait_for(
+            lambda: host.me is not None
+            and host.me.session.state.phase is Phase.PLAY
+            and len(host.sequencer.records) > 40
+        )
+        table.scopes[1].cancel()
+
+    table = await play(tmp_path, 3, watch=kill_when_playing)
+    assert 1 not in table.results
+    got = transcripts(tmp_path, [0, 2])
+    assert got[0] == got[2]
+    assert got[0][-1]["env"]["body"] == {"type": "left", "seat": 1}
+    observer = verify(got[0])
+    assert observer.finished and observer.result["match_points"][1] == -1
+
+
+async def test_a_seat_that_does_not_move_times_out(tmp_path: Path) -> None:
+    async def never(*_: Any) -> None:
+        await trio.sleep_forever()
+
+    # turn_ms leaves time for the deck set-up (a seat owing a deck message times out too)
+    table = await play(
+        tmp_path, 2, agents={1: never}, timers=Timers(turn_ms=1500, declare_ms=30, grace_ms=400)
+    )
+    assert not table.errors
+    got = transcripts(tmp_path, [0, 1])
+    assert got[0] == got[1]
+    bodies = [r["env"]["body"] for r in got[0]]
+    assert {"type": "timeout", "seat": 1} in bodies
+    observer = verify(got[0])
+    assert observer.finished and observer.result["match_points"][1] == -1  # dernier: forfeit
