@@ -7,7 +7,8 @@ back with a penalty. At every step:
 - cards are conserved: hands, draw pile and discards hold each slot once and, with the faces
   the simulation dealer gave them, exactly the physical deck;
 - when no chance input is needed, the seat to act has a legal move, every move listed is its
-  own, and ``apply`` accepts a randomly chosen one of them (besides the one played);
+  own, and ``apply`` accepts a randomly chosen one of them (now and then all of them);
+- ``apply`` leaves the state it is given unchanged;
 - every hand score is recomputed here from the revealed faces with the variant's rule, written
   out below from the rules digest (not with the engine's scorer), and the match ends when its
   format says so;
@@ -133,7 +134,10 @@ def match_should_end(fmt: MatchFormat, scores, hands_won, hands_played: int) -> 
 # The random table
 
 
-def check_conservation(state, dealer: Dealer, deck: Counter, deck_size: int) -> None:
+def check_conservation(
+    state, dealer: Dealer, deck: Counter, deck_size: int, public: bool = False
+) -> None:
+    """Every slot once, and their faces are the deck; with ``public``, the public faces too."""
     if state.phase in (Phase.DEALER, Phase.DEAL):
         return  # no slot exists before the hand's shuffle
     slots = [x for hand in state.hands for x in hand] + list(state.pile) + list(state.discard)
@@ -141,9 +145,13 @@ def check_conservation(state, dealer: Dealer, deck: Counter, deck_size: int) -> 
     assert len(set(slots)) == deck_size, f"a slot is in two places: {state!r}"
     faces = Counter(dealer.face(state, x) for x in slots)
     assert faces == deck, f"the faces in play are not the deck: {state!r}"
-    for slot, card in state.public_faces.items():
-        if slot in state.discard or any(slot in hand for hand in state.hands):
-            assert dealer.face(state, slot) == card
+    if state.discard:
+        assert dealer.face(state, state.discard[-1]) == state.top
+    if public:
+        live = set(slots)
+        for slot, card in state.public_faces.items():
+            if slot in live:
+                assert dealer.face(state, slot) == card, f"slot {slot} is shown wrong"
 
 
 def wrong_play(state, seat: int, view: dict[int, Card], legal: list) -> Play | None:
@@ -168,8 +176,8 @@ def play_random_match(variant: str, players: int, seed: int, fmt: MatchFormat | 
     hand_winner: int | None = None
     hands_played = 0
     seen = Counter()
-    for _ in range(MAX_MOVES):
-        check_conservation(state, dealer, deck, len(deck_list))
+    for step in range(MAX_MOVES):
+        check_conservation(state, dealer, deck, len(deck_list), public=step % 50 == 0)
         if state.match_over:
             break
         request = chance_needed(state)
@@ -183,8 +191,8 @@ def play_random_match(variant: str, players: int, seed: int, fmt: MatchFormat | 
             legal = legal_moves(state, actor, view)
             assert legal, f"seat {actor} has no legal move: {state!r}"
             assert all(getattr(m, "seat", actor) == actor for m in legal)
-            probe = rng.choice(legal)  # every listed move is accepted
-            apply(state, probe)
+            for probe in legal if rng.random() < 0.05 else [rng.choice(legal)]:
+                apply(state, probe)  # raises if a listed move is refused
             move = None
             if rng.random() < 0.3:  # someone else may move out of turn first
                 other = rng.randrange(players)
@@ -201,8 +209,9 @@ def play_random_match(variant: str, players: int, seed: int, fmt: MatchFormat | 
             if move is None:
                 plays = [m for m in legal if isinstance(m, Play)]
                 move = rng.choice(plays) if plays and rng.random() < 0.95 else rng.choice(legal)
-        before = state
+        before, before_fields, before_shown = state, tuple(state), dict(state.shown)
         state, events = apply(state, move)
+        assert tuple(before) == before_fields and before.shown == before_shown  # unchanged
         seen[type(move).__name__] += 1
         for event in events:
             if isinstance(event, HandOver):
