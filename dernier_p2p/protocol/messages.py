@@ -118,8 +118,8 @@ def _b32(v: Any, what: str) -> bytes:
 def _str(v: Any, lo: int, hi: int, what: str) -> str:
     if not isinstance(v, str) or not lo <= len(v) <= hi:
         raise _Bad(f"{what} must be a string of {lo} to {hi} characters")
-    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in v):
-        raise _Bad(f"{what} must not contain control characters")
+    if not v.isprintable():
+        raise _Bad(f"{what} must be printable (no control or separator characters but space)")
     return v
 
 
