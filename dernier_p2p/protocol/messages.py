@@ -24,6 +24,13 @@ Every seat: ``accept`` {``table``: bytes32}, ``ack`` {}, ``coin_commit`` {``step
 :data:`dernier_p2p.deck.table.MESSAGE_FIELDS` with an added ``hand`` (int) and without ``seat``
 (the author is the envelope's seat), and ``move`` {``hand``, ``move``: kind, ...} with the kinds
 of :data:`MOVE_FIELDS`. A suit is an int 0..3 (:class:`~dernier_p2p.rules.cards.Suit`).
+
+Limits: strings are printable (``str.isprintable``): a name 1..64 characters, a variant and a coin
+step 1..64, a listen host 1..255, a port 1..65535; seats 0..players-1; ``hand``, ``epoch`` and a
+complaint's ``ref`` 0..2**63-1; deck positions and slots 0..65535; a shuffled deck 1..112
+ciphertexts ``[c1, c2]`` with proof lists of the deck's length (``s``: 4, ``t``: 5); 1..4096
+tokens; a box 16..512 bytes; a complaint plaintext None or at most 512 bytes; a hand size 1..112;
+every element, scalar, key, commitment, nonce and hash exactly 32 bytes.
 """
 
 from __future__ import annotations
