@@ -229,7 +229,11 @@ def on_reveal(st: State, s: list, mv: Reveal, ev: Events) -> None:
         given = dict(mv.faces)
     except (TypeError, ValueError):
         raise IllegalMove("bad-reveal", "faces must be (slot, card) pairs") from None
-    if len(given) != len(mv.faces) or set(given) != set(req.slots):
+    if (
+        len(given) != len(mv.faces)
+        or set(given) != set(req.slots)
+        or any(x.__class__ is not int for x in given)
+    ):
         raise IllegalMove("bad-reveal", "a reveal must give each slot still in a hand once")
     for card in given.values():
         if card.__class__ is not Card or card not in cards:

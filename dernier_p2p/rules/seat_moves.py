@@ -123,6 +123,9 @@ def on_play(st: State, s: list, mv: Play, ev: Events) -> None:
     if type(seat) is not int or not 0 <= seat < st.players:
         check_seat(st, seat)
     slot = mv.slot
+    declare = mv.declare
+    if slot.__class__ is not int or (declare is not False and declare is not True):
+        malformed_play(mv)
     hand = st.hands[seat]
     try:
         i = hand.index(slot)
@@ -210,9 +213,16 @@ def on_play(st: State, s: list, mv: Play, ev: Events) -> None:
         s[TURN] = (seat + s[DIRECTION]) % st.players
         changed = ()
     if changed or len(new_hand) == 1 or s[OWES]:
-        declarations_after_play(s, seat, mv.declare, changed, ev)
+        declarations_after_play(s, seat, declare, changed, ev)
     if s[OWED]:
         settle(s, ev)
+
+
+def malformed_play(mv: Play) -> None:
+    """Raise the error for a Play whose slot is not an int or whose declare is not a bool."""
+    if mv.slot.__class__ is not int:
+        raise IllegalMove("malformed-move", f"a slot is an int, not {mv.slot!r}")
+    raise IllegalMove("malformed-move", f"declare is True or False, not {mv.declare!r}")
 
 
 def check_play_options(
@@ -398,6 +408,8 @@ def on_cut(st: State, s: list, mv: Cut, ev: Events) -> None:
     seat = check_seat(st, mv.seat)
     need_turn(st, seat, "cut")
     rules = st.rules
+    if mv.keep is not True and mv.keep is not False:
+        raise IllegalMove("malformed-move", f"keep is True or False, not {mv.keep!r}")
     card = mv.card
     if card is not None and (not isinstance(card, Card) or card not in rules._info["cards"]):
         raise IllegalMove("unknown-card", f"{card!r} is not a card of the {rules.deck} deck")

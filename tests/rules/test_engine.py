@@ -163,7 +163,10 @@ def test_malformed_moves_get_typed_errors():
     slot = t.slot(1, "5G")
     cases = [
         (Play(1, slot, None), "unknown-card"),
-        (Play(1, [slot], parse_card("5G")), "card-not-held"),
+        (Play(1, [slot], parse_card("5G")), "malformed-move"),
+        (Play(1, float(slot), parse_card("5G")), "malformed-move"),
+        (Play(1, slot, parse_card("5G"), declare=1), "malformed-move"),
+        (Play(1, slot + 1000, parse_card("5G")), "card-not-held"),
         (Play("1", slot, parse_card("5G")), "bad-seat"),
         (Play(1, slot, parse_card("5G"), suit=2), "cannot-name-suit"),
         (Play(1, t.slot(1, "WILD"), parse_card("WILD"), suit=2), "bad-suit"),
@@ -179,3 +182,45 @@ def test_malformed_moves_get_typed_errors():
     ]
     for move, rule in cases:
         assert rule_of(s, move) == rule, move
+
+
+def test_int_fields_must_be_ints_not_bools_or_floats():
+    # 3.0 == 3 and True == 1: without a type check they would find a slot by equality
+    t = Table(get_variant("dernier", hand_size=2), ["2Y 3Y", "8B 5B", "9B 10G"], first="10B")
+    slot = t.slot(1, "5B")
+    assert rule_of(t.state, Play(1, float(slot), parse_card("5B"))) == "malformed-move"
+    t1 = Table(get_variant("dernier", hand_size=2), ["2Y 3Y", "8B 5B", "9B 10G"], first="10B")
+    zero = t1.slot(1, "8B")
+    assert zero == 0
+    assert rule_of(t1.state, Play(1, False, parse_card("8B"))) == "malformed-move"
+    t1.move(Play(1, zero, parse_card("8B")))
+    assert t1.state.discard[-1].__class__ is int
+
+
+def test_cut_keep_and_reveal_slots_must_have_their_types():
+    from dernier_p2p.rules import Cut
+
+    rules = get_variant("originale")
+    s = new_match(rules, 3)
+    d = Dealer(rules, 5, dealer=0)
+    while s.phase is not Phase.CUT:
+        s, _ = apply(s, d.chance_move(s))
+    assert rule_of(s, Cut(2, 0)) == "malformed-move"
+    assert rule_of(s, Cut(2, "no")) == "malformed-move"
+
+    rules = get_variant("dernier", match=MatchFormat("hands", 1))
+    s = new_match(rules, 2)
+    d = Dealer(rules, 3)
+    while chance_needed(s) is None or chance_needed(s).kind != "reveal":
+        req = chance_needed(s)
+        if req is not None:
+            s, _ = apply(s, d.chance_move(s, req))
+            continue
+        seat = to_act(s)
+        moves = legal_moves(s, seat, d.view(s, seat))
+        plays = [m for m in moves if isinstance(m, Play)]
+        s, _ = apply(s, (plays or moves)[0])
+    good = d.chance_move(s)
+    bad = Reveal(tuple((float(x), c) for x, c in good.faces))
+    assert rule_of(s, bad) == "bad-reveal"
+    apply(s, good)
