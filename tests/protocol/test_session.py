@@ -14,7 +14,7 @@ from dernier_p2p.protocol.envelope import sign_envelope
 from dernier_p2p.protocol.errors import ProtocolError
 from dernier_p2p.protocol.local import LocalTable, play_round, run_local_match
 from dernier_p2p.protocol.session import Session, SessionEvent
-from dernier_p2p.rules import Draw, Forfeited, Phase, Play, to_act
+from dernier_p2p.rules import Draw, Forfeited, HandOver, Phase, Play, Rank, to_act
 from dernier_p2p.wire.canonical import encode
 
 
@@ -96,9 +96,10 @@ VARIANTS = ["dernier", "originale", "moderno", "standard"]
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
-def test_two_seat_match_of_two_hands(variant):
-    table = play(variant, 2, hands=2)
-    check_agreement(table, 2)
+def test_two_seat_match(variant):
+    hands = 2 if variant == "dernier" else 1  # two hands: the next hand's deck and dealer
+    table = play(variant, 2, hands=hands)
+    check_agreement(table, hands)
 
 
 @pytest.mark.parametrize(
@@ -119,7 +120,7 @@ def test_ten_seat_standard_hand():
 def test_same_seeds_same_record_stream():
     def stream(order_seed: int) -> list[bytes]:
         res = run_local_match(
-            "moderno", 2, seeds(2), bots(2), options={"match": ["hands", 1]},
+            "dernier", 2, seeds(2), bots(2), options={"match": ["hands", 1]},
             order_seed=order_seed,
         )
         return [encode(r) for r in res.records]
@@ -279,38 +280,31 @@ def test_shuffle_for_another_hand_is_attributed():
 
 
 def test_cut_that_drops_a_special_card_is_caught_by_the_replay():
-    def change(body):
-        if body.get("move") == "cut" and body["keep"]:
-            body["keep"] = False
-        return body
-
-    for base in range(1, 30):
-        # find a deal whose cutter keeps a special card
-        res = run_local_match(
-            "originale", 2, seeds(2, base), bots(2), options={"match": ["hands", 1]},
-            max_moves=2,
-        )
-        cuts = [r["env"] for r in res.records if r["env"]["body"].get("move") == "cut"]
-        if cuts and cuts[0]["body"]["keep"]:
-            break
-    else:
-        pytest.fail("no cutter kept a card")
-    cutter = cuts[0]["seat"]
+    # every rank special: the cutter must keep the bottom card; its envelope is altered to
+    # drop it, which nobody can see until the end-of-hand reveal shows the card
+    options = {"match": ["hands", 1], "special_ranks": [r.value for r in Rank]}
+    cutters = []
 
     def tamper(env):
-        if env["body"].get("move") == "cut":
-            return resign(table, env, change(dict(env["body"])))
+        body = env["body"]
+        if body.get("move") == "cut":
+            assert body["keep"]
+            cutters.append(env["seat"])
+            return resign(table, env, dict(body, keep=False))
         return env
 
-    table = LocalTable("originale", seeds(2, base), {"match": ["hands", 1]}, tamper=tamper)
+    table = LocalTable("originale", seeds(2), options, tamper=tamper)
     rng = random.Random(0)
     pols = bots(2)
     with pytest.raises(ProtocolError) as info:
         table.deliver()
         while not table.sessions[0].finished:
             play_round(table, pols, rng)
-    assert (info.value.code, info.value.seat) == ("ILLEGAL_MOVE", cutter)
+    assert len(cutters) == 1
+    assert (info.value.code, info.value.seat) == ("ILLEGAL_MOVE", cutters[0])
     assert "cut-must-keep" in info.value.detail
+    # the hand was played to its end before the replay caught it
+    assert any(isinstance(e, HandOver) for e in table.sessions[0].events)
 
 
 def test_bad_record_signature_changes_nothing():
