@@ -84,6 +84,16 @@ def to_act(state: State) -> int | None:
     return None
 
 
+def can_draw(st: State) -> bool:
+    """Whether a Draw takes something: a pending chain, a card on the pile, or (reshuffling
+    variants) discards below the top card that a reshuffle turns into a new pile."""
+    return bool(
+        st.pending_draw
+        or st.pile
+        or (st.rules.pile_empty == "reshuffle" and len(st.discard) > 1)
+    )
+
+
 def next_seat(s: list, seat: int) -> int:
     return (seat + s[DIRECTION]) % len(s[HANDS])
 

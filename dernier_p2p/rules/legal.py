@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from dernier_p2p.rules.cards import Card
-from dernier_p2p.rules.flow import PLAY, SUITS, to_act
+from dernier_p2p.rules.flow import PLAY, SUITS, can_draw, to_act
 from dernier_p2p.rules.moves import (
     Catch,
     ChooseHandSize,
@@ -128,7 +128,7 @@ def _legal_play(st: State, seat: int, known: Mapping[int, Card] | None) -> list[
                 out.append(mv)
         if drawn >= 0:
             out.append(_PASSES[seat] if seat < 16 else Pass(seat))
-        elif pending or st.pile:
+        elif pending or st.pile or can_draw(st):
             out.append(_DRAWS[seat] if seat < 16 else Draw(seat))
         else:
             out.append(_PASSES[seat] if seat < 16 else Pass(seat))

@@ -26,6 +26,7 @@ from dernier_p2p.rules.flow import (
     PLAY,
     Events,
     apply_effects,
+    can_draw,
     check_seat,
     close_windows,
     declarations_after_play,
@@ -288,7 +289,7 @@ def on_draw(st: State, s: list, mv: Draw, ev: Events) -> None:
     if st.drawn >= 0:
         raise IllegalMove("already-drawn", "only one card may be drawn a turn: play it or pass")
     pending = st.pending_draw
-    if not pending and not st.pile:
+    if not pending and not st.pile and not can_draw(st):
         raise IllegalMove("pile-empty", "the draw pile is empty and nothing can be reshuffled")
     if s[OWES]:
         close_windows(s, ev)
@@ -327,7 +328,7 @@ def on_pass(st: State, s: list, mv: Pass, ev: Events) -> None:
         need_phase(st, PLAY, "passing")
         check_seat(st, seat)
         need_turn(st, seat, "pass")
-    if st.drawn < 0 and (st.pending_draw or st.pile):
+    if st.drawn < 0 and can_draw(st):
         raise IllegalMove("pass-before-draw", "a player may pass only after drawing a card")
     if s[OWES]:
         close_windows(s, ev)

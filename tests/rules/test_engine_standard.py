@@ -300,3 +300,32 @@ def test_a_hand_with_nothing_to_draw_and_nothing_to_play_ends_blocked():
     assert HandOver(None, "blocked") in ev
     scored = [e for e in ev if isinstance(e, HandScored)][0]
     assert scored.deltas == (0, 0, 0)
+
+
+def test_an_empty_pile_is_refilled_from_discards_that_grew_after_a_short_draw():
+    from dernier_p2p.rules import Draw, apply, chance_needed
+    from dernier_p2p.rules.cards import deck_cards
+
+    rules = get_variant("standard", max_players=2, hand_size=53)
+    rest = [str(c) for c in deck_cards("standard-108")]
+    rest.remove("0Y")
+    rest.remove("WILD4")
+    t = Table(rules, [" ".join(rest[53:]), " ".join(rest[:53])], first="0Y", then="WILD4")
+    t.draw(1)  # the last card of the pile: nothing under the top card to reshuffle yet
+    t.move(Play(1, t.state.drawn, parse_card("WILD4"), Suit.RED))
+    # seat 0 owed 4 but only the 0Y could be reshuffled: the draw was short
+    assert t.state.pile_size == 0 and t.state.turn == 1
+    t.play(1, "1R")
+    assert t.state.pile_size == 0 and len(t.state.discard) == 2 and t.state.turn == 0
+    assert Draw(0) in t.legal(0) and Pass(0) not in t.legal(0)
+    illegal(t, Pass(0), "pass-before-draw")
+    state, ev = apply(t.state, Draw(0))
+    req = chance_needed(state)
+    assert req.kind == "shuffle" and req.source == t.state.discard[:1] and ev == ()
+    before = t.state.hand_sizes[0]
+    t.draw(0)
+    assert [e.count for e in t.events if isinstance(e, Reshuffled)] == [1]
+    drew = [e for e in t.events if isinstance(e, Drew)]
+    assert [(e.seat, e.reason) for e in drew] == [(0, "draw")]
+    assert t.state.drawn == drew[0].slots[0] and t.state.hand_sizes[0] == before + 1
+    assert t.state.stalls == 0
