@@ -205,7 +205,9 @@ def on_flip(st: State, s: list, mv: Flip, ev: Events) -> None:
         if f & REVERSE:
             s[DIRECTION] = -1
             ev.append(DirectionChanged(-1))
-            s[TURN] = dealer
+            # the dealer starts, the other way round; with two players a reverse changes
+            # nothing else unless it skips (reverse_skips_with_two): the first player starts
+            s[TURN] = dealer if n > 2 or rules.reverse_skips_with_two else first
         else:
             apply_effects(s, dealer, card, None, None, ev)
         settle(s, ev)

@@ -329,3 +329,17 @@ def test_an_empty_pile_is_refilled_from_discards_that_grew_after_a_short_draw():
     assert [(e.seat, e.reason) for e in drew] == [(0, "draw")]
     assert t.state.drawn == drew[0].slots[0] and t.state.hand_sizes[0] == before + 1
     assert t.state.stalls == 0
+
+
+def test_first_card_reverse_with_two_players_follows_the_two_player_reverse_option():
+    # a reverse with two players changes nothing but the direction: the first player starts
+    t = Table(S, [H0, H1], first="REVERSER")
+    assert t.state.direction == -1 and t.state.turn == 1
+    assert snap(t) == (1, "REVERSER", None, 0, (7, 7))
+    # where a reverse skips with two players, it skips the first player: the dealer starts
+    t2 = Table(get_variant("standard", reverse_skips_with_two=True), [H0, H1], first="REVERSER")
+    assert t2.state.direction == -1 and t2.state.turn == 0
+    # as a reverse played in the hand: the other player moves next
+    t3 = Table(S, ["REVERSEG 7G SKIPG DRAW2R WILD WILD4 9B", H1], first="5G", dealer=1)
+    t3.play(0, "REVERSEG")
+    assert t3.state.turn == 1
