@@ -54,7 +54,7 @@ class Figures:
 
 
 def _random_seat_move(rng: random.Random, moves: list) -> object:
-    plays = [m for m in moves if isinstance(m, rules.Play)]
+    plays = [m for m in moves if m.__class__ is rules.Play]
     return rng.choice(plays if plays else moves)
 
 
