@@ -14,7 +14,7 @@ from dernier_p2p.protocol.envelope import sign_envelope
 from dernier_p2p.protocol.errors import ProtocolError
 from dernier_p2p.protocol.local import LocalTable, play_round, run_local_match
 from dernier_p2p.protocol.session import Session, SessionEvent
-from dernier_p2p.rules import Draw, Forfeited, HandOver, Phase, Play, Rank, to_act
+from dernier_p2p.rules import Draw, Flipped, Forfeited, HandOver, Phase, Play, Rank, to_act
 from dernier_p2p.wire.canonical import encode
 
 
@@ -363,3 +363,15 @@ def test_intend_refuses_illegal_and_foreign_moves():
         idle.intend(Draw(1 - actor))
     with pytest.raises(IllegalMove):
         idle.intend(Draw(actor))
+
+
+def test_first_wild_draw_four_goes_back_into_the_deck_by_position():
+    # seeds chosen so that standard's first card is a wild draw-four (asserted below): the
+    # card and the unopened stock are reshuffled by position, then a new first card is flipped
+    table = play("standard", 2, hands=1, base=18)
+    flips = [e for e in table.sessions[0].events if isinstance(e, Flipped)]
+    assert flips[0].card.rank is Rank.WILD4
+    assert flips[1].slot == 108  # the first position of the reshuffled epoch
+    log = table.sessions[0].pub.log
+    assert any(e.get("op") == "reshuffle" and "positions" in e for e in log)
+    check_agreement(table, 1)
