@@ -327,6 +327,8 @@ class Session:
         head_i = self.chain.index_of(env["head"])
         follow = self._check_body(author, env["body"], head_i)  # no change on a fault
         self.chain.feed(rec)
+        if author == self.seat:  # a resumed session skips the counters it used before
+            self._author.next_n = max(self._author.next_n, env["n"] + 1)
         self._outbox = []
         try:
             if not self.finished:
@@ -394,8 +396,13 @@ class Session:
         try:
             self.pub.receive(msg, author)
         except DeckError as exc:
-            seat = author if exc.seat is None else exc.seat
-            raise ProtocolError("DECK_FAULT", seat, f"{type(exc).__name__}: {exc}") from None
+            seat = exc.seat
+            if seat is None and body["type"] != "complaint":
+                seat = author
+            err = ProtocolError("DECK_FAULT", seat, f"{type(exc).__name__}: {exc}")
+            if body["type"] == "complaint":
+                self.fault = err  # the table records a complaint before its verdict
+            raise err from None
         if author == self.seat or self.mine is None:
             return lambda: None
         return lambda: self._deck_out(self.mine.receive(msg, author))
