@@ -33,9 +33,11 @@ from dernier_p2p.rules import (
     HandOver,
     HandScored,
     IllegalMove,
+    JumpedIn,
     MatchFormat,
     MatchOver,
     Pass,
+    Penalty,
     Phase,
     Play,
     Rank,
@@ -89,16 +91,22 @@ def standard_points(card: Card) -> int:
     return table[card.rank] if card.rank in table else _face(card.rank)
 
 
-def expected_deltas(variant: str, hand_points: list[int], winner: int | None) -> list[int]:
+def expected_deltas(
+    variant: str, hand_points: list[int], winner: int | None, others_score: bool = True
+) -> list[int]:
     """One hand's score changes per seat, from the cards left in each hand."""
     n = len(hand_points)
     if variant == "dernier":
         # The one who went out: 50 + the others' cards. Every other player: the cards of all
-        # players other than themselves. An empty draw pile: no bonus, the same sums.
+        # players other than themselves (reading; with others_score off, nothing). An empty
+        # draw pile: no bonus, the same sums.
         out = []
         for seat in range(n):
             others = sum(hand_points[q] for q in range(n) if q != seat)
-            out.append(others + (50 if seat == winner else 0))
+            if seat == winner:
+                out.append(others + 50)
+            else:
+                out.append(others if others_score else 0)
         return out
     if variant == "originale":  # the match counts hands won
         return [int(seat == winner) for seat in range(n)]
@@ -165,9 +173,13 @@ def wrong_play(state, seat: int, view: dict[int, Card], legal: list) -> Play | N
     return None
 
 
-def play_random_match(variant: str, players: int, seed: int, fmt: MatchFormat | None) -> dict:
+def play_random_match(
+    variant: str, players: int, seed: int, fmt: MatchFormat | None, **options: object
+) -> dict:
     """Play one checked match; returns counters of what happened."""
-    rules = get_variant(variant) if fmt is None else get_variant(variant, match=fmt)
+    if fmt is not None:
+        options["match"] = fmt
+    rules = get_variant(variant, **options)
     deck_list = deck_cards(rules.deck)
     deck = Counter(deck_list)
     dealer = Dealer(rules, seed)
@@ -219,7 +231,7 @@ def play_random_match(variant: str, players: int, seed: int, fmt: MatchFormat | 
                 seen[f"end-{event.reason}"] += 1
         if isinstance(move, Reveal):
             hands_played += 1
-            check_scores(variant, before, move, hand_winner, events)
+            check_scores(variant, before, move, hand_winner, events, rules.others_score)
             scored = next(e for e in events if isinstance(e, HandScored))
             ended = match_should_end(rules.match, scored.scores, state.hands_won, hands_played)
             assert ended == any(isinstance(e, MatchOver) for e in events)
@@ -231,14 +243,16 @@ def play_random_match(variant: str, players: int, seed: int, fmt: MatchFormat | 
     return seen
 
 
-def check_scores(variant: str, before, reveal: Reveal, winner: int | None, events) -> None:
+def check_scores(
+    variant: str, before, reveal: Reveal, winner: int | None, events, others_score: bool
+) -> None:
     faces = dict(before.public_faces)
     faces.update(dict(reveal.faces))
     points_of = POINTS[variant]
     hand_points = [sum(points_of(faces[x]) for x in hand) for hand in before.hands]
     if winner is not None:
         assert not before.hands[winner], "the hand's winner still holds cards"
-    want = expected_deltas(variant, hand_points, winner)
+    want = expected_deltas(variant, hand_points, winner, others_score)
     scored = [e for e in events if isinstance(e, HandScored)]
     assert len(scored) == 1
     assert list(scored[0].deltas) == want, (variant, hand_points, winner)
@@ -305,6 +319,27 @@ def test_whole_matches_in_their_own_format(variant: str, data) -> None:
     play_random_match(variant, players, seed, None)
 
 
+# The other reading of each option (docs/RULES.md), a few at a time.
+OTHER_READINGS = [
+    ("dernier", {"taking_ends_turn": False, "others_score": False, "jump_in": True}),
+    ("dernier", {"pile_empty": "reshuffle", "last_card_draws": False}),
+    ("dernier", {"reverse_skips_with_two": True, "skipped_one_card_declares": False}),
+    ("originale", {"cancel_same_suit": False, "taking_ends_turn": True}),
+    ("originale", {"last_card_draws": False, "errors_penalised": False}),
+    ("moderno", {"first_swap_acts": True, "pile_empty": "end"}),
+    ("moderno", {"reverse_skips_with_two": True, "last_card_draws": False}),
+    ("standard", {"reverse_skips_with_two": True, "last_card_draws": False}),
+]
+
+
+@pytest.mark.parametrize(("variant", "options"), OTHER_READINGS)
+@budget(15)
+@given(data=st.data())
+def test_other_readings_keep_every_property(variant: str, options: dict, data) -> None:
+    players, seed, fmt = data.draw(games(variant, SHORT))
+    play_random_match(variant, players, seed, fmt, **options)
+
+
 def test_the_random_tables_reach_the_interesting_cases() -> None:
     """The table above does exercise jump-ins, declarations, wrong plays and every hand end."""
     seen: Counter = Counter()
@@ -330,13 +365,14 @@ def test_a_bad_move_raises_a_typed_error() -> None:
 
 
 def test_a_penalty_reshuffle_during_a_play_keeps_every_card() -> None:
-    """moderno: a rotate leaves seat 1 at one card; it plays without declaring, its penalty
-    draw takes the last card of the pile and needs a reshuffle, asked for before the played
-    card lands on the discards (found by the properties above; a card used to be lost)."""
+    """moderno: a rotate leaves seat 1 at one card without declaring; seat 0 jumps in with a
+    second rotate, which closes the window: the penalty draw takes the last card of the pile
+    and needs a reshuffle, asked for before the jump-in card lands on the discards (found by
+    the properties above; the previous top card used to be lost)."""
     rules = get_variant("moderno")
     table = Table(
         rules,
-        ["ROTATE 5R 5G 1G 2G 3G 4G 6G", "5Y 1Y 2Y 3Y 4Y 6Y 7Y 8Y"],
+        ["ROTATE 5R 5G 1G 2G 3G 4G 6G", "5Y ROTATE 2Y 3Y 4Y 6Y 7Y 8Y"],
         first="9R",
         then="7Y",
         dealer=1,
@@ -347,16 +383,17 @@ def test_a_penalty_reshuffle_during_a_play_keeps_every_card() -> None:
     table.draw(1)
     table.pass_(1)
     # a shortcut to a reachable table: seat 1 has drawn all but one card of the pile, and
-    # seat 0 holds only the rotate and the green 1
+    # seat 0 holds only a rotate and the green 1
     s = table.state
     keep = (table.slot(0, "ROTATE"), table.slot(0, "1G"))
     rest = tuple(x for x in s.hands[0] if x not in keep)
     table.state = s._replace(hands=(keep, s.hands[1] + rest + s.pile[1:]), pile=s.pile[:1])
     assert _slot_count(table.state) == 112
     table.play(0, "ROTATE", suit=Suit.GREEN)
-    assert table.state.owes == (1,) and table.state.hand_sizes[1] == 1
-    table.play(1, "1G")
-    assert any(isinstance(e, Reshuffled) for e in table.events)
+    assert table.state.owes == (1,) and table.state.hand_sizes == (105, 1)
+    table.play(0, "ROTATE", suit=Suit.GREEN)  # seat 0 now holds seat 1's rotate: a jump-in
+    kinds = [type(e) for e in table.events]
+    assert Penalty in kinds and JumpedIn in kinds and Reshuffled in kinds
     assert _slot_count(table.state) == 112
 
 
