@@ -37,9 +37,10 @@ def checked(policy, seen: list):
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
-@pytest.mark.parametrize("players", [2, 4])
+@pytest.mark.parametrize("players", [2, 4, 10])
 def test_heuristic_bot_only_returns_legal_moves(variant: str, players: int) -> None:
     rules = get_variant(variant, match=MatchFormat("hands", 2))
+    players = min(players, rules.max_players)
     seen: list = []
     for seed in range(3):
         policies = [checked(HeuristicBot(seed + i), seen) for i in range(players)]
