@@ -160,22 +160,27 @@ def settle(s: list, ev: Events) -> None:
     """Run the owed draws; end the hand when it is over and nothing waits on chance."""
     if s[OWED]:
         run_owed(s, ev)
+        if s[OWES]:  # an obligation lapses when its seat no longer holds one card
+            hands = s[HANDS]
+            s[OWES] = tuple(x for x in s[OWES] if len(hands[x]) == 1)
     if s[CHANCE] is None and not s[OWED] and (s[HAND_WINNER] is not None or s[HAND_END]):
         end_hand(s, ev)
 
 
-def close_windows(s: list, ev: Events) -> None:
-    """A Play/Draw/Pass/Timeout closes every open declaration window (penalties first)."""
+def close_windows(s: list, ev: Events, mover: int) -> None:
+    """A Play/Draw/Pass/Timeout closes the open declaration windows (penalties first) of every
+    seat but ``mover``: a seat's own moves leave its window open (it closes when another seat
+    moves)."""
     owes = s[OWES]
     if not owes:
         return
-    s[OWES] = ()
+    s[OWES] = (mover,) if mover in owes else ()
     rules: Rules = s[0]
     if rules.declaration == "catch":
         return
     for seat in owes:
-        if len(s[HANDS][seat]) != 1:
-            continue  # the obligation lapsed
+        if seat == mover or len(s[HANDS][seat]) != 1:
+            continue  # the mover's window stays open; or the obligation lapsed
         ev.append(Penalty(seat, rules.declaration_penalty, "declaration"))
         rest = take(s, seat, rules.declaration_penalty, "penalty-declaration", ev)
         if s[HAND_END] is not None:

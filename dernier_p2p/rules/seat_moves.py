@@ -171,7 +171,7 @@ def on_play(st: State, s: list, mv: Play, ev: Events) -> None:
         raise IllegalMove(*err)
 
     if s[OWES]:
-        close_windows(s, ev)
+        close_windows(s, ev, seat)
         if s[HAND_END] is not None:
             settle(s, ev)
             return
@@ -260,7 +260,7 @@ def wrong_play(
 ) -> None:
     """originale: a wrong card is shown, taken back, and costs a draw (and the turn, in turn)."""
     rules = st.rules
-    close_windows(s, ev)
+    close_windows(s, ev, seat)
     if s[HAND_END] is not None:
         settle(s, ev)
         return
@@ -292,7 +292,7 @@ def on_draw(st: State, s: list, mv: Draw, ev: Events) -> None:
     if not pending and not st.pile and not can_draw(st):
         raise IllegalMove("pile-empty", "the draw pile is empty and nothing can be reshuffled")
     if s[OWES]:
-        close_windows(s, ev)
+        close_windows(s, ev, seat)
         if s[HAND_END] is not None:
             settle(s, ev)
             return
@@ -316,6 +316,8 @@ def on_draw(st: State, s: list, mv: Draw, ev: Events) -> None:
         s[LAST_DRAW] = tuple(last)
         s[DRAWN] = slot
         ev.append(Drew(seat, (slot,), "draw"))
+        if s[OWES]:  # only the mover's own window can be open: at two cards it lapses
+            s[OWES] = ()
         return
     else:
         queue_draw(s, seat, 1, "draw")
@@ -331,7 +333,7 @@ def on_pass(st: State, s: list, mv: Pass, ev: Events) -> None:
     if st.drawn < 0 and can_draw(st):
         raise IllegalMove("pass-before-draw", "a player may pass only after drawing a card")
     if s[OWES]:
-        close_windows(s, ev)
+        close_windows(s, ev, seat)
         if s[HAND_END] is not None:
             settle(s, ev)
             return
@@ -454,7 +456,7 @@ def on_timeout(st: State, s: list, mv: Timeout, ev: Events) -> None:
         suit = st.top.suit if st.top is not None and st.top.suit is not None else Suit.YELLOW
         on_name_suit(st, s, NameSuit(seat, suit), ev)
         return
-    close_windows(s, ev)
+    close_windows(s, ev, seat)
     if s[HAND_END] is not None:
         settle(s, ev)
         return

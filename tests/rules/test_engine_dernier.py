@@ -434,3 +434,24 @@ def test_last_card_jolly_makes_the_next_draw_four():
 
 def drew_of(ev):
     return [(e.seat, len(e.slots), e.reason) for e in ev if isinstance(e, Drew)]
+
+
+def test_a_seats_own_moves_leave_its_declaration_window_open():
+    # two players: seat 1 plays a Q down to one card without declaring; seat 0 is skipped, so
+    # seat 1 moves again before any other seat has started a turn
+    t = Table(R2, ["2Y 3Y", "QB 5B"], first="10B", then="7G 8G")
+    t.play(1, "QB")
+    assert t.state.owes == (1,) and t.state.turn == 1
+    ev = t.play(1, "5B")
+    assert not any(isinstance(e, Penalty) for e in ev)
+    assert HandOver(1, "out") in ev
+
+    t = Table(R2, ["2Y 3Y", "QB 5B"], first="10B", then="7G 8G")
+    t.play(1, "QB")
+    ev = t.draw(1)
+    assert not any(isinstance(e, Penalty) for e in ev)
+    assert t.state.owes == () and t.state.hand_sizes == (2, 2)  # at two cards it lapsed
+    t.pass_(1)
+    ev = t.draw(0)
+    assert not any(isinstance(e, Penalty) for e in ev)
+

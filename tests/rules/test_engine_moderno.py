@@ -231,3 +231,34 @@ def test_first_card_rotate_dealer_names_first_swap_does_nothing():
     assert snap(t) == (1, "ROTATE", Suit.BLUE, 0, (8, 8, 8))
     t2 = Table(M, [H0, H1, H2], first="SWAPY")
     assert snap(t2) == (1, "SWAPY", None, 0, (8, 8, 8))
+
+
+M2 = get_variant("moderno", hand_size=2)
+
+
+def rotated_to_one_card():
+    """Seat 1 plays a rotate from two cards: seat 2 receives its last card, owes SOLO and
+    is next to play; seat 0 now holds seat 2's old hand (with a rotate)."""
+    t = Table(M2, ["3Y 4Y", "ROTATE 1G", "ROTATE 9B"], first="5G", then="7R 8R 9R")
+    t.play(1, "ROTATE", suit=Suit.GREEN)
+    assert t.hand(2) == ["1G"] and t.state.owes == (2,) and t.state.turn == 2
+    return t
+
+
+def test_a_receiver_whose_turn_is_next_is_not_penalised_by_its_own_move():
+    t = rotated_to_one_card()
+    ev = t.play(2, "1G")
+    assert not any(isinstance(e, Penalty) for e in ev)
+    assert HandOver(2, "out") in ev
+
+    t = rotated_to_one_card()
+    ev = t.draw(2)
+    assert not any(isinstance(e, Penalty) for e in ev)
+    assert t.state.owes == ()  # two cards: the obligation lapsed
+
+
+def test_another_seats_move_closes_a_receivers_window():
+    t = rotated_to_one_card()
+    ev = t.play(0, "ROTATE", suit=Suit.RED)  # a jump-in by seat 0
+    assert isinstance(ev[0], Penalty) and ev[0].seat == 2 and JumpedIn(0) in ev
+    assert [e.seat for e in ev if isinstance(e, Drew)] == [2]
