@@ -120,6 +120,22 @@ class Conn:
         self.scope.cancel()
 
 
+async def serve_listeners(handler: Any, listeners: list[trio.SocketListener]) -> None:
+    """Like :func:`.framing.serve_framed`, on listeners opened beforehand (a peer opens its
+    listener when it joins, so the address it announces is already its own)."""
+
+    async def run(stream: trio.SocketStream) -> None:
+        framed = FramedStream(stream, hs.MAX_FRAME)
+        try:
+            await handler(framed)
+        except* (FrameError, PeerClosed, trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+        finally:
+            await trio.aclose_forcefully(framed)
+
+    await trio.serve_listeners(run, listeners)
+
+
 def _ms() -> int:
     return int(trio.current_time() * 1000)
 
@@ -127,32 +143,62 @@ def _ms() -> int:
 class Host:
     """A running table (see the module docstring). Use :func:`run_host`."""
 
-    def __init__(self, identity: IdentityKey, config: HostConfig, agent: Agent | None) -> None:
+    def __init__(
+        self,
+        identity: IdentityKey,
+        config: HostConfig,
+        agent: Agent | None,
+        *,
+        takeover: LocalSeat | None = None,
+        listeners: list[trio.SocketListener] | None = None,
+    ) -> None:
         if not 2 <= config.players <= 10:
             raise ValueError("a table has 2 to 10 players")
         hs.check_name(config.name)
         self.identity = identity
         self.config = config
         self.agent = agent
-        self.game = config.game if config.game is not None else os.urandom(16)
+        self.listeners = listeners
         self.seed = config.seed if config.seed is not None else os.urandom(32)
-        self.sequencer = Sequencer(identity, self.game, HOST_SEAT)
         self.players: dict[int, Player] = {}
         self.conns: dict[int, Conn] = {}
-        self.me: LocalSeat | None = None
+        self.me: LocalSeat | None = takeover
         self.port = 0
         self.full = trio.Event()
+        self.gathering = takeover is not None  # a new host collecting the others' records
+        self.old_host: int | None = None
+        self._early: list[tuple[int, Any]] = []  # envelopes that came while gathering
+        if takeover is None:
+            self.seat = HOST_SEAT
+            self.game = config.game if config.game is not None else os.urandom(16)
+            self.sequencer: Sequencer | None = Sequencer(identity, self.game, HOST_SEAT)
+        else:
+            session = takeover.session
+            self.seat = takeover.seat
+            self.game = session.game
+            self.old_host = session.host
+            self.sequencer = None  # built from the records once gathered
+            for seat, p in enumerate(session.table_body["players"]):
+                listen = None if p["listen"] is None else (p["listen"][0], p["listen"][1])
+                self.players[seat] = Player(p["name"], p["key"], listen)
+            self.full.set()
         self.done = trio.Event()
         self.deadlines = Deadlines(config.timers.turn_ms)
         self.grace = Grace(config.timers.grace_ms)
         self.window = Window(config.timers.declare_ms)
         self.held: deque[tuple[int, dict[str, Any]]] = deque()
-        self._queue: deque[tuple[int, Any]] = deque()
-        self._pumping = False
+        self._inbox, self._outbox = trio.open_memory_channel[tuple[int, Any, bool]](math.inf)
         self._wake = trio.Event()
         self._owes: tuple[int, ...] = ()
         self.left: set[int] = set()
+        if takeover is not None:
+            self.left = set(range(config.players)) - set(takeover.session.chain.at_table)
         self.faults: list[tuple[int, str, str]] = []  # (seat, code, detail) refused envelopes
+
+    @property
+    def records(self) -> list[dict[str, Any]]:
+        """Every record so far (the host seat's own list)."""
+        return [] if self.me is None else self.me.records
 
     # ------------------------------------------------------------------ lobby
     def summary(self) -> dict[str, Any]:
@@ -173,10 +219,10 @@ class Host:
         """The seat for a checked opening and, for a resume, the index it holds."""
         if isinstance(opening, hs.Resume):
             for seat, p in self.players.items():
-                if p.key == opening.key and self.full.is_set():
-                    if seat in self.left:
+                if p.key == opening.key and self.full.is_set() and seat != self.seat:
+                    if seat in self.left or seat == self.old_host:
                         raise hs.NetError(hs.UNKNOWN_KEY, f"seat {seat} has left the table")
-                    if opening.have >= len(self.sequencer.records):
+                    if opening.have >= len(self.records) and not self.gathering:
                         raise hs.NetError(hs.MALFORMED, "resume beyond the host's last record")
                     return seat, opening.have
             raise hs.NetError(hs.UNKNOWN_KEY, "no seat of this game has that key")
@@ -220,14 +266,15 @@ class Host:
             old.kill()
         self.conns[seat] = conn
         welcome: dict[str, Any] = {"k": "welcome", "seat": seat}
+        last = len(self.records) - 1
         if have is not None:
-            welcome["last"] = len(self.sequencer.records) - 1
+            welcome["last"] = last
             self.grace.back(seat)
             self._wake.set()
             log.info("seat %d resumed after record %d", seat, have)
         conn.push(hs.pack(welcome))
         if have is not None:
-            for rec in self.sequencer.records_since(have + 1, seat):
+            for rec in self.records[have + 1 :]:
                 conn.push(hs.pack({"k": "rec", "rec": rec}))
         elif len(self.players) == self.config.players:
             self.full.set()
@@ -236,6 +283,8 @@ class Host:
             with conn.scope:
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(conn.sender)
+                    if have is not None and have > last:
+                        await self._take_forwarded(conn, have - last)
                     await self._reader(conn)
                     conn.close()
         except* (PeerClosed, trio.BrokenResourceError, trio.ClosedResourceError, OSError):
@@ -271,18 +320,48 @@ class Host:
                 return
             if msg["k"] != "env" or set(msg) != {"k", "env"}:
                 self._fault(conn.seat, hs.UNEXPECTED, f"unexpected frame {msg['k']!r}")
+            elif self.gathering:
+                self._early.append((conn.seat, msg["env"]))
             elif not self.full.is_set() or self.me is None:
                 self._fault(conn.seat, hs.UNEXPECTED, "the match has not started")
             else:
                 self._on_env(conn.seat, msg["env"])
 
+    async def _take_forwarded(self, conn: Conn, count: int) -> None:
+        """While gathering: the resuming peer holds ``count`` records this new host lacks and
+        sends them (signed by the old host, so checked like any record); each is relayed to the
+        other connections."""
+        assert self.me is not None
+        for _ in range(count):
+            msg = await hs.receive_message(conn.stream)
+            rec = msg.get("rec") if msg["k"] == "rec" else None
+            if not isinstance(rec, dict) or not isinstance(rec.get("i"), int):
+                self._fault(conn.seat, hs.UNEXPECTED, "expected a forwarded record")
+                return
+            if rec["i"] < len(self.records):
+                continue  # another peer forwarded it first
+            try:
+                out = self.me.apply(rec, _ms())
+            except ProtocolError as exc:
+                self._fault(conn.seat, exc.code, f"forwarded record {rec['i']}: {exc.detail}")
+                return
+            self._early.extend((self.seat, env) for env in out)
+            payload = hs.pack({"k": "rec", "rec": rec})
+            for seat, other in self.conns.items():
+                if seat != conn.seat:
+                    other.push(payload)
+
     def _fault(self, seat: int, code: str, detail: str, close: bool = False) -> None:
         """Tell ``seat`` its message was refused; close its connection after max_errors."""
-        self.faults.append((seat, code, detail))
         conn = self.conns.get(seat)
-        if seat == HOST_SEAT or conn is None:
-            log.error("seat %d (own or gone): %s: %s", seat, code, detail)
+        if seat == self.seat:
+            self.faults.append((seat, code, detail))
+            log.error("own envelope refused: %s: %s", code, detail)
             return
+        if conn is None or conn.closing:
+            log.info("seat %d (connection closed): %s: %s", seat, code, detail)
+            return
+        self.faults.append((seat, code, detail))
         conn.errors += 1
         log.warning("seat %d refused (%d): %s: %s", seat, conn.errors, code, detail)
         conn.push(hs.pack(hs.error_message(code, detail)))
@@ -292,10 +371,7 @@ class Host:
 
     # ------------------------------------------------------------------ sequencing
     def _on_env(self, seat: int, env: Any) -> None:
-        if self._must_hold(seat, env):
-            self.held.append((seat, env))
-            return
-        self._submit(seat, env)
+        self._inbox.send_nowait((seat, env, False))
 
     def _must_hold(self, seat: int, env: Any) -> bool:
         if any(s == seat for s, _ in self.held):
@@ -312,20 +388,22 @@ class Host:
     def _release(self) -> None:
         while self.held and not self.window.is_open(_ms()):
             seat, env = self.held.popleft()
-            self._submit(seat, env)
+            self._inbox.send_nowait((seat, env, True))
 
     def _submit(self, seat: int, env: Any) -> None:
-        """Sequence one envelope (and whatever it causes) now."""
-        self._queue.append((seat, env))
-        if self._pumping:
-            return
-        self._pumping = True
-        try:
-            while self._queue:
-                s, e = self._queue.popleft()
-                self._sequence(s, e)
-        finally:
-            self._pumping = False
+        """Queue an envelope for sequencing, past the declaration hold."""
+        self._inbox.send_nowait((seat, env, True))
+
+    async def _sequencing(self) -> None:
+        """Sequence queued envelopes one at a time, in arrival order, letting the connections'
+        senders run between records."""
+        async for seat, env, unheld in self._outbox:
+            if not unheld and self._must_hold(seat, env):
+                self.held.append((seat, env))
+                self._wake.set()
+                continue
+            self._sequence(seat, env)
+            await trio.sleep(0)
 
     def _record_time(self) -> int:
         return int(time.time() * 1000)
@@ -333,6 +411,7 @@ class Host:
     def _sequence(self, seat: int, env: Any) -> None:
         if self.done.is_set():
             return  # the match is over: nothing more is sequenced
+        assert self.sequencer is not None
         try:
             self.vet(seat, env)
             rec = self.sequencer.submit(env, seat, self._record_time())
@@ -364,10 +443,14 @@ class Host:
             log.error("host session refused record %d: %s", rec["i"], exc)
             raise
         for env in out:
-            self._queue.append((HOST_SEAT, env))
+            self._submit(self.seat, env)
         body = rec["env"]["body"]
         if body["type"] == "left":
             self.left.add(body["seat"])
+        elif body["type"] == "host_change" and body["new"] == self.seat:
+            self.left.add(body["old"])
+            if not self.me.finished:  # the old host has left the table
+                self.host_body({"type": "left", "seat": body["old"]})
         self._after_record(rec, now)
 
     def relay_to(self, seat: int, rec: dict[str, Any]) -> dict[str, Any] | None:
@@ -395,7 +478,7 @@ class Host:
     def host_body(self, body: dict[str, Any]) -> None:
         """Sequence a host-authored body (table, timeout, left, host_change)."""
         assert self.me is not None
-        self._submit(HOST_SEAT, self.me.session.announce(body))
+        self._submit(self.seat, self.me.session.announce(body))
 
     # ------------------------------------------------------------------ timers
     async def _timers(self) -> None:
@@ -436,39 +519,67 @@ class Host:
             "players": [self.players[s].body() for s in range(cfg.players)],
             "timers": cfg.timers.to_body(),
         }
+        assert self.sequencer is not None
         env = LocalSeat.table_envelope(self.identity, self.game, HOST_SEAT, body)
         rec = self.sequencer.submit(env, HOST_SEAT, self._record_time())
         self.me = LocalSeat(
             self.identity, HOST_SEAT, rec, self.seed, self.agent, cfg.transcript
         )
         self._publish(rec)
-        self._queue.extend((HOST_SEAT, env) for env in self.me.start())
-        while self._queue:
-            s, e = self._queue.popleft()
-            self._sequence(s, e)
+        for env in self.me.start():
+            self._submit(HOST_SEAT, env)
 
     async def _send_own(self, env: dict[str, Any]) -> None:
-        self._on_env(HOST_SEAT, env)
+        self._on_env(self.seat, env)
+
+    async def _gather(self) -> None:
+        """A new host: wait (up to grace_ms) for every other seat still at the table to resume,
+        taking the records it lacks from them; then sequence ``host_change`` and ``left`` for
+        the old host, and what was sent meanwhile."""
+        assert self.me is not None and self.old_host is not None
+        others = set(self.me.session.chain.at_table) - {self.seat, self.old_host}
+        with trio.move_on_after(self.config.timers.grace_ms / 1000):
+            while not others <= set(self.conns):
+                await trio.sleep(0.005)
+        self.sequencer = Sequencer(self.identity, self.game, self.seat, records=self.records)
+        self.gathering = False
+        log.warning("seat %d takes over from host %d at record %d", self.seat, self.old_host,
+                    len(self.records))
+        for env in self.me.take_over(self.old_host):  # host_change first; left once applied
+            self._submit(self.seat, env)
+        for seat, env in self._early:
+            self._on_env(seat, env)
+        self._early = []
+        for seat in others - set(self.conns):
+            self.grace.dropped(seat, _ms())
 
     async def run(self, task_status: trio.TaskStatus[Host] = trio.TASK_STATUS_IGNORED) -> Any:
         """Serve until the match is over; return the host session's result."""
         cfg = self.config
         try:
             async with trio.open_nursery() as nursery:
-                listeners = await nursery.start(
-                    partial(serve_framed, self.handle, cfg.port, host=cfg.bind,
-                            max_frame=hs.MAX_FRAME)
-                )
-                self.port = listeners[0].socket.getsockname()[1]
-                where = (cfg.advertise or cfg.bind, self.port)
-                self.players[HOST_SEAT] = Player(cfg.name, self.identity.public_bytes(), where)
+                if self.listeners is None:
+                    self.listeners = await nursery.start(
+                        partial(serve_framed, self.handle, cfg.port, host=cfg.bind,
+                                max_frame=hs.MAX_FRAME)
+                    )
+                else:
+                    nursery.start_soon(serve_listeners, self.handle, self.listeners)
+                self.port = self.listeners[0].socket.getsockname()[1]
+                if self.me is None:
+                    where = (cfg.advertise or cfg.bind, self.port)
+                    self.players[HOST_SEAT] = Player(cfg.name, self.identity.public_bytes(), where)
                 if cfg.announce_to is not None:
                     addr, port = cfg.announce_to
                     beacon = partial(announce, address=addr, port=port or DEFAULT_PORT)
                     nursery.start_soon(beacon, self.announcement)
                 task_status.started(self)
                 await self.full.wait()
-                self._start_match()
+                nursery.start_soon(self._sequencing)
+                if self.gathering:
+                    await self._gather()
+                else:
+                    self._start_match()
                 nursery.start_soon(self._timers)
                 if self.agent is not None:
                     assert self.me is not None

@@ -23,7 +23,9 @@ import trio
 from dernier_p2p.net import handshake as hs
 from dernier_p2p.net.agent import Agent
 from dernier_p2p.net.framing import FramedStream, FrameError, PeerClosed, open_framed
+from dernier_p2p.net.host import Host, HostConfig
 from dernier_p2p.net.seat import LocalSeat
+from dernier_p2p.net.timers import Timers
 from dernier_p2p.protocol.errors import ProtocolError
 from dernier_p2p.wire.identity import IdentityKey
 
@@ -48,6 +50,7 @@ class PeerConfig:
     seed: bytes | None = None
     retry_s: float = 0.05
     connect_s: float = 5.0
+    linger_s: float = 1.0
 
 
 class Peer:
@@ -71,6 +74,9 @@ class Peer:
         self.table: dict[str, Any] | None = None
         self.errors: list[tuple[str, str]] = []  # error frames received from the host
         self.resumes = 0
+        self.listeners: list[trio.SocketListener] | None = None
+        self.host: Host | None = None  # set when this peer takes over as host
+        self._act_scope = trio.CancelScope()
         self._tx, self._rx = trio.open_memory_channel[bytes](math.inf)
 
     # ------------------------------------------------------------------ sending
@@ -129,9 +135,14 @@ class Peer:
     # ------------------------------------------------------------------ connecting
     async def _join(self) -> None:
         cfg = self.config
+        listen = None
+        if cfg.listen is not None:  # listen now, so the announced address is really ours
+            where, port = cfg.listen
+            self.listeners = await trio.open_tcp_listeners(port, host=where)
+            listen = (where, self.listeners[0].socket.getsockname()[1])
         with trio.fail_after(cfg.connect_s):
             self.stream = await open_framed(*self.address, hs.MAX_FRAME)
-            self.seat, self.table = await hs.join(self.stream, self.identity, cfg.name, cfg.listen)
+            self.seat, self.table = await hs.join(self.stream, self.identity, cfg.name, listen)
         log.info("joined %s as seat %d", self.address, self.seat)
         msg = await self._receive()  # the match starts when the table is full
         rec = msg.get("rec") if msg["k"] == "rec" else None
@@ -162,6 +173,8 @@ class Peer:
                         raise
                     if seat != self.seat:
                         raise hs.NetError(hs.UNEXPECTED, f"resumed as seat {seat}")
+                    for rec in self.me.records[last + 1 :]:  # a new host may lack some
+                        await hs.send_message(stream, {"k": "rec", "rec": rec})
                     self.stream = stream
                     while len(self.me.records) <= last:
                         await self._on_message(await self._receive())
@@ -193,13 +206,18 @@ class Peer:
                 assert self.me is not None and self.table is not None
                 grace_ms = self.me.session.table_body["timers"]["grace_ms"]
                 if self.agent is not None:
-                    nursery.start_soon(self.me.act, self.send)
+                    nursery.start_soon(self._act)
                 while not self.me.finished:
                     try:
                         await self._on_message(await self._receive())
                     except DROPPED as exc:
                         log.warning("seat %d: connection to the host lost: %s", self.seat, exc)
-                        await self._resume(grace_ms)
+                        try:
+                            await self._resume(grace_ms)
+                        except HostLost as lost:
+                            log.warning("seat %d: %s", self.seat, lost)
+                            if await self._failover(grace_ms):
+                                break  # this peer hosted the rest of the match
                     except ProtocolError as exc:
                         await self._report(exc)
                         raise
@@ -212,6 +230,52 @@ class Peer:
                 await trio.aclose_forcefully(self.stream)
             if self.me is not None:
                 self.me.close()
+            for listener in self.listeners or ():
+                await trio.aclose_forcefully(listener)
+
+    async def _act(self) -> None:
+        assert self.me is not None
+        with self._act_scope:
+            await self.me.act(self.send)
+
+    async def _failover(self, grace_ms: int) -> bool:
+        """The host is gone: the next seat still at the table hosts. Return True once this
+        peer has hosted the rest of the match; False once resumed with the new host; raise
+        HostLost if neither works."""
+        assert self.me is not None and self.seat is not None
+        session = self.me.session
+        new = session.chain.next_host()
+        if new is None:
+            raise HostLost("no seat left to host")
+        if new == self.seat:
+            if self.listeners is None:
+                raise HostLost("this seat is the next host but announced no address")
+            self._act_scope.cancel()  # the host runs this seat's agent from now on
+            if self.stream is not None:
+                await trio.aclose_forcefully(self.stream)
+                self.stream = None
+            body = session.table_body
+            config = HostConfig(
+                players=session.n,
+                variant=body["variant"],
+                options=body["options"],
+                timers=Timers.from_body(body["timers"]),
+                name=self.config.name,
+                seed=self.seed,
+                linger_s=self.config.linger_s,
+            )
+            self.host = Host(
+                self.identity, config, self.agent, takeover=self.me, listeners=self.listeners
+            )
+            await self.host.run()
+            return True
+        listen = session.table_body["players"][new]["listen"]
+        if listen is None:
+            raise HostLost(f"seat {new} is the next host but announced no address")
+        log.warning("seat %d: seat %d hosts from now on at %s", self.seat, new, listen)
+        self.address = (listen[0], listen[1])
+        await self._resume(grace_ms)
+        return False
 
     async def _report(self, exc: ProtocolError) -> None:
         log.error("seat %s refuses a record: %s", self.seat, exc)

@@ -76,6 +76,19 @@ class LocalSeat:
         resume)."""
         return [self.unsequenced[n] for n in sorted(self.unsequenced)]
 
+    def take_over(self, old_host: int) -> list[dict[str, Any]]:
+        """This seat becomes the host: its ``host_change`` envelope, then its own envelopes
+        the old host never sequenced, signed again after it (the counter goes back to the
+        chain's next one, so nothing is skipped)."""
+        session = self.session
+        author = session._author  # the session offers no public way to do this yet
+        bodies = [env["body"] for env in self.resend()]
+        author.next_n = session.chain.next_counter(self.seat)
+        change = {"type": "host_change", "old": old_host, "new": self.seat}
+        out = [author.envelope(body, session.head) for body in [change, *bodies]]
+        self.unsequenced = {env["n"]: env for env in out}
+        return out
+
     # ------------------------------------------------------------------ records
     def apply(self, record: dict[str, Any], now_ms: int) -> list[dict[str, Any]]:
         """Verify and apply one record; return the envelopes to send. Raises ProtocolError

@@ -49,12 +49,14 @@ async def play(
     timers: Timers = FAST,
     options: dict[str, Any] | None = None,
     watch: Any = None,
+    listen: bool = False,
     limit: float = 60,
 ) -> Table:
     """Run a table of ``players`` bots (host = seat 0) until every task ends.
 
     ``watch(table)`` runs as a task alongside (to kill a peer mid-hand, ...). A peer raising is
-    recorded in ``errors`` (the others go on)."""
+    recorded in ``errors`` (the others go on); ``scopes[seat]`` cancels a seat (the host too).
+    With ``listen`` every peer announces a loopback address (so it can take over as host)."""
     agents = agents or {}
     peer_cls = peer_cls or {}
 
@@ -74,7 +76,13 @@ async def play(
     table = Table(host, {})
     with trio.fail_after(limit):
         async with trio.open_nursery() as nursery:
-            await nursery.start(host.run)
+
+            async def run_host(task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+                with trio.CancelScope() as scope:
+                    table.scopes[0] = scope
+                    table.results[0] = await host.run(task_status=task_status)
+
+            await nursery.start(run_host)
 
             async def run_peer(seat: int) -> None:
                 cls = peer_cls.get(seat, Peer)
@@ -82,7 +90,13 @@ async def play(
                     KEYS[seat],
                     ("127.0.0.1", host.port),
                     agent(seat),
-                    PeerConfig(name=f"p{seat}", seed=seed(seat), transcript=tmp / f"t{seat}.bin"),
+                    PeerConfig(
+                        name=f"p{seat}",
+                        seed=seed(seat),
+                        transcript=tmp / f"t{seat}.bin",
+                        listen=("127.0.0.1", 0) if listen else None,
+                        linger_s=0.5,
+                    ),
                 )
                 table.peers[seat] = peer
                 with trio.CancelScope() as scope:

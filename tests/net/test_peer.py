@@ -40,3 +40,33 @@ async def test_a_dropped_peer_resumes_within_grace(tmp_path: Path) -> None:
     assert len(got[0]) > drops[0]
     observer = verify(got[0])
     assert observer.finished and observer.result == table.results[1]
+
+
+async def test_a_host_killed_mid_hand_is_replaced_by_the_next_seat(tmp_path: Path) -> None:
+    killed = []
+
+    async def kill_host(table: Any) -> None:
+        await wait_for(lambda: mid_hand(table, 30))
+        killed.append(len(table.host.records))
+        table.scopes[0].cancel()
+
+    table = await play(tmp_path, 3, watch=kill_host, listen=True)
+    assert not table.errors
+    assert 0 not in table.results  # the old host was cancelled
+    assert table.peers[1].host is not None  # seat 1 hosted the end of the match
+    got = transcripts(tmp_path, [1, 2])
+    assert got[1] == got[2]
+    bodies = [r["env"]["body"] for r in got[1]]
+    change = bodies.index({"type": "host_change", "old": 0, "new": 1})
+    assert change > 30  # mid-hand
+    assert {"type": "left", "seat": 0} in bodies[change + 1 :]
+    assert {r["h"] for r in got[1][change:]} == {1}
+    assert {r["h"] for r in got[1][:change]} == {0}
+    # what the others hold from the old host is its own history (it may have sequenced more
+    # that never reached anyone before it died)
+    old = transcripts(tmp_path, [0])[0]
+    assert got[1][:change] == old[:change]
+    assert killed[0] >= change
+    observer = verify(got[1])
+    assert observer.finished and observer.result["match_points"][0] == -1
+    assert table.results[1] == table.results[2] == observer.result
