@@ -26,7 +26,7 @@ class MatchFormat:
     def __post_init__(self) -> None:
         if self.kind not in MATCH_KINDS:
             raise ValueError(f"unknown match kind {self.kind!r}; known: {', '.join(MATCH_KINDS)}")
-        if not isinstance(self.value, int) or self.value < 1:
+        if type(self.value) is not int or self.value < 1:
             raise ValueError(f"match value must be a positive integer, not {self.value!r}")
 
 
@@ -94,6 +94,7 @@ class Rules:
     _info: dict = field(default=None, init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
+        _check_options(self)
         checks = (
             (self.declaration in ("window", "with_play", "catch"), "declaration"),
             (self.pile_empty in ("end", "reshuffle"), "pile_empty"),
@@ -157,6 +158,140 @@ class Rules:
     def card_points(self, rank: Rank) -> int:
         """Points (or penalty points) of a card of ``rank`` left in a hand."""
         return self._info["points"].get(rank, 0)
+
+
+_CHOICES = {
+    "first_card": ("dealer", "standard"),
+    "declaration": ("window", "with_play", "catch"),
+    "pile_empty": ("end", "reshuffle"),
+    "timeout": ("forfeit", "penalty", "draw_pass"),
+    "scoring": ("dernier", "wins", "penalty", "winner_takes"),
+}
+# int options and their smallest value
+_INTS = {
+    "min_players": 2,
+    "max_players": 2,
+    "hand_size": 1,
+    "declaration_penalty": 0,
+    "error_penalty": 0,
+    "out_bonus": 0,
+}
+_BOOLS = (
+    "cut",
+    "cancel_same_suit",
+    "taking_ends_turn",
+    "reverse_skips_with_two",
+    "first_swap_acts",
+    "skipped_one_card_declares",
+    "last_card_draws",
+    "jump_in",
+    "errors_penalised",
+    "others_score",
+)
+_RANK_SETS = (
+    "special_ranks",
+    "wild_ranks",
+    "naming_ranks",
+    "optional_naming_ranks",
+    "skip_ranks",
+    "reverse_ranks",
+    "swap_ranks",
+    "rotate_ranks",
+)
+# (rank, int) tables and the smallest int they take
+_RANK_AMOUNTS = {"chain_draws": 1, "forced_draws": 1, "previous_draws": 1, "points": 0}
+
+
+def _bad(rules: Rules, option: str, want: str) -> ValueError:
+    value = getattr(rules, option)
+    return ValueError(f"rule option {option} of {rules.name!r} must be {want}, not {value!r}")
+
+
+def _as_rank(rules: Rules, option: str, value: object) -> Rank:
+    """A Rank, or the value of one ("Q", "JOKER": as the options travel in a table body)."""
+    if isinstance(value, Rank):
+        return value
+    if isinstance(value, str):
+        try:
+            return Rank(value)
+        except ValueError:
+            pass
+    raise _bad(rules, option, "made of ranks (Rank members or their values)")
+
+
+def _as_seq(rules: Rules, option: str, want: str) -> tuple:
+    value = getattr(rules, option)
+    if not isinstance(value, (tuple, list)):
+        raise _bad(rules, option, want)
+    return tuple(value)
+
+
+def _as_int(rules: Rules, option: str, value: object, low: int, want: str) -> int:
+    if type(value) is not int or value < low:
+        raise _bad(rules, option, want)
+    return value
+
+
+def _check_options(rules: Rules) -> None:
+    """Check every option's type and range (ValueError naming the option); normalise rank
+    values given as strings to Rank and lists to tuples."""
+    put = object.__setattr__
+    if not isinstance(rules.name, str):
+        raise ValueError(f"a rule set's name is a string, not {rules.name!r}")
+    if not isinstance(rules.deck, str):
+        raise _bad(rules, "deck", "a deck name")
+    if not isinstance(rules.match, MatchFormat):
+        raise _bad(rules, "match", "a MatchFormat")
+    for option, low in _INTS.items():
+        _as_int(rules, option, getattr(rules, option), low, f"an int of at least {low}")
+    for option in _BOOLS:
+        if not isinstance(getattr(rules, option), bool):
+            raise _bad(rules, option, "True or False")
+    for option, choices in _CHOICES.items():
+        if not isinstance(getattr(rules, option), str) or getattr(rules, option) not in choices:
+            raise _bad(rules, option, "one of " + ", ".join(choices))
+    if rules.hand_size_range is not None:
+        want = "None or a (smallest, largest) pair of ints, 1 <= smallest <= largest"
+        pair = _as_seq(rules, "hand_size_range", want)
+        if len(pair) != 2:
+            raise _bad(rules, "hand_size_range", want)
+        lo = _as_int(rules, "hand_size_range", pair[0], 1, want)
+        hi = _as_int(rules, "hand_size_range", pair[1], lo, want)
+        put(rules, "hand_size_range", (lo, hi))
+    for option in _RANK_SETS:
+        ranks = _as_seq(rules, option, "a tuple of ranks")
+        put(rules, option, tuple(_as_rank(rules, option, r) for r in ranks))
+    for option, low in _RANK_AMOUNTS.items():
+        want = f"a tuple of (rank, int of at least {low}) pairs"
+        table = []
+        for pair in _as_seq(rules, option, want):
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise _bad(rules, option, want)
+            rank = _as_rank(rules, option, pair[0])
+            table.append((rank, _as_int(rules, option, pair[1], low, want)))
+        put(rules, option, tuple(table))
+    want = "a tuple of (answer rank, chain rank) pairs"
+    joins = []
+    for pair in _as_seq(rules, "chain_joins", want):
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise _bad(rules, "chain_joins", want)
+        answer, kind = (_as_rank(rules, "chain_joins", r) for r in pair)
+        joins.append((answer, kind))
+    put(rules, "chain_joins", tuple(joins))
+    for option in ("cancel_rank", "cancel_chain"):
+        if getattr(rules, option) is not None:
+            put(rules, option, _as_rank(rules, option, getattr(rules, option)))
+    chains = {r for r, _ in rules.chain_draws}
+    if any(kind not in chains for _, kind in rules.chain_joins):
+        raise _bad(rules, "chain_joins", "pairs whose chain rank is one of chain_draws")
+    if rules.cancel_chain is not None and rules.cancel_chain not in chains:
+        raise _bad(rules, "cancel_chain", "None or a rank of chain_draws")
+    tables = [{r for r, _ in getattr(rules, o)} for o in _RANK_AMOUNTS if o != "points"]
+    if tables[0] & tables[1] or tables[0] & tables[2] or tables[1] & tables[2]:
+        raise ValueError(
+            f"a rank of {rules.name!r} is in more than one of chain_draws, forced_draws and"
+            " previous_draws"
+        )
 
 
 _DERNIER_POINTS = ((R.JOKER, 15), (R.ACE, 11), (R.KING, 10), (R.QUEEN, 10), (R.JACK, 10))

@@ -5,6 +5,7 @@ import dataclasses
 import pytest
 
 from dernier_p2p.rules import VARIANTS, MatchFormat, Rank, Rules, get_variant, new_match
+from dernier_p2p.rules.variants import SKIP
 
 
 def test_four_variants_with_their_decks_and_formats():
@@ -83,3 +84,69 @@ def test_readings_are_options_with_our_defaults():
     assert dict(m.chain_draws)[Rank.WILD4] == 4  # wild draw-4 stacks (reading)
     assert m.pile_empty == "reshuffle"
     assert Rank.ROTATE in m.naming_ranks
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("skip_ranks", "JOKER"),  # a string is not a tuple of ranks (no substring matching)
+        ("skip_ranks", ("JOKR",)),
+        ("skip_ranks", (1,)),
+        ("hand_size", "5"),
+        ("hand_size", True),
+        ("hand_size", 5.0),
+        ("hand_size", 0),
+        ("points", 5),
+        ("points", ((Rank.ACE, -1),)),
+        ("points", ((Rank.ACE,),)),
+        ("chain_draws", ((Rank.ACE, 0),)),
+        ("chain_draws", ((Rank.ACE, "2"),)),
+        ("forced_draws", ((Rank.N7, 2),)),  # 7 is already a previous_draws rank in dernier
+        ("chain_joins", ((Rank.JOKER, Rank.KING),)),  # K is not a chain
+        ("cancel_chain", Rank.KING),
+        ("cancel_rank", 2),
+        ("jump_in", 1),
+        ("others_score", "yes"),
+        ("declaration", 3),
+        ("timeout", "never"),
+        ("hand_size_range", (6, 5)),
+        ("hand_size_range", (5,)),
+        ("hand_size_range", 5),
+        ("min_players", 1),
+        ("max_players", 9.0),
+        ("declaration_penalty", -1),
+        ("out_bonus", None),
+        ("deck", 54),
+        ("deck", "uno"),
+        ("match", ("hands", 1)),
+    ],
+)
+def test_option_values_are_checked(option, value):
+    with pytest.raises(ValueError, match=option.split("_")[0]):
+        get_variant("dernier", **{option: value})
+
+
+def test_a_match_value_is_a_real_int():
+    with pytest.raises(ValueError, match="positive integer"):
+        MatchFormat("hands", True)
+    with pytest.raises(ValueError, match="positive integer"):
+        MatchFormat("hands", 2.0)
+
+
+def test_rank_options_accept_rank_values_and_lists():
+    # a table body carries ranks as their values and sequences as lists
+    r = get_variant(
+        "originale",
+        skip_ranks=["Q", "K"],
+        chain_draws=[["A", 2], ["JOKER", 4]],
+        hand_size_range=[5, 6],
+        cancel_rank="2",
+    )
+    assert r.skip_ranks == (Rank.QUEEN, Rank.KING)
+    assert all(type(x) is Rank for x in r.skip_ranks)
+    assert r.chain_draws == ((Rank.ACE, 2), (Rank.JOKER, 4))
+    assert r.hand_size_range == (5, 6) and r.cancel_rank is Rank.N2
+    assert r.flags[Rank.KING] & SKIP and r.flags[Rank.QUEEN] & SKIP
+    assert hash(r) == hash(get_variant(
+        "originale", skip_ranks=(Rank.QUEEN, Rank.KING),
+        chain_draws=((Rank.ACE, 2), (Rank.JOKER, 4)), hand_size_range=(5, 6)))
