@@ -65,7 +65,7 @@ class LocalTable:
         self.host = Sequencer(self.identities[host], self.game, host)
         self.clock = 0
         gen = genesis_hash(self.game)
-        rec0 = self._submit(sign_envelope(self.identities[host], self.game, host, 0, gen, body))
+        rec0 = self.sequence(sign_envelope(self.identities[host], self.game, host, 0, gen, body))
         self.sessions = [
             Session(self.identities[k], k, rec0, digest("dernier-p2p/local-seed", self.seeds[k]))
             for k in range(n)
@@ -79,7 +79,8 @@ class LocalTable:
     def records(self) -> list[dict]:
         return self.host.records
 
-    def _submit(self, env: dict) -> dict:
+    def sequence(self, env: dict) -> dict:
+        """Have the host sequence ``env`` now (no delivery); returns the record."""
         rec = self.host.submit(env, env["seat"], self.clock)
         self.clock += 1
         return rec
@@ -94,7 +95,7 @@ class LocalTable:
             env = self.queue.popleft()
             if self.tamper is not None:
                 env = self.tamper(env)
-            rec = self._submit(env)
+            rec = self.sequence(env)
             for s in self.sessions:
                 self.queue.extend(s.receive(rec, rec["t"]))
 
