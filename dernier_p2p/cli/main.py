@@ -1,13 +1,26 @@
-"""The ``dernier`` command line."""
+"""The ``dernier`` command line: play, host, join, verify, replay, bench.
+
+Exit codes: 0 success (for ``verify``: the transcript checks); 1 a failure at run time (a
+refused or lost connection, a fault found by the protocol or by ``verify``); 2 wrong usage or a
+file that cannot be read (a missing or corrupt transcript, an unusable key file); 130 when
+interrupted.
+"""
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, NoReturn
 
 import click
 
 from dernier_p2p import __version__
 from dernier_p2p.rules import VARIANTS, MatchFormat, get_variant
+
+EXIT_FAULT = 1
+EXIT_UNREADABLE = 2
 
 
 @click.group()
@@ -16,50 +29,20 @@ def main() -> None:
     """Dernier: the Italian shedding card game, peer to peer."""
 
 
-def _match_format(hands: int | None, target: int | None) -> MatchFormat | None:
+# --------------------------------------------------------------------------- shared options
+def _match_options(variant: str, players: int, hands: int | None, target: int | None) -> dict:
+    """The table's rule options; usage errors (exit 2) for impossible choices."""
     if hands is not None and target is not None:
         raise click.UsageError("choose either --hands or --target, not both")
+    fmt = None
     if hands is not None:
         if hands < 1:
             raise click.BadParameter("must be at least 1", param_hint="--hands")
-        return MatchFormat("hands", hands)
+        fmt = MatchFormat("hands", hands)
     if target is not None:
         if target < 1:
             raise click.BadParameter("must be at least 1", param_hint="--target")
-        return MatchFormat("target", target)
-    return None
-
-
-@main.command()
-@click.option(
-    "--variant",
-    type=click.Choice(sorted(VARIANTS)),
-    default="dernier",
-    show_default=True,
-    help="Rule set.",
-)
-@click.option("--players", type=int, default=4, show_default=True, help="Players at the table.")
-@click.option("--hands", type=int, default=None, help="Match of a fixed number of hands.")
-@click.option("--target", type=int, default=None, help="Match to a target score.")
-@click.option("--seed", type=int, default=None, help="Seed for a reproducible game.")
-@click.option("--auto", is_flag=True, help="All seats played by bots; no prompts.")
-@click.option("--name", default="Player", show_default=True, help="Your name at the table.")
-@click.option("--no-colour", "no_colour", is_flag=True, help="Plain text, no ANSI colours.")
-def play(
-    variant: str,
-    players: int,
-    hands: int | None,
-    target: int | None,
-    seed: int | None,
-    auto: bool,
-    name: str,
-    no_colour: bool,
-) -> None:
-    """Sit at a table on this machine: you against bots (or bots only with --auto)."""
-    from dernier_p2p.cli.human import HumanPlayer, QuitGame
-    from dernier_p2p.cli.local import bot_policies, run_match
-
-    fmt = _match_format(hands, target)
+        fmt = MatchFormat("target", target)
     try:
         rules = get_variant(variant, **({"match": fmt} if fmt else {}))
     except ValueError as exc:
@@ -69,25 +52,391 @@ def play(
             f"{variant} is for {rules.min_players} to {rules.max_players} players",
             param_hint="--players",
         )
-    if seed is None:
-        seed = int.from_bytes(__import__("os").urandom(4), "little")
-    colour = not no_colour and sys.stdout.isatty()
-    names = [f"Bot {s}" for s in range(players)]
-    if not auto:
-        names[0] = name
-    log: list[str] = []
-    human = None if auto else HumanPlayer(names, log, colour=colour)
-    click.echo(f"{rules.name}: {players} players, seed {seed}.")
+    return {} if fmt is None else {"match": [fmt.kind, fmt.value]}
+
+
+def _check_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    if not 1 <= len(value) <= 32 or not value.isprintable():
+        raise click.BadParameter("a name is 1 to 32 printable characters")
+    return value
+
+
+def _transcript_path(path: Path | None, variant: str) -> Path:
+    from dernier_p2p.cli.paths import new_transcript_path
+
+    if path is None:
+        try:
+            return new_transcript_path(variant)
+        except OSError as exc:
+            raise click.UsageError(f"cannot create the transcripts folder: {exc}") from None
+    if path.exists() and (path.is_dir() or path.stat().st_size > 0):
+        raise click.BadParameter(f"{path} already exists", param_hint="--transcript")
+    if not path.parent.is_dir():
+        raise click.BadParameter(f"no folder {path.parent}", param_hint="--transcript")
+    return path
+
+
+def _colour(no_colour: bool) -> bool:
+    return not no_colour and sys.stdout.isatty()
+
+
+variant_option = click.option(
+    "--variant", type=click.Choice(sorted(VARIANTS)), default="dernier", show_default=True,
+    help="Rule set.",
+)
+players_option = click.option(
+    "--players", type=int, default=4, show_default=True, help="Players at the table."
+)
+hands_option = click.option("--hands", type=int, default=None, help="Match of N hands.")
+target_option = click.option("--target", type=int, default=None, help="Match to a target score.")
+transcript_option = click.option(
+    "--transcript", type=click.Path(dir_okay=False, path_type=Path), default=None,
+    help="Where to write the transcript (default: a new file in the data folder).",
+)
+colour_option = click.option("--no-colour", "no_colour", is_flag=True, help="Plain text.")
+key_option = click.option(
+    "--key", type=click.Path(dir_okay=False, path_type=Path), default=None,
+    help="Identity key file (default: identity.pem in the data folder, created on first use).",
+)
+bot_option = click.option("--bot", is_flag=True, help="Let the bot play this seat.")
+
+
+# --------------------------------------------------------------------------- running a table
+def _leaves(exc: BaseException) -> list[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
+    return [exc]
+
+
+def _fail(message: str, code: int = EXIT_FAULT) -> NoReturn:
+    click.echo(message, err=True)
+    sys.exit(code)
+
+
+def _run(main_fn: Callable[[], Awaitable[Any]], where: str = "") -> Any:
+    """Run a table under trio, turning every expected failure into a message and exit code."""
+    import trio
+
+    from dernier_p2p.cli.human import QuitGame
+    from dernier_p2p.net.handshake import NetError, RemoteError
+    from dernier_p2p.net.peer import HostLost
+    from dernier_p2p.protocol.errors import ProtocolError
+    from dernier_p2p.wire.transcript import TranscriptError
+
     try:
-        outcome = run_match(
-            rules, players, bot_policies(players, seed, human), names, seed, click.echo, log,
-            colour,
+        return trio.run(main_fn)
+    except BaseException as group:  # noqa: B036 - every leaf is mapped below
+        leaves = _leaves(group)
+        kinds = (
+            QuitGame, KeyboardInterrupt, ProtocolError, RemoteError, NetError, HostLost,
+            trio.TooSlowError, TranscriptError, OSError,
         )
-    except QuitGame:
-        click.echo("\nInput ended; you leave the table.")
-        sys.exit(0)
-    state = outcome.state
-    if outcome.left:
-        click.echo("You left the table.")
-    click.echo("Final scores: " + ", ".join(f"{names[i]} {state.scores[i]}" for i in
-                                            range(players)))
+        leaf = next((e for k in kinds for e in leaves if isinstance(e, k)), None)
+        if leaf is None or isinstance(group, SystemExit):
+            raise
+        if isinstance(leaf, QuitGame):
+            click.echo("\nYou left the table.")
+            sys.exit(0)
+        if isinstance(leaf, KeyboardInterrupt):
+            _fail("\nInterrupted; you left the table.", 130)
+        if isinstance(leaf, ProtocolError):
+            who = "unknown seat" if leaf.seat is None else f"seat {leaf.seat}"
+            _fail(f"The match is stopped: {leaf.code} by {who}: {leaf.detail}")
+        if isinstance(leaf, RemoteError):
+            hint = ""
+            if leaf.code == "DUPLICATE_KEY":
+                hint = " (a second player on this machine needs its own --key FILE)"
+            _fail(f"The host refused: {leaf.code}: {leaf.detail}{hint}")
+        if isinstance(leaf, NetError):
+            _fail(f"Connection failed{where}: {leaf.code}: {leaf.detail}")
+        if isinstance(leaf, HostLost):
+            _fail(f"The host is gone: {leaf}")
+        if isinstance(leaf, trio.TooSlowError):
+            _fail(f"No answer{where} in time.")
+        if isinstance(leaf, TranscriptError):
+            _fail(f"Transcript: {leaf}")
+        assert isinstance(leaf, OSError)
+        _fail(f"Cannot connect{where}: {leaf.strerror or leaf}")
+
+
+def _final(seat: Any, transcript: Path | None) -> None:
+    from dernier_p2p.cli.follow import names_of
+
+    if seat is None:
+        return
+    result = seat.session.result
+    names = names_of(seat)
+    if result is not None:
+        scores = ", ".join(f"{names[i]} {s}" for i, s in enumerate(result["scores"]))
+        click.echo(f"Final scores: {scores}")
+    if transcript is not None:
+        click.echo(f"Transcript: {transcript}  (check it with: dernier verify {transcript})")
+
+
+# --------------------------------------------------------------------------- play
+@main.command()
+@variant_option
+@players_option
+@hands_option
+@target_option
+@click.option("--seed", type=int, default=None, help="Seed for a reproducible table.")
+@click.option("--auto", is_flag=True, help="All seats played by bots; no prompts.")
+@click.option("--name", default="Player", show_default=True, callback=_check_name,
+              help="Your name at the table.")
+@transcript_option
+@colour_option
+def play(
+    variant: str, players: int, hands: int | None, target: int | None, seed: int | None,
+    auto: bool, name: str, transcript: Path | None, no_colour: bool,
+) -> None:
+    """Sit at a table on this machine: you against bot peers (bots only with --auto).
+
+    Every bot is a peer of its own speaking the protocol over loopback TCP; the deck is
+    shuffled by all of them together."""
+    from dernier_p2p.cli.table import Seating, play_local
+
+    options = _match_options(variant, players, hands, target)
+    if seed is None:
+        seed = int.from_bytes(os.urandom(4), "little")
+    path = _transcript_path(transcript, variant)
+    colour = _colour(no_colour)
+    name = "Bot 0" if auto else name
+    click.echo(f"{variant}: {players} players, seed {seed}. Transcript: {path}")
+    seating = Seating(bot=auto, colour=colour)
+    seat = _run(lambda: play_local(variant, players, options, seed, name, path, seating))
+    _final(seat, path)
+
+
+# --------------------------------------------------------------------------- host / join
+def _identity(key: Path | None) -> Any:
+    from dernier_p2p.cli.paths import load_or_create_identity
+    from dernier_p2p.wire.identity import KeyFileError
+
+    try:
+        identity, created = load_or_create_identity(key)
+    except (KeyFileError, OSError) as exc:
+        raise click.BadParameter(str(exc), param_hint="--key") from None
+    if created:
+        from dernier_p2p.cli.paths import default_key_path
+
+        click.echo(f"Created your identity key: {key or default_key_path()}")
+    return identity
+
+
+def _local_address() -> str:
+    """This machine's address on the LAN as best known (no packet is sent)."""
+    import socket
+
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.connect(("192.0.2.1", 9))
+            return str(s.getsockname()[0])
+    except OSError:
+        return "127.0.0.1"
+
+
+@main.command()
+@variant_option
+@players_option
+@hands_option
+@target_option
+@click.option("--port", type=click.IntRange(0, 65535), default=47630, show_default=True,
+              help="TCP port to listen on (0: any free port).")
+@click.option("--bind", default="0.0.0.0", show_default=True, help="Address to listen on.")
+@click.option("--advertise", default=None,
+              help="Address the others reach this machine at (default: found automatically).")
+@click.option("--name", default="Host", show_default=True, callback=_check_name,
+              help="Your name at the table.")
+@click.option("--table-name", default=None, help="The table's name on the LAN.")
+@click.option("--no-announce", is_flag=True, help="Do not announce the table on the LAN.")
+@click.option("--turn-seconds", type=click.IntRange(1, 86_400), default=120, show_default=True,
+              help="Time a seat may keep the table waiting before it is timed out.")
+@key_option
+@transcript_option
+@bot_option
+@colour_option
+def host(
+    variant: str, players: int, hands: int | None, target: int | None, port: int, bind: str,
+    advertise: str | None, name: str, table_name: str | None, no_announce: bool,
+    turn_seconds: int, key: Path | None, transcript: Path | None, bot: bool, no_colour: bool,
+) -> None:
+    """Host a table for players on other machines (you play seat 0)."""
+    from dernier_p2p.cli.table import Seating, host_table
+    from dernier_p2p.net.discovery import BROADCAST, DEFAULT_PORT
+    from dernier_p2p.net.host import HostConfig
+    from dernier_p2p.net.timers import Timers
+
+    options = _match_options(variant, players, hands, target)
+    identity = _identity(key)
+    path = _transcript_path(transcript, variant)
+    if advertise is None:
+        advertise = bind if bind not in ("0.0.0.0", "") else _local_address()
+    config = HostConfig(
+        players=players, variant=variant, options=options,
+        timers=Timers(turn_ms=turn_seconds * 1000, declare_ms=1_000, grace_ms=15_000),
+        name=name, table_name=(table_name or f"{name}'s table")[:32], bind=bind, port=port,
+        advertise=advertise, transcript=path,
+        announce_to=None if no_announce else (BROADCAST, DEFAULT_PORT),
+    )
+    click.echo(f"Transcript: {path}")
+    seating = Seating(bot=bot, colour=_colour(no_colour))
+    seat = _run(lambda: host_table(identity, config, seating), f" on {bind}:{port}")
+    _final(seat, path)
+
+
+def _parse_address(value: str) -> tuple[str, int]:
+    where, sep, port = value.rpartition(":")
+    if not sep or not where or not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise click.BadParameter(f"{value!r} is not HOST:PORT", param_hint="ADDRESS")
+    return where.strip("[]"), int(port)
+
+
+def _discover(seconds: float) -> tuple[str, int]:
+    import trio
+
+    from dernier_p2p.net.discovery import listen
+
+    click.echo(f"Listening for tables on the LAN for {seconds:g} s...")
+    try:
+        listing = trio.run(lambda: listen(seconds))
+    except OSError as exc:
+        _fail(f"Cannot listen for tables: {exc.strerror or exc}")
+    tables = [t for t in listing.tables.values() if t.free > 0]
+    if not tables:
+        _fail("No open table heard on the LAN; give the host's address: dernier join HOST:PORT")
+    for k, t in enumerate(tables, 1):
+        click.echo(f"  {k}. {t.name} ({t.variant}, {t.free} seat(s) free) at {t.address}:{t.port}")
+    choice = click.prompt("Join which table", type=click.IntRange(1, len(tables)), default=1)
+    table = tables[choice - 1]
+    return table.address, table.port
+
+
+@main.command()
+@click.argument("address", required=False)
+@click.option("--name", default="Player", show_default=True, callback=_check_name,
+              help="Your name at the table.")
+@click.option("--listen", "listen_on", default=None,
+              help="Address of this machine the others can reach, to host the table if the "
+                   "host goes away (default: none).")
+@click.option("--wait", type=click.FloatRange(0.5, 30), default=2.0, show_default=True,
+              help="Seconds to listen for tables when no ADDRESS is given.")
+@key_option
+@transcript_option
+@bot_option
+@colour_option
+def join(
+    address: str | None, name: str, listen_on: str | None, wait: float, key: Path | None,
+    transcript: Path | None, bot: bool, no_colour: bool,
+) -> None:
+    """Join a table at ADDRESS (HOST:PORT), or pick one heard on the LAN."""
+    from dernier_p2p.cli.table import Seating, join_table
+    from dernier_p2p.net.peer import PeerConfig
+
+    where = _parse_address(address) if address is not None else None
+    identity = _identity(key)
+    path = _transcript_path(transcript, "table")
+    if where is None:
+        where = _discover(wait)
+    config = PeerConfig(
+        name=name, transcript=path, listen=None if listen_on is None else (listen_on, 0),
+        connect_s=10.0,
+    )
+    click.echo(f"Joining {where[0]}:{where[1]}. Transcript: {path}")
+    seating = Seating(bot=bot, colour=_colour(no_colour))
+    seat = _run(lambda: join_table(identity, where, config, seating), f" to {where[0]}:{where[1]}")
+    if seat is None:
+        _fail("The table never started.")
+    _final(seat, path)
+
+
+# --------------------------------------------------------------------------- verify / replay
+transcript_argument = click.argument("file", type=click.Path(path_type=Path))
+
+
+def _summary_lines(summary: Any) -> list[str]:
+    names = summary.names
+    out = []
+    if summary.variant is not None:
+        who = ", ".join(f"{k}: {n}" for k, n in enumerate(names))
+        out.append(f"Table: {summary.variant}, {summary.players} players ({who})")
+    out.append(f"Records: {summary.records}; hands scored: {summary.hands}")
+    if summary.scores:
+        out.append("Scores: " + ", ".join(f"{names[i]} {s}" for i, s in
+                                          enumerate(summary.scores)))
+    if summary.winner is not None:
+        out.append(f"Winner: {names[summary.winner]}")
+    return out
+
+
+@main.command()
+@transcript_argument
+def verify(file: Path) -> None:
+    """Audit a transcript: chain, signatures, deck proofs, every move and every hand's reveal.
+
+    Exit 0 when it checks, 1 when a fault is found (the seat at fault is named), 2 when the
+    file cannot be read as a transcript."""
+    from dernier_p2p.protocol.verify import UNREADABLE, verify_file
+
+    verdict = verify_file(file)
+    if verdict.code == UNREADABLE:
+        _fail(f"Cannot read the transcript: {verdict.detail}", EXIT_UNREADABLE)
+    if verdict.ok:
+        click.echo("OK: the transcript checks: every signature, shuffle, card and move.")
+    else:
+        names = verdict.summary.names
+        who = "no seat can be named"
+        if verdict.seat is not None:
+            label = names[verdict.seat] if verdict.seat < len(names) else "?"
+            who = f"seat {verdict.seat} ({label}) is at fault"
+        where = "" if verdict.index is None else f" at record {verdict.index}"
+        click.echo(f"FAULT{where}: {verdict.code}: {who}")
+        click.echo(f"  {verdict.detail}")
+    for line in _summary_lines(verdict.summary):
+        click.echo(line)
+    sys.exit(0 if verdict.ok else EXIT_FAULT)
+
+
+@main.command()
+@transcript_argument
+@colour_option
+def replay(file: Path, no_colour: bool) -> None:
+    """Replay a transcript move by move; every hand is shown once its cards are revealed."""
+    from dernier_p2p.cli.narrate import replay_lines
+    from dernier_p2p.protocol.replay import replay_file
+    from dernier_p2p.protocol.verify import UNREADABLE
+
+    rp = replay_file(file)
+    if rp.verdict.code == UNREADABLE:
+        _fail(f"Cannot read the transcript: {rp.verdict.detail}", EXIT_UNREADABLE)
+    for line in replay_lines(rp, _colour(no_colour)):
+        click.echo(line)
+    if not rp.verdict.ok:
+        v = rp.verdict
+        who = "" if v.seat is None else f" (seat {v.seat})"
+        where = "" if v.index is None else f" at record {v.index}"
+        click.echo(f"Replay stops{where}: {v.code}{who}: {v.detail}")
+        sys.exit(EXIT_FAULT)
+
+
+# --------------------------------------------------------------------------- bench
+@main.command()
+@variant_option
+@click.option("--players", type=click.IntRange(2, 10), default=2, show_default=True)
+def bench(variant: str, players: int) -> None:
+    """A quick figure: one hand of bots with the full protocol, in memory (every seat's
+    session in this process). The scripts under benchmarks/ measure in detail."""
+    import time
+
+    from dernier_p2p.bots import HeuristicBot
+    from dernier_p2p.protocol.local import run_local_match
+
+    _match_options(variant, players, 1, None)
+    seeds = [bytes([k + 1]) * 32 for k in range(players)]
+    bots = [HeuristicBot(k) for k in range(players)]
+    start = time.perf_counter()
+    result = run_local_match(variant, players, seeds, bots, options={"match": ["hands", 1]})
+    took = time.perf_counter() - start
+    click.echo(
+        f"{variant}, {players} seats, one hand: {len(result.records)} records in {took:.2f} s "
+        f"({took / players:.2f} s of checking per seat, all seats in one process)"
+    )

@@ -1,11 +1,14 @@
-"""One line of plain English per rules event, for the table's log and the replay."""
+"""One line of plain English per rules event, for the table's log and the replay; the
+replay of a transcript as lines (:func:`replay_lines`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from dernier_p2p.cli.render import card_text, suit_text
-from dernier_p2p.rules import Rules
+from dernier_p2p.protocol.replay import HandCards, Replay
+from dernier_p2p.protocol.session import SessionEvent
+from dernier_p2p.rules import Card, Rules, get_variant
 from dernier_p2p.rules import events as ev
 
 
@@ -72,3 +75,54 @@ def narrate(event: object, names: Sequence[str], rules: Rules, colour: bool = Tr
         case ev.MatchOver(winner=w):
             return "The match is over." if w is None else f"{n[w]} wins the match!"
     return None
+
+
+def _cards(cards: Sequence[Card], rules: Rules, colour: bool) -> str:
+    return " ".join(card_text(c, rules, colour) for c in cards) if cards else "(none)"
+
+
+def hand_lines(hc: HandCards, names: Sequence[str], rules: Rules, colour: bool) -> list[str]:
+    """Every seat's dealt cards, draws and final hand, once the hand is revealed."""
+    out = [f"── Hand {hc.hand} revealed ──"]
+    for s, name in enumerate(names):
+        out.append(f"  {name} was dealt: {_cards(hc.dealt[s], rules, colour)}")
+        if s < len(hc.drawn) and hc.drawn[s]:
+            drew = ", ".join(
+                card_text(c, rules, colour) + ("" if why == "draw" else f" ({why})")
+                for c, why in hc.drawn[s]
+            )
+            out.append(f"  {name} drew: {drew}")
+        final = hc.final[s] if s < len(hc.final) else []
+        out.append(f"  {name} ended with: {_cards(final, rules, colour)}")
+    return out
+
+
+def replay_lines(rp: Replay, colour: bool = True) -> Iterator[str]:
+    """The replay of a transcript as lines: each record's events as they happened (plays with
+    their faces), every hand's cards once revealed, and the session's notices."""
+    names = rp.names
+    rules: Rules | None = None
+    if rp.variant is not None:
+        try:
+            rules = get_variant(rp.variant)
+        except ValueError:
+            rules = None
+    if rules is not None and names:
+        yield f"{rp.variant}: " + ", ".join(f"seat {k} {n}" for k, n in enumerate(names))
+    for step in rp.steps:
+        assert rules is not None
+        if step.kind in ("timeout", "left"):
+            yield f"[record {step.index}] the host records a {step.kind}."
+        if step.revealed is not None:  # the faces first: this record also scores the hand
+            yield from hand_lines(step.revealed, names, rules, colour)
+        for event in step.events:
+            if isinstance(event, SessionEvent):
+                if event.kind in ("race-lost", "stall", "host-change"):
+                    who = "" if event.seat is None else f"{names[event.seat]}: "
+                    yield f"  ({who}{event.kind}: {event.detail})"
+                continue
+            line = narrate(event, names, rules, colour)
+            if line:
+                yield line
+    if rp.verdict.ok:
+        yield "The transcript checks from the first record to the last."

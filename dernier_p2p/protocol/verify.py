@@ -1,0 +1,151 @@
+"""The offline audit of a transcript: every record checked again by an observer session.
+
+:func:`verify_file` reads a transcript (:func:`~dernier_p2p.wire.transcript.read_transcript`) and
+feeds every record, in order, to a :class:`~dernier_p2p.protocol.session.Session` with no seat.
+The observer checks what every player checked during the match: the chain (index, ``prev``,
+time), the host's and every author's signature, the author counters and head echoes, every body
+against its schema, every coin commitment and reveal, every deck message (key proofs, shuffle
+proofs, reveal tokens, transfers), every move against the rules, and at the end of each hand
+the secret reveals, the deck audit and a replay of the hand with every face known.
+
+The result is a :class:`Verdict`: ``ok`` (the transcript checks and the match is over), or the
+first fault with its code, the seat at fault, the detail and the index of the record where it
+was found. A transcript that checks but stops before the match is over is ``INCOMPLETE``,
+naming the seat(s) the table was waiting on. A file that cannot be read as a transcript is
+``UNREADABLE`` (no seat). The summary tells what the transcript holds: variant, players, hands
+played, scores and winner.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from dernier_p2p.protocol.errors import ProtocolError
+from dernier_p2p.protocol.session import Session
+from dernier_p2p.rules import events as ev
+from dernier_p2p.wire.transcript import TranscriptError, read_transcript
+
+UNREADABLE = "UNREADABLE"
+INCOMPLETE = "INCOMPLETE"
+EMPTY = "EMPTY"
+UNCHECKABLE = "UNCHECKABLE"
+
+OnRecord = Callable[[int, dict, Session, list[Any]], None]
+"""Called after each applied record: index, record, the observer, the new session events."""
+
+
+@dataclass
+class Summary:
+    """What a transcript holds, as far as it was checked."""
+
+    variant: str | None = None
+    names: list[str] = field(default_factory=list)
+    records: int = 0
+    hands: int = 0  # hands scored
+    scores: tuple[int, ...] = ()
+    match_points: tuple[int, ...] = ()
+    winner: int | None = None
+    finished: bool = False
+
+    @property
+    def players(self) -> int:
+        return len(self.names)
+
+
+@dataclass
+class Verdict:
+    """The outcome of an audit. ``ok`` is True only for a complete, checked match; otherwise
+    ``code`` says what failed, ``seat`` who is at fault (None if no seat can be named),
+    ``index`` the record where it was found (None if not tied to one record)."""
+
+    ok: bool
+    code: str | None = None
+    seat: int | None = None
+    detail: str = ""
+    index: int | None = None
+    summary: Summary = field(default_factory=Summary)
+
+    @property
+    def readable(self) -> bool:
+        return self.code != UNREADABLE
+
+
+def _summarise(session: Session, summary: Summary) -> None:
+    st = session.state
+    summary.scores = tuple(st.scores)
+    summary.match_points = tuple(st.match_points)
+    summary.finished = bool(session.finished)
+    summary.winner = st.winner if session.finished else None
+    summary.hands = sum(1 for e in session.events if isinstance(e, ev.HandScored))
+
+
+def _table_summary(record: Any, summary: Summary) -> None:
+    """Names and variant from record 0 as far as its shape allows (before it is checked)."""
+    try:
+        body = record["env"]["body"]
+        summary.variant = str(body["variant"])
+        summary.names = [str(p["name"]) for p in body["players"]]
+    except (KeyError, TypeError, IndexError):
+        pass
+
+
+def check_records(records: Sequence[Any], on_record: OnRecord | None = None) -> Verdict:
+    """Audit a list of records (record 0 first); see the module docstring."""
+    summary = Summary(records=len(records))
+    if not records:
+        return Verdict(False, EMPTY, None, "the transcript holds no record", None, summary)
+    _table_summary(records[0], summary)
+    try:
+        session = Session(None, None, records[0])
+    except ProtocolError as exc:
+        return Verdict(False, exc.code, exc.seat, exc.detail, 0, summary)
+    except Exception as exc:  # record 0 too broken for the session to describe
+        detail = f"record 0 cannot be checked: {type(exc).__name__}: {exc}"
+        return Verdict(False, UNCHECKABLE, None, detail, 0, summary)
+    if on_record is not None:
+        on_record(0, records[0], session, [])
+    seen = len(session.events)
+    for i in range(1, len(records)):
+        try:
+            session.receive(records[i])
+        except ProtocolError as exc:
+            _summarise(session, summary)
+            return Verdict(False, exc.code, exc.seat, exc.detail, i, summary)
+        except Exception as exc:  # a record the checks did not foresee: still no traceback
+            _summarise(session, summary)
+            detail = f"record {i} cannot be checked: {type(exc).__name__}: {exc}"
+            return Verdict(False, UNCHECKABLE, None, detail, i, summary)
+        if on_record is not None:
+            on_record(i, records[i], session, session.events[seen:])
+        seen = len(session.events)
+    _summarise(session, summary)
+    if not session.finished:
+        waiting = session.waiting_on()
+        who = ", ".join(f"seat {s}" for s in waiting) or "no seat"
+        detail = f"the transcript ends before the match is over (the table waits on {who})"
+        seat = waiting[0] if len(waiting) == 1 else None
+        return Verdict(False, INCOMPLETE, seat, detail, None, summary)
+    return Verdict(True, summary=summary)
+
+
+def read_records(path: str | os.PathLike[str]) -> list[Any] | Verdict:
+    """The records of the transcript at ``path``, or an ``UNREADABLE`` verdict."""
+    try:
+        return list(read_transcript(path))
+    except TranscriptError as exc:
+        return Verdict(False, UNREADABLE, None, f"{path}: {exc}")
+    except IsADirectoryError:
+        return Verdict(False, UNREADABLE, None, f"{path}: is a directory")
+    except OSError as exc:
+        return Verdict(False, UNREADABLE, None, f"{path}: {exc.strerror or exc}")
+
+
+def verify_file(path: str | os.PathLike[str], on_record: OnRecord | None = None) -> Verdict:
+    """Read and audit the transcript at ``path``."""
+    records = read_records(path)
+    if isinstance(records, Verdict):
+        return records
+    return check_records(records, on_record)
