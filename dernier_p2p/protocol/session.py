@@ -183,6 +183,8 @@ class Session:
         self.events: list[Any] = []
         self.fault: ProtocolError | None = None
         self.hand_cards: dict[int, list[int]] = {}  # audited card of every position, per hand
+        self._wait: list[int] = []
+        self.waiting_since: int = rec["t"]  # host time of the record that began the wait
 
     # ------------------------------------------------------------------ queries
     @property
@@ -278,7 +280,8 @@ class Session:
         return out
 
     def waiting_on(self) -> list[int]:
-        """The seats whose message or move the table needs now (for the host's timers)."""
+        """The seats whose message or move the table needs now (for the host's timers); the
+        wait began at :attr:`waiting_since` (host time of the record after which it began)."""
         return sorted({s for s, what in self.pending if not what.endswith("(optional)")})
 
     # ------------------------------------------------------------------ outgoing
@@ -342,6 +345,9 @@ class Session:
             raise self.fault from None
         self._history[i] = (self.state, self.quiescent)
         self._history.pop(i - HISTORY, None)
+        wait = self.waiting_on()
+        if wait != self._wait:
+            self._wait, self.waiting_since = wait, rec["t"]
         if self.seat is None:
             return []
         return [self._author.envelope(b, self.head) for b in self._outbox]

@@ -393,3 +393,16 @@ def test_resumed_session_recomputes_its_own_messages():
         sent = [e for e in sent if e["body"]["type"] not in ("move", "table")]
         assert made == sent  # byte for byte: same bodies, counters, heads and signatures
         assert fresh.state == res.state
+
+
+def test_waiting_on_names_the_seat_to_act_and_when_the_wait_began():
+    table = table_at_play("dernier", 2)
+    s0 = table.sessions[0]
+    actor = to_act(s0.state)
+    assert s0.waiting_on() == [actor]
+    began = s0.waiting_since
+    assert began == table.records[-1]["t"]
+    table.send(table.sessions[actor].intend(Draw(actor)))
+    table.deliver()
+    assert s0.waiting_on() == [to_act(s0.state)]
+    assert s0.waiting_since > began
