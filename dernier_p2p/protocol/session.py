@@ -231,6 +231,12 @@ class Session:
         )
 
     @property
+    def settled(self) -> bool:
+        """Quiescent with no deck message owed by anyone: when local moves may be intended (a
+        cutter then knows the bottom card, a drawer its drawn card)."""
+        return self.quiescent and not (self.pub is not None and self.pub.pending())
+
+    @property
     def view(self) -> dict[int, Card]:
         """This seat's private faces: its hand slots (and the cut card it peeked) -> Card."""
         if self.seat is None or self.mine is None:
@@ -248,8 +254,8 @@ class Session:
         return out
 
     def legal(self) -> list[Move]:
-        """This seat's legal moves now (none unless quiescent)."""
-        if self.seat is None or self.fault is not None or not self.quiescent:
+        """This seat's legal moves now (none unless settled)."""
+        if self.seat is None or self.fault is not None or not self.settled:
             return []
         return legal_moves(self.state, self.seat, self.view)
 
@@ -294,13 +300,13 @@ class Session:
     def intend(self, move: Move) -> dict:
         """The signed envelope of a local move, checked against the current state.
 
-        Raises IllegalMove if the move is not legal now (or the session is not quiescent). The
+        Raises IllegalMove if the move is not legal now (or the table is not settled). The
         move takes effect only when its record comes back."""
         if self.fault is not None:
             raise self.fault
         if self.seat is None:
             raise ValueError("an observer makes no moves")
-        if not self.quiescent:
+        if not self.settled:
             raise IllegalMove("busy", "the table is waiting for the deck or the host")
         if isinstance(move, (Timeout, Leave)) or getattr(move, "seat", None) != self.seat:
             raise IllegalMove("bad-seat", f"{move!r} is not a move of seat {self.seat}")

@@ -41,7 +41,7 @@ def check_views(table: LocalTable, seen: list) -> None:
             extra = {st.pile[-1]}
         view = s.view
         assert set(view) <= own | extra
-        if s.quiescent and not (s.pub and s.pub.pending()):
+        if s.settled:
             assert own <= set(view)
         if s.mine is None:
             continue
