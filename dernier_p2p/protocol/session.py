@@ -120,7 +120,14 @@ class Session:
 
     ``identity`` and ``seat``: this peer's key and seat (``seat=None`` for an observer, whose
     identity is unused); ``table_record``: record 0 (the host's ``table``); ``drbg_seed``: the
-    seat's secret randomness (32+ bytes)."""
+    seat's secret randomness (32+ bytes).
+
+    Outgoing: :meth:`start` (the ``accept``), :meth:`receive` (envelopes due after a record),
+    :meth:`intend` (a local move), :meth:`announce` (the host's ``timeout``/``left``). Queries:
+    :attr:`state`, :attr:`view`, :meth:`legal`, :attr:`pending`, :meth:`waiting_on`,
+    :attr:`waiting_since`, :attr:`events`, :attr:`finished`, :attr:`result`,
+    :attr:`hand_cards` (every audited card per hand), :attr:`fault`. Feeding a new session the
+    records of a game again recomputes this seat's messages byte for byte (a resume)."""
 
     def __init__(
         self,
