@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import logging
 import os
+import queue
+import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -25,6 +27,42 @@ from dernier_p2p.wire.identity import IdentityKey
 from dernier_p2p.wire.transcript import TranscriptWriter
 
 log = logging.getLogger("dernier_p2p.net")
+
+
+class BackgroundWriter:
+    """Appends records to a transcript (fsync per record) from a thread, in order, so the
+    game loop never waits for the disk. :meth:`close` waits until everything is written; a
+    write error is raised by the next :meth:`append` or by :meth:`close`."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.writer = TranscriptWriter(path)
+        self.count = self.writer.count
+        self._queue: queue.SimpleQueue[dict[str, Any] | None] = queue.SimpleQueue()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="transcript", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while (record := self._queue.get()) is not None:
+            if self._error is None:
+                try:
+                    self.writer.append(record)
+                except BaseException as exc:  # kept for the game loop to raise
+                    self._error = exc
+
+    def append(self, record: dict[str, Any]) -> None:
+        if self._error is not None:
+            raise self._error
+        self._queue.put(record)
+        self.count += 1
+
+    def close(self) -> None:
+        if self._thread.is_alive():
+            self._queue.put(None)
+            self._thread.join()
+        self.writer.close()
+        if self._error is not None:
+            raise self._error
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
@@ -45,7 +83,7 @@ class LocalSeat:
         self.agent = agent
         self.session = Session(identity, seat, table_record, seed)
         self.records: list[dict[str, Any]] = [table_record]
-        self.writer = TranscriptWriter(transcript) if transcript is not None else None
+        self.writer = BackgroundWriter(transcript) if transcript is not None else None
         if self.writer is not None:
             if self.writer.count:
                 self.writer.close()
@@ -112,9 +150,10 @@ class LocalSeat:
         return bool(self.session.finished)
 
     def close(self) -> None:
+        """Finish writing the transcript and release it."""
         if self.writer is not None:
-            self.writer.close()
-            self.writer = None
+            writer, self.writer = self.writer, None
+            writer.close()
 
     # ------------------------------------------------------------------ moves
     def may_act(self) -> bool:
