@@ -1,0 +1,1 @@
+"""Adapters: one per implementation, speaking the channel of ``interop/README.md``."""
