@@ -326,6 +326,25 @@ class Session:
         apply(self.state, move)  # raises IllegalMove
         return self._author.envelope(move_to_body(move, self.state.hand_number), self.head)
 
+    def sign_again(self, bodies: list[dict]) -> list[dict]:
+        """This seat's envelopes for ``bodies``, numbered from the chain's next counter of this
+        seat and echoing the current head: after a host change, the envelopes the old host
+        never sequenced are signed again (the new host's ``host_change`` first)."""
+        if self.seat is None:
+            raise ValueError("an observer sends nothing")
+        for body in bodies:
+            validate_body(body, self.seat, self.n)
+        self._author.next_n = self.chain.next_counter(self.seat)
+        return [self._author.envelope(body, self.head) for body in bodies]
+
+    def legal_at(self, head_index: int, seat: int, body: dict) -> bool:
+        """Whether ``body`` (a ``move`` body of ``seat``) was legal in the state after record
+        ``head_index`` (a play: for some face), that state being quiescent. The host may refuse
+        before sequencing a move that fails this; a move that passes can at worst lose a race."""
+        if body.get("type") != "move":
+            return False
+        return self._legal_at(head_index, seat, body, None)
+
     def announce(self, body: dict) -> dict:
         """The host's own envelope for a host-only body (``timeout``, ``left``)."""
         if self.seat is None or self.seat != self.host:

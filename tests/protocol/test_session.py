@@ -406,3 +406,20 @@ def test_waiting_on_names_the_seat_to_act_and_when_the_wait_began():
     table.deliver()
     assert s0.waiting_on() == [to_act(s0.state)]
     assert s0.waiting_since > began
+
+
+def test_legal_at_and_sign_again():
+    table = table_at_play("dernier", 2)
+    s0 = table.sessions[0]
+    actor = to_act(s0.state)
+    head = s0.count - 1
+    draw = {"type": "move", "hand": s0.state.hand_number, "move": "draw"}
+    assert s0.legal_at(head, actor, draw)
+    assert not s0.legal_at(head, 1 - actor, draw)
+    mover = table.sessions[actor]
+    lost = mover.intend(Draw(actor))  # never sequenced, e.g. the host went away
+    again = mover.sign_again([lost["body"]])
+    assert again[0]["n"] == lost["n"] and again[0]["body"] == lost["body"]
+    table.send(again[0])
+    table.deliver()
+    assert s0.state.drawn >= 0
