@@ -1,0 +1,153 @@
+"""The offline audit: a whole honest match checks; each kind of tampering or cheating is found
+at its record and names the seat at fault."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+
+from dernier_p2p.bots import HeuristicBot
+from dernier_p2p.protocol.envelope import sign_envelope
+from dernier_p2p.protocol.errors import ProtocolError
+from dernier_p2p.protocol.local import LocalTable, run_local_match
+from dernier_p2p.protocol.verify import (
+    EMPTY,
+    INCOMPLETE,
+    UNREADABLE,
+    check_records,
+    verify_file,
+)
+from dernier_p2p.rules import to_act
+from dernier_p2p.wire.transcript import HEADER, TranscriptWriter
+
+SEEDS = [bytes([k + 1]) * 32 for k in range(3)]
+ONE_HAND = {"match": ["hands", 1]}
+
+
+@pytest.fixture(scope="module")
+def match() -> list[dict]:
+    result = run_local_match(
+        "dernier", 2, SEEDS[:2], [HeuristicBot(0), HeuristicBot(1)], options=ONE_HAND
+    )
+    return result.records
+
+
+def test_an_honest_match_checks_with_its_summary(match: list[dict]) -> None:
+    verdict = check_records(match)
+    assert verdict.ok, verdict
+    s = verdict.summary
+    assert (s.variant, s.players, s.records, s.hands, s.finished) == (
+        "dernier", 2, len(match), 1, True
+    )
+    assert s.winner in (0, 1)
+    assert max(s.scores) > 0
+
+
+def _flip(value: bytes, at: int = 5) -> bytes:
+    return value[:at] + bytes([value[at] ^ 1]) + value[at + 1 :]
+
+
+def test_a_flipped_host_signature_names_the_host(match: list[dict]) -> None:
+    records = copy.deepcopy(match)
+    records[10]["hsig"] = _flip(records[10]["hsig"])
+    verdict = check_records(records)
+    assert (verdict.ok, verdict.code, verdict.seat, verdict.index) == (
+        False, "BAD_SIGNATURE", 0, 10
+    )
+
+
+def test_a_flipped_author_signature_is_the_host_s_fault(match: list[dict]) -> None:
+    # The host must check every envelope before sequencing it.
+    records = copy.deepcopy(match)
+    i = next(k for k, r in enumerate(records) if k > 3 and r["env"]["seat"] == 1)
+    records[i]["env"]["sig"] = _flip(records[i]["env"]["sig"])
+    verdict = check_records(records)
+    assert (verdict.code, verdict.seat, verdict.index) == ("BAD_SIGNATURE", 0, i)
+
+
+def test_a_dropped_record_breaks_the_chain(match: list[dict]) -> None:
+    records = match[:7] + match[8:]
+    verdict = check_records(records)
+    assert (verdict.code, verdict.seat, verdict.index) == ("BAD_CHAIN", 0, 7)
+
+
+def test_a_transcript_cut_short_is_incomplete(match: list[dict]) -> None:
+    verdict = check_records(match[:-3])
+    assert not verdict.ok
+    assert verdict.code == INCOMPLETE
+    assert verdict.index is None
+    assert not verdict.summary.finished
+
+
+def test_no_records_and_a_broken_first_record() -> None:
+    assert check_records([]).code == EMPTY
+    verdict = check_records([{"not": "a record"}])
+    assert not verdict.ok and verdict.index == 0
+
+
+def _table() -> LocalTable:
+    table = LocalTable("dernier", SEEDS[:3], ONE_HAND)
+    return table
+
+
+def test_a_forged_shuffle_is_a_deck_fault_of_its_author() -> None:
+    table = _table()
+    forged: list[int] = []
+
+    def cheat(env: dict) -> dict:
+        if env["seat"] == 1 and env["body"]["type"] == "shuffle" and not forged:
+            body = dict(env["body"])
+            deck = list(body["deck"])
+            deck[0], deck[1] = deck[1], deck[0]
+            body["deck"] = deck
+            forged.append(1)
+            ident = table.identities[1]
+            return sign_envelope(ident, table.game, 1, env["n"], env["head"], body)
+        return env
+
+    table.tamper = cheat
+    with pytest.raises(ProtocolError) as caught:
+        table.deliver()
+    assert caught.value.seat == 1
+    verdict = check_records(table.records)
+    assert (verdict.code, verdict.seat) == ("DECK_FAULT", 1)
+    assert verdict.index == len(table.records) - 1
+
+
+def test_a_move_out_of_turn_is_an_illegal_move_of_its_author() -> None:
+    table = _table()
+    table.deliver()  # set-up, shuffles, the deal and the first card
+    session = table.sessions[0]
+    actor = to_act(session.state)
+    cheat = next(s for s in range(3) if s != actor)
+    body = {"type": "move", "hand": session.state.hand_number, "move": "draw"}
+    env = sign_envelope(
+        table.identities[cheat], table.game, cheat,
+        session.chain.next_counter(cheat), session.head, body,
+    )
+    table.send(env)
+    with pytest.raises(ProtocolError):
+        table.deliver()
+    verdict = check_records(table.records)
+    assert (verdict.code, verdict.seat, verdict.index) == (
+        "ILLEGAL_MOVE", cheat, len(table.records) - 1
+    )
+
+
+def test_files_unreadable_or_read(tmp_path: Path, match: list[dict]) -> None:
+    assert verify_file(tmp_path / "missing").code == UNREADABLE
+    assert verify_file(tmp_path).code == UNREADABLE
+    junk = tmp_path / "junk"
+    junk.write_bytes(b"hello, world\n")
+    assert verify_file(junk).code == UNREADABLE
+    torn = tmp_path / "torn"
+    torn.write_bytes(HEADER + (100).to_bytes(4, "big") + b"\x81")
+    verdict = verify_file(torn)
+    assert verdict.code == UNREADABLE and not verdict.readable
+    good = tmp_path / "good"
+    with TranscriptWriter(good) as w:
+        for rec in match:
+            w.append(rec)
+    assert verify_file(good).ok
