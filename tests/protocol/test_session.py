@@ -91,6 +91,12 @@ def check_agreement(table: LocalTable, hands: int) -> None:
     for rec in table.records[1:]:
         assert obs.receive(rec, rec["t"]) == []
     assert obs.state == s0.state and obs.view == {}
+    # every peer took the same decisions (races, audits) in the same order
+    assert all(session_events(s) == session_events(obs) for s in table.sessions)
+
+
+def session_events(s: Session) -> list[SessionEvent]:
+    return [e for e in s.events if isinstance(e, SessionEvent)]
 
 
 VARIANTS = ["dernier", "originale", "moderno", "standard"]
@@ -101,6 +107,9 @@ def test_two_seat_match(variant):
     hands = 2 if variant == "dernier" else 1  # two hands: the next hand's deck and dealer
     table = play(variant, 2, hands=hands)
     check_agreement(table, hands)
+    if variant == "moderno":  # jump-ins raced the seat to play and lost
+        lost = [e for e in session_events(table.sessions[0]) if e.kind == "race-lost"]
+        assert {e.seat for e in lost} == {0, 1}
 
 
 @pytest.mark.parametrize(
