@@ -87,7 +87,7 @@ def _finish(out: dict[str, Any], path: str, result: Any, hands: int) -> None:
     Path(path).write_text(json.dumps(out))
 
 
-def host_process(port_q: Any, path: str, tmp: str, hands: int) -> None:
+def host_process(port_q: Any, path: str, tmp: str, hands: int, check_first: bool) -> None:
     import trio
 
     from dernier_p2p.bots import HeuristicBot
@@ -114,6 +114,7 @@ def host_process(port_q: Any, path: str, tmp: str, hands: int) -> None:
             options={"match": ["hands", hands]},
             seed=os.urandom(32),
             transcript=Path(tmp) / "t0.bin",
+            check_first=check_first,
         )
         host = TimedHost(IdentityKey.generate(os.urandom(32)), config, bot_agent(HeuristicBot(0)))
         async with trio.open_nursery() as nursery:
@@ -158,12 +159,18 @@ def percentile(values: list[float], q: float) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hands", type=int, default=3)
+    parser.add_argument(
+        "--relay-first",
+        action="store_true",
+        help="the host relays each record before checking it (HostConfig.check_first=False)",
+    )
     args = parser.parse_args()
     ctx = mp.get_context("spawn")
     with tempfile.TemporaryDirectory() as tmp:
         paths = [os.path.join(tmp, f"seat{s}.json") for s in range(SEATS)]
         port_q = ctx.Queue()
-        procs = [ctx.Process(target=host_process, args=(port_q, paths[0], tmp, args.hands))]
+        host_args = (port_q, paths[0], tmp, args.hands, not args.relay_first)
+        procs = [ctx.Process(target=host_process, args=host_args)]
         procs[0].start()
         port = port_q.get(timeout=60)
         for seat in range(1, SEATS):
@@ -191,7 +198,8 @@ def main() -> None:
     wall = max(d["end"] for d in data) - host["full_at"]
     hands = host["hands_done"]
     peak_mb = [d["peak_kb"] / 1024 for d in data]
-    print(f"dernier, {SEATS} seats (host + 3 peers), one process each, loopback TCP")
+    mode = "relays first, checks after" if args.relay_first else "checks each record first"
+    print(f"dernier, {SEATS} seats (host + 3 peers), one process each, loopback TCP; host {mode}")
     print(f"records: {host['records']}, hands: {hands}, all seats agree: {len(results) == 1}")
     print(f"first card played after the table filled: {first_card:.3f} s "
           f"(goal <= {GOALS['first_card_s']} s)")

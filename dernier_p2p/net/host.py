@@ -51,7 +51,14 @@ HOLD_FREE = frozenset({"declare", "catch"})
 @dataclass
 class HostConfig:
     """How to run a table. ``advertise`` is the address peers can reach this host at (put in
-    the table as its ``listen``; default ``bind``); ``announce_to`` enables LAN discovery."""
+    the table as its ``listen``; default ``bind``); ``announce_to`` enables LAN discovery.
+
+    ``check_first``: the host's session checks every other seat's record completely before it
+    is relayed, so a message that every peer would refuse (a deck message with a bad proof, a
+    coin message not due) is refused with an error frame and never enters the chain. It costs
+    latency: the host verifies each proof before the peers start on theirs. Without it the
+    record is relayed first and such a message stops the match, naming its author.
+    """
 
     players: int
     variant: str = "dernier"
@@ -69,6 +76,7 @@ class HostConfig:
     seed: bytes | None = None
     announce_to: tuple[str, int] | None = None
     linger_s: float = 2.0
+    check_first: bool = True
 
 
 @dataclass
@@ -411,24 +419,57 @@ class Host:
     def _sequence(self, seat: int, env: Any) -> None:
         if self.done.is_set():
             return  # the match is over: nothing more is sequenced
-        assert self.sequencer is not None
+        assert self.sequencer is not None and self.me is not None
         try:
-            self.vet(seat, env)
+            if seat != self.seat:
+                self.vet(seat, env)
             rec = self.sequencer.submit(env, seat, self._record_time())
         except ProtocolError as exc:
             self._fault(seat, exc.code, exc.detail)
             return
-        self._publish(rec)
+        if seat == self.seat or not self.config.check_first:
+            self._publish(rec)  # relayed first, applied by the host's session after
+            return
+        try:  # another seat's: the host's session checks it completely before relaying it
+            out = self.me.apply(rec, _ms())
+        except ProtocolError as exc:
+            if exc.seat != seat or self.me.session.fault is not None:
+                log.error("host session refused record %d: %s", rec["i"], exc)
+                raise
+            self._retract()
+            self._fault(seat, exc.code, exc.detail)
+            return
+        self._publish(rec, out)
+
+    def _retract(self) -> None:
+        """Forget the last record (refused by the host's session, never relayed): the
+        sequencer is rebuilt from the records before it."""
+        assert self.sequencer is not None
+        records = self.sequencer.records[:-1]
+        self.sequencer = Sequencer(self.identity, self.game, self.seat, records=records)
 
     def vet(self, seat: int, env: Any) -> None:
-        """Checks beyond the sequencer's (the rules), refusing an envelope before it is
-        sequenced; raises ProtocolError naming ``seat``."""
-        assert self.me is not None
-        check = getattr(self.me.session, "vet", None)
-        if check is not None:
-            check(env, seat)
+        """Checks of the rules the sequencer does not make, before sequencing; raises
+        ProtocolError naming ``seat``. A ``move`` must be legal in the state its head echo
+        names (so at worst it loses a race when it runs); a play's face is not known yet, so
+        some face must make it legal."""
+        assert self.me is not None and self.sequencer is not None
+        chain = self.sequencer.chain
+        if chain is None:
+            return
+        env = chain.check_envelope(env, seat)
+        body = env["body"]
+        session = self.me.session
+        head_i = session.chain.index_of(env["head"])
+        if body["type"] != "move" or head_i is None or session.finished:
+            return
+        # the session's own judgement of a move against the state at its head
+        if not session._legal_at(head_i, seat, body, None):
+            raise ProtocolError("ILLEGAL_MOVE", seat, "not a legal move at the head it echoes")
 
-    def _publish(self, rec: dict[str, Any]) -> None:
+    def _publish(self, rec: dict[str, Any], out: list[dict[str, Any]] | None = None) -> None:
+        """Relay a record, apply it to the host's session (unless ``out``, its envelopes, says
+        it is applied already) and run the timers."""
         assert self.me is not None
         now = _ms()
         for seat, conn in self.conns.items():
@@ -437,11 +478,12 @@ class Host:
                 conn.push(hs.pack({"k": "rec", "rec": out_rec}))
         if rec["i"] == 0:
             return  # the host's session is built from record 0
-        try:
-            out = self.me.apply(rec, now)
-        except ProtocolError as exc:  # the host's own session refuses what it sequenced
-            log.error("host session refused record %d: %s", rec["i"], exc)
-            raise
+        if out is None:
+            try:
+                out = self.me.apply(rec, now)
+            except ProtocolError as exc:  # the host's session refuses its own record
+                log.error("host session refused record %d: %s", rec["i"], exc)
+                raise
         for env in out:
             self._submit(self.seat, env)
         body = rec["env"]["body"]

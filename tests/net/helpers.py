@@ -50,6 +50,7 @@ async def play(
     options: dict[str, Any] | None = None,
     watch: Any = None,
     listen: bool = False,
+    host_options: dict[str, Any] | None = None,
     limit: float = 60,
 ) -> Table:
     """Run a table of ``players`` bots (host = seat 0) until every task ends.
@@ -71,6 +72,7 @@ async def play(
         seed=seed(0),
         transcript=tmp / "t0.bin",
         linger_s=0.5,
+        **(host_options or {}),
     )
     host = host_cls(KEYS[0], config, agent(0))
     table = Table(host, {})

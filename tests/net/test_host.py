@@ -37,7 +37,7 @@ async def test_a_match_of_bots_gives_identical_verified_transcripts(
 
 
 class Abusive(Peer):
-    """After record 10, sends one of each refused message (4 in all: below the limit of 5)."""
+    """After record 10, sends one of each refused message."""
 
     def junk(self) -> list[dict[str, Any]]:
         assert self.me is not None
@@ -54,6 +54,13 @@ class Abusive(Peer):
             {"k": "env", "env": Author(self.identity, GAME, self.seat, n).envelope(
                 {"type": "brag"}, head
             )},  # unknown type, right counter
+            {"k": "env", "env": Author(self.identity, GAME, self.seat, n).envelope(
+                {"type": "move", "hand": session.state.hand_number, "move": "pass"}, head
+            )},  # a move the rules refuse at its head
+            {"k": "env", "env": Author(self.identity, GAME, self.seat, n).envelope(
+                {"type": "coin_commit", "step": "dealer", "commit": bytes(32)}, head
+            )},  # a coin message not due
+            {"k": "bogus"},  # not a frame kind a peer may send
         ]
 
     async def _on_message(self, msg: dict[str, Any]) -> None:
@@ -65,12 +72,24 @@ class Abusive(Peer):
 
 
 async def test_refused_messages_get_error_frames_and_the_match_goes_on(tmp_path: Path) -> None:
-    table = await play(tmp_path, 2, peer_cls={1: Abusive})
+    table = await play(tmp_path, 2, peer_cls={1: Abusive}, host_options={"max_errors": 10})
     assert not table.errors
     codes = [code for seat, code, _ in table.host.faults]
     assert {seat for seat, _, _ in table.host.faults} == {1}
-    assert codes == ["MALFORMED", "BAD_SIGNATURE", "OUT_OF_ORDER", "UNKNOWN_MESSAGE"]
-    assert [code for code, _ in table.peers[1].errors] == codes
+    # envelopes are refused in order by the sequencing task; the bad frame kind at once
+    assert sorted(codes) == sorted(
+        [
+            "MALFORMED",
+            "BAD_SIGNATURE",
+            "OUT_OF_ORDER",
+            "UNKNOWN_MESSAGE",
+            "ILLEGAL_MOVE",
+            "DECK_FAULT",
+            "UNEXPECTED",
+        ]
+    )
+    assert [c for c in codes if c != "UNEXPECTED"][-2:] == ["ILLEGAL_MOVE", "DECK_FAULT"]
+    assert sorted(code for code, _ in table.peers[1].errors) == sorted(codes)
     got = transcripts(tmp_path, range(2))
     assert got[0] == got[1]
     assert verify(got[0]).finished
