@@ -41,6 +41,11 @@ a deck, accept or coin message is a stall: ``Leave(seat)`` at once (the hand can
 without that seat's key). Otherwise the timeout is queued as ``Timeout(seat)``; if the rules
 refuse it when it runs (the seat moved first), it is logged as ``timeout-ignored``.
 
+A complaint about a box (a transfer or peek) that public data settles is a fault of the giver
+or of the complainer at once. One it cannot settle (the box does not open) stops the hand:
+waiting work is dropped, ``end`` runs, every seat reveals its secret and the audit names the
+giver or the false complainer. The complainer's ``ref`` is the box's index in record order.
+
 Faults raise :class:`~dernier_p2p.protocol.errors.ProtocolError` naming the seat at fault. A
 fault of the record itself (chain, signature, counter, head, body schema, a deck message that
 fails its checks) leaves the session unchanged. A fault found while running earlier queued
@@ -58,7 +63,7 @@ from dernier_p2p.deck.audit import audit
 from dernier_p2p.deck.coin import CoinFlip, coin_commitment, coin_value
 from dernier_p2p.deck.drbg import Drbg
 from dernier_p2p.deck.errors import DeckError
-from dernier_p2p.deck.table import DeckTable
+from dernier_p2p.deck.table import DeckTable, TransferDispute
 from dernier_p2p.protocol.bridge import card_face, ops_for_events, reshuffle_op, rules_from_table
 from dernier_p2p.protocol.chain import ChainChecker
 from dernier_p2p.protocol.envelope import Author, check_record
@@ -103,7 +108,7 @@ HISTORY = 4096  # rules states kept for judging head echoes (records)
 @dataclass(frozen=True)
 class SessionEvent:
     """Something the session decided that is not a rules event: ``race-lost``,
-    ``timeout-ignored``, ``stall``, ``audit-ok``, ``host-change``."""
+    ``timeout-ignored``, ``stall``, ``dispute``, ``audit-ok``, ``host-change``."""
 
     kind: str
     seat: int | None
@@ -433,6 +438,9 @@ class Session:
         msg = deck_message(body, author)
         try:
             self.pub.receive(msg, author)
+        except TransferDispute as exc:  # recorded; the end-of-hand audit decides
+            why = str(exc)
+            return lambda: self._dispute(author, msg, why)
         except DeckError as exc:
             seat = exc.seat
             if seat is None and body["type"] != "complaint":
@@ -444,6 +452,20 @@ class Session:
         if author == self.seat or self.mine is None:
             return lambda: None
         return lambda: self._deck_out(self.mine.receive(msg, author))
+
+    def _dispute(self, author: int, msg: dict, why: str) -> None:
+        """A complaint that public data cannot settle stops the hand: every waiting operation
+        and move is dropped, ``end`` is applied (once nothing else is owed), every seat reveals
+        its secret, and the audit names the giver of the box or the false complainer."""
+        self.events.append(SessionEvent("dispute", author, why))
+        if author != self.seat and self.mine is not None:
+            try:
+                self._deck_out(self.mine.receive(msg, author))
+            except TransferDispute:
+                pass
+        self._ops = deque([{"op": "end"}])
+        self._moves.clear()
+        self._await = ("dispute",)
 
     # ------------------------------------------------------------------ set-up
     def _on_accept(self, author: int) -> None:
@@ -488,7 +510,19 @@ class Session:
     # ------------------------------------------------------------------ deck plumbing
     def _deck_out(self, msgs: list[dict]) -> None:
         for msg in msgs:
-            self._outbox.append(deck_body(msg, self.mine.hand))
+            body = deck_body(msg, self.mine.hand)
+            if body["type"] == "complaint":
+                body["ref"] = self._relay_ref(body["ref"])
+            self._outbox.append(body)
+
+    def _relay_ref(self, ref: int) -> int:
+        """The relay-order index of this seat's box ``ref``: the seat's table numbers its own
+        boxes when it makes them, the public table in record order."""
+        t = self.mine.boxes[ref].transfer
+        for j, box in enumerate(self.pub.boxes):
+            if box.transfer == t:
+                return j
+        raise AssertionError("complaint about a box the public table lacks")
 
     def _new_hand(self, count: int, first: int) -> None:
         hand, deck = self.state.hand_number, self.rules.deck
@@ -537,7 +571,7 @@ class Session:
             return pub.ready and len(pub.slots) == aw[1] + aw[2]
         if aw[0] in ("flip", "face"):
             return self._face(aw[1]) is not None
-        if aw[0] == "secrets":
+        if aw[0] in ("secrets", "dispute"):
             return len(pub.secrets) == self.n and not pub.pending()
         raise AssertionError(aw)
 
@@ -603,6 +637,11 @@ class Session:
             self._judged(body_to_move(body, author, face), author, body, head_i, face)
         elif aw[0] == "secrets":
             self._reveal()
+        elif aw[0] == "dispute":
+            report = audit(self.game, self.pub.hand, self.n, self.rules.deck, self.pub.log)
+            f = report.faults[0] if report.faults else None
+            who = None if f is None else f.seat
+            raise ProtocolError("DECK_FAULT", who, f"audit of hand {self.pub.hand}: {f}")
 
     def _engine(self, move: Move) -> None:
         """Apply a move to the rules state and queue the deck operations its events call for."""

@@ -432,3 +432,30 @@ def test_legal_at_and_sign_again():
     table.send(again[0])
     table.deliver()
     assert s0.state.drawn >= 0
+
+
+def test_undecidable_complaint_waits_for_the_audit_which_names_the_giver():
+    cheats = []
+
+    def tamper(env):
+        body = env["body"]
+        if body["type"] == "transfer" and not cheats:
+            cheats.append((env["seat"], body["to"]))
+            box = bytearray(body["box"])
+            box[0] ^= 1  # the receiver cannot open it, and cannot prove it
+            return resign(table, env, dict(body, box=bytes(box)))
+        return env
+
+    table = LocalTable("moderno", seeds(2), {"match": ["hands", 1]}, tamper=tamper)
+    rng = random.Random(0)
+    pols = bots(2)
+    with pytest.raises(ProtocolError) as info:
+        table.deliver()
+        while not table.sessions[0].finished:
+            play_round(table, pols, rng)
+    giver, receiver = cheats[0]
+    for s in table.sessions:
+        disputes = [e for e in session_events(s) if e.kind == "dispute"]
+        assert [e.seat for e in disputes] == [receiver]
+    assert (info.value.code, info.value.seat) == ("DECK_FAULT", giver)
+    assert "audit" in info.value.detail
