@@ -188,3 +188,62 @@ async def test_a_seat_that_does_not_move_times_out(tmp_path: Path) -> None:
     assert {"type": "timeout", "seat": 1} in bodies
     observer = verify(got[0])
     assert observer.finished and observer.result["match_points"][1] == -1  # dernier: forfeit
+
+
+def no_declare(seat: int) -> Any:
+    """A bot that never says DERNIER (so a declaration window opens when it is down to one)."""
+    from dataclasses import replace
+
+    from dernier_p2p.bots import HeuristicBot
+    from dernier_p2p.net.agent import bot_agent
+    from dernier_p2p.rules import Declare, Play, legal_moves
+
+    bot = HeuristicBot(seat)
+
+    def policy(state: Any, s: int, view: Any) -> Any:
+        move = bot(state, s, view)
+        if isinstance(move, Play) and move.declare:
+            move = replace(move, declare=False)
+        if isinstance(move, Declare):
+            others = [m for m in legal_moves(state, s, view) if not isinstance(m, Declare)]
+            if state.turn != s:
+                return None
+            return next((m for m in others if not getattr(m, "declare", False)), None)
+        return move
+
+    return bot_agent(policy)
+
+
+class Clocked(Host):
+    """Logs, per record, the host's clock (ms) and the open declaration windows after it."""
+
+    def _after_record(self, rec: dict[str, Any], now: int) -> None:
+        super()._after_record(rec, now)
+        self.log.append((now, rec["env"]["body"], self._owes))
+
+    log: list[tuple[int, dict[str, Any], tuple[int, ...]]]
+
+
+async def test_the_next_turn_move_waits_for_the_declaration_window(tmp_path: Path) -> None:
+    Clocked.log = []
+    declare_ms = 300
+    table = await play(
+        tmp_path,
+        2,
+        host_cls=Clocked,
+        agents={0: no_declare(0), 1: no_declare(1)},
+        timers=Timers(turn_ms=3000, declare_ms=declare_ms, grace_ms=400),
+    )
+    assert not table.errors
+    log = Clocked.log
+    checked = 0
+    for k, (opened_at, _, owes) in enumerate(log):
+        if not owes or (k and log[k - 1][2]):
+            continue  # not the record that opened a window
+        # the next seat move other than a declaration or catch came declare_ms later at least
+        for now, body, _ in log[k + 1 :]:
+            if body["type"] == "move" and body["move"] not in ("declare", "catch"):
+                assert now - opened_at >= declare_ms - 5, (opened_at, now, body)
+                checked += 1
+                break
+    assert checked >= 1
