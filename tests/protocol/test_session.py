@@ -459,3 +459,21 @@ def test_undecidable_complaint_waits_for_the_audit_which_names_the_giver():
         assert [e.seat for e in disputes] == [receiver]
     assert (info.value.code, info.value.seat) == ("DECK_FAULT", giver)
     assert "audit" in info.value.detail
+
+
+def test_false_complaint_is_named_by_the_audit():
+    table = LocalTable("moderno", seeds(2), {"match": ["hands", 1]})
+    table.deliver()
+    rng = random.Random(0)
+    pols = bots(2)
+    s0 = table.sessions[0]
+    while not s0.pub.boxes:
+        play_round(table, pols, rng)
+        assert not s0.finished
+    receiver = s0.pub.boxes[0].transfer.receiver
+    body = {"type": "complaint", "hand": s0.pub.hand, "ref": 0, "plaintext": None}
+    table.send(forge(table, receiver, body))
+    with pytest.raises(ProtocolError) as info:
+        table.deliver()
+    assert (info.value.code, info.value.seat) == ("DECK_FAULT", receiver)
+    assert "false complaint" in info.value.detail
