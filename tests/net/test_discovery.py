@@ -112,3 +112,26 @@ async def test_listener_hears_a_loopback_broadcast() -> None:
     listing = await _hear("127.255.255.255", "127.255.255.255")
     assert list(listing.tables) == [("127.0.0.1", 40123)]
     assert listing.tables[("127.0.0.1", 40123)].name == "Friday"
+
+
+async def test_a_host_announces_its_table_and_free_seats() -> None:
+    from dernier_p2p.net.host import HostConfig, run_host
+    from dernier_p2p.wire.identity import IdentityKey
+
+    box: list[Listing] = []
+
+    async def run_listener(task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED) -> None:
+        box.append(await listen(0.5, port=0, bind="127.0.0.1", task_status=task_status))
+
+    with trio.fail_after(5):
+        async with trio.open_nursery() as nursery:
+            port = await nursery.start(run_listener)
+            config = HostConfig(
+                players=3, table_name="Friday", announce_to=("127.0.0.1", port), game=b"G" * 16
+            )
+            key = IdentityKey.generate(b"\x07" * 32)
+            host = await nursery.start(partial(run_host, key, config, None))
+            await trio.sleep(0.6)
+            nursery.cancel_scope.cancel()
+    heard = box[0].tables[("127.0.0.1", host.port)]
+    assert (heard.name, heard.variant, heard.free) == ("Friday", "dernier", 2)
