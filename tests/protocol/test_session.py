@@ -375,6 +375,7 @@ def test_intend_refuses_illegal_and_foreign_moves():
         idle.intend(Draw(actor))
 
 
+@pytest.mark.slow
 def test_first_wild_draw_four_goes_back_into_the_deck_by_position():
     # seeds chosen so that standard's first card is a wild draw-four (asserted below): the
     # card and the unopened stock are reshuffled by position, then a new first card is flipped
