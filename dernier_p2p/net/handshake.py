@@ -9,7 +9,9 @@ with a kind ``"k"``. The handshake::
                    "listen": [host, port] | None, "sig": 64 bytes}
                or {"k": "resume", "version": 1, "key": 32 bytes, "have": int, "sig": 64 bytes}
     host -> peer  {"k": "welcome", "seat": int}  or  {"k": "error", "code": str, "detail": str}
-                  (a welcome to a resume adds "last": the index of the host's last record)
+                  (a welcome to a resume adds "last": the index of the host's last record;
+                  if "last" < "have", the peer first sends {"k": "rec", "rec"} for each
+                  record after "last", which a new host after a host change may lack)
 
 ``hello.sig`` is the peer's identity signature ``sign("dernier-p2p/hello", {"key", "listen",
 "name", "nonce"})`` and ``resume.sig`` is ``sign("dernier-p2p/resume", {"have", "key",
@@ -272,12 +274,13 @@ async def join(
 
 async def rejoin(stream: FramedStream, identity: IdentityKey, have: int) -> tuple[int, int]:
     """Run the peer's side of a resume handshake; return the seat and the index of the host's
-    last record (the records after ``have`` up to it follow at once)."""
+    last record: the records after ``have`` up to it follow at once, and if it is below
+    ``have`` (a new host after a host change), the peer sends the host the records it lacks."""
     nonce, _ = check_challenge(await receive_message(stream))
     await send_message(stream, resume_message(identity, nonce, have))
     welcome = await receive_message(stream)
     seat = check_welcome(welcome)
     last = welcome.get("last")
-    if not isinstance(last, int) or isinstance(last, bool) or last < have:
+    if not isinstance(last, int) or isinstance(last, bool) or last < 0:
         raise NetError(MALFORMED, "a resume welcome carries the host's last record index")
     return seat, last

@@ -176,6 +176,7 @@ class Host:
         self.gathering = takeover is not None  # a new host collecting the others' records
         self.old_host: int | None = None
         self._early: list[tuple[int, Any]] = []  # envelopes that came while gathering
+        self._catching_up: set[int] = set()  # seats forwarding records to a new host
         if takeover is None:
             self.seat = HOST_SEAT
             self.game = config.game if config.game is not None else os.urandom(16)
@@ -292,7 +293,11 @@ class Host:
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(conn.sender)
                     if have is not None and have > last:
-                        await self._take_forwarded(conn, have - last)
+                        self._catching_up.add(seat)
+                        try:
+                            await self._take_forwarded(conn, have - last)
+                        finally:
+                            self._catching_up.discard(seat)
                     await self._reader(conn)
                     conn.close()
         except* (PeerClosed, trio.BrokenResourceError, trio.ClosedResourceError, OSError):
@@ -342,6 +347,9 @@ class Host:
         assert self.me is not None
         for _ in range(count):
             msg = await hs.receive_message(conn.stream)
+            if not self.gathering:
+                self._fault(conn.seat, hs.UNEXPECTED, "records forwarded after the host change")
+                return
             rec = msg.get("rec") if msg["k"] == "rec" else None
             if not isinstance(rec, dict) or not isinstance(rec.get("i"), int):
                 self._fault(conn.seat, hs.UNEXPECTED, "expected a forwarded record")
@@ -581,7 +589,7 @@ class Host:
         assert self.me is not None and self.old_host is not None
         others = set(self.me.session.chain.at_table) - {self.seat, self.old_host}
         with trio.move_on_after(self.config.timers.grace_ms / 1000):
-            while not others <= set(self.conns):
+            while not others <= set(self.conns) or self._catching_up:
                 await trio.sleep(0.005)
         self.sequencer = Sequencer(self.identity, self.game, self.seat, records=self.records)
         self.gathering = False

@@ -7,6 +7,8 @@ from typing import Any
 
 import trio
 
+from dernier_p2p.net.host import Host
+from dernier_p2p.net.timers import Timers
 from dernier_p2p.rules import Phase
 
 from .helpers import play, transcripts, verify, wait_for
@@ -70,3 +72,46 @@ async def test_a_host_killed_mid_hand_is_replaced_by_the_next_seat(tmp_path: Pat
     observer = verify(got[1])
     assert observer.finished and observer.result["match_points"][0] == -1
     assert table.results[1] == table.results[2] == observer.result
+
+
+class Withholding(Host):
+    """Stops relaying to seat 1 once the match is mid-hand (seat 1 then lags behind seat 2)."""
+
+    cut: int | None = None
+
+    def relay_to(self, seat: int, rec: dict[str, Any]) -> dict[str, Any] | None:
+        if self.cut is None and self.me is not None and rec["i"] > 30:
+            if self.me.session.state.phase is Phase.PLAY:
+                self.cut = rec["i"]
+        if seat == 1 and self.cut is not None and rec["i"] >= self.cut:
+            return None
+        return rec
+
+
+async def test_a_new_host_takes_the_records_it_lacks_from_the_others(tmp_path: Path) -> None:
+    seen = {}
+
+    async def kill_host_once_seat_2_is_ahead(table: Any) -> None:
+        await wait_for(lambda: 2 in table.peers and table.peers[2].me is not None)
+        await wait_for(lambda: table.host.cut is not None)
+        await wait_for(lambda: len(table.peers[2].me.records) > table.host.cut)
+        seen.update({s: len(table.peers[s].me.records) for s in (1, 2)})
+        table.scopes[0].cancel()
+
+    table = await play(
+        tmp_path,
+        3,
+        host_cls=Withholding,
+        watch=kill_host_once_seat_2_is_ahead,
+        listen=True,
+        timers=Timers(turn_ms=10_000, declare_ms=30, grace_ms=400),
+    )
+    assert seen[2] > seen[1]  # seat 1, the next host, lacked records seat 2 held
+    assert not table.errors
+    got = transcripts(tmp_path, [1, 2])
+    assert got[1] == got[2]
+    bodies = [r["env"]["body"] for r in got[1]]
+    change = bodies.index({"type": "host_change", "old": 0, "new": 1})
+    assert change >= seen[2]  # nothing seat 2 held was lost
+    observer = verify(got[1])
+    assert observer.finished and table.results[1] == table.results[2] == observer.result
