@@ -33,7 +33,7 @@ from dernier_p2p.protocol.errors import ProtocolError
 from dernier_p2p.protocol.local import LocalTable, play_round
 from dernier_p2p.protocol.sequencer import Sequencer
 from dernier_p2p.rules import Catch, Declare, Draw, Move, Play, State
-from dernier_p2p.rules.cards import Card, Rank
+from dernier_p2p.rules.cards import Card, Rank, deck_cards
 from dernier_p2p.rules.events import Drew, Penalty
 from dernier_p2p.wire.canonical import encode
 from dernier_p2p.wire.hashing import digest
@@ -54,9 +54,12 @@ class Eager:
     cards, forgets its declaration at ``forget`` rate, draws instead of playing at ``draw``
     rate, and lets its clock run out at ``idle`` rate."""
 
-    def __init__(self, seed: int, forget: float, draw: float, idle: float) -> None:
+    def __init__(
+        self, seed: int, forget: float, draw: float, idle: float, reshuffle: bool = False
+    ) -> None:
         self.rng = random.Random(seed)
         self.forget, self.draw, self.idle = forget, draw, idle
+        self.reshuffle = reshuffle  # draw whenever possible until the pile has been reshuffled
 
     def __call__(self, state: State, seat: int, view: dict[int, Card]) -> Move | None:
         moves, in_turn = seat_moves(state, seat, view)
@@ -73,6 +76,11 @@ class Eager:
             return None
         if rng.random() < self.idle:
             return None
+        if self.reshuffle and not any(p >= len(deck_cards(state.rules.deck)) for p in
+                                      state.pile):
+            draws = [m for m in moves if isinstance(m, Draw)]
+            if draws:
+                return draws[0]
         plays = [m for m in moves if isinstance(m, Play)]
         if plays and rng.random() >= self.draw:
             return self._pick_play(plays)
@@ -142,6 +150,7 @@ class Scenario:
     forget: float = 0.4
     draw: float = 0.0
     idle: float = 0.0
+    reshuffle: bool = False
     script: dict[int, Script] = field(default_factory=dict)
     trials: int = 6
     max_rounds: int = 400
@@ -165,9 +174,8 @@ SCENARIOS: list[Scenario] = [
              forget=0.3, comment="originale: cut, hand size, jump-ins, A chains"),
     Scenario("originale-2p-cancel", "originale", 2, frozenset({"ChainCancelled", "CutKept"}),
              trials=12, comment="originale: a 2 of the A's suit cancels the chain; a cut kept"),
-    Scenario("originale-4p-reshuffle", "originale", 4, frozenset({"Reshuffled",
-                                                                  "Drew:penalty-timeout"}),
-             draw=0.6, idle=0.05, options={"match": ["hands", 1], "hand_size_range": [9, 9]},
+    Scenario("originale-2p-reshuffle", "originale", 2,
+             frozenset({"Reshuffled", "Drew:penalty-timeout"}), reshuffle=True, idle=0.05,
              comment="originale: the draw pile runs out and the discards are reshuffled"),
     Scenario("moderno-3p", "moderno", 3, frozenset({"HandsSwapped", "JumpedIn"}), trials=10,
              comment="moderno: swap hands, jump-ins"),
@@ -176,8 +184,10 @@ SCENARIOS: list[Scenario] = [
     Scenario("moderno-10p", "moderno", 10, frozenset(), forget=0.3, trials=1,
              options={"match": ["hands", 1], "hand_size": 1},
              comment="moderno at ten seats, one card each"),
-    Scenario("standard-3p", "standard", 3, frozenset({"Caught", "Reshuffled"}), forget=0.8,
-             draw=0.5, trials=8, comment="standard: UNO caught, the draw pile reshuffled"),
+    Scenario("standard-3p", "standard", 3, frozenset({"Caught"}), forget=1.0, trials=10,
+             comment="standard: a seat forgets UNO and is caught"),
+    Scenario("standard-2p-reshuffle", "standard", 2, frozenset({"Reshuffled", "Passed"}),
+             reshuffle=True, comment="standard: the draw pile runs out and is reshuffled"),
     Scenario("standard-5p-timeout", "standard", 5, frozenset({"Drew:timeout-draw"}), idle=0.15,
              comment="standard: time-outs draw and pass"),
 ]
@@ -208,12 +218,21 @@ class Run:
     rounds: int
 
 
-def drive(sc: Scenario, trial: int, stop: Callable[[LocalTable, int], bool] | None = None) -> Run:
+def drive(
+    sc: Scenario,
+    trial: int,
+    stop: Callable[[LocalTable, int], bool] | None = None,
+    tamper: Callable[[LocalTable], Callable[[dict], dict]] | None = None,
+) -> Run:
     """Play the scenario's match for one trial seed. ``stop(table, round)`` may inject a cheat;
-    when it returns True the match is delivered once more and ends there."""
+    when it returns True the match is delivered once more and ends there. ``tamper(table)``
+    gives the table's hook that may rewrite an envelope before the host sequences it."""
     table = LocalTable(sc.variant, seeds_for(sc.name, trial, sc.players), dict(sc.options))
+    if tamper is not None:
+        table.tamper = tamper(table)
     rng = random.Random(trial)
-    pol = [Eager(trial * 100 + k, sc.forget, sc.draw, sc.idle) for k in range(sc.players)]
+    pol = [Eager(trial * 100 + k, sc.forget, sc.draw, sc.idle, sc.reshuffle)
+           for k in range(sc.players)]
     rounds = 0
     try:
         table.deliver()
@@ -637,9 +656,9 @@ def body_cases(b: Base, tag: str) -> None:
     case("host-change-same-seat", "6.2", "a host change from a seat to itself", ["Malformed"],
          k, {"type": "host_change", "old": a, "new": a}, "MALFORMED")
     if a != h and n > 2:
+        other = next(x for x in range(n) if x not in (a, h))
         case("host-change-by-other", "6.2", "a host change authored by a seat it does not name",
-             ["WrongSeat"], k, {"type": "host_change", "old": h, "new": (a + 1) % n},
-             "WRONG_SEAT")
+             ["WrongSeat"], k, {"type": "host_change", "old": h, "new": other}, "WRONG_SEAT")
     if a != h:
         case("timeout-from-non-host", "6.2", "a seat other than the host sends a timeout",
              ["WrongSeat", "HostOnly"], k, {"type": "timeout", "seat": a}, "WRONG_SEAT")
@@ -886,6 +905,110 @@ def illegal_play_case(b: Base, tag: str) -> None:
         "a held card that does not match, correctly signed and sequenced; refused when its "
         "tokens reveal the face", ["IllegalMove", "LiveCheat"], b, k, recs[k:], "ILLEGAL_MOVE",
         injected["seat"])
+
+
+def _box_for(table: LocalTable, giver: int, to: int, hand: int, position: int,
+             plaintext: bytes, eph: bytes) -> dict:
+    """The wire fields of a box from ``giver`` to ``to`` holding ``plaintext``."""
+    from cryptography.hazmat.primitives.asymmetric.x25519 import (
+        X25519PrivateKey,
+        X25519PublicKey,
+    )
+
+    from dernier_p2p.deck.keys import x25519_public
+    from dernier_p2p.deck.transfer import NONCE, Transfer, _aad, _aead, transfer_commitment
+
+    game = table.game
+    rpub = x25519_public(table.sessions[to].mine.secret.transfer_private)
+    commit = transfer_commitment(game, hand, giver, to, position, plaintext)
+    epk = x25519_public(eph)
+    shared = X25519PrivateKey.from_private_bytes(eph).exchange(
+        X25519PublicKey.from_public_bytes(rpub)
+    )
+    head = Transfer(giver, to, position, epk, b"", commit)
+    box = _aead(shared, game, hand, epk, rpub).encrypt(NONCE, plaintext, _aad(game, hand, head))
+    return {"position": position, "to": to, "epk": epk, "box": box, "commit": commit}
+
+
+def _plaintext(table: LocalTable, body: dict, giver: int) -> bytes:
+    from dernier_p2p.deck.transfer import Transfer, open_box
+
+    to = body["to"]
+    t = Transfer(giver, to, body["position"], body["epk"], body["box"], body["commit"])
+    return open_box(table.game, body["hand"], t, table.sessions[to].mine.secret.transfer_private)
+
+
+def bad_box_case(b: Base, kind: str) -> None:
+    """Replay ``b``'s match; the first ``kind`` box holds a token with a broken proof (the box
+    opens and matches its commitment). Its receiver complains with the plaintext, and every peer
+    names the giver."""
+    from dernier_p2p.wire.canonical import decode
+
+    seen: dict[str, Any] = {}
+
+    def tamper(table: LocalTable) -> Callable[[dict], dict]:
+        def hook(env: dict) -> dict:
+            body = env["body"]
+            if seen or body["type"] != kind:
+                return env
+            giver = env["seat"]
+            plain = decode(_plaintext(table, body, giver))
+            plain["proof"] = {**plain["proof"], "s": flip(plain["proof"]["s"])}
+            eph = digest("dernier-p2p/interop-eph", [b.name, kind])
+            fields = _box_for(table, giver, body["to"], body["hand"], body["position"],
+                              encode(plain), eph)
+            seen.update(k=len(table.records), giver=giver)
+            new = {**env, "body": {**body, **fields}}
+            new["sig"] = table.identities[giver].sign(ENVELOPE_LABEL, env_part(new))
+            return new
+
+        return hook
+
+    run = drive(b.sc, b.trial, tamper=tamper)
+    if run.error is None or not seen:
+        print(f"  {b.name}: no bad {kind} box injected ({run.error})", file=sys.stderr)
+        return
+    recs = run.table.records
+    k = seen["k"]
+    assert [encode(x) for x in recs[:k]] == b.raw[:k], "the replay left the recorded match"
+    add(f"{b.name}-{kind}-box-bad-token", "13",
+        f"a {kind} box whose token proof is broken; the receiver complains with the plaintext "
+        "and the giver is named", ["Deck", "BadTransfer", "Complaint", "LiveCheat"], b, k,
+        recs[k:], "DECK_FAULT", seen["giver"])
+
+
+def false_complaint_case(b: Base) -> None:
+    """Replay ``b``'s match; after the first box, its receiver complains although the box is
+    sound (quoting the true plaintext): the complainer is named."""
+    seen: dict[str, Any] = {}
+
+    def stop(table: LocalTable, rnd: int) -> bool:
+        pub = table.sessions[0].pub
+        if pub is None or not pub.boxes:
+            return False
+        ref = len(pub.boxes) - 1
+        t = pub.boxes[ref].transfer
+        rec = next(r for r in reversed(table.records)
+                   if r["env"]["body"]["type"] in ("transfer", "peek")
+                   and r["env"]["seat"] == t.giver and r["env"]["body"]["position"] == t.position)
+        text = _plaintext(table, rec["env"]["body"], t.giver)
+        sess = table.sessions[t.receiver]
+        body = {"type": "complaint", "hand": pub.hand, "ref": ref, "plaintext": text}
+        seen.update(k=len(table.records), seat=t.receiver)
+        table.send(sess._author.envelope(body, sess.head))
+        return True
+
+    run = drive(b.sc, b.trial, stop)
+    if run.error is None or not seen:
+        print(f"  {b.name}: no false complaint injected ({run.error})", file=sys.stderr)
+        return
+    recs = run.table.records
+    k = seen["k"]
+    assert [encode(x) for x in recs[:k]] == b.raw[:k], "the replay left the recorded match"
+    add(f"{b.name}-false-complaint", "13",
+        "a receiver complains about a sound box, quoting its true plaintext",
+        ["Deck", "BadTransfer", "Complaint", "LiveCheat"], b, k, recs[k:], "DECK_FAULT",
+        seen["seat"])
 
 
 # ---------------------------------------------------------------------- frames
@@ -1146,6 +1269,13 @@ def main(argv: list[str] | None = None) -> int:
     extra_valid_cases(first, tag)
     illegal_play_case(first, tag)
     frame_cases(first)
+    for name, kind in (("moderno-3p", "transfer"), ("originale-3p", "peek")):
+        if name in bases:
+            bad_box_case(bases[name], kind)
+            false_complaint_case(bases[name])
+    for name in ("moderno-3p", "originale-3p", "standard-3p"):
+        if name in bases and name != tag:
+            illegal_play_case(bases[name], name)
     if "dernier-3p-hostchange" in bases:
         host_change_cases(bases["dernier-3p-hostchange"])
     for name in ("moderno-3p", "standard-3p", "originale-3p"):

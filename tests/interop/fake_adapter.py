@@ -1,0 +1,27 @@
+"""A stand-in adapter for the runner's own tests: answers by a fixed policy (argv[1])."""
+
+import sys
+
+from interop.channel import read_message, write_message
+
+
+def main() -> None:
+    mode = sys.argv[1]
+    count = 0
+    while (case := read_message(sys.stdin.buffer)) is not None:
+        count += 1
+        if mode == "crash" and count == 3:
+            sys.exit(3)
+        if mode == "unimplemented":
+            answer = {"id": case["id"], "result": "unimplemented", "code": None}
+        elif mode == "valid":
+            answer = {"id": case["id"], "result": "valid", "code": None}
+        elif mode == "wrong-id":
+            answer = {"id": "nope", "result": "valid", "code": None}
+        else:
+            answer = {"id": case["id"], "result": "invalid", "code": "MALFORMED"}
+        write_message(sys.stdout.buffer, answer)
+
+
+if __name__ == "__main__":
+    main()

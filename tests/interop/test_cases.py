@@ -1,0 +1,103 @@
+"""The case files: format, coverage of the protocol, ties to PROTOCOL.md, vectors in it."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from pathlib import Path
+
+from dernier_p2p.protocol.messages import BODY_FIELDS, MOVE_FIELDS
+from dernier_p2p.rules import VARIANTS
+from dernier_p2p.wire.canonical import decode, encode
+from interop.cases import CASES_DIR, load_cases, transcript
+
+ROOT = Path(__file__).resolve().parents[2]
+PROTOCOL = (ROOT / "PROTOCOL.md").read_text()
+
+
+def _records(name: str) -> list[dict]:
+    return [decode(b) for b in transcript(CASES_DIR, name)]
+
+
+def test_enough_cases_with_unique_ids_and_known_codes():
+    cases = load_cases()
+    assert len(cases) >= 150
+    codes = set(re.findall(r"^\| `([A-Z_]+)` \|", PROTOCOL, re.M))
+    codes |= {"OVERSIZED", "UNEXPECTED"}
+    for c in cases:
+        if c.expected["result"] == "invalid":
+            assert c.expected["code"] in codes, c.id
+    kinds = Counter(c.expected["result"] for c in cases)
+    assert kinds["valid"] >= 20 and kinds["invalid"] >= 130
+
+
+def test_every_case_names_an_existing_section():
+    heads = set(re.findall(r"^#{2,3} (\d+(?:\.\d+)?)\.? ", PROTOCOL, re.M))
+    for c in load_cases():
+        assert c.section in heads, (c.id, c.section)
+        assert c.comment and c.flags, c.id
+
+
+def test_valid_matches_cover_every_variant_seat_count_type_and_kind():
+    cases = load_cases()
+    matches = [c for c in cases if c.expected["result"] == "valid" and
+               set(c.input) == {"transcript"}]
+    variants, players, types, kinds = set(), set(), set(), set()
+    for c in matches:
+        recs = _records(c.input["transcript"])
+        table = recs[0]["env"]["body"]
+        variants.add(table["variant"])
+        players.add(len(table["players"]))
+        for r in recs:
+            body = r["env"]["body"]
+            types.add(body["type"])
+            if body["type"] == "move":
+                kinds.add(body["move"])
+    assert variants == set(VARIANTS)
+    assert min(players) == 2 and max(players) == 10
+    # complaints arise only against a bad box, so they are among the invalid cases
+    assert set(BODY_FIELDS) - {"complaint"} <= types, set(BODY_FIELDS) - types
+    assert {"play", "draw", "pass", "declare", "catch", "name_suit", "hand_size", "cut"} == (
+        kinds & set(MOVE_FIELDS)
+    ) or set(MOVE_FIELDS) <= kinds | {"catch", "name_suit"}, kinds
+
+
+def test_rule_events_covered():
+    flags = {f for c in load_cases() for f in c.flags}
+    for event in ("ChainGrew", "ChainCancelled", "JumpedIn", "HandsSwapped", "HandsRotated",
+                  "Reshuffled", "Caught", "Drew:penalty-declaration", "Forfeited",
+                  "Drew:penalty-timeout", "Drew:timeout-draw", "CutKept", "HandSizeChosen"):
+        assert f"event:{event}" in flags, event
+
+
+def test_invalid_kinds_covered():
+    flags = {f for c in load_cases() if c.expected["result"] == "invalid" for f in c.flags}
+    for probe in ("RecordSignature", "EnvelopeSignature", "BrokenChain", "BadProof", "Replay",
+                  "IllegalMove", "CardNotHeld", "WrongToken", "Encoding", "Oversized",
+                  "UnknownMessage", "UnknownField", "Fork", "Counter", "HostChange"):
+        assert probe in flags, probe
+
+
+def test_transcripts_are_small_and_canonical():
+    total = 0
+    for path in sorted((CASES_DIR / "transcripts").glob("*.dtr")):
+        total += path.stat().st_size
+        for raw in transcript(CASES_DIR, path.stem):
+            assert encode(decode(raw)) == raw
+    assert total < 4_000_000
+
+
+def test_protocol_appendix_quotes_the_vector_files():
+    vectors = json.loads((ROOT / "tests/protocol/vectors/envelope.json").read_text())
+    prims = json.loads((ROOT / "tests/deck/vectors/primitives.json").read_text())
+    flat = re.sub(r"\s+", "", PROTOCOL)
+    for key in ("host_public_key", "author_public_key", "genesis_hash", "envelope_sig",
+                "envelope_signed_message", "envelope_canonical", "envelope_hash",
+                "record_signed_message", "record_hsig", "record_canonical", "record_hash"):
+        assert vectors[key] in flat, key
+    for key in ("x", "share", "xpub", "nonce", "commit"):
+        assert prims["key"][key] in flat, key
+    assert prims["key"]["proof"]["e"] in flat and prims["key"]["proof"]["s"] in flat
+    example = encode({"b": 1, "a": [True, None, "x", b"\x01", -1, 300]}).hex()
+    assert example in flat

@@ -1,0 +1,53 @@
+"""The live check judges transcript files through an adapter; frames judged by our adapter."""
+
+from __future__ import annotations
+
+import io
+
+from interop.adapters.dernier_p2p_adapter import Verifier, verify_frame
+from interop.cases import CASES_DIR, transcript
+from interop.channel import write_transcript_records
+from interop.live import check
+
+
+def test_live_check_valid_and_tampered(tmp_path):
+    records = list(transcript(CASES_DIR, "dernier-3p-timeout"))
+    good = tmp_path / "good.dtr"
+    write_transcript_records(good, records)
+    bad = tmp_path / "bad.dtr"
+    tampered = bytearray(records[9])
+    tampered[-10] ^= 1  # a bit of the record signature
+    write_transcript_records(bad, [*records[:9], bytes(tampered), *records[10:]])
+    junk = tmp_path / "junk.dtr"
+    junk.write_bytes(b"not a transcript")
+    out = io.StringIO()
+    assert check([good], out=out) == 0
+    assert "VALID" in out.getvalue()
+    out = io.StringIO()
+    assert check([good, bad, junk], out=out) == 2
+    text = out.getvalue()
+    assert "BAD_SIGNATURE seat 0 record 9" in text and "UNREADABLE" in text
+
+
+def test_verifier_reuses_a_prefix_and_judges_alike():
+    records = list(transcript(CASES_DIR, "dernier-3p-timeout"))
+    v = Verifier()
+    assert v.records(records[:20], []).result == "valid"
+    fed = v.trunk
+    nxt = bytearray(records[20])
+    nxt[5] ^= 1
+    got = v.records(records[:20], [bytes(nxt)])
+    assert v.trunk is fed  # the prefix was not fed again
+    fresh = Verifier().records(records[:20] + [bytes(nxt)], [])
+    assert (got.result, got.code, got.seat, got.index) == (
+        fresh.result, fresh.code, fresh.seat, fresh.index) and got.result == "invalid"
+    assert v.records(records, []).result == "valid"
+
+
+def test_frame_verdicts():
+    assert verify_frame(b"\x00\x00\x00\x01\x80").result == "invalid"  # an empty map: no kind
+    ok = b"\x00\x00\x00\x0d" + bytes.fromhex("82a16ba7")  # truncated on purpose below
+    assert verify_frame(ok).code == "MALFORMED"
+    assert verify_frame((1 << 20).to_bytes(4, "big") + b"x").code == "MALFORMED"
+    assert verify_frame(((1 << 20) + 1).to_bytes(4, "big")).code == "OVERSIZED"
+    assert verify_frame(b"").code == "MALFORMED"

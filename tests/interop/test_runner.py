@@ -1,0 +1,96 @@
+"""The runner, with stand-in adapters: verdicts compared, failures counted, exit status."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from interop.cases import Case, adapter_input, load_cases
+from interop.runner import judge, run
+
+ROOT = Path(__file__).resolve().parents[2]
+FAKE = f"{shlex.quote(sys.executable)} -m tests.interop.fake_adapter"
+
+
+def _case(expected: dict) -> Case:
+    return Case("x", "5.3", "", (), {"frame": "00"}, expected, "g")
+
+
+def test_judge_compares_result_code_and_seat():
+    bad = {"result": "invalid", "code": "BAD_CHAIN", "seat": 0, "index": 3}
+    assert judge(_case(bad), {"result": "invalid", "code": "BAD_CHAIN"}).status == "passed"
+    assert judge(_case(bad), {"result": "invalid", "code": "FORK"}).status == "failed"
+    assert judge(_case(bad), {"result": "valid"}).status == "failed"
+    assert judge(_case(bad), {"result": "invalid", "code": "BAD_CHAIN", "seat": 1}).status == (
+        "failed"
+    )
+    assert judge(_case(bad), {"result": "unimplemented"}).status == "unimplemented"
+    assert judge(_case({"result": "valid"}), {"result": "valid"}).status == "passed"
+    assert judge(_case({"result": "valid"}), {"result": "error"}).status == "failed"
+
+
+def _small_cases(tmp_path: Path) -> Path:
+    """Three frame cases in a case directory of their own."""
+    tests = [
+        {"id": f"f{k}", "section": "4.1", "comment": "", "flags": [], "input": {"frame": h},
+         "expected": exp}
+        for k, (h, exp) in enumerate([
+            ("0000000181", {"result": "valid"}),
+            ("ffffffff00", {"result": "invalid", "code": "OVERSIZED", "seat": None}),
+            ("00", {"result": "invalid", "code": "MALFORMED", "seat": None}),
+        ])
+    ]
+    (tmp_path / "frames.json").write_text(json.dumps({"group": "frames", "tests": tests}))
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    ("mode", "statuses"),
+    [
+        ("valid", ["passed", "failed", "failed"]),
+        ("invalid-malformed", ["failed", "failed", "passed"]),
+        ("unimplemented", ["unimplemented"] * 3),
+        ("wrong-id", ["failed", "failed", "failed"]),
+        ("crash", ["passed", "failed", "failed"]),
+    ],
+)
+def test_run_with_stand_in_adapters(tmp_path, mode, statuses):
+    cases = _small_cases(tmp_path)
+    outcomes = run(f"{FAKE} {mode}", cases, cwd=str(ROOT), timeout_s=30)
+    assert [o.status for o in outcomes] == statuses
+
+
+def test_cli_exit_status_and_report(tmp_path):
+    cases = _small_cases(tmp_path / "cases")
+    report = tmp_path / "report.json"
+
+    def cli(*args: str) -> int:
+        cmd = [sys.executable, "-m", "interop", "--cases", str(cases), *args]
+        return subprocess.run(cmd, cwd=ROOT, capture_output=True, timeout=60).returncode
+
+    assert cli("--adapter", f"{FAKE} valid", "--report", str(report)) == 1
+    data = json.loads(report.read_text())
+    assert (data["cases"], data["passed"], data["failed"]) == (3, 1, 2)
+    assert {r["id"]: r["status"] for r in data["results"]}["f0"] == "passed"
+    assert cli("--adapter", f"{FAKE} unimplemented") == 0
+    assert cli("--adapter", f"{FAKE} unimplemented", "--strict") == 1
+
+
+def test_adapter_input_forms():
+    cases = {c.id: c for c in load_cases()}
+    full = next(c for c in cases.values() if "transcript" in c.input and "prefix" not in
+                c.input)
+    one = next(c for c in cases.values() if len(c.input.get("next", [])) == 1)
+    many = next(c for c in cases.values() if len(c.input.get("next", [])) > 1)
+    frame = next(c for c in cases.values() if "frame" in c.input)
+    assert set(adapter_input(full)) == {"records"}
+    got = adapter_input(one)
+    assert set(got) == {"prefix", "next"} and len(got["prefix"]) == one.input["prefix"]
+    got = adapter_input(many)
+    assert len(got["records"]) == many.input["prefix"] + len(many.input["next"])
+    assert isinstance(adapter_input(frame)["frame"], bytes)
