@@ -51,6 +51,7 @@ class PeerConfig:
     retry_s: float = 0.05
     connect_s: float = 5.0
     linger_s: float = 1.0
+    ack_s: float = 2.0
 
 
 class Peer:
@@ -207,6 +208,7 @@ class Peer:
                 grace_ms = self.me.session.table_body["timers"]["grace_ms"]
                 if self.agent is not None:
                     nursery.start_soon(self._act)
+                nursery.start_soon(self._acker)
                 while not self.me.finished:
                     try:
                         await self._on_message(await self._receive())
@@ -232,6 +234,17 @@ class Peer:
                 self.me.close()
             for listener in self.listeners or ():
                 await trio.aclose_forcefully(listener)
+
+    async def _acker(self) -> None:
+        """Every ``ack_s``, echo the head if this seat has been silent since records came."""
+        assert self.me is not None
+        while True:
+            await trio.sleep(self.config.ack_s)
+            if self.host is not None:
+                return  # this seat hosts now
+            env = self.me.ack()
+            if env is not None:
+                await self.send(env)
 
     async def _act(self) -> None:
         assert self.me is not None

@@ -91,6 +91,7 @@ class LocalSeat:
             self.writer.append(table_record)
         self.in_flight = False  # an own move sent, its record not back yet
         self.unsequenced: dict[int, dict[str, Any]] = {}  # own envelopes sent, not yet back
+        self.unechoed = False  # a record other than an ack came since the last own envelope
         self.changed = trio.Event()
         self.version = 0  # bumped per applied record
 
@@ -108,6 +109,15 @@ class LocalSeat:
     def sent(self, env: dict[str, Any]) -> None:
         """Remember an own envelope until its record comes back (for a resume)."""
         self.unsequenced[env["n"]] = env
+        if env["head"] == self.session.head:
+            self.unechoed = False
+
+    def ack(self) -> dict[str, Any] | None:
+        """An ``ack`` envelope echoing the head, if records other than acks came since this
+        seat last echoed one (so an idle seat still shows the host which history it holds)."""
+        if not self.unechoed or self.finished:
+            return None
+        return self.session._author.envelope({"type": "ack"}, self.session.head)
 
     def resend(self) -> list[dict[str, Any]]:
         """Own envelopes sent but not sequenced, in counter order (to send again after a
@@ -136,6 +146,8 @@ class LocalSeat:
         if self.writer is not None:
             self.writer.append(record)
         env = record["env"]
+        if env["seat"] != self.seat and env["body"]["type"] != "ack":
+            self.unechoed = True
         if env["seat"] == self.seat:
             self.unsequenced.pop(env["n"], None)
             if env["body"].get("type") == "move":

@@ -51,6 +51,7 @@ async def play(
     watch: Any = None,
     listen: bool = False,
     host_options: dict[str, Any] | None = None,
+    peer_options: dict[str, Any] | None = None,
     limit: float = 60,
 ) -> Table:
     """Run a table of ``players`` bots (host = seat 0) until every task ends.
@@ -98,6 +99,7 @@ async def play(
                         transcript=tmp / f"t{seat}.bin",
                         listen=("127.0.0.1", 0) if listen else None,
                         linger_s=0.5,
+                        **(peer_options or {}),
                     ),
                 )
                 table.peers[seat] = peer

@@ -226,7 +226,7 @@ class Clocked(Host):
 
 async def test_the_next_turn_move_waits_for_the_declaration_window(tmp_path: Path) -> None:
     Clocked.log = []
-    declare_ms = 300
+    declare_ms = 150
     table = await play(
         tmp_path,
         2,

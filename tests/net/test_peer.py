@@ -1,4 +1,4 @@
-"""The peer over loopback TCP: a dropped connection resumes within the grace period."""
+"""The peer over loopback TCP: resuming after a drop, host failover, acks of an idle peer."""
 
 from __future__ import annotations
 
@@ -7,8 +7,10 @@ from typing import Any
 
 import trio
 
+from dernier_p2p.bots import HeuristicBot
 from dernier_p2p.net.host import Host
 from dernier_p2p.net.timers import Timers
+from dernier_p2p.protocol.envelope import record_hash
 from dernier_p2p.rules import Phase
 
 from .helpers import play, transcripts, verify, wait_for
@@ -115,3 +117,27 @@ async def test_a_new_host_takes_the_records_it_lacks_from_the_others(tmp_path: P
     assert change >= seen[2]  # nothing seat 2 held was lost
     observer = verify(got[1])
     assert observer.finished and table.results[1] == table.results[2] == observer.result
+
+
+async def test_an_idle_peer_echoes_the_head_with_acks(tmp_path: Path) -> None:
+    bot = HeuristicBot(1)
+
+    async def slow(state: Any, seat: int, view: Any) -> Any:
+        await trio.sleep(0.3)  # the peer sits idle between its moves
+        return bot(state, seat, view)
+
+    table = await play(tmp_path, 2, agents={1: slow}, peer_options={"ack_s": 0.1})
+    assert not table.errors
+    got = transcripts(tmp_path, [0, 1])
+    assert got[0] == got[1]
+    acks = [r for r in got[0] if r["env"]["body"]["type"] == "ack"]
+    assert acks and all(r["env"]["seat"] == 1 for r in acks)
+    # each ack echoes the newest record its author held, never an earlier ack of its own
+    for rec in acks:
+        echoed = next(r for r in got[0] if r["i"] < rec["i"] and verify_head(r, rec))
+        assert echoed["env"]["body"]["type"] != "ack" or echoed["env"]["seat"] != 1
+    assert verify(got[0]).finished
+
+
+def verify_head(candidate: dict[str, Any], rec: dict[str, Any]) -> bool:
+    return record_hash(candidate) == rec["env"]["head"]
