@@ -48,8 +48,9 @@ giver or the false complainer. The complainer's ``ref`` is the box's index in re
 
 Faults raise :class:`~dernier_p2p.protocol.errors.ProtocolError` naming the seat at fault. A
 fault of the record itself (chain, signature, counter, head, body schema, a deck message that
-fails its checks) leaves the session unchanged. A fault found while running earlier queued
-work (a move shown illegal once its card opens, an audit failure) stops the session:
+fails its checks, a move that would run at once and is refused without being a lost race)
+leaves the session unchanged. A fault found while running earlier queued work (a queued move,
+or a play shown illegal once its card opens, an audit failure) stops the session:
 :attr:`Session.fault` is set and every later call raises it again.
 """
 
@@ -410,6 +411,8 @@ class Session:
         if kind in DECK_TYPES:
             return self._check_deck(author, body)
         if kind == "move":
+            if self.quiescent and not self._moves:  # it runs at once: judge it before commit
+                self._verdict(author, body, head_i)
             return lambda: self._moves.append((author, body, head_i))
         if kind in ("timeout", "left"):
             return lambda: self._on_host_seat_body(body, head_i)
@@ -634,7 +637,12 @@ class Session:
         elif aw[0] == "face":
             _, p, author, body, head_i = aw
             face = self._face(p)
-            self._judged(body_to_move(body, author, face), author, body, head_i, face)
+            verdict = self._try(self.state, body_to_move(body, author, face), author, body,
+                                head_i, face)
+            if verdict[0] == "apply":
+                self._engine(verdict[1])
+            else:
+                self.events.append(SessionEvent("race-lost", author, verdict[1]))
         elif aw[0] == "secrets":
             self._reveal()
         elif aw[0] == "dispute":
@@ -664,7 +672,6 @@ class Session:
 
     # ------------------------------------------------------------------ moves
     def _run_move(self, author: int, body: dict, head_i: int) -> None:
-        st = self.state
         if body["type"] in ("timeout", "left"):
             move = body_to_move(body, author)
             try:
@@ -672,24 +679,51 @@ class Session:
             except IllegalMove as exc:
                 self.events.append(SessionEvent("timeout-ignored", body["seat"], str(exc)))
             return
+        verdict = self._verdict(author, body, head_i)
+        if verdict[0] == "apply":
+            self._engine(verdict[1])
+        elif verdict[0] == "lost":
+            self.events.append(SessionEvent("race-lost", author, verdict[1]))
+        else:
+            self._ops.append({"op": "open", "position": verdict[1]})
+            self._await = ("face", verdict[1], author, body, head_i)
+
+    def _verdict(self, author: int, body: dict, head_i: int) -> tuple:
+        """What a ``move`` body does in the current state, changing nothing: ``("apply",
+        move)``, ``("lost", why)`` (a lost race) or ``("open", slot)`` (a play whose card must
+        open first). Raises ProtocolError (ILLEGAL_MOVE, NOT_HELD) naming the author."""
+        st = self.state
         if body["hand"] != st.hand_number:
-            return self._refused(author, body, head_i, None, "a move for another hand")
+            return self._lost(author, body, head_i, None, "a move for another hand")
         if body["move"] != "play":
-            return self._judged(body_to_move(body, author, None), author, body, head_i, None)
+            return self._try(st, body_to_move(body, author, None), author, body, head_i, None)
         slot = body["slot"]
         if slot not in st.hands[author]:
             then = self._history.get(head_i, (None, False))[0]
             if then is not None and self._held(then, author, slot, body):
-                self.events.append(SessionEvent("race-lost", author, f"slot {slot} left the hand"))
-                return
+                return ("lost", f"slot {slot} left the hand")
             raise ProtocolError("NOT_HELD", author, f"seat {author} holds no slot {slot}")
         face = self._face(slot) if self.pub.slots[slot].opened else None
         if face is not None:
-            return self._judged(body_to_move(body, author, face), author, body, head_i, face)
+            return self._try(st, body_to_move(body, author, face), author, body, head_i, face)
         if not self._some_face_legal(st, author, body):
-            return self._refused(author, body, head_i, None, "no card makes this play legal")
-        self._ops.append({"op": "open", "position": slot})
-        self._await = ("face", slot, author, body, head_i)
+            return self._lost(author, body, head_i, None, "no card makes this play legal")
+        return ("open", slot)
+
+    def _try(
+        self, st: State, move: Move, author: int, body: dict, head_i: int, face: Card | None
+    ) -> tuple:
+        try:
+            apply(st, move)
+        except IllegalMove as exc:
+            return self._lost(author, body, head_i, face, str(exc))
+        return ("apply", move)
+
+    def _lost(self, author: int, body: dict, head_i: int, face: Card | None, why: str) -> tuple:
+        """A move the rules refuse now: a lost race if it was legal at its head, else a fault."""
+        if self._legal_at(head_i, author, body, face):
+            return ("lost", why)
+        raise ProtocolError("ILLEGAL_MOVE", author, why)
 
     @staticmethod
     def _held(st: State, author: int, slot: int, body: dict) -> bool:
@@ -703,23 +737,6 @@ class Session:
             except IllegalMove:
                 continue
         return False
-
-    def _judged(
-        self, move: Move, author: int, body: dict, head_i: int, face: Card | None
-    ) -> None:
-        try:
-            self._engine(move)
-        except IllegalMove as exc:
-            self._refused(author, body, head_i, face, str(exc))
-
-    def _refused(
-        self, author: int, body: dict, head_i: int, face: Card | None, why: str
-    ) -> None:
-        """A move the rules refuse now: a lost race if it was legal at its head, else a fault."""
-        if self._legal_at(head_i, author, body, face):
-            self.events.append(SessionEvent("race-lost", author, why))
-            return
-        raise ProtocolError("ILLEGAL_MOVE", author, why)
 
     def _legal_at(self, head_i: int, author: int, body: dict, face: Card | None) -> bool:
         st, quiet = self._history.get(head_i, (None, False))
