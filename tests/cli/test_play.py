@@ -1,34 +1,52 @@
-"""`dernier play`: all-bot matches as a real process, and a human driven through the prompt."""
+"""`dernier play`: bot tables over loopback TCP as real processes, each transcript accepted by
+`dernier verify`; usage errors; a human seat driven through the prompt by a script."""
 
-import subprocess
-import sys
+from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from dernier_p2p.cli.main import main
+from tests.cli.helpers import dernier
+
+VARIANTS = ["dernier", "originale", "moderno", "standard"]
 
 
-@pytest.mark.parametrize("variant", ["dernier", "originale", "moderno", "standard"])
-def test_auto_match_runs_to_the_end_in_a_real_process(variant: str) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "dernier_p2p", "play", "--auto", "--variant", variant,
-         "--players", "3", "--seed", "7", "--no-colour"],
-        capture_output=True, text=True, timeout=120,
+def _auto(tmp_path: Path, variant: str, players: int) -> None:
+    path = tmp_path / f"{variant}-{players}.transcript"
+    proc = dernier(
+        tmp_path, "play", "--auto", "--variant", variant, "--players", str(players),
+        "--hands", "1", "--seed", "7", "--no-colour", "--transcript", str(path),
     )
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
     assert "wins the match" in proc.stdout
     assert "Final scores:" in proc.stdout
-    assert "Traceback" not in proc.stderr
+    assert f"seat {players} of {players} verified" in proc.stdout  # shuffle progress
+    assert proc.stderr == ""
+    check = dernier(tmp_path, "verify", str(path))
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert check.stdout.startswith("OK")
+    assert f"{players} players" in check.stdout
 
 
-def test_same_seed_gives_the_same_match() -> None:
-    runner = CliRunner()
-    args = ["play", "--auto", "--players", "4", "--seed", "11", "--no-colour"]
-    first = runner.invoke(main, args)
-    second = runner.invoke(main, args)
-    assert first.exit_code == 0
-    assert first.output == second.output
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_auto_two_players_runs_to_the_end_and_verifies(tmp_path: Path, variant: str) -> None:
+    _auto(tmp_path, variant, 2)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_auto_four_players_runs_to_the_end_and_verifies(tmp_path: Path, variant: str) -> None:
+    _auto(tmp_path, variant, 4)
+
+
+def test_default_transcript_goes_to_the_data_folder(tmp_path: Path) -> None:
+    proc = dernier(tmp_path, "play", "--auto", "--players", "2", "--target", "1", "--seed", "2")
+    assert proc.returncode == 0, proc.stderr
+    files = list((tmp_path / "data" / "dernier" / "transcripts").glob("*.transcript"))
+    assert len(files) == 1
+    assert str(files[0]) in proc.stdout
+    assert files[0].stat().st_mode & 0o077 == 0
 
 
 @pytest.mark.parametrize(
@@ -39,30 +57,58 @@ def test_same_seed_gives_the_same_match() -> None:
         (["--variant", "nope"], "Invalid value for '--variant'"),
         (["--hands", "2", "--target", "100"], "either --hands or --target"),
         (["--hands", "0"], "must be at least 1"),
+        (["--seed", "x"], "is not a valid integer"),
+        (["--name", ""], "1 to 32 printable characters"),
     ],
 )
-def test_wrong_arguments_get_a_clear_error(args: list[str], message: str) -> None:
-    result = CliRunner().invoke(main, ["play", "--auto", *args])
-    assert result.exit_code == 2
-    assert message in result.output
-    assert result.exception is None or isinstance(result.exception, SystemExit)
+def test_wrong_arguments_get_a_usage_error(tmp_path: Path, args: list[str], message: str) -> None:
+    proc = dernier(tmp_path, "play", "--auto", *args)
+    assert proc.returncode == 2
+    assert message in proc.stderr
+    assert "Traceback" not in proc.stderr
 
 
-def test_human_wrong_input_changes_nothing_then_leaves() -> None:
-    # Garbage, an out-of-range card number and an unknown letter are refused; "q" leaves.
-    result = CliRunner().invoke(
-        main,
-        ["play", "--players", "2", "--seed", "4", "--no-colour", "--name", "Ann"],
-        input="xyz\n99\nz\nq\n",
+def test_existing_transcript_is_not_overwritten(tmp_path: Path) -> None:
+    path = tmp_path / "t"
+    path.write_bytes(b"keep me")
+    proc = dernier(tmp_path, "play", "--auto", "--transcript", str(path))
+    assert proc.returncode == 2
+    assert "already exists" in proc.stderr
+    assert path.read_bytes() == b"keep me"
+
+
+SCRIPT = "\n".join(
+    ["xyz", "99", "p", "z"]  # refused: garbage, no such card, no pass before drawing, no letter
+    + [str(k) for k in range(1, 8)]  # try every card: the playable ones are played
+    + ["d", "p", "1", "2", "3", "q"]
+) + "\n"
+
+
+def test_human_seat_driven_by_a_script(tmp_path: Path) -> None:
+    path = tmp_path / "human.transcript"
+    proc = dernier(
+        tmp_path, "play", "--players", "2", "--seed", "4", "--no-colour", "--name", "Ann",
+        "--transcript", str(path), stdin=SCRIPT, timeout=60,
     )
-    assert result.exit_code == 0, result.output
-    out = result.output
+    out = proc.stdout
+    assert proc.returncode == 0, out[-2000:] + proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "Your hand: 1:" in out
+    assert "▶ Ann (you)" in out
     assert "type a card number or one of the letters shown" in out
-    assert "Ann forfeits (left)." in out
-    assert "Your hand:" in out
+    assert "pick a card from 1 to" in out
+    assert "cannot be played now" in out or "you cannot pass now" in out
+    moves = [line for line in out.splitlines() if line.startswith(("Ann plays", "Ann draws"))]
+    assert len(moves) >= 2, out
+    assert "You left the table." in out
+    # The record of what was played so far checks; the match is simply not over.
+    check = dernier(tmp_path, "verify", str(path))
+    assert check.returncode == 1
+    assert "INCOMPLETE" in check.stdout
 
 
-def test_human_end_of_input_leaves_cleanly() -> None:
-    result = CliRunner().invoke(main, ["play", "--players", "2", "--seed", "4"], input="")
-    assert result.exit_code == 0
-    assert "Input ended" in result.output
+def test_end_of_input_leaves_cleanly(tmp_path: Path) -> None:
+    proc = dernier(tmp_path, "play", "--players", "2", "--seed", "4", stdin="", timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "You left the table." in proc.stdout
+    assert "Traceback" not in proc.stderr

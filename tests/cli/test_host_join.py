@@ -1,0 +1,89 @@
+"""`dernier host` and two `dernier join` as separate processes on 127.0.0.1, bots in every seat:
+the match runs to the end and the three transcripts are identical and verified."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import time
+from pathlib import Path
+
+from tests.cli.helpers import dernier, spawn
+
+
+def _port(proc: subprocess.Popen[bytes], out: Path, limit: float = 30) -> int:
+    """Wait until the host tells its port."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline and proc.poll() is None:
+        found = re.search(r"on port (\d+)", out.read_text())
+        if found:
+            return int(found.group(1))
+        time.sleep(0.05)
+    raise AssertionError(f"the host never told its port: {out.read_text()}")
+
+
+def test_host_and_two_joins_play_and_agree(tmp_path: Path) -> None:
+    common = ["--bot", "--no-colour"]
+    outs = [tmp_path / f"out{k}" for k in range(3)]
+    procs = [
+        spawn(
+            tmp_path, outs[0], "host", "--players", "3", "--hands", "1", "--port", "0",
+            "--bind", "127.0.0.1", "--no-announce", "--key", str(tmp_path / "k0.pem"),
+            "--transcript", str(tmp_path / "t0"), *common,
+        )
+    ]
+    try:
+        port = _port(procs[0], outs[0])
+        for k in (1, 2):
+            procs.append(
+                spawn(
+                    tmp_path, outs[k], "join", f"127.0.0.1:{port}", "--name", f"J{k}",
+                    "--key", str(tmp_path / f"k{k}.pem"), "--transcript", str(tmp_path / f"t{k}"),
+                    *common,
+                )
+            )
+        codes = [p.wait(timeout=120) for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    texts = [o.read_text() for o in outs]
+    assert codes == [0, 0, 0], texts
+    assert "Created your identity key" in texts[0]
+    assert "Hosting a dernier table for 3" in texts[0]
+    for text in texts:
+        assert "wins the match" in text and "Final scores:" in text
+        assert "Traceback" not in text
+    data = [(tmp_path / f"t{k}").read_bytes() for k in range(3)]
+    assert data[0] == data[1] == data[2]
+    for k in range(3):
+        assert (tmp_path / f"k{k}.pem").stat().st_mode & 0o777 == 0o600
+        check = dernier(tmp_path, "verify", str(tmp_path / f"t{k}"))
+        assert check.returncode == 0, check.stdout
+        table = re.search(r"3 players \(0: Host, 1: (J\d), 2: (J\d)\)", check.stdout)
+        assert table is not None and set(table.groups()) == {"J1", "J2"}, check.stdout
+
+
+def test_a_refused_connection_is_a_clear_failure(tmp_path: Path) -> None:
+    proc = dernier(tmp_path, "join", "127.0.0.1:1", "--bot", "--key", str(tmp_path / "k.pem"))
+    assert proc.returncode == 1
+    assert "Cannot connect to 127.0.0.1:1" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_bad_address_and_bad_key_are_usage_errors(tmp_path: Path) -> None:
+    proc = dernier(tmp_path, "join", "nowhere", "--bot")
+    assert proc.returncode == 2 and "is not HOST:PORT" in proc.stderr
+    bad = tmp_path / "bad.pem"
+    bad.write_bytes(b"not a key")
+    bad.chmod(0o600)
+    proc = dernier(tmp_path, "join", "127.0.0.1:1", "--key", str(bad))
+    assert proc.returncode == 2 and "--key" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_join_without_address_hears_no_table(tmp_path: Path) -> None:
+    proc = dernier(tmp_path, "join", "--bot", "--wait", "0.5", "--key", str(tmp_path / "k.pem"))
+    assert proc.returncode == 1
+    assert "No open table heard on the LAN" in proc.stderr
