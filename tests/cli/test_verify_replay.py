@@ -1,0 +1,134 @@
+"""`dernier verify` and `dernier replay` on a real transcript and on tampered copies of it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dernier_p2p.wire.canonical import decode
+from dernier_p2p.wire.transcript import HEADER, LENGTH_SIZE
+from tests.cli.helpers import dernier, frames
+
+
+@pytest.fixture(scope="module")
+def transcript(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    home = tmp_path_factory.mktemp("home")
+    path = home / "match.transcript"
+    proc = dernier(
+        home, "play", "--auto", "--players", "3", "--hands", "1", "--seed", "5", "--no-colour",
+        "--transcript", str(path),
+    )
+    assert proc.returncode == 0, proc.stderr
+    return path
+
+
+def _rewrite(path: Path, out: Path, keep: list[bytes]) -> Path:
+    out.write_bytes(HEADER + b"".join(len(b).to_bytes(LENGTH_SIZE, "big") + b for b in keep))
+    return out
+
+
+def test_verify_accepts_the_match(transcript: Path, tmp_path: Path) -> None:
+    proc = dernier(tmp_path, "verify", str(transcript))
+    assert proc.returncode == 0
+    assert proc.stdout.startswith("OK")
+    assert "Table: dernier, 3 players (0: Bot 0, 1: Bot 1, 2: Bot 2)" in proc.stdout
+    assert "hands scored: 1" in proc.stdout and "Winner: Bot " in proc.stdout
+
+
+@pytest.mark.parametrize("field", ["hsig", "sig"])
+def test_a_flipped_signature_byte_names_the_host(
+    transcript: Path, tmp_path: Path, field: str
+) -> None:
+    data = bytearray(transcript.read_bytes())
+    index = 12
+    offset, body = frames(bytes(data))[index]
+    record = decode(body)
+    sig = record["hsig"] if field == "hsig" else record["env"]["sig"]
+    at = offset + LENGTH_SIZE + body.index(sig) + 10
+    data[at] ^= 0x40
+    bad = tmp_path / "flipped"
+    bad.write_bytes(bytes(data))
+    proc = dernier(tmp_path, "verify", str(bad))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert f"FAULT at record {index}: BAD_SIGNATURE: seat 0 (Bot 0) is at fault" in proc.stdout
+    assert "Traceback" not in proc.stderr
+
+
+def test_a_dropped_record_names_the_host(transcript: Path, tmp_path: Path) -> None:
+    bodies = [b for _, b in frames(transcript.read_bytes())]
+    bad = _rewrite(transcript, tmp_path / "dropped", bodies[:20] + bodies[21:])
+    proc = dernier(tmp_path, "verify", str(bad))
+    assert proc.returncode == 1
+    assert "FAULT at record 20: BAD_CHAIN: seat 0 (Bot 0) is at fault" in proc.stdout
+
+
+def test_a_transcript_cut_after_a_record_is_incomplete(transcript: Path, tmp_path: Path) -> None:
+    bodies = [b for _, b in frames(transcript.read_bytes())]
+    bad = _rewrite(transcript, tmp_path / "short", bodies[:30])
+    proc = dernier(tmp_path, "verify", str(bad))
+    assert proc.returncode == 1
+    assert "INCOMPLETE" in proc.stdout and "Records: 30" in proc.stdout
+
+
+def test_unreadable_files_exit_2(transcript: Path, tmp_path: Path) -> None:
+    data = transcript.read_bytes()
+    offset, body = frames(data)[40]
+    torn = tmp_path / "torn"
+    torn.write_bytes(data[: offset + LENGTH_SIZE + len(body) // 2])
+    junk = tmp_path / "junk"
+    junk.write_bytes(b"PK\x03\x04 not a transcript")
+    cases = [
+        (torn, "file ends inside a record"),
+        (junk, "not a transcript file"),
+        (tmp_path / "missing", "No such file"),
+        (tmp_path, "is a directory"),
+    ]
+    for path, message in cases:
+        for command in ("verify", "replay"):
+            proc = dernier(tmp_path, command, str(path))
+            assert proc.returncode == 2, (command, path, proc.stdout, proc.stderr)
+            assert message in proc.stderr
+            assert "Traceback" not in proc.stderr
+
+
+def test_verify_usage_error(tmp_path: Path) -> None:
+    proc = dernier(tmp_path, "verify")
+    assert proc.returncode == 2 and "Missing argument" in proc.stderr
+
+
+def test_replay_prints_every_play_and_the_revealed_hands(
+    transcript: Path, tmp_path: Path
+) -> None:
+    proc = dernier(tmp_path, "replay", "--no-colour", str(transcript))
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout.splitlines()
+    plays = [line for line in out if " plays " in line]
+    assert plays
+    names = ["Bot 0", "Bot 1", "Bot 2"]
+    for name in names:
+        assert any(line.startswith(f"  {name} was dealt: ") for line in out)
+        assert any(line.startswith(f"  {name} ended with: ") for line in out)
+    assert "── Hand 1 revealed ──" in out
+    assert out[-1] == "The transcript checks from the first record to the last."
+    # Every card dealt or drawn and not held at the end was played (the first card turned up
+    # aside): the revealed hands agree with the plays.
+    dealt = [line.split(": ", 1)[1].split() for line in out if " was dealt: " in line]
+    final = [line.split(": ", 1)[1].split() for line in out if " ended with: " in line]
+    played = [line.split(" plays ", 1)[1].rstrip(".") for line in plays]
+    drew = [
+        part.split(" (")[0]
+        for line in out if " drew: " in line
+        for part in line.split(": ", 1)[1].split(", ")
+    ]
+    held = sorted(c for hand in dealt for c in hand) + drew
+    gone = [c for hand in final for c in hand if c != "(none)"] + played
+    assert sorted(held) == sorted(gone)
+
+
+def test_replay_of_a_tampered_file_stops_at_the_fault(transcript: Path, tmp_path: Path) -> None:
+    bodies = [b for _, b in frames(transcript.read_bytes())]
+    bad = _rewrite(transcript, tmp_path / "dropped", bodies[:20] + bodies[21:])
+    proc = dernier(tmp_path, "replay", "--no-colour", str(bad))
+    assert proc.returncode == 1
+    assert "Replay stops at record 20: BAD_CHAIN (seat 0)" in proc.stdout
