@@ -16,6 +16,15 @@ is full (the host is seat 0), then sequences record 0 (the ``table``) and runs t
 
 A peer that reconnects sends ``resume`` and receives a ``welcome`` with ``"last"`` (the index of
 the host's last record) followed by every record after the one it holds.
+
+Every record of another seat is applied by the host's own session *before* it is relayed
+(``HostConfig.check_first``): a message every peer would refuse (a deck message with a bad
+proof, a coin message not due) is retracted and answered with an error frame instead of
+stopping the match. A ``move`` must also be legal in the state its head echo names (the
+session's rule for races), else ``ILLEGAL_MOVE``.
+
+A host built with ``takeover=`` (a peer's seat, after the host was lost; see :mod:`.peer`)
+gathers the other seats' resumes first, then sequences the host change.
 """
 
 from __future__ import annotations

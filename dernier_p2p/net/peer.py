@@ -2,12 +2,23 @@
 
 :func:`run_peer` joins a table by address and plays until the match is over: every record goes
 to the peer's transcript and its session (which checks it completely: a host that drops,
-reorders, forges or tampers is caught and named), the session's envelopes go back to the host,
-and the local agent is asked for a move whenever the seat may act.
+reorders, forges or tampers is caught and named), the session's envelopes go back to the host in
+counter order, and the local agent is asked for a move whenever the seat may act. An idle peer
+sends an ``ack`` every ``ack_s`` when records other than acks came since its last envelope, so
+the host's view of its history is echoed (and a fork is caught) even when it has nothing to say.
 
 A dropped connection is retried (``resume`` with the index of the last record held) until the
 table's ``grace_ms`` runs out; envelopes sent but never sequenced are sent again once the peer
 has caught up.
+
+Host failover: if the host does not come back within ``grace_ms``, the next seat after it that
+is still at the table (``ChainChecker.next_host``) hosts. That peer listens on the address it
+announced in its hello (opened when it joined), waits up to ``grace_ms`` for the others to
+resume, takes from them any records it lacks (they are signed by the old host, so checked like
+any other), then sequences ``host_change`` {old, new} (signed with its own key) and ``left``
+for the old host; its own envelopes the old host never sequenced are signed again after the
+host change. The others connect to the new host's announced address and resume there. If the
+next host does not answer within ``grace_ms`` either, :class:`HostLost` ends the peer.
 """
 
 from __future__ import annotations
