@@ -435,7 +435,7 @@ def test_legal_at_and_sign_again():
     assert s0.state.drawn >= 0
 
 
-def test_undecidable_complaint_waits_for_the_audit_which_names_the_giver():
+def test_undecidable_complaint_stops_the_hand_and_the_audit_names_the_giver():
     cheats = []
 
     def tamper(env):
