@@ -1,0 +1,99 @@
+"""The prompt's interpretation of typed lines: each legal choice reached, everything else
+refused with a short reason."""
+
+from __future__ import annotations
+
+import pytest
+
+from dernier_p2p.cli.human import Choice, Refused, interpret, options
+from dernier_p2p.rules import (
+    Card,
+    Draw,
+    Phase,
+    Play,
+    Rank,
+    Suit,
+    apply,
+    chance_needed,
+    get_variant,
+    legal_moves,
+    new_match,
+    to_act,
+)
+from dernier_p2p.rules.simulate import Dealer
+
+NAMES = ["Ann", "Bob", "Cy"]
+
+
+def _table(variant: str, seed: int = 3):
+    """A moderno/dernier state in play with seat ``to_act`` to move, and that seat's view."""
+    rules = get_variant(variant)
+    dealer = Dealer(rules, seed)
+    state = new_match(rules, 3)
+    while (req := chance_needed(state)) is not None or state.phase is not Phase.PLAY:
+        if req is None:
+            seat = to_act(state)
+            state, _ = apply(state, legal_moves(state, seat, dealer.view(state, seat))[0])
+        else:
+            state, _ = apply(state, dealer.chance_move(state, req))
+    seat = to_act(state)
+    return state, seat, dict(dealer.view(state, seat))
+
+
+def _with_face(variant: str, card: Card):
+    state, seat, view = _table(variant)
+    view[state.hands[seat][0]] = card  # the seat's first card is now ``card``
+    return state, seat, view, legal_moves(state, seat, view)
+
+
+def test_letters_and_refusals() -> None:
+    state, seat, view = _table("dernier")
+    moves = legal_moves(state, seat, view)
+    assert interpret("d", state, seat, view, moves, NAMES) == next(
+        m for m in moves if isinstance(m, Draw)
+    )
+    for line, reason in [
+        ("xyz", "type a card number"),
+        ("0", "pick a card from 1 to"),
+        (str(len(state.hands[seat]) + 1), "pick a card from 1 to"),
+        ("p", "you cannot pass now"),
+        ("!", "nothing to declare now"),
+        ("c", "nobody to catch"),
+    ]:
+        with pytest.raises(Refused, match=reason):
+            interpret(line, state, seat, view, moves, NAMES)
+    prompt = options(state, moves, in_turn=True)
+    assert "d = draw" in prompt and prompt.endswith("q = leave > ")
+
+
+def test_a_wild_card_asks_for_the_suit() -> None:
+    state, seat, view, moves = _with_face("moderno", Card(Rank.WILD, None))
+    choice = interpret("1", state, seat, view, moves, NAMES)
+    assert isinstance(choice, Choice)
+    assert set(choice.answers) == {"y", "r", "g", "b"}
+    move = choice.answers["g"]
+    assert isinstance(move, Play) and move.suit is Suit.GREEN and move in moves
+    assert "Name a suit" in choice.prompt
+
+
+def test_a_swap_card_asks_whom_to_swap_with() -> None:
+    state, _, _ = _table("moderno")
+    suit = state.named_suit if state.named_suit is not None else state.top.suit
+    state, seat, view, moves = _with_face("moderno", Card(Rank.SWAP, suit))
+    choice = interpret("1", state, seat, view, moves, NAMES)
+    assert isinstance(choice, Choice)
+    others = {str(s + 1) for s in range(3) if s != seat}
+    assert set(choice.answers) == others
+    for answer in others:
+        assert choice.answers[answer].target == int(answer) - 1
+    assert all(NAMES[int(a) - 1] in choice.prompt for a in others)
+
+
+def test_a_card_that_does_not_match_is_refused_by_name() -> None:
+    state, _, _ = _table("dernier")
+    suit = next(s for s in Suit if s not in (state.top.suit, state.named_suit))
+    rank = next(r for r in (Rank.N4, Rank.N5) if r is not state.top.rank)
+    state, seat, view, moves = _with_face("dernier", Card(rank, suit))
+    label = f"{rank.value}{'♦♥♣♠'[suit]}"
+    with pytest.raises(Refused, match=f"{label} cannot be played now"):
+        interpret("1", state, seat, view, moves, NAMES)
