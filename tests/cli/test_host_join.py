@@ -3,12 +3,15 @@ the match runs to the end and the three transcripts are identical and verified."
 
 from __future__ import annotations
 
+import os
 import re
+import select
 import subprocess
+import sys
 import time
 from pathlib import Path
 
-from tests.cli.helpers import dernier, spawn
+from tests.cli.helpers import dernier, env_for, spawn
 
 
 def _port(proc: subprocess.Popen[bytes], out: Path, limit: float = 30) -> int:
@@ -87,3 +90,82 @@ def test_join_without_address_hears_no_table(tmp_path: Path) -> None:
     proc = dernier(tmp_path, "join", "--bot", "--wait", "0.5", "--key", str(tmp_path / "k.pem"))
     assert proc.returncode == 1
     assert "No open table heard on the LAN" in proc.stderr
+
+
+def _read_until(proc: subprocess.Popen[bytes], text: str, limit: float = 30) -> str:
+    """Read the process's stdout (a pipe) until ``text`` shows."""
+    seen = b""
+    deadline = time.monotonic() + limit
+    fd = proc.stdout.fileno()  # type: ignore[union-attr]
+    while time.monotonic() < deadline and text.encode() not in seen:
+        ready, _, _ = select.select([fd], [], [], 0.1)
+        if ready:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            seen += chunk
+    return seen.decode()
+
+
+def test_join_picks_a_table_heard_on_the_lan(tmp_path: Path) -> None:
+    out = tmp_path / "host.out"
+    host = spawn(
+        tmp_path, out, "host", "--players", "2", "--hands", "1", "--port", "0", "--bind",
+        "0.0.0.0", "--table-name", f"lan-{os.getpid()}", "--key", str(tmp_path / "k0.pem"),
+        "--transcript", str(tmp_path / "t0"), "--bot", "--no-colour",
+    )
+    join = subprocess.Popen(
+        [sys.executable, "-m", "dernier_p2p", "join", "--bot", "--wait", "2.5", "--key",
+         str(tmp_path / "k1.pem"), "--transcript", str(tmp_path / "t1"), "--no-colour"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        env=env_for(tmp_path),
+    )
+    try:
+        _port(host, out)
+        listing = _read_until(join, "Join which table")
+        mine = re.search(rf"(\d+)\. lan-{os.getpid()} \(dernier, 1 seat\(s\) free\)", listing)
+        assert mine is not None, listing
+        assert join.stdin is not None
+        join.stdin.write(f"{mine.group(1)}\n".encode())
+        join.stdin.close()
+        rest = join.stdout.read().decode()  # type: ignore[union-attr]
+        codes = [join.wait(timeout=60), host.wait(timeout=60)]
+    finally:
+        for p in (host, join):
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    assert codes == [0, 0], listing + rest + out.read_text()
+    assert "wins the match" in rest
+    assert (tmp_path / "t0").read_bytes() == (tmp_path / "t1").read_bytes()
+
+
+HUMAN_SCRIPT = "xyz\n42\n" + "".join(f"{k}\n" for k in range(1, 8)) + "d\np\nq\n"
+
+
+def test_a_human_joins_over_the_network(tmp_path: Path) -> None:
+    out = tmp_path / "host.out"
+    host = spawn(
+        tmp_path, out, "host", "--players", "2", "--port", "0", "--bind", "127.0.0.1",
+        "--no-announce", "--key", str(tmp_path / "k0.pem"), "--transcript",
+        str(tmp_path / "t0"), "--bot", "--no-colour",
+    )
+    try:
+        port = _port(host, out)
+        proc = dernier(
+            tmp_path, "join", f"127.0.0.1:{port}", "--name", "Ann", "--key",
+            str(tmp_path / "k1.pem"), "--transcript", str(tmp_path / "t1"), "--no-colour",
+            stdin=HUMAN_SCRIPT, timeout=60,
+        )
+    finally:
+        host.kill()
+        host.wait()
+    text = proc.stdout
+    assert proc.returncode == 0, text + proc.stderr
+    assert "Seated at seat 1" in text
+    assert "▶ Ann (you)" in text or "  Ann (you)" in text
+    assert "type a card number or one of the letters shown" in text
+    assert "pick a card from 1 to" in text
+    assert any(line.startswith(("Ann plays", "Ann draws")) for line in text.splitlines())
+    assert "You left the table." in text
+    assert "Traceback" not in proc.stderr
