@@ -489,9 +489,12 @@ class Host:
         it is applied already) and run the timers."""
         assert self.me is not None
         now = _ms()
+        payload = hs.pack({"k": "rec", "rec": rec})  # encoded once for every connection
         for seat, conn in self.conns.items():
             out_rec = self.relay_to(seat, rec)
-            if out_rec is not None:
+            if out_rec is rec:
+                conn.push(payload)
+            elif out_rec is not None:
                 conn.push(hs.pack({"k": "rec", "rec": out_rec}))
         if rec["i"] == 0:
             return  # the host's session is built from record 0
