@@ -9,6 +9,7 @@ import trio
 
 from dernier_p2p.bots import HeuristicBot
 from dernier_p2p.net.host import Host
+from dernier_p2p.net.peer import HostLost
 from dernier_p2p.net.timers import Timers
 from dernier_p2p.protocol.envelope import record_hash
 from dernier_p2p.rules import Phase
@@ -151,3 +152,16 @@ async def test_an_idle_peer_echoes_the_head_with_acks(tmp_path: Path) -> None:
         last_echo = max(last_echo, head)
     assert verify(got[0]).finished
 
+
+
+async def test_without_an_address_to_take_over_the_peer_reports_the_host_lost(
+    tmp_path: Path,
+) -> None:
+    async def kill_host(table: Any) -> None:
+        await wait_for(lambda: mid_hand(table, 30))
+        table.scopes[0].cancel()
+
+    table = await play(tmp_path, 2, watch=kill_host)  # the peer announced no listen address
+    err = table.errors.get(1)
+    assert isinstance(err, HostLost) and "no address" in str(err)
+    assert table.peers[1].host is None
