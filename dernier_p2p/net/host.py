@@ -355,7 +355,12 @@ class Host:
         other connections."""
         assert self.me is not None
         for _ in range(count):
-            msg = await hs.receive_message(conn.stream)
+            try:
+                msg = await hs.receive_message(conn.stream)
+            except (hs.NetError, FrameError) as exc:
+                code = exc.code if isinstance(exc, hs.NetError) else hs.OVERSIZED
+                self._fault(conn.seat, code, f"while forwarding records: {exc}")
+                return
             if not self.gathering:
                 self._fault(conn.seat, hs.UNEXPECTED, "records forwarded after the host change")
                 return
