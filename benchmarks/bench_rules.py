@@ -188,19 +188,37 @@ def breakdown_rlcard(games: int, seed: int = 1) -> dict[str, float] | None:
     return {k: v * 1e6 / moves for k, v in parts.items()}
 
 
-def print_breakdown(hands: int, seed: int) -> None:
-    print(f"Time per counted move, microseconds ({hands} hands each, timed inline):")
-    for name, figures in (
-        ("standard, 4 players", breakdown_ours("standard", 4, hands, seed)),
-        ("RLCard UNO, 4 players", breakdown_rlcard(hands, seed)),
+def print_breakdown(hands: int, seed: int, seconds: float) -> None:
+    """Each part's share of a move (timed inline with perf_counter), scaled to the CPU time per
+    move of the same loop run without the inline timers for ``seconds``."""
+    print(
+        f"Time per counted move: share timed inline over {hands} hands, and microseconds of CPU"
+        f" time (the share of an uninstrumented {seconds:g} s run):"
+    )
+    for name, figures, plain in (
+        (
+            "standard, 4 players",
+            breakdown_ours("standard", 4, hands, seed),
+            lambda: bench_variant("standard", 4, seconds, seed),
+        ),
+        (
+            "RLCard UNO, 4 players",
+            breakdown_rlcard(hands, seed),
+            lambda: bench_rlcard(seconds, seed),
+        ),
     ):
         if figures is None:
             print(f"  {name}: not installed")
             continue
-        total = sum(v for k, v in figures.items() if not k.startswith(" "))
-        print(f"  {name}: total {total:.2f}")
+        inline = sum(v for k, v in figures.items() if not k.startswith(" "))
+        cpu = 1e6 / plain().moves_per_s
+        scale = cpu / inline
+        print(f"  {name}: {cpu:.2f} us of CPU time a move")
         for part, us in figures.items():
-            print(f"    {part:<48} {us:6.2f}")
+            if part.startswith(" "):
+                print(f"    {part:<50} {us * scale:6.2f}")
+            else:
+                print(f"    {part:<42} {us / inline:5.0%} {us * scale:6.2f}")
 
 
 def best(runs: list[Figures]) -> Figures:
@@ -220,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.breakdown:
-        print_breakdown(args.breakdown, args.seed)
+        print_breakdown(args.breakdown, args.seed, args.seconds)
         return 0
     names = args.variants.split(",")
     unknown = [n for n in names if n not in VARIANT_PLAYERS]
