@@ -53,41 +53,58 @@ def progress_line(body: dict[str, Any], counts: dict[tuple[int, int], int], n: i
     return f"{what} hand {body['hand']}: seat {counts[key]} of {n} verified"
 
 
-async def follow(
-    current: Callable[[], LocalSeat | None],
-    echo: Callable[[str], None],
-    log: list[str],
-    colour: bool = True,
-    progress: bool = True,
-) -> None:
-    """Narrate the seat's match until it is over (run as a task; cancel to stop early)."""
-    while (seat := current()) is None:
-        await trio.sleep(0.02)
-    names = names_of(seat)
-    rules = seat.session.rules
-    n = seat.session.n
-    me = seat.seat
-    done_records = 1
-    done_events = 0
-    counts: dict[tuple[int, int], int] = {}
-    while True:
-        changed = seat.changed
-        records = seat.records
-        for rec in records[done_records:]:
-            line = progress_line(rec["env"]["body"], counts, n) if progress else None
-            if line:
-                echo(line)
-        done_records = len(records)
-        events = seat.session.events
-        for event in events[done_events:]:
-            if isinstance(event, SessionEvent):
-                line = session_notice(event, names, me)
-            else:
-                line = narrate(event, names, rules, colour)
-            if line:
-                log.append(line)
-                echo(line)
-        done_events = len(events)
-        if seat.finished:
+class Narrator:
+    """Turns what a seat's session has checked into lines; :meth:`flush` tells what is new."""
+
+    def __init__(
+        self,
+        echo: Callable[[str], None],
+        log: list[str],
+        colour: bool = True,
+        progress: bool = True,
+    ) -> None:
+        self.echo = echo
+        self.log = log
+        self.colour = colour
+        self.progress = progress
+        self.seat: LocalSeat | None = None
+        self._records = 1
+        self._events = 0
+        self._counts: dict[tuple[int, int], int] = {}
+
+    def flush(self) -> None:
+        """Print the lines for every record and event not told yet."""
+        seat = self.seat
+        if seat is None:
             return
-        await changed.wait()
+        names = names_of(seat)
+        session = seat.session
+        records = seat.records
+        if self.progress:
+            for rec in records[self._records :]:
+                line = progress_line(rec["env"]["body"], self._counts, session.n)
+                if line:
+                    self.echo(line)
+        self._records = len(records)
+        events = session.events
+        for event in events[self._events :]:
+            if isinstance(event, SessionEvent):
+                line = session_notice(event, names, seat.seat)
+            else:
+                line = narrate(event, names, session.rules, self.colour)
+            if line:
+                self.log.append(line)
+                self.echo(line)
+        self._events = len(events)
+
+    async def follow(self, current: Callable[[], LocalSeat | None]) -> None:
+        """Narrate the seat's match until it is over (run as a task; cancel to stop early)."""
+        while (seat := current()) is None:
+            await trio.sleep(0.02)
+        self.seat = seat
+        while True:
+            changed = seat.changed
+            self.flush()
+            if seat.finished:
+                return
+            await changed.wait()

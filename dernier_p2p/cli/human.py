@@ -124,6 +124,10 @@ def interpret(
         return _pick(moves, Declare, lambda m: True, "nothing to declare now")
     if line in ("c", "catch"):
         return _pick(moves, Catch, lambda m: True, "nobody to catch")
+    if NameSuit in kinds:
+        raise Refused("name the suit first: y/r/g/b")
+    if Cut in kinds:
+        raise Refused("keep (k) or leave (l) the cut card first")
     declare = line.endswith("!")
     number = line.rstrip("!").strip()
     if not number.isdigit():
@@ -218,8 +222,9 @@ class Stale(Exception):
 class HumanAgent:
     """The network agent of a human seat (see the module docstring).
 
-    ``current()`` gives the seat's latest (state, view) as the session holds it, so an open
-    prompt can tell when the table has moved on; ``names`` are the players' names."""
+    ``current()`` gives the seat's latest state as the session holds it, so an open prompt can
+    tell when the table has moved on; ``names`` are the players' names; ``flush()`` prints the
+    log lines not shown yet (called before the table is shown)."""
 
     def __init__(
         self,
@@ -229,7 +234,9 @@ class HumanAgent:
         current: Callable[[], State | None],
         echo: Callable[..., None] = click.echo,
         colour: bool = True,
+        flush: Callable[[], None] | None = None,
     ) -> None:
+        self.flush = flush or (lambda: None)
         self.names = list(names)
         self.log = log
         self.lines = lines
@@ -257,9 +264,10 @@ class HumanAgent:
         if not moves:
             return None
         in_turn = to_act(state) == seat
+        if not in_turn and not any(isinstance(m, Play | Catch | Declare) for m in moves):
+            return None
+        self.flush()  # the log first, then the table
         if not in_turn:
-            if not any(isinstance(m, Play | Catch | Declare) for m in moves):
-                return None
             offer = options(state, moves, in_turn=False)
             prompt = f"  (out of turn) {offer}"
             if offer == self._last_offer:

@@ -25,8 +25,21 @@ EXIT_UNREADABLE = 2
 
 @click.group()
 @click.version_option(__version__, prog_name="dernier")
-def main() -> None:
+@click.option("-v", "--verbose", is_flag=True, help="Log the network's notices to stderr.")
+def main(verbose: bool) -> None:
     """Dernier: the Italian shedding card game, peer to peer."""
+    import logging
+
+    logger = logging.getLogger("dernier_p2p")
+    logger.handlers.clear()
+    if verbose:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+    else:
+        logger.addHandler(logging.NullHandler())
+    logger.propagate = False
 
 
 # --------------------------------------------------------------------------- shared options

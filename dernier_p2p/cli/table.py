@@ -5,7 +5,7 @@ the loopback interface (the user's seat is the host, seat 0) and seats one bot p
 seat, each a :class:`~dernier_p2p.net.peer.Peer` task in this process with its own identity,
 session and deck secrets. :func:`host_table` and :func:`join_table` serve the ``host`` and
 ``join`` commands. The user's seat is played by a :class:`~.human.HumanAgent` or, with ``bot``,
-by the heuristic bot; :func:`~.follow.follow` narrates the match.
+by the heuristic bot; a :class:`~.follow.Narrator` narrates the match.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import click
 import trio
 
 from dernier_p2p.bots import HeuristicBot
-from dernier_p2p.cli.follow import follow, names_of
+from dernier_p2p.cli.follow import Narrator, names_of
 from dernier_p2p.cli.human import HumanAgent, LineReader
 from dernier_p2p.net.agent import Agent, bot_agent
 from dernier_p2p.net.host import Host, HostConfig
@@ -46,6 +46,15 @@ class Seating:
     bot_seed: int = 0
     lines: LineReader | None = None
     log: list[str] = field(default_factory=list)
+    narrator: Narrator | None = None
+
+    def __post_init__(self) -> None:
+        if self.narrator is None:
+            self.narrator = Narrator(self.echo, self.log, self.colour)
+
+    async def follow(self, current: Callable[[], LocalSeat | None]) -> None:
+        assert self.narrator is not None
+        await self.narrator.follow(current)
 
 
 def local_seed(seed: int, what: str, seat: int) -> bytes:
@@ -63,7 +72,11 @@ def _user_agent(seating: Seating, current: Callable[[], LocalSeat | None]) -> Ag
         me = current()
         return None if me is None else me.session.state
 
-    agent = HumanAgent(names, seating.log, lines, state, echo=seating.echo, colour=seating.colour)
+    assert seating.narrator is not None
+    agent = HumanAgent(
+        names, seating.log, lines, state, echo=seating.echo, colour=seating.colour,
+        flush=seating.narrator.flush,
+    )
 
     async def ask(st: Any, seat: int, view: Any) -> Any:
         if not agent.names:
@@ -118,7 +131,7 @@ async def play_local(
             await host.run(task_status=task_status)
 
         await nursery.start(run_host)
-        nursery.start_soon(follow, current, seating.echo, seating.log, seating.colour)
+        nursery.start_soon(seating.follow, current)
         for seat in range(1, players):
             peer = Peer(
                 IdentityKey.generate(local_seed(seed, "identity", seat)),
@@ -171,7 +184,7 @@ async def host_table(
             f"Others join with: dernier join {where}:{host.port}"
         )
         nursery.start_soon(_announce_joins, host, seating.echo)
-        nursery.start_soon(follow, current, seating.echo, seating.log, seating.colour)
+        nursery.start_soon(seating.follow, current)
     return current()
 
 
@@ -192,7 +205,7 @@ async def join_table(
             await peer.run()
 
         nursery.start_soon(run_peer)
-        nursery.start_soon(follow, current, seating.echo, seating.log, seating.colour)
+        nursery.start_soon(seating.follow, current)
 
         async def seated() -> None:
             while peer.seat is None:

@@ -140,7 +140,7 @@ def test_join_picks_a_table_heard_on_the_lan(tmp_path: Path) -> None:
     assert (tmp_path / "t0").read_bytes() == (tmp_path / "t1").read_bytes()
 
 
-HUMAN_SCRIPT = "xyz\n42\n" + "".join(f"{k}\n" for k in range(1, 8)) + "d\np\nq\n"
+HUMAN_SCRIPT = "xyz\n42\ny\n" + "".join(f"{k}\n" for k in range(1, 8)) + "d\np\nq\n"
 
 
 def test_a_human_joins_over_the_network(tmp_path: Path) -> None:
@@ -166,6 +166,6 @@ def test_a_human_joins_over_the_network(tmp_path: Path) -> None:
     assert "▶ Ann (you)" in text or "  Ann (you)" in text
     assert "type a card number or one of the letters shown" in text
     assert "pick a card from 1 to" in text
-    assert any(line.startswith(("Ann plays", "Ann draws")) for line in text.splitlines())
+    assert any(line.startswith(("Ann plays", "Ann draws")) for line in text.splitlines()), text
     assert "You left the table." in text
     assert "Traceback" not in proc.stderr

@@ -97,3 +97,21 @@ def test_a_card_that_does_not_match_is_refused_by_name() -> None:
     label = f"{rank.value}{'♦♥♣♠'[suit]}"
     with pytest.raises(Refused, match=f"{label} cannot be played now"):
         interpret("1", state, seat, view, moves, NAMES)
+
+
+def test_a_number_while_a_suit_is_to_be_named_is_refused() -> None:
+    rules = get_variant("dernier")
+    # A seeded deal whose first card turned up is a Jolly: the dealer names the suit.
+    dealer = Dealer(rules, 0, stack=[Card(Rank.JACK, Suit.RED)])
+    state = new_match(rules, 2)
+    while state.phase is not Phase.NAME_SUIT:
+        req = chance_needed(state)
+        assert req is not None, "the first card turned up names no suit"
+        state, _ = apply(state, dealer.chance_move(state, req))
+    seat = to_act(state)
+    view = dict(dealer.view(state, seat))
+    moves = legal_moves(state, seat, view)
+    with pytest.raises(Refused, match="name the suit first"):
+        interpret("1", state, seat, view, moves, NAMES)
+    move = interpret("b", state, seat, view, moves, NAMES)
+    assert move in moves and move.suit is Suit.BLUE
