@@ -53,7 +53,9 @@ class HostLost(Exception):
 @dataclass
 class PeerConfig:
     """A peer's settings: its ``name``, the address it announces for a host change
-    (``listen``), its transcript file and Drbg seed, and the retry pace after a drop."""
+    (``listen``), its transcript file and Drbg seed, and the retry pace after a drop.
+    ``restore``: restart after a crash from ``transcript`` (same identity and ``seed``) and
+    resume with the host instead of joining."""
 
     name: str
     listen: tuple[str, int] | None = None
@@ -63,6 +65,7 @@ class PeerConfig:
     connect_s: float = 5.0
     linger_s: float = 1.0
     ack_s: float = 2.0
+    restore: bool = False
 
 
 class Peer:
@@ -166,6 +169,18 @@ class Peer:
         for env in self.me.start():
             await self.send(env)
 
+    async def _restore(self) -> None:
+        """Restart after a crash: rebuild the seat from the transcript, then resume."""
+        cfg = self.config
+        if cfg.transcript is None:
+            raise ValueError("restoring needs the transcript file")
+        self.me = LocalSeat.restore(self.identity, self.seed, self.agent, cfg.transcript)
+        self.seat = self.me.seat
+        if cfg.listen is not None:  # the same address as announced before the crash
+            self.listeners = await trio.open_tcp_listeners(cfg.listen[1], host=cfg.listen[0])
+        log.info("seat %d restored %d records", self.seat, len(self.me.records))
+        await self._resume(self.me.session.table_body["timers"]["grace_ms"])
+
     async def _resume(self, grace_ms: int) -> None:
         """Reconnect and catch up, retrying until ``grace_ms`` has passed; HostLost after."""
         assert self.me is not None
@@ -201,6 +216,9 @@ class Peer:
         self._drain()
         for env in self.me.resend():
             await self.send(env)
+        if self.me.replaying is not None:  # after a restart: what the crash lost
+            for env in self.me.finish_restore():
+                await self.send(env)
 
     # ------------------------------------------------------------------ running
     async def run(self) -> Any:
@@ -214,8 +232,11 @@ class Peer:
         try:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._sender)
-                await self._join()
-                assert self.me is not None and self.table is not None
+                if self.config.restore:
+                    await self._restore()
+                else:
+                    await self._join()
+                assert self.me is not None
                 grace_ms = self.me.session.table_body["timers"]["grace_ms"]
                 if self.agent is not None:
                     nursery.start_soon(self._act)
@@ -239,12 +260,13 @@ class Peer:
         except BaseExceptionGroup as group:
             raise _single(group) from None
         finally:
-            if self.stream is not None:
-                await trio.aclose_forcefully(self.stream)
             if self.me is not None:
-                self.me.close()
-            for listener in self.listeners or ():
-                await trio.aclose_forcefully(listener)
+                self.me.close()  # the transcript is complete on disk before anything else
+            with trio.CancelScope(shield=True):
+                if self.stream is not None:
+                    await trio.aclose_forcefully(self.stream)
+                for listener in self.listeners or ():
+                    await trio.aclose_forcefully(listener)
 
     async def _acker(self) -> None:
         """Every ``ack_s``, echo the head if this seat has been silent since records came."""

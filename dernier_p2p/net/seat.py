@@ -24,7 +24,7 @@ from dernier_p2p.protocol.errors import ProtocolError
 from dernier_p2p.protocol.session import Session
 from dernier_p2p.rules import IllegalMove
 from dernier_p2p.wire.identity import IdentityKey
-from dernier_p2p.wire.transcript import TranscriptWriter
+from dernier_p2p.wire.transcript import TranscriptError, TranscriptWriter, read_transcript
 
 log = logging.getLogger("dernier_p2p.net")
 
@@ -94,6 +94,50 @@ class LocalSeat:
         self.unechoed = False  # a record other than an ack came since the last own envelope
         self.changed = trio.Event()
         self.version = 0  # bumped per applied record
+        self.replaying: list[dict[str, Any]] | None = None  # bodies owed after a restart
+
+    @classmethod
+    def restore(
+        cls,
+        identity: IdentityKey,
+        seed: bytes,
+        agent: Agent | None,
+        transcript: str | os.PathLike[str],
+    ) -> LocalSeat:
+        """Rebuild a seat after a crash from its transcript (same identity and seed).
+
+        Every record is checked and applied again. The bodies the session produced on the way
+        that no record of this seat carries were never sequenced: they are kept in
+        :attr:`replaying` and signed afresh by :meth:`finish_restore` once the peer has caught
+        up with the host (moves are not kept: the agent is asked again)."""
+        records = read_transcript(transcript, allow_torn_tail=True)
+        if not records:
+            raise TranscriptError(f"{transcript}: no record to restore from")
+        first = records[0]
+        try:
+            keys = [p["key"] for p in first["env"]["body"]["players"]]
+            seat = keys.index(identity.public_bytes())
+        except (KeyError, TypeError, ValueError):
+            why = "record 0 is not a table seating this key"
+            raise TranscriptError(f"{transcript}: {why}") from None
+        me = cls(identity, seat, first, seed, agent)
+        me.replaying = [env["body"] for env in me.start()]
+        for rec in records[1:]:
+            me.apply(rec, 0)
+        writer = BackgroundWriter(transcript)
+        if writer.count != len(records):
+            writer.close()
+            raise TranscriptError(f"{transcript}: changed while it was being restored")
+        me.writer = writer
+        return me
+
+    def finish_restore(self) -> list[dict[str, Any]]:
+        """After a restart, once caught up: the owed bodies signed with the next counters."""
+        bodies, self.replaying = self.replaying or [], None
+        session = self.session
+        author = session._author  # the session offers no public way to do this yet
+        author.next_n = session.chain.next_counter(self.seat)
+        return [author.envelope(body, session.head) for body in bodies]
 
     @staticmethod
     def table_envelope(
@@ -146,6 +190,11 @@ class LocalSeat:
         if self.writer is not None:
             self.writer.append(record)
         env = record["env"]
+        if self.replaying is not None:  # restoring: collect owed bodies, send nothing yet
+            if env["seat"] == self.seat and env["body"] in self.replaying:
+                self.replaying.remove(env["body"])
+            self.replaying.extend(e["body"] for e in out)
+            out = []
         if env["seat"] != self.seat and env["body"]["type"] != "ack":
             self.unechoed = True
         if env["seat"] == self.seat:

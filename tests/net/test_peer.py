@@ -8,13 +8,15 @@ from typing import Any
 import trio
 
 from dernier_p2p.bots import HeuristicBot
+from dernier_p2p.net.agent import bot_agent
 from dernier_p2p.net.host import Host
-from dernier_p2p.net.peer import HostLost
+from dernier_p2p.net.peer import HostLost, Peer, PeerConfig
 from dernier_p2p.net.timers import Timers
 from dernier_p2p.protocol.envelope import record_hash
 from dernier_p2p.rules import Phase
+from dernier_p2p.wire.transcript import read_transcript
 
-from .helpers import play, transcripts, verify, wait_for
+from .helpers import KEYS, play, seed, transcripts, verify, wait_for
 
 
 def mid_hand(table: Any, after: int) -> bool:
@@ -165,3 +167,38 @@ async def test_without_an_address_to_take_over_the_peer_reports_the_host_lost(
     err = table.errors.get(1)
     assert isinstance(err, HostLost) and "no address" in str(err)
     assert table.peers[1].host is None
+
+
+async def test_a_crashed_peer_restarts_from_its_transcript(tmp_path: Path) -> None:
+    restarted: dict[str, Any] = {}
+
+    async def crash_and_restart(table: Any) -> None:
+        await wait_for(lambda: mid_hand(table, 30))
+        table.scopes[1].cancel()  # the process dies: only its transcript file survives
+        await wait_for(lambda: table.peers[1].me.writer is None, 5)
+        restarted["at"] = len(read_transcript(tmp_path / "t1.bin"))
+        peer = Peer(
+            KEYS[1],
+            ("127.0.0.1", table.host.port),
+            bot_agent(HeuristicBot(1)),
+            PeerConfig(name="p1", seed=seed(1), transcript=tmp_path / "t1.bin", restore=True),
+        )
+        restarted["peer"] = peer
+        restarted["result"] = await peer.run()
+
+    table = await play(
+        tmp_path,
+        2,
+        watch=crash_and_restart,
+        timers=Timers(turn_ms=5_000, declare_ms=30, grace_ms=5_000),
+    )
+    assert not table.errors
+    peer = restarted["peer"]
+    assert peer.seat == 1 and peer.resumes == 1
+    got = transcripts(tmp_path, [0, 1])
+    assert got[0] == got[1]
+    assert len(got[0]) > restarted["at"] > 20
+    bodies = [r["env"]["body"]["type"] for r in got[0]]
+    assert "left" not in bodies and "timeout" not in bodies
+    observer = verify(got[0])
+    assert observer.finished and restarted["result"] == observer.result
