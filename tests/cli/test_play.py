@@ -29,7 +29,9 @@ def _auto(tmp_path: Path, variant: str, players: int) -> None:
     assert f"{players} players" in check.stdout
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize(
+    "variant", [v if v == "dernier" else pytest.param(v, marks=pytest.mark.slow) for v in VARIANTS]
+)
 def test_auto_two_players_runs_to_the_end_and_verifies(tmp_path: Path, variant: str) -> None:
     _auto(tmp_path, variant, 2)
 
