@@ -48,10 +48,14 @@ def _instrument(out: dict[str, Any]) -> None:
     original_apply = LocalSeat.apply
     original_sent = LocalSeat.sent
 
+    timeline: list[tuple[float, str]] = out.setdefault("timeline", [])
+
     def apply(self: LocalSeat, record: dict[str, Any], now_ms: int) -> list[dict[str, Any]]:
         result = original_apply(self, record, now_ms)
         env = record["env"]
         body = env["body"]
+        if "first_play" not in out:
+            timeline.append((time.monotonic(), body["type"] + "/" + str(body.get("move", ""))))
         if body["type"] == "move":
             pending.append(f"{env['seat']}/{env['n']}")
             if body["move"] == "play" and "first_play" not in out:
@@ -160,6 +164,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hands", type=int, default=3)
     parser.add_argument(
+        "--timeline", action="store_true", help="when the host applied what, up to the first card"
+    )
+    parser.add_argument(
         "--relay-first",
         action="store_true",
         help="the host relays each record before checking it (HostConfig.check_first=False)",
@@ -207,6 +214,13 @@ def main() -> None:
           f" (goal <= {GOALS['median_ms']:.0f} ms), p99 {percentile(latencies, 0.99):.1f} ms,"
           f" max {max(latencies):.1f} ms")
     print(f"hands per minute: {hands / (wall / 60):.1f} ({hands} hands in {wall:.1f} s)")
+    if args.timeline:
+        print("host timeline to the first card (s after the table filled, last of each kind):")
+        last: dict[str, float] = {}
+        for t, kind in host["timeline"]:
+            last[kind.rstrip("/")] = t - host["full_at"]
+        for kind, t in sorted(last.items(), key=lambda kv: kv[1]):
+            print(f"  {t:7.3f}  {kind}")
     print("peak memory per seat (ru_maxrss): "
           + ", ".join(f"seat {s}: {mb:.0f} MB" for s, mb in enumerate(peak_mb))
           + f" (goal <= {GOALS['peak_mb']:.0f} MB)")
