@@ -12,7 +12,7 @@ from dernier_p2p.net import handshake as hs
 from dernier_p2p.net.host import Host
 from dernier_p2p.net.peer import HostLost, Peer
 from dernier_p2p.net.timers import Timers
-from dernier_p2p.protocol.envelope import Author, sign_envelope
+from dernier_p2p.protocol.envelope import Author, make_record, sign_envelope
 from dernier_p2p.protocol.errors import ProtocolError
 from dernier_p2p.rules import Phase
 
@@ -133,6 +133,9 @@ class Tampering(Host):
             return rec
         if self.how == "drop":
             return None
+        if self.how == "fork":  # a second, validly signed record 12 for seat 2 only
+            return make_record(self.identity, rec["env"], rec["h"], rec["i"], rec["prev"],
+                               rec["t"] + 1)
         forged = dict(rec)
         forged["t"] = rec["t"] + 1
         return forged
@@ -142,15 +145,23 @@ class Dropping(Tampering):
     how = "drop"
 
 
-@pytest.mark.parametrize("host_cls,code", [(Tampering, "BAD_SIGNATURE"), (Dropping, "BAD_CHAIN")])
+class Forking(Tampering):
+    how = "fork"
+
+
+@pytest.mark.parametrize(
+    "host_cls,code,kept",
+    [(Tampering, "BAD_SIGNATURE", 12), (Dropping, "BAD_CHAIN", 12), (Forking, "BAD_CHAIN", 13)],
+)
 async def test_a_tampering_relay_is_caught_and_named(
-    tmp_path: Path, host_cls: type[Host], code: str
+    tmp_path: Path, host_cls: type[Host], code: str, kept: int
 ) -> None:
     table = await play(tmp_path, 3, host_cls=host_cls)
     err = table.errors.get(2)
     assert isinstance(err, ProtocolError), err
     assert (err.code, err.seat) == (code, 0)  # the host is named
-    assert len(transcripts(tmp_path, [2])[2]) == 12  # nothing after the bad record was kept
+    # nothing after the bad record was kept (a forked record 12 is only caught by the next)
+    assert len(transcripts(tmp_path, [2])[2]) == kept
     assert 1 not in table.errors
 
 
