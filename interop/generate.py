@@ -151,6 +151,8 @@ class Scenario:
     draw: float = 0.0
     idle: float = 0.0
     reshuffle: bool = False
+    stop_after: str | None = None  # end the record this many rounds after this event
+    extra_rounds: int = 4
     script: dict[int, Script] = field(default_factory=dict)
     trials: int = 6
     max_rounds: int = 400
@@ -176,7 +178,9 @@ SCENARIOS: list[Scenario] = [
              trials=12, comment="originale: a 2 of the A's suit cancels the chain; a cut kept"),
     Scenario("originale-2p-reshuffle", "originale", 2,
              frozenset({"Reshuffled", "Drew:penalty-timeout"}), reshuffle=True, idle=0.05,
-             comment="originale: the draw pile runs out and the discards are reshuffled"),
+             stop_after="Reshuffled",
+             comment="originale: the draw pile runs out and the discards are reshuffled (the "
+             "record stops a few rounds later)"),
     Scenario("moderno-3p", "moderno", 3, frozenset({"HandsSwapped", "JumpedIn"}), trials=10,
              comment="moderno: swap hands, jump-ins"),
     Scenario("moderno-4p-rotate", "moderno", 4, frozenset({"HandsRotated"}), trials=10,
@@ -187,7 +191,9 @@ SCENARIOS: list[Scenario] = [
     Scenario("standard-3p", "standard", 3, frozenset({"Caught"}), forget=1.0, trials=10,
              comment="standard: a seat forgets UNO and is caught"),
     Scenario("standard-2p-reshuffle", "standard", 2, frozenset({"Reshuffled", "Passed"}),
-             reshuffle=True, comment="standard: the draw pile runs out and is reshuffled"),
+             reshuffle=True, stop_after="Reshuffled",
+             comment="standard: the draw pile runs out and is reshuffled (the record stops a "
+             "few rounds later)"),
     Scenario("standard-5p-timeout", "standard", 5, frozenset({"Drew:timeout-draw"}), idle=0.15,
              comment="standard: time-outs draw and pass"),
 ]
@@ -234,6 +240,7 @@ def drive(
     pol = [Eager(trial * 100 + k, sc.forget, sc.draw, sc.idle, sc.reshuffle)
            for k in range(sc.players)]
     rounds = 0
+    stopping: int | None = None
     try:
         table.deliver()
         while not table.sessions[table.host_seat].finished and rounds < sc.max_rounds:
@@ -247,6 +254,12 @@ def drive(
                     break
             play_round(table, pol, rng)
             rounds += 1
+            if sc.stop_after is not None and stop is None:
+                names = event_names(table.sessions[table.host_seat].events)
+                if sc.stop_after in names:
+                    stopping = stopping + 1 if stopping is not None else 0
+                    if stopping >= sc.extra_rounds:
+                        break
     except ProtocolError as exc:
         return Run(table, exc, rounds)
     return Run(table, None, rounds)
@@ -703,7 +716,7 @@ def session_cases(b: Base, tag: str) -> None:
     del n
 
 
-def deck_cases(b: Base, tag: str, other: Base | None) -> None:
+def deck_cases(b: Base, tag: str, other: Base | None, shuffles: str = "none") -> None:
     kr = b.body_type("key_reveal", seat=1)
     r = b.records[kr]
     s, body = r["env"]["seat"], r["env"]["body"]
@@ -739,6 +752,59 @@ def deck_cases(b: Base, tag: str, other: Base | None) -> None:
          ["Unexpected"], kr, {**rkc["env"]["body"]} if rkc["env"]["seat"] == s else
          {"type": "key_commit", "hand": body["hand"], "commit": bytes(32)}, s)
 
+    if shuffles != "none":
+        shuffle_cases(b, tag, None if shuffles == "all" else {shuffles})
+
+    tk = b.find(lambda x: x["env"]["body"]["type"] == "tokens" and x["env"]["seat"] != x["h"],
+                b.move("play") or 1)
+    rt = b.records[tk]
+    ts, tb = rt["env"]["seat"], rt["env"]["body"]
+    t0 = tb["tokens"][0]
+    rest = tb["tokens"][1:]
+    case("token-bad-proof", "12", "a reveal token whose proof has a changed scalar",
+         ["BadProof"], tk, {**tb, "tokens": [{**t0, "proof": {**t0["proof"],
+                                                                "e": flip(t0["proof"]["e"])}},
+                                             *rest]}, ts)
+    case("token-wrong-value", "12", "a wrong token (another valid element) with its proof",
+         ["BadProof", "WrongToken"], tk,
+         {**tb, "tokens": [{**t0, "token": b.records[kr]["env"]["body"]["share"]}, *rest]}, ts)
+    case("token-not-point", "8", "a token that is not a group element",
+         ["BadElement"], tk, {**tb, "tokens": [{**t0, "token": b"\xfe" * 32}, *rest]}, ts)
+    case("token-other-position", "12",
+         "a token and proof moved to another position (a proof replayed)",
+         ["Replay", "BadProof"], tk, {**tb, "tokens": [{**t0, "position": t0["position"] + 1},
+                                                        *rest]}, ts)
+    case("token-wrong-owner", "12", "a token claiming another owner",
+         ["Unexpected"], tk, {**tb, "tokens": [{**t0, "owner": (t0["owner"] + 1) %
+                                                len(b.identities)}, *rest]}, ts)
+    case("token-unasked-position", "15", "a token for a position nobody asked to open",
+         ["Unexpected"], tk, {**tb, "tokens": [{**t0, "position": 400}]}, ts)
+    nxt = b.find(lambda x: x["env"]["seat"] == ts and x["env"]["body"]["type"] not in
+                 ("host_change", "left", "timeout"), tk + 1)
+    if nxt is not None:
+        case("tokens-replayed", "15", "the same tokens sent again in a new envelope",
+             ["Replay", "Unexpected"], nxt, tb, ts)
+    se = b.body_type("secret", seat=1)
+    if se is not None:
+        rse = b.records[se]
+        sb2 = rse["env"]["body"]
+        case("secret-wrong", "10", "an end-of-hand secret that is not the share's",
+             ["BadCommitment"], se, {**sb2, "secret": flip(sb2["secret"])}, rse["env"]["seat"])
+        case("secret-early", "15", "a secret sent in the middle of the hand",
+             ["Unexpected"], tk, {"type": "secret", "hand": tb["hand"],
+                                  "secret": rse["env"]["body"]["secret"]}, ts)
+
+
+def shuffle_cases(b: Base, tag: str, which: set[str] | None) -> None:
+    """Faulty shuffles (each case holds a whole shuffled deck, so only a few bases get them);
+    ``which``: the case ids to make (None: all)."""
+
+    def case(id_: str, sec: str, comment: str, flags: list[str], at: int, new_body: dict,
+             seat: int) -> None:
+        if which is None or id_ in which:
+            add(f"{tag}-{id_}", sec, comment, ["Deck", *flags], b, at,
+                [with_body(b, at, new_body)], "DECK_FAULT", seat)
+
     sh = b.body_type("shuffle")
     rs = b.records[sh]
     ss, sb = rs["env"]["seat"], rs["env"]["body"]
@@ -766,49 +832,11 @@ def deck_cases(b: Base, tag: str, other: Base | None) -> None:
              "a seat submits the previous seat's shuffle and proof as its own",
              ["Replay", "BadProof"], sh2, {**sb}, s2)
         sh3 = b.body_type("shuffle", sh2 + 1)
-        if sh3 is not None:
+        if sh3 is not None and (which is None or "shuffle-out-of-turn" in which):
             s3 = b.records[sh3]["env"]["seat"]
             env3 = new_env(b, sh2, s3, b.records[sh3]["env"]["body"])
             add(f"{tag}-shuffle-out-of-turn", "11", "a seat shuffles before its turn",
                 ["Deck", "Unexpected"], b, sh2, [as_record(b, sh2, env3)], "DECK_FAULT", s3)
-
-    tk = b.find(lambda x: x["env"]["body"]["type"] == "tokens" and x["env"]["seat"] != x["h"],
-                b.move("play") or 1)
-    rt = b.records[tk]
-    ts, tb = rt["env"]["seat"], rt["env"]["body"]
-    t0 = tb["tokens"][0]
-    rest = tb["tokens"][1:]
-    case("token-bad-proof", "12", "a reveal token whose proof has a changed scalar",
-         ["BadProof"], tk, {**tb, "tokens": [{**t0, "proof": {**t0["proof"],
-                                                                "e": flip(t0["proof"]["e"])}},
-                                             *rest]}, ts)
-    case("token-wrong-value", "12", "a wrong token (another valid element) with its proof",
-         ["BadProof", "WrongToken"], tk,
-         {**tb, "tokens": [{**t0, "token": b.records[kr]["env"]["body"]["share"]}, *rest]}, ts)
-    case("token-not-point", "8", "a token that is not a group element",
-         ["BadElement"], tk, {**tb, "tokens": [{**t0, "token": b"\xfe" * 32}, *rest]}, ts)
-    case("token-other-position", "12",
-         "a token and proof moved to another position (a proof replayed)",
-         ["Replay", "BadProof"], tk, {**tb, "tokens": [{**t0, "position": t0["position"] + 1},
-                                                        *rest]}, ts)
-    case("token-wrong-owner", "12", "a token claiming another owner",
-         ["Unexpected"], tk, {**tb, "tokens": [{**t0, "owner": (t0["owner"] + 1) %
-                                                len(b.identities)}, *rest]}, ts)
-    case("token-unasked-position", "15", "a token for a position nobody asked to open",
-         ["Unexpected"], tk, {**tb, "tokens": [{**t0, "position": 400}]}, ts)
-    nxt = b.find(lambda x: x["env"]["seat"] == ts, tk + 1)
-    if nxt is not None:
-        case("tokens-replayed", "15", "the same tokens sent again in a new envelope",
-             ["Replay", "Unexpected"], nxt, tb, ts)
-    se = b.body_type("secret", seat=1)
-    if se is not None:
-        rse = b.records[se]
-        sb2 = rse["env"]["body"]
-        case("secret-wrong", "10", "an end-of-hand secret that is not the share's",
-             ["BadCommitment"], se, {**sb2, "secret": flip(sb2["secret"])}, rse["env"]["seat"])
-        case("secret-early", "15", "a secret sent in the middle of the hand",
-             ["Unexpected"], tk, {"type": "secret", "hand": tb["hand"],
-                                  "secret": rse["env"]["body"]["secret"]}, ts)
 
 
 def move_cases(b: Base, tag: str) -> None:
@@ -1256,7 +1284,10 @@ def main(argv: list[str] | None = None) -> int:
         b = bases[name]
         other = bases[names[(i + 1) % len(names)]] if len(names) > 1 else None
         valid_cases(b)
-        deck_cases(b, name, other)
+        shuffles = {"dernier-2p": "all", "dernier-3p-timeout": "shuffle-out-of-turn",
+                    "originale-3p": "shuffle-bad-proof", "moderno-3p": "shuffle-bad-proof",
+                    "standard-3p": "shuffle-bad-proof"}.get(name, "none")
+        deck_cases(b, name, other, shuffles)
         move_cases(b, name)
         left_cases(b)
     first = bases.get("dernier-2p") or bases[names[0]]

@@ -36,6 +36,7 @@ def test_judge_compares_result_code_and_seat():
 
 def _small_cases(tmp_path: Path) -> Path:
     """Three frame cases in a case directory of their own."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
     tests = [
         {"id": f"f{k}", "section": "4.1", "comment": "", "flags": [], "input": {"frame": h},
          "expected": exp}
@@ -63,6 +64,8 @@ def test_run_with_stand_in_adapters(tmp_path, mode, statuses):
     cases = _small_cases(tmp_path)
     outcomes = run(f"{FAKE} {mode}", cases, cwd=str(ROOT), timeout_s=30)
     assert [o.status for o in outcomes] == statuses
+    if mode == "crash":
+        assert "adapter exited" in outcomes[1].why and "not running" in outcomes[2].why
 
 
 def test_cli_exit_status_and_report(tmp_path):
