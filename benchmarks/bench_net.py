@@ -8,7 +8,8 @@ Printed figures:
 
 - **first card**: wall time from the moment the table is full (every handshake done, record 0
   sequenced) until the host has applied the first card played (the key set-up, the four proven
-  shuffles, the deal and the first flip all happen in between);
+  shuffles, the deal and the first flip all happen in between), and the CPU seconds each seat
+  process spent from record 1 to that point (independent of other load on the machine);
 - **move latency**: for each seat move (play, draw, pass, declare, ...), from the moment its
   author sends it until every seat has applied it to its rules state (so a play includes the
   tokens that reveal its card, a draw the token of the drawn card); median and 99th percentile
@@ -51,6 +52,7 @@ def _instrument(out: dict[str, Any]) -> None:
     timeline: list[tuple[float, str]] = out.setdefault("timeline", [])
 
     def apply(self: LocalSeat, record: dict[str, Any], now_ms: int) -> list[dict[str, Any]]:
+        out.setdefault("cpu0", time.process_time())  # record 1: the match has started
         result = original_apply(self, record, now_ms)
         env = record["env"]
         body = env["body"]
@@ -72,6 +74,7 @@ def _instrument(out: dict[str, Any]) -> None:
             del pending[:done]
             if out.pop("first_play_pending", False):
                 out["first_play"] = now
+                out["first_play_cpu"] = time.process_time()
         return result
 
     def mark_sent(self: LocalSeat, env: dict[str, Any]) -> None:
@@ -210,6 +213,10 @@ def main() -> None:
     print(f"records: {host['records']}, hands: {hands}, all seats agree: {len(results) == 1}")
     print(f"first card played after the table filled: {first_card:.3f} s "
           f"(goal <= {GOALS['first_card_s']} s)")
+    cpu = [d.get("first_play_cpu", float("nan")) - d["cpu0"] for d in data]
+    print("  CPU seconds per seat from record 1 until it applied the first card: "
+          + ", ".join(f"{c:.2f}" for c in cpu)
+          + f"; load average now {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print(f"move latency over {len(latencies)} moves: median {statistics.median(latencies):.1f} ms"
           f" (goal <= {GOALS['median_ms']:.0f} ms), p99 {percentile(latencies, 0.99):.1f} ms,"
           f" max {max(latencies):.1f} ms")
