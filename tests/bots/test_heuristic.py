@@ -57,7 +57,7 @@ def test_heuristic_bot_habits_hold_at_every_decision(variant: str) -> None:
     policies = [checked(HeuristicBot(i), seen) for i in range(3)]
     play_match(rules, 3, policies, seed=5, max_moves=20_000)
     wild = rules.wild_ranks
-    counts = {"declare": 0, "chain": 0, "wild": 0}
+    counts = {"declare": 0, "chain": 0, "wild": 0, "jump": 0}
     for state, seat, legal, move in seen:
         if any(isinstance(m, Declare) for m in legal):
             assert isinstance(move, Declare)
@@ -69,9 +69,11 @@ def test_heuristic_bot_habits_hold_at_every_decision(variant: str) -> None:
         plays = [m for m in legal if isinstance(m, Play)]
         if not plays:
             continue
-        assert isinstance(move, Play), "it never draws or passes when it can play"
+        assert isinstance(move, Play), "it never draws, passes or lets a jump-in go"
+        counts["jump"] += to_act(state) != seat
         if any(m.declare for m in plays if m.slot == move.slot):
             assert move.declare
+            counts["declare"] += 1
         if state.pending_draw and to_act(state) == seat:
             counts["chain"] += 1
         if move.card.rank in wild:
@@ -79,6 +81,8 @@ def test_heuristic_bot_habits_hold_at_every_decision(variant: str) -> None:
             assert all(m.card.rank in wild for m in plays), "a wild is kept while others fit"
     assert counts["wild"] > 0
     assert counts["chain"] > 0 or not rules.chain_draws
+    assert counts["jump"] > 0 or not rules.jump_in
+    assert counts["declare"] > 0
 
 
 def test_heuristic_bot_sheds_its_costliest_card_and_keeps_the_jack() -> None:
