@@ -152,3 +152,16 @@ def test_heuristic_bot_wins_most_two_player_matches(variant: str) -> None:
 @pytest.mark.parametrize("variant", ["dernier", "standard"])
 def test_heuristic_bot_wins_most_single_hands(variant: str) -> None:
     assert _win_rate(variant, 400, 1) >= 0.6
+
+
+def test_heuristic_bot_catches_a_missed_declaration() -> None:
+    rules = get_variant("standard")
+    table = Table(rules, ["5R 6R 1G 2G 3G 4G 6G", "1Y 2Y 3Y 4Y 6Y 7Y 8Y"], first="9R", dealer=1)
+    # a shortcut to a reachable table: seat 0 is down to two cards
+    s = table.state
+    keep = (table.slot(0, "5R"), table.slot(0, "6R"))
+    rest = tuple(x for x in s.hands[0] if x not in keep)
+    table.state = s._replace(hands=(keep, s.hands[1] + rest))
+    table.play(0, "5R")  # no DERNIER
+    move = HeuristicBot(0)(table.state, 1, table.dealer.view(table.state, 1))
+    assert move == Catch(1, 0)
