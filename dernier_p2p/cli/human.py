@@ -246,11 +246,13 @@ class HumanAgent:
         self._last_offer: str | None = None
 
     async def _ask(self, prompt: str, state: State) -> str:
-        self.echo(prompt, nl=False)
+        if prompt:
+            self.echo(prompt, nl=False)
         try:
             line = await self.lines.receive(lambda: self.current() is not state)
         except Stale:
-            self.echo("")
+            if prompt:
+                self.echo("")
             raise
         if line is None:
             self.echo("")
@@ -269,9 +271,16 @@ class HumanAgent:
         self.flush()  # the log first, then the table
         if not in_turn:
             offer = options(state, moves, in_turn=False)
-            prompt = f"  (out of turn) {offer}"
-            if offer == self._last_offer:
-                prompt = "  > "
+            hand = state.hands[seat]
+            slots = sorted({m.slot for m in moves if isinstance(m, Play)}, key=hand.index)
+            if slots:
+                cards = ", ".join(
+                    f"{hand.index(p) + 1} = {card_text(view[p], state.rules, self.colour)}"
+                    for p in slots
+                )
+                offer = f"you may jump in with {cards} · {offer}"
+            # The offer is shown once; while it stands, a line typed is still taken.
+            prompt = "" if offer == self._last_offer else f"  (out of turn) {offer}"
             self._last_offer = offer
         else:
             self._last_offer = None

@@ -451,5 +451,5 @@ def bench(variant: str, players: int) -> None:
     took = time.perf_counter() - start
     click.echo(
         f"{variant}, {players} seats, one hand: {len(result.records)} records in {took:.2f} s "
-        f"({took / players:.2f} s of checking per seat, all seats in one process)"
+        f"(every seat's session, deck and bot in this one process)"
     )
