@@ -485,8 +485,7 @@ class Host:
         head_i = session.chain.index_of(env["head"])
         if body["type"] != "move" or head_i is None or session.finished:
             return
-        # the session's own judgement of a move against the state at its head
-        if not session._legal_at(head_i, seat, body, None):
+        if not session.legal_at(head_i, seat, body):
             raise ProtocolError("ILLEGAL_MOVE", seat, "not a legal move at the head it echoes")
 
     def _publish(self, rec: dict[str, Any], out: list[dict[str, Any]] | None = None) -> None:

@@ -134,10 +134,7 @@ class LocalSeat:
     def finish_restore(self) -> list[dict[str, Any]]:
         """After a restart, once caught up: the owed bodies signed with the next counters."""
         bodies, self.replaying = self.replaying or [], None
-        session = self.session
-        author = session._author  # the session offers no public way to do this yet
-        author.next_n = session.chain.next_counter(self.seat)
-        return [author.envelope(body, session.head) for body in bodies]
+        return self.session.sign_again(bodies)
 
     @staticmethod
     def table_envelope(
@@ -161,6 +158,8 @@ class LocalSeat:
         seat last echoed one (so an idle seat still shows the host which history it holds)."""
         if not self.unechoed or self.finished:
             return None
+        # no public way to sign one more body with the next counter (sign_again restarts
+        # from the chain's counter, which envelopes in flight have already used)
         return self.session._author.envelope({"type": "ack"}, self.session.head)
 
     def resend(self) -> list[dict[str, Any]]:
@@ -172,12 +171,9 @@ class LocalSeat:
         """This seat becomes the host: its ``host_change`` envelope, then its own envelopes
         the old host never sequenced, signed again after it (the counter goes back to the
         chain's next one, so nothing is skipped)."""
-        session = self.session
-        author = session._author  # the session offers no public way to do this yet
         bodies = [env["body"] for env in self.resend()]
-        author.next_n = session.chain.next_counter(self.seat)
         change = {"type": "host_change", "old": old_host, "new": self.seat}
-        out = [author.envelope(body, session.head) for body in [change, *bodies]]
+        out = self.session.sign_again([change, *bodies])
         self.unsequenced = {env["n"]: env for env in out}
         return out
 

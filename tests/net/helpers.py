@@ -14,7 +14,7 @@ from dernier_p2p.net.host import Host, HostConfig
 from dernier_p2p.net.peer import Peer, PeerConfig
 from dernier_p2p.net.timers import Timers
 from dernier_p2p.protocol.chain import ChainChecker
-from dernier_p2p.protocol.session import Session
+from dernier_p2p.protocol.verify import Verdict, check_records
 from dernier_p2p.wire.identity import IdentityKey
 from dernier_p2p.wire.transcript import read_transcript
 
@@ -125,18 +125,27 @@ def transcripts(tmp: Path, seats: range | list[int]) -> dict[int, list[dict]]:
     return {s: list(read_transcript(tmp / f"t{s}.bin")) for s in seats}
 
 
-def verify(records: list[dict]) -> Session:
-    """Check a transcript: chain and every signature (ChainChecker), then a full replay by an
-    observer session (rules, deck proofs and audits). Returns the observer."""
+def verify(records: list[dict]) -> Verdict:
+    """Check a transcript: chain and every signature (ChainChecker), then the offline audit
+    (protocol.verify: rules, deck proofs, audits, a complete match). Returns the verdict."""
     first = records[0]
     keys = [p["key"] for p in first["env"]["body"]["players"]]
     chain = ChainChecker(first["env"]["game"], keys, keys)
     for rec in records:
         chain.feed(rec)
-    observer = Session(None, None, first)
-    for rec in records[1:]:
-        observer.receive(rec)
-    return observer
+    verdict = check_records(records)
+    assert verdict.ok, verdict
+    return verdict
+
+
+def same_result(result: dict[str, Any], verdict: Verdict) -> bool:
+    """Whether a seat's session result is the audit's."""
+    s = verdict.summary
+    return (result["scores"], result["match_points"], result["winner"]) == (
+        s.scores,
+        s.match_points,
+        s.winner,
+    )
 
 
 async def wait_for(predicate: Any, timeout: float = 20) -> None:

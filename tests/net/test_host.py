@@ -16,7 +16,7 @@ from dernier_p2p.protocol.envelope import Author, make_record, sign_envelope
 from dernier_p2p.protocol.errors import ProtocolError
 from dernier_p2p.rules import Phase
 
-from .helpers import GAME, play, transcripts, verify, wait_for
+from .helpers import GAME, play, same_result, transcripts, verify, wait_for
 
 
 @pytest.mark.parametrize("players", [2, pytest.param(4, marks=pytest.mark.slow)])
@@ -29,10 +29,9 @@ async def test_a_match_of_bots_gives_identical_verified_transcripts(
     got = transcripts(tmp_path, range(players))
     assert all(got[s] == got[0] for s in got)
     assert got[0] == table.host.sequencer.records
-    observer = verify(got[0])
-    assert observer.finished
+    audit = verify(got[0])
     result = table.host.me.session.result
-    assert result is not None and result == observer.result
+    assert result is not None and same_result(result, audit)
     assert all(table.results[s] == result for s in range(1, players))
 
 
@@ -92,7 +91,7 @@ async def test_refused_messages_get_error_frames_and_the_match_goes_on(tmp_path:
     assert sorted(code for code, _ in table.peers[1].errors) == sorted(codes)
     got = transcripts(tmp_path, range(2))
     assert got[0] == got[1]
-    assert verify(got[0]).finished
+    assert verify(got[0]).ok
 
 
 class Flooder(Peer):
@@ -117,10 +116,9 @@ async def test_repeated_abuse_closes_only_that_connection(tmp_path: Path) -> Non
     assert got[0] == got[1]
     bodies = [r["env"]["body"] for r in got[0]]
     assert {"type": "left", "seat": 2} in bodies  # after the grace period
-    observer = verify(got[0])
-    assert observer.finished
-    assert observer.result["match_points"][2] == -1  # dernier: a player who leaves loses
-    assert table.results[1] == observer.result
+    audit = verify(got[0])
+    assert audit.summary.match_points[2] == -1  # dernier: a player who leaves loses
+    assert same_result(table.results[1], audit)
 
 
 class Tampering(Host):
@@ -180,8 +178,7 @@ async def test_a_peer_killed_mid_hand_leaves_and_loses(tmp_path: Path) -> None:
     got = transcripts(tmp_path, [0, 2])
     assert got[0] == got[2]
     assert got[0][-1]["env"]["body"] == {"type": "left", "seat": 1}
-    observer = verify(got[0])
-    assert observer.finished and observer.result["match_points"][1] == -1
+    assert verify(got[0]).summary.match_points[1] == -1
 
 
 async def test_a_seat_that_does_not_move_times_out(tmp_path: Path) -> None:
@@ -197,8 +194,7 @@ async def test_a_seat_that_does_not_move_times_out(tmp_path: Path) -> None:
     assert got[0] == got[1]
     bodies = [r["env"]["body"] for r in got[0]]
     assert {"type": "timeout", "seat": 1} in bodies
-    observer = verify(got[0])
-    assert observer.finished and observer.result["match_points"][1] == -1  # dernier: forfeit
+    assert verify(got[0]).summary.match_points[1] == -1  # dernier: forfeit
 
 
 def no_declare(seat: int) -> Any:

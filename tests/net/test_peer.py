@@ -16,7 +16,7 @@ from dernier_p2p.protocol.envelope import record_hash
 from dernier_p2p.rules import Phase
 from dernier_p2p.wire.transcript import read_transcript
 
-from .helpers import KEYS, play, seed, transcripts, verify, wait_for
+from .helpers import KEYS, play, same_result, seed, transcripts, verify, wait_for
 
 
 def mid_hand(table: Any, after: int) -> bool:
@@ -45,8 +45,7 @@ async def test_a_dropped_peer_resumes_within_grace(tmp_path: Path) -> None:
     bodies = [r["env"]["body"]["type"] for r in got[0]]
     assert "left" not in bodies and "timeout" not in bodies
     assert len(got[0]) > drops[0]
-    observer = verify(got[0])
-    assert observer.finished and observer.result == table.results[1]
+    assert same_result(table.results[1], verify(got[0]))
 
 
 async def test_a_host_killed_mid_hand_is_replaced_by_the_next_seat(tmp_path: Path) -> None:
@@ -74,9 +73,9 @@ async def test_a_host_killed_mid_hand_is_replaced_by_the_next_seat(tmp_path: Pat
     old = transcripts(tmp_path, [0])[0]
     assert got[1][:change] == old[:change]
     assert killed[0] >= change
-    observer = verify(got[1])
-    assert observer.finished and observer.result["match_points"][0] == -1
-    assert table.results[1] == table.results[2] == observer.result
+    audit = verify(got[1])
+    assert audit.summary.match_points[0] == -1
+    assert table.results[1] == table.results[2] and same_result(table.results[1], audit)
 
 
 class Withholding(Host):
@@ -118,8 +117,8 @@ async def test_a_new_host_takes_the_records_it_lacks_from_the_others(tmp_path: P
     bodies = [r["env"]["body"] for r in got[1]]
     change = bodies.index({"type": "host_change", "old": 0, "new": 1})
     assert change >= seen[2]  # nothing seat 2 held was lost
-    observer = verify(got[1])
-    assert observer.finished and table.results[1] == table.results[2] == observer.result
+    audit = verify(got[1])
+    assert table.results[1] == table.results[2] and same_result(table.results[1], audit)
 
 
 async def test_an_idle_peer_echoes_the_head_with_acks(tmp_path: Path) -> None:
@@ -152,7 +151,7 @@ async def test_an_idle_peer_echoes_the_head_with_acks(tmp_path: Path) -> None:
             ]
             assert news, rec["i"]
         last_echo = max(last_echo, head)
-    assert verify(got[0]).finished
+    assert verify(got[0]).ok
 
 
 
@@ -200,5 +199,4 @@ async def test_a_crashed_peer_restarts_from_its_transcript(tmp_path: Path) -> No
     assert len(got[0]) > restarted["at"] > 20
     bodies = [r["env"]["body"]["type"] for r in got[0]]
     assert "left" not in bodies and "timeout" not in bodies
-    observer = verify(got[0])
-    assert observer.finished and restarted["result"] == observer.result
+    assert same_result(restarted["result"], verify(got[0]))
