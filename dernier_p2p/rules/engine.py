@@ -43,8 +43,9 @@ from dernier_p2p.rules.seat_moves import (
 )
 from dernier_p2p.rules.state import (
     CLOCK,
+    DEALER_PHASE,
+    MATCH_OVER_PHASE,
     ChanceRequest,
-    Phase,
     State,
 )
 from dernier_p2p.rules.variants import (
@@ -69,7 +70,7 @@ def new_match(rules: Rules, players: int) -> State:
     return State(
         rules=rules,
         players=players,
-        phase=Phase.DEALER,
+        phase=DEALER_PHASE,
         hand_number=0,
         dealer=-1,
         turn=-1,
@@ -115,7 +116,7 @@ def apply(state: State, move: Move) -> tuple[State, tuple]:
     if entry is None:
         raise IllegalMove("not-a-move", f"{move!r} is not a move")
     handler, is_chance = entry
-    if state.phase is Phase.MATCH_OVER:
+    if state.phase is MATCH_OVER_PHASE:
         raise IllegalMove("match-over", "the match is over")
     chance = state.chance
     if is_chance:

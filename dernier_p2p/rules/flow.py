@@ -26,13 +26,17 @@ from dernier_p2p.rules.events import (
 from dernier_p2p.rules.state import (
     CHANCE,
     CLOCK,
+    CUT_PHASE,
     DIRECTION,
     DISCARD,
     DRAWN,
     HAND_END,
+    HAND_SIZE_PHASE,
     HAND_WINNER,
     HANDS,
     LAST_DRAW,
+    MATCH_OVER_PHASE,
+    NAME_SUIT_PHASE,
     NAMED_SUIT,
     NEXT_SLOT,
     OWED,
@@ -41,6 +45,8 @@ from dernier_p2p.rules.state import (
     PENDING_KIND,
     PHASE,
     PILE,
+    PLAY_PHASE,
+    REVEAL_PHASE,
     STANDINGS,
     TURN,
     WINNER,
@@ -61,7 +67,7 @@ from dernier_p2p.rules.variants import (
     Rules,
 )
 
-PLAY = Phase.PLAY
+PLAY = PLAY_PHASE
 SUITS = tuple(Suit)
 NAMING = NAMES | NAMES_OPT
 
@@ -75,11 +81,11 @@ def to_act(state: State) -> int | None:
     phase = state.phase
     if phase is PLAY:
         return state.turn
-    if phase is Phase.NAME_SUIT:
+    if phase is NAME_SUIT_PHASE:
         return state.namer
-    if phase is Phase.HAND_SIZE:
+    if phase is HAND_SIZE_PHASE:
         return state.dealer
-    if phase is Phase.CUT:
+    if phase is CUT_PHASE:
         return (state.dealer - 1) % state.players
     return None
 
@@ -249,11 +255,11 @@ def apply_effects(
             s[OWES] = tuple(x for x in s[OWES] if x != nxt) + (nxt,)
         nxt = (nxt + d) % n
     if f & FORCED:
-        queue_draw(s, nxt, info["amount"][rank], f"penalty-{rank.value}")
+        queue_draw(s, nxt, info["amount"][rank], info["reason"][rank])
         ev.append(Skipped(nxt))
         nxt = (nxt + d) % n
     if f & PREVIOUS:
-        queue_draw(s, (seat - d) % n, info["amount"][rank], f"penalty-{rank.value}")
+        queue_draw(s, (seat - d) % n, info["amount"][rank], info["reason"][rank])
     changed: tuple[int, ...] = ()
     if hand_moves and f & SWAP and target is not None:
         hands = list(s[HANDS])
@@ -294,7 +300,7 @@ def declarations_after_play(
 def end_hand(s: list, ev: Events) -> None:
     winner = s[HAND_WINNER]
     reason = "out" if winner is not None else (s[HAND_END] or "pile-empty")
-    s[PHASE] = Phase.REVEAL
+    s[PHASE] = REVEAL_PHASE
     s[PENDING_DRAW] = 0
     s[PENDING_KIND] = None
     s[OWES] = ()
@@ -305,7 +311,7 @@ def end_hand(s: list, ev: Events) -> None:
 
 
 def finish_match(s: list, order: tuple[int, ...], ev: Events) -> None:
-    s[PHASE] = Phase.MATCH_OVER
+    s[PHASE] = MATCH_OVER_PHASE
     s[CHANCE] = None
     s[STANDINGS] = order
     s[WINNER] = order[0]

@@ -33,17 +33,22 @@ from dernier_p2p.rules.moves import (
 from dernier_p2p.rules.state import (
     CHANCE,
     CUT_KEPT,
+    CUT_PHASE,
+    DEAL_PHASE,
     DEALER,
     DIRECTION,
     DISCARD,
     DRAWN,
     FINAL_SIZES,
+    FLIP_PHASE,
     HAND_END,
     HAND_NUMBER,
+    HAND_SIZE_PHASE,
     HAND_WINNER,
     HANDS,
     HANDS_WON,
     LAST_DRAW,
+    NAME_SUIT_PHASE,
     NAMED_SUIT,
     NAMER,
     NEXT_SLOT,
@@ -60,7 +65,6 @@ from dernier_p2p.rules.state import (
     TOP,
     TURN,
     ChanceRequest,
-    Phase,
     State,
 )
 from dernier_p2p.rules.variants import (
@@ -74,7 +78,7 @@ def start_hand(s: list, ev: Events) -> None:
     rules: Rules = s[0]
     n = len(s[HANDS])
     s[HAND_NUMBER] += 1
-    s[PHASE] = Phase.DEAL
+    s[PHASE] = DEAL_PHASE
     s[TURN] = s[DEALER]
     s[DIRECTION] = 1
     s[HANDS] = ((),) * n
@@ -125,7 +129,7 @@ def deal(s: list, size: int, ev: Events) -> None:
         hands[seat] = hands[seat] + dealt[seat]
         ev.append(Dealt(seat, dealt[seat]))
     s[HANDS] = tuple(hands)
-    s[PHASE] = Phase.FLIP
+    s[PHASE] = FLIP_PHASE
     s[CHANCE] = ChanceRequest("flip", count=1, slots=(s[PILE][0],))
 
 
@@ -152,14 +156,14 @@ def on_shuffle(st: State, s: list, mv: Shuffle, ev: Events) -> None:
         s[PILE] = slots
         ev.append(Shuffled(len(slots)))
         if rules.cut:
-            s[PHASE] = Phase.CUT
+            s[PHASE] = CUT_PHASE
         elif rules.hand_size_range is not None:
-            s[PHASE] = Phase.HAND_SIZE
+            s[PHASE] = HAND_SIZE_PHASE
         else:
             deal(s, rules.hand_size, ev)
         return
     ev.append(Reshuffled(len(slots)))
-    if st.phase is Phase.FLIP:  # standard: a first wild draw-four went back into the deck
+    if st.phase is FLIP_PHASE:  # standard: a first wild draw-four went back into the deck
         s[PILE] = slots
         s[DISCARD] = ()
         s[TOP] = None
@@ -198,7 +202,7 @@ def on_flip(st: State, s: list, mv: Flip, ev: Events) -> None:
             )
             return
         if f & NAMES:
-            s[PHASE] = Phase.NAME_SUIT
+            s[PHASE] = NAME_SUIT_PHASE
             s[NAMER] = first
             return
         s[PHASE] = PLAY
@@ -213,7 +217,7 @@ def on_flip(st: State, s: list, mv: Flip, ev: Events) -> None:
         settle(s, ev)
         return
     if f & NAMING:
-        s[PHASE] = Phase.NAME_SUIT
+        s[PHASE] = NAME_SUIT_PHASE
         s[NAMER] = dealer
         return
     s[PHASE] = PLAY

@@ -18,7 +18,9 @@ from dernier_p2p.rules.moves import (
     Play,
 )
 from dernier_p2p.rules.state import (
-    Phase,
+    CUT_PHASE,
+    HAND_SIZE_PHASE,
+    NAME_SUIT_PHASE,
     State,
 )
 from dernier_p2p.rules.variants import (
@@ -43,12 +45,12 @@ def legal_moves(state: State, seat: int, known: Mapping[int, Card] | None = None
         return _legal_play(state, seat, known)
     if to_act(state) != seat:
         return []
-    if phase is Phase.NAME_SUIT:
+    if phase is NAME_SUIT_PHASE:
         return [NameSuit(seat, s) for s in SUITS]
-    if phase is Phase.HAND_SIZE:
+    if phase is HAND_SIZE_PHASE:
         lo, hi = state.rules.hand_size_range or (state.rules.hand_size, state.rules.hand_size)
         return [ChooseHandSize(seat, k) for k in range(lo, hi + 1)]
-    if phase is Phase.CUT:
+    if phase is CUT_PHASE:
         bottom = state.pile[-1]
         face = (known or {}).get(bottom) or state.shown.get(bottom)
         if face is not None and face.rank in state.rules._info["special"]:
@@ -58,6 +60,9 @@ def legal_moves(state: State, seat: int, known: Mapping[int, Card] | None = None
 
 
 _MOVE_CACHE: dict[tuple, Play] = {}
+# (seat, slot, id(card), its flags, two cards in hand) -> the plays of a card with options
+# (a suit to name, a declaration; not a swap, whose plays depend on the other hands)
+_GROUPS: dict[tuple, tuple[Play, ...]] = {}
 _PLAIN_CACHE: dict[tuple, Play] = {}
 
 
@@ -117,7 +122,19 @@ def _legal_play(st: State, seat: int, known: Mapping[int, Card] | None) -> list[
             elif not (f & WILD or rank is top_rank or (eff is not None and card.suit is eff)):
                 continue
             if f & _OPTIONS or size == 2:
-                _add_plays(out, st, seat, slot, card, f, size)
+                if f & SWAP:  # its plays depend on the other hands' sizes
+                    _add_plays(out, st, seat, slot, card, f, size)
+                    continue
+                # a suit to name and/or a declaration: the same group each time
+                gkey = (seat, slot, id(card), f, size == 2)
+                group = _GROUPS.get(gkey)
+                if group is None or group[0].card is not card:
+                    group = []
+                    _add_plays(group, st, seat, slot, card, f, size)
+                    if len(_GROUPS) > 100_000:
+                        _GROUPS.clear()
+                    _GROUPS[gkey] = group = tuple(group)
+                out.extend(group)
             else:
                 key = (seat, slot, id(card))
                 mv = plain.get(key)

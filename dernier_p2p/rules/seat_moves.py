@@ -5,7 +5,7 @@ suit, choose the hand size, cut, time out, leave.
 from __future__ import annotations
 
 from dernier_p2p.rules import scoring
-from dernier_p2p.rules.cards import Card, Suit
+from dernier_p2p.rules.cards import Card, Suit, canonical_card
 from dernier_p2p.rules.errors import IllegalMove
 from dernier_p2p.rules.events import (
     Caught,
@@ -55,15 +55,18 @@ from dernier_p2p.rules.state import (
     CHANCE,
     CLOCK,
     CUT_KEPT,
+    CUT_PHASE,
     DIRECTION,
     DISCARD,
     DRAWN,
     FINAL_SIZES,
     HAND_END,
+    HAND_SIZE_PHASE,
     HAND_WINNER,
     HANDS,
     LAST_DRAW,
     MATCH_POINTS,
+    NAME_SUIT_PHASE,
     NAMED_SUIT,
     NAMER,
     OWED,
@@ -77,10 +80,10 @@ from dernier_p2p.rules.state import (
     STALLS,
     TOP,
     TURN,
-    Phase,
     State,
 )
 from dernier_p2p.rules.variants import (
+    FLAG_BITS,
     NAMES,
     SWAP,
     WILD,
@@ -116,6 +119,12 @@ def in_turn_error(st: State, card: Card) -> tuple[str, str] | None:
     return ("must-match", f"{card} matches neither the suit nor the rank of {top}")
 
 
+# Events are immutable: the frequent ones are built once and shared.
+_PLAYED: dict[int, Played] = {}
+_DREW: dict[int, Drew] = {}
+_PASSED = tuple(Passed(i) for i in range(128))
+
+
 def on_play(st: State, s: list, mv: Play, ev: Events) -> None:
     rules = st.rules
     if st.phase is not PLAY:
@@ -134,14 +143,16 @@ def on_play(st: State, s: list, mv: Play, ev: Events) -> None:
         raise IllegalMove("card-not-held", f"seat {seat} holds no slot {slot!r}") from None
     card = mv.card
     info = rules._info
-    if id(card) not in info["card_ids"] and (
-        card.__class__ is not Card or card not in info["cards"]
-    ):
-        raise IllegalMove("unknown-card", f"{card!r} is not a card of the {rules.deck} deck")
+    code = info["card_code"].get(id(card))
+    if code is None:  # not a canonical card object: an equal card of the deck, or no card at all
+        if card.__class__ is not Card or card not in info["cards"]:
+            raise IllegalMove("unknown-card", f"{card!r} is not a card of the {rules.deck} deck")
+        card = canonical_card(card.rank, card.suit)
+        code = info["card_code"][id(card)]
+    f = code & FLAG_BITS
     known = st.shown.get(slot) if st.shown else None
     if known is not None and known != card:
         raise IllegalMove("face-mismatch", f"slot {slot} is known to be {known}, not {card}")
-    f = info["flags"][card.rank]
     suit = mv.suit
     target = mv.target
     if f or suit is not None or target is not None:
@@ -193,13 +204,21 @@ def on_play(st: State, s: list, mv: Play, ev: Events) -> None:
         s[STALLS] = 0
     if jump:
         ev.append(JumpedIn(seat))
-    ev.append(Played(seat, slot, card))
+    # seats are fewer than 128 (no deck holds more cards), card indexes fit in 7 bits too;
+    # an index means another card in another deck: check the card
+    key = (slot << 7 | seat) << 7 | code >> 11
+    e = _PLAYED.get(key)
+    if e is None or e.card is not card:
+        if len(_PLAYED) > 200_000:
+            _PLAYED.clear()
+        e = _PLAYED[key] = Played(seat, slot, card)
+    ev.append(e)
     if not new_hand:
         before = s[OWED]
         apply_effects(s, seat, card, suit, None, ev, hand_moves=False)
         s[HAND_WINNER] = seat
         if s[PENDING_DRAW]:
-            queue_draw(s, s[TURN], s[PENDING_DRAW], f"penalty-{s[PENDING_KIND].value}")
+            queue_draw(s, s[TURN], s[PENDING_DRAW], s[0]._info["reason"][s[PENDING_KIND]])
             s[PENDING_DRAW] = 0
             s[PENDING_KIND] = None
         if not rules.last_card_draws:
@@ -272,7 +291,7 @@ def wrong_play(
     queue_draw(s, seat, rules.error_penalty, "penalty-error")
     if in_turn:
         if s[PENDING_DRAW]:
-            queue_draw(s, seat, s[PENDING_DRAW], f"penalty-{s[PENDING_KIND].value}")
+            queue_draw(s, seat, s[PENDING_DRAW], s[0]._info["reason"][s[PENDING_KIND]])
             s[PENDING_DRAW] = 0
             s[PENDING_KIND] = None
         s[TURN] = next_seat(s, seat)
@@ -299,7 +318,7 @@ def on_draw(st: State, s: list, mv: Draw, ev: Events) -> None:
     if s[STALLS]:
         s[STALLS] = 0
     if pending:
-        queue_draw(s, seat, pending, f"penalty-{st.pending_kind.value}")
+        queue_draw(s, seat, pending, st.rules._info["reason"][st.pending_kind])
         s[PENDING_DRAW] = 0
         s[PENDING_KIND] = None
         if st.rules.taking_ends_turn:
@@ -315,7 +334,13 @@ def on_draw(st: State, s: list, mv: Draw, ev: Events) -> None:
         last[seat] = s[CLOCK]
         s[LAST_DRAW] = tuple(last)
         s[DRAWN] = slot
-        ev.append(Drew(seat, (slot,), "draw"))
+        key = slot << 7 | seat
+        e = _DREW.get(key)
+        if e is None:
+            if len(_DREW) > 100_000:
+                _DREW.clear()
+            e = _DREW[key] = Drew(seat, (slot,), "draw")
+        ev.append(e)
         if s[OWES]:  # only the mover's own window can be open: at two cards it lapses
             s[OWES] = ()
         return
@@ -337,7 +362,7 @@ def on_pass(st: State, s: list, mv: Pass, ev: Events) -> None:
         if s[HAND_END] is not None:
             settle(s, ev)
             return
-    ev.append(Passed(seat))
+    ev.append(_PASSED[seat])
     s[TURN] = (seat + s[DIRECTION]) % st.players
     s[DRAWN] = -1
     if st.drawn < 0:  # nothing could be drawn: a full round of such passes blocks the hand
@@ -379,7 +404,7 @@ def on_catch(st: State, s: list, mv: Catch, ev: Events) -> None:
 
 
 def on_name_suit(st: State, s: list, mv: NameSuit, ev: Events) -> None:
-    need_phase(st, Phase.NAME_SUIT, "naming a suit")
+    need_phase(st, NAME_SUIT_PHASE, "naming a suit")
     seat = check_seat(st, mv.seat)
     need_turn(st, seat, "name the suit")
     if not isinstance(mv.suit, Suit):
@@ -396,7 +421,7 @@ def on_name_suit(st: State, s: list, mv: NameSuit, ev: Events) -> None:
 
 
 def on_choose_hand_size(st: State, s: list, mv: ChooseHandSize, ev: Events) -> None:
-    need_phase(st, Phase.HAND_SIZE, "choosing the hand size")
+    need_phase(st, HAND_SIZE_PHASE, "choosing the hand size")
     seat = check_seat(st, mv.seat)
     need_turn(st, seat, "choose the hand size")
     lo, hi = st.rules.hand_size_range or (st.rules.hand_size, st.rules.hand_size)
@@ -407,7 +432,7 @@ def on_choose_hand_size(st: State, s: list, mv: ChooseHandSize, ev: Events) -> N
 
 
 def on_cut(st: State, s: list, mv: Cut, ev: Events) -> None:
-    need_phase(st, Phase.CUT, "cutting")
+    need_phase(st, CUT_PHASE, "cutting")
     seat = check_seat(st, mv.seat)
     need_turn(st, seat, "cut")
     rules = st.rules
@@ -432,7 +457,7 @@ def on_cut(st: State, s: list, mv: Cut, ev: Events) -> None:
             s[SHOWN] = shown
         ev.append(CutKept(seat, bottom))
     if rules.hand_size_range is not None:
-        s[PHASE] = Phase.HAND_SIZE
+        s[PHASE] = HAND_SIZE_PHASE
     else:
         deal(s, rules.hand_size, ev)
 
@@ -445,14 +470,14 @@ def on_timeout(st: State, s: list, mv: Timeout, ev: Events) -> None:
         forfeit(st, s, seat, "timeout", ev)
         return
     phase = st.phase
-    if phase is Phase.CUT:
+    if phase is CUT_PHASE:
         on_cut(st, s, Cut(seat, False), ev)
         return
-    if phase is Phase.HAND_SIZE:
+    if phase is HAND_SIZE_PHASE:
         lo = (rules.hand_size_range or (rules.hand_size,))[0]
         on_choose_hand_size(st, s, ChooseHandSize(seat, lo), ev)
         return
-    if phase is Phase.NAME_SUIT:
+    if phase is NAME_SUIT_PHASE:
         suit = st.top.suit if st.top is not None and st.top.suit is not None else Suit.YELLOW
         on_name_suit(st, s, NameSuit(seat, suit), ev)
         return
@@ -464,7 +489,7 @@ def on_timeout(st: State, s: list, mv: Timeout, ev: Events) -> None:
         ev.append(Penalty(seat, rules.error_penalty, "timeout"))
         queue_draw(s, seat, rules.error_penalty, "penalty-timeout")
     if s[PENDING_DRAW]:
-        queue_draw(s, seat, s[PENDING_DRAW], f"penalty-{s[PENDING_KIND].value}")
+        queue_draw(s, seat, s[PENDING_DRAW], s[0]._info["reason"][s[PENDING_KIND]])
         s[PENDING_DRAW] = 0
         s[PENDING_KIND] = None
     elif rules.timeout == "draw_pass" and st.drawn < 0:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dernier_p2p.rules.cards import Card, Suit, deck_cards, parse_card, parse_cards
 from dernier_p2p.rules.engine import apply, chance_needed, legal_moves, new_match, to_act
 from dernier_p2p.rules.moves import ChooseDealer, Draw, Flip, Move, Pass, Play, Reveal, Shuffle
-from dernier_p2p.rules.state import ChanceRequest, Phase, State
+from dernier_p2p.rules.state import CUT_PHASE, PLAY_PHASE, ChanceRequest, State
 from dernier_p2p.rules.variants import Rules
 
 Policy = Callable[[State, int, dict[int, Card]], Move | None]
@@ -100,7 +100,7 @@ class Dealer:
         if faces is None:
             return {}
         out = {x: faces[x] for x in state.hands[seat]}
-        if state.phase is Phase.CUT and state.pile and seat == (state.dealer - 1) % state.players:
+        if state.phase is CUT_PHASE and state.pile and seat == (state.dealer - 1) % state.players:
             out[state.pile[-1]] = faces[state.pile[-1]]
         return out
 
@@ -160,9 +160,17 @@ class Dealer:
         return dict(zip(slots, [*front, *self._permuted(tail), *back], strict=True))
 
     def _permuted(self, items: list[Card]) -> list[Card]:
-        """A seeded random permutation (random.shuffle: results are stable across versions)."""
+        """A seeded random permutation: Fisher-Yates drawing each index by rejection from
+        ``getrandbits`` (the very draws random.shuffle makes, inline, so faster)."""
         out = list(items)
-        self._rng.shuffle(out)
+        getrandbits = self._rng.getrandbits
+        for i in range(len(out) - 1, 0, -1):
+            n = i + 1
+            k = n.bit_length()
+            j = getrandbits(k)
+            while j >= n:
+                j = getrandbits(k)
+            out[i], out[j] = out[j], out[i]
         return out
 
 
@@ -228,7 +236,7 @@ def play_match(
             offer_out_of_turn = True
             continue
         actor = to_act(state)
-        if offer_out_of_turn and state.phase is Phase.PLAY:
+        if offer_out_of_turn and state.phase is PLAY_PHASE:
             offer_out_of_turn = False
             asked = False
             for k in range(1, players):

@@ -28,6 +28,19 @@ class Phase(Enum):
     HAND_OVER = "reveal"  # alias of REVEAL
 
 
+# The phases as module constants: reading an Enum member off its class is slow (a
+# descriptor call), and the engine compares phases on every move.
+DEALER_PHASE = Phase.DEALER
+DEAL_PHASE = Phase.DEAL
+CUT_PHASE = Phase.CUT
+HAND_SIZE_PHASE = Phase.HAND_SIZE
+FLIP_PHASE = Phase.FLIP
+NAME_SUIT_PHASE = Phase.NAME_SUIT
+PLAY_PHASE = Phase.PLAY
+REVEAL_PHASE = Phase.REVEAL
+MATCH_OVER_PHASE = Phase.MATCH_OVER
+
+
 @dataclass(frozen=True, slots=True)
 class ChanceRequest:
     """The input the deck layer must supply next.
@@ -108,7 +121,7 @@ class State(NamedTuple):
 
     @property
     def match_over(self) -> bool:
-        return self.phase is Phase.MATCH_OVER
+        return self[2] is MATCH_OVER_PHASE
 
     @property
     def faces(self) -> dict[int, Card]:

@@ -16,6 +16,7 @@ from dernier_p2p.rules import (
     Play,
     Reveal,
     Shuffle,
+    Suit,
     apply,
     chance_needed,
     deck_cards,
@@ -224,3 +225,36 @@ def test_cut_keep_and_reveal_slots_must_have_their_types():
     bad = Reveal(tuple((float(x), c) for x, c in good.faces))
     assert rule_of(s, bad) == "bad-reveal"
     apply(s, good)
+
+
+def test_events_carry_their_own_cards_across_variants_and_hands():
+    # frequent events are built once and shared: the same slot and seat, and the first card
+    # of each deck (the same index in each deck), but different cards
+    seen = {}
+    for name, hands, first in (
+        ("dernier", ["2Y 3Y", "AY 8B", "9B 10G"], "5Y"),
+        ("standard", ["2Y 3Y", "0Y 8B", "9B 1G"], "5Y"),
+        ("moderno", ["2Y 3Y", "1Y 8B", "9B 1G"], "5Y"),
+    ):
+        assert str(deck_cards(get_variant(name).deck)[0]) == hands[1].split()[0]
+        t = Table(get_variant(name, hand_size=2), hands, first=first)
+        slot = t.slot(1, hands[1].split()[0])
+        ev = t.play(1, hands[1].split()[0])
+        played = [e for e in ev if type(e).__name__ == "Played"]
+        assert [(e.seat, e.slot, str(e.card)) for e in played] == [
+            (1, slot, hands[1].split()[0])
+        ]
+        seen[name] = played[0].card
+    assert len({str(c) for c in seen.values()}) == 3
+
+
+def test_listed_plays_follow_each_variants_own_options_for_the_same_card():
+    # the J is one card object in both French decks: dernier must name a suit with it,
+    # originale may; plays are listed per variant even when the same slot and seat recur
+    for _ in range(2):
+        for name, options in (("dernier", 4), ("originale", 5)):
+            rules = get_variant(name, hand_size=3, hand_size_range=None, cut=False)
+            t = Table(rules, ["2Y 3Y 4Y", "JB 8B 9B", "9R 10G 5R"], first="10B")
+            jack = [m for m in t.legal(1) if isinstance(m, Play) and str(m.card) == "JB"]
+            assert len(jack) == options
+            assert ({m.suit for m in jack} == {None, *Suit}) == (name == "originale")
