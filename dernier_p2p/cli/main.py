@@ -21,6 +21,7 @@ from dernier_p2p.rules import VARIANTS, MatchFormat, get_variant
 
 EXIT_FAULT = 1
 EXIT_UNREADABLE = 2
+_VERBOSE = [False]  # set by the -v option of the command group
 
 
 @click.group()
@@ -30,6 +31,7 @@ def main(verbose: bool) -> None:
     """Dernier: the Italian shedding card game, peer to peer."""
     import logging
 
+    _VERBOSE[0] = verbose
     logger = logging.getLogger("dernier_p2p")
     logger.handlers.clear()
     if verbose:
@@ -145,8 +147,13 @@ def _run(main_fn: Callable[[], Awaitable[Any]], where: str = "") -> Any:
             trio.TooSlowError, TranscriptError, OSError,
         )
         leaf = next((e for k in kinds for e in leaves if isinstance(e, k)), None)
-        if leaf is None or isinstance(group, SystemExit):
+        if isinstance(group, SystemExit):
             raise
+        if leaf is None:
+            if _VERBOSE[0]:
+                raise
+            first = leaves[0]
+            _fail(f"Unexpected error: {type(first).__name__}: {first} (-v shows the details)")
         if isinstance(leaf, QuitGame):
             click.echo("\nYou left the table.")
             sys.exit(0)
