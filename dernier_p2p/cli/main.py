@@ -189,6 +189,9 @@ def _final(seat: Any, transcript: Path | None) -> None:
     if result is not None:
         scores = ", ".join(f"{names[i]} {s}" for i, s in enumerate(result["scores"]))
         click.echo(f"Final scores: {scores}")
+        if any(result["match_points"]):
+            points = ", ".join(f"{names[i]} {p}" for i, p in enumerate(result["match_points"]))
+            click.echo(f"Match points: {points}")
     if transcript is not None:
         click.echo(f"Transcript: {transcript}  (check it with: dernier verify {transcript})")
 
@@ -383,6 +386,9 @@ def _summary_lines(summary: Any) -> list[str]:
     if summary.scores:
         out.append("Scores: " + ", ".join(f"{names[i]} {s}" for i, s in
                                           enumerate(summary.scores)))
+    if any(summary.match_points):
+        out.append("Match points: " + ", ".join(f"{names[i]} {p}" for i, p in
+                                                enumerate(summary.match_points)))
     if summary.winner is not None:
         out.append(f"Winner: {names[summary.winner]}")
     return out
