@@ -98,6 +98,9 @@ def render_table(
         lines.append(" Recent:")
         lines.extend(f"   {entry}" for entry in log[-6:])
     hand = state.hands[seat]
-    cards = [f"{i + 1}:{card_text(view[x], rules, colour)}" for i, x in enumerate(hand)]
+    cards = [  # a card passed on by another seat shows as "?" until its face has come
+        f"{i + 1}:{'?' if view.get(x) is None else card_text(view[x], rules, colour)}"
+        for i, x in enumerate(hand)
+    ]
     lines.append(" Your hand: " + ("  ".join(cards) if cards else "(empty)"))
     return "\n".join(lines)
