@@ -123,6 +123,8 @@ def in_turn_error(st: State, card: Card) -> tuple[str, str] | None:
 _PLAYED: dict[int, Played] = {}
 _DREW: dict[int, Drew] = {}
 _PASSED = tuple(Passed(i) for i in range(128))
+# cards whose play is wrong without options: a suit to name, a seat to swap with
+_NEEDS_OPTIONS = NAMES | SWAP
 
 
 def on_play(st: State, s: list, mv: Play, ev: Events) -> None:
@@ -155,7 +157,7 @@ def on_play(st: State, s: list, mv: Play, ev: Events) -> None:
         raise IllegalMove("face-mismatch", f"slot {slot} is known to be {known}, not {card}")
     suit = mv.suit
     target = mv.target
-    if f or suit is not None or target is not None:
+    if f & _NEEDS_OPTIONS or suit is not None or target is not None:
         check_play_options(st, seat, card, f, suit, target, len(hand) == 1)
     top = st.top
     jump = seat != st.turn
