@@ -12,6 +12,11 @@ checks every commitment, proof, token and reveal as it goes. After the end-of-ha
 * opens every transfer and peek box with the receiver's re-derived X25519 key and checks the
   commitment, the owner and the token proof, naming the giver of a bad box, or the complainer
   of a sound one.
+
+:func:`audit` is the offline auditor: it has only the record and checks everything once.
+:func:`audit_table` audits an observer table that was fed the hand live and has therefore
+checked every proof, token and secret already: it only makes the checks above, which need the
+secrets.
 """
 
 from __future__ import annotations
@@ -71,6 +76,25 @@ def audit(game: bytes, hand: int, n: int, deck: str, log: list[dict]) -> AuditRe
         except DeckError as exc:
             report.faults.append(exc)
             return report
+    return _after_replay(obs, report, verdicts)
+
+
+def audit_table(obs: DeckTable) -> AuditReport:
+    """Audit the hand an observer table (``seat=None``) was fed live, message by message (every
+    message it accepted was checked then; a message it refused stopped the hand). Only the
+    checks that need the secrets run; the report is the one :func:`audit` gives for the
+    table's log."""
+    if obs.seat is not None:
+        raise ValueError("audit_table takes an observer table, not a seat's")
+    verdicts = []  # complaints public data settled (the live table raised their verdicts)
+    for ref, _, _ in obs.complaints:
+        verdict = obs.judge(ref)
+        if not isinstance(verdict, TransferDispute):
+            verdicts.append(verdict)
+    return _after_replay(obs, AuditReport(), verdicts)
+
+
+def _after_replay(obs: DeckTable, report: AuditReport, verdicts: list[DeckError]) -> AuditReport:
     report.opened = {p: s.card for p, s in enumerate(obs.slots) if s.opened and s.card is not None}
     if obs.pending() or not obs.ended:
         report.faults.extend(verdicts)

@@ -28,13 +28,25 @@ reshuffle by ``positions`` starts it from the current ciphertexts of those posit
 discards, or stock cards no token of which was ever published). Either way the positions whose
 cards go into the new epoch are *retired*: no operation may name them again.
 
-Own messages are applied locally when produced; do not feed them back. :attr:`DeckTable.log`
-records every message and operation in order; an observer table fed the same log reaches the
-same public state (that is how :mod:`audit` works).
+Own messages are applied locally when produced. The relay returns them in its one global
+order; feeding an own message back (:meth:`DeckTable.receive`) changes no state but fixes its
+place in that order: a box takes its number (the ``ref`` complaints use) and the message its
+place in :attr:`DeckTable.log` when it comes back. Boxes are numbered in relay order: box ``k``
+is the ``k``-th ``transfer`` or ``peek`` message the relay delivered in the hand, whoever made
+it. :attr:`DeckTable.log` records every message and operation in order (an own message not yet
+returned sits where it was made); an observer table fed the same log reaches the same public
+state (that is how :mod:`audit` works).
+
+Verification happens once per peer. ``receive(msg, sender, verified=True)`` applies a message
+that another table of this peer has already checked completely (a seat's table fed what its
+public observer table accepted, or an observer fed this seat's own message): every state check
+still runs, but no element is validated, no proof, token or secret is checked again and a
+complaint is not judged again (its verdict was a dispute, or the caller would have stopped).
 """
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +56,7 @@ from dernier_p2p.deck.drbg import Drbg
 from dernier_p2p.deck.elgamal import Ciphertext, decode_ciphertext
 from dernier_p2p.deck.errors import BadElement, DeckError, MissingMessage
 from dernier_p2p.deck.keys import KeyReveal, KeySecret, KeySetup, check_secret
+from dernier_p2p.deck.proofs import Proof
 from dernier_p2p.deck.shuffle import ShuffleProof, shuffle, verify_shuffle
 from dernier_p2p.deck.tokens import Token, make_token, unmask, verify_token
 from dernier_p2p.deck.transfer import (
@@ -142,7 +155,8 @@ class DeckTable:
         self.pile: list[Ciphertext] = []  # deck of the running shuffle
         self.expect_tokens: dict[int, dict[int, int]] = {}  # position -> seat -> owner
         self.expect_boxes: dict[tuple[str, int, int], int] = {}  # (kind, pos, giver) -> to
-        self.boxes: list[Box] = []
+        self.boxes: list[Box] = []  # in relay order
+        self._unreturned: deque[tuple[dict, Box | None]] = deque()  # own, not back from relay
         self.complaints: list[tuple[int, int, bytes | None]] = []  # (ref, complainer, text)
         self.discards: list[int] = []  # opened cards not yet reshuffled
         self.secrets: dict[int, int] = {}
@@ -203,23 +217,76 @@ class DeckTable:
         self.keys.add_commitment(self.seat, commit)
         return self._emit({"type": "key_commit", "commit": commit}) + self._maybe_reveal()
 
-    def receive(self, msg: Any, sender: int | None = None) -> list[dict]:
+    def receive(self, msg: Any, sender: int | None = None, *, verified: bool = False) -> list[dict]:
         """Apply a message from another seat; return this seat's messages now due.
 
-        ``sender`` is the seat that signed the envelope, if known. Any fault raises a
-        :class:`DeckError` naming the author; the state is then unchanged (a complaint is
-        recorded before its verdict is raised).
+        ``sender`` is the seat that signed the envelope, if known. ``verified``: the caller has
+        already checked this message completely (see the module notes); only the state checks
+        run. Any fault raises a :class:`DeckError` naming the author; the state is then
+        unchanged (a complaint is recorded before its verdict is raised).
+
+        This seat's own message, fed back as the relay returns it, must be the oldest one not
+        yet returned; it changes no state but takes its place in the relay order.
         """
         seat = self._check_envelope(msg, sender)
+        if seat == self.seat:
+            return self._returned(msg)
         kind = msg["type"]
         handler = getattr(self, f"_on_{kind}")
         self.log.append(msg)
         try:
-            return handler(seat, msg)
+            return handler(seat, msg, verified)
         except DeckError:
             if kind != "complaint":
                 self.log.pop()
             raise
+
+    def returning(self, msg: Any) -> bool:
+        """True if ``msg`` may be this seat's own message coming back from the relay: one of the
+        own messages not yet returned has its type (see :meth:`receive`)."""
+        return self._returning(msg) is not None
+
+    def made(self, msg: Any) -> bool:
+        """True if ``msg`` is exactly (field for field) one of this seat's own messages not yet
+        returned by the relay: another table of this peer need not check it."""
+        k = self._returning(msg)
+        return k is not None and _same_wire(msg, self._unreturned[k][0])
+
+    def _returning(self, msg: Any) -> int | None:
+        """Index in the unreturned own messages of the one ``msg`` returns: the first that is
+        exactly ``msg``, else the first of its type."""
+        if not isinstance(msg, dict):
+            return None
+        for k, (own, _) in enumerate(self._unreturned):
+            if _same_wire(msg, own):
+                return k
+        for k, (own, _) in enumerate(self._unreturned):
+            if own["type"] == msg.get("type"):
+                return k
+        return None
+
+    def _returned(self, msg: dict) -> list[dict]:
+        """An own message back from the relay. If the relay delivered other content than this
+        seat made (only possible with this seat's signing key), what it delivered is what
+        every peer saw: the log and the box numbering take that."""
+        k = self._returning(msg)
+        if k is None:
+            raise UnexpectedMessage("own message fed back that this seat did not make", self.seat)
+        made, box = self._unreturned[k]
+        del self._unreturned[k]
+        here = made
+        if not _same_wire(msg, made):
+            if box is not None:
+                box = Box(box.kind, Transfer.from_wire(self.seat, msg), box.owner)
+            here = msg
+        for i in range(len(self.log) - 1, -1, -1):  # move it to its place in relay order
+            if self.log[i] is made:
+                del self.log[i]
+                self.log.append(here)
+                break
+        if box is not None:
+            self.boxes.append(box)
+        return []
 
     def apply(self, op: Any) -> list[dict]:
         """Apply an operation decided by the rules; return this seat's messages now due."""
@@ -259,9 +326,10 @@ class DeckTable:
         return self.apply({"op": "end"})
 
     # ------------------------------------------------------------------ helpers
-    def _emit(self, body: dict) -> list[dict]:
+    def _emit(self, body: dict, box: Box | None = None) -> list[dict]:
         msg = {"type": body.pop("type"), "seat": self.seat, **body}
         self.log.append(msg)
+        self._unreturned.append((msg, box))
         return [msg]
 
     def _check_envelope(self, msg: Any, sender: int | None) -> int:
@@ -272,8 +340,6 @@ class DeckTable:
             raise BadElement("message seat outside the table", sender)
         if sender is not None and sender != seat:
             raise BadElement("message seat differs from its signer", sender)
-        if seat == self.seat:
-            raise UnexpectedMessage("own message fed back to the table", seat)
         kind = msg.get("type")
         if not isinstance(kind, str) or kind not in MESSAGE_FIELDS:
             raise BadElement(f"unknown message type {kind!r}", seat)
@@ -331,7 +397,7 @@ class DeckTable:
         return make_token(self.game, self.hand, self.seat, self.secret.x, p, slot.ct, self.drbg)
 
     # ------------------------------------------------------------------ key setup
-    def _on_key_commit(self, seat: int, msg: dict) -> list[dict]:
+    def _on_key_commit(self, seat: int, msg: dict, verified: bool) -> list[dict]:
         if self.keys.committed:
             raise UnexpectedMessage("key commitment after all were in", seat)
         self.keys.add_commitment(seat, msg["commit"])
@@ -345,9 +411,16 @@ class DeckTable:
         out = self._emit({"type": "key_reveal", **reveal.to_wire()})
         return out + self._maybe_keys_done()
 
-    def _on_key_reveal(self, seat: int, msg: dict) -> list[dict]:
-        reveal = KeyReveal.from_wire(seat, msg)
-        self.keys.add_reveal(reveal)
+    def _on_key_reveal(self, seat: int, msg: dict, verified: bool) -> list[dict]:
+        if not verified:
+            self.keys.add_reveal(KeyReveal.from_wire(seat, msg))
+            return self._maybe_keys_done()
+        if not self.keys.committed:
+            raise DeckError("key revealed before every seat committed", seat)
+        if seat in self.keys.reveals:
+            raise DeckError("second key reveal", seat)
+        proof = Proof.from_wire(msg["proof"], seat)
+        self.keys.reveals[seat] = KeyReveal(seat, msg["share"], msg["xpub"], msg["nonce"], proof)
         return self._maybe_keys_done()
 
     def _maybe_keys_done(self) -> list[dict]:
@@ -391,7 +464,7 @@ class DeckTable:
         self.pile = []
         return []
 
-    def _on_shuffle(self, seat: int, msg: dict) -> list[dict]:
+    def _on_shuffle(self, seat: int, msg: dict, verified: bool) -> list[dict]:
         if self.turn != seat:
             raise UnexpectedMessage("shuffle out of turn", seat)
         if msg["epoch"] != self.epoch:
@@ -400,6 +473,8 @@ class DeckTable:
         m = len(self.pile)
         if not isinstance(deck, list) or len(deck) != m:
             raise BadElement(f"shuffled deck must hold {m} cards", seat)
+        if verified:
+            return self._advance([(ct[0], ct[1]) for ct in deck])
         out_deck = [decode_ciphertext(ct, seat) for ct in deck]
         proof = ShuffleProof.from_wire(msg["proof"], m, seat)
         ctx = self._context(shuffle_step(self.epoch), seat)
@@ -517,15 +592,27 @@ class DeckTable:
             for t in items:
                 self._accept_token(self.seat, t)
         for (kind, p, giver), to in sorted(self.expect_boxes.items()):
-            if giver == self.seat:
+            if giver == self.seat and self._can_give(kind, p):
                 out += self._send_box(kind, p, to)
+            # else: this seat never got a sound token to pass on (it complained); it stays owed
         return out
 
-    def _on_tokens(self, seat: int, msg: dict) -> list[dict]:
+    def _can_give(self, kind: str, p: int) -> bool:
+        """True if this seat holds the token a box of ``kind`` for position ``p`` must carry."""
+        owner = self.slots[p].owner
+        return kind == "peek" or owner == self.seat or owner in self.slots[p].private
+
+    def _on_tokens(self, seat: int, msg: dict, verified: bool) -> list[dict]:
         items = msg["tokens"]
         if not isinstance(items, list) or not items:
             raise BadElement("tokens must be a non-empty list", seat)
-        toks = [Token.from_wire(obj, seat) for obj in items]
+        if verified:
+            toks = [
+                Token(o["owner"], o["position"], o["token"], Proof.from_wire(o["proof"], seat))
+                for o in items
+            ]
+        else:
+            toks = [Token.from_wire(obj, seat) for obj in items]
         if len({t.position for t in toks}) != len(toks):
             raise BadElement("two tokens for one position", seat)
         for t in toks:
@@ -535,6 +622,8 @@ class DeckTable:
                 raise UnexpectedMessage(f"token for position {t.position} not due", seat)
             if t.owner != owner:
                 raise UnexpectedMessage(f"token of seat {t.owner} where {owner}'s is due", seat)
+            if verified:
+                continue
             share = self.keys.reveals[owner].share
             verify_token(self.game, self.hand, share, slot.ct, t, t.position, blame=seat)
         for t in toks:
@@ -595,17 +684,21 @@ class DeckTable:
             raise StateError(f"this seat cannot pass on position {p}: it never got its token")
         xpub = self.keys.reveals[to].xpub
         t, _ = seal_transfer(self.game, self.hand, self.seat, to, xpub, token, self.drbg)
-        msg = self._emit({"type": kind, **t.to_wire()})
-        self._record_box(kind, t)
-        return msg
+        box = self._record_box(kind, t)
+        return self._emit({"type": kind, **t.to_wire()}, box)
 
-    def _record_box(self, kind: str, t: Transfer) -> None:
+    def _record_box(self, kind: str, t: Transfer) -> Box:
+        """Apply a box; a received one takes the next number, an own one its number when the
+        relay returns it."""
         slot = self.slots[t.position]
         owner = t.giver if kind == "peek" else slot.owner
         del self.expect_boxes[(kind, t.position, t.giver)]
-        self.boxes.append(Box(kind, t, owner))
+        box = Box(kind, t, owner)
+        if t.giver != self.seat:
+            self.boxes.append(box)
         if kind == "transfer":
             slot.holder = t.receiver
+        return box
 
     def _on_box(self, kind: str, seat: int, msg: dict) -> list[dict]:
         t = Transfer.from_wire(seat, msg)
@@ -635,13 +728,13 @@ class DeckTable:
         self._learn(t.position)
         return []
 
-    def _on_transfer(self, seat: int, msg: dict) -> list[dict]:
+    def _on_transfer(self, seat: int, msg: dict, verified: bool) -> list[dict]:
         return self._on_box("transfer", seat, msg)
 
-    def _on_peek(self, seat: int, msg: dict) -> list[dict]:
+    def _on_peek(self, seat: int, msg: dict, verified: bool) -> list[dict]:
         return self._on_box("peek", seat, msg)
 
-    def _on_complaint(self, seat: int, msg: dict) -> list[dict]:
+    def _on_complaint(self, seat: int, msg: dict, verified: bool) -> list[dict]:
         ref, text = msg["ref"], msg["plaintext"]
         if not _int(ref) or not 0 <= ref < len(self.boxes):
             raise BadElement("complaint about no box", seat)
@@ -651,6 +744,8 @@ class DeckTable:
         if box.transfer.receiver != seat:
             raise UnexpectedMessage("complaint about a box sent to another seat", seat)
         self.complaints.append((ref, seat, text))
+        if verified:  # judged by the caller: public data cannot settle it
+            raise TransferDispute(f"seat {seat} disputes box {ref}; the end-of-hand reveal decides")
         raise self.judge(ref)
 
     def judge(self, ref: int) -> DeckError:
@@ -680,7 +775,7 @@ class DeckTable:
         self.secrets[self.seat] = self.secret.x
         return self._emit({"type": "secret", "secret": g.encode_scalar(self.secret.x)})
 
-    def _on_secret(self, seat: int, msg: dict) -> list[dict]:
+    def _on_secret(self, seat: int, msg: dict, verified: bool) -> list[dict]:
         if not self.ended:
             raise UnexpectedMessage("secret revealed before the end of the hand", seat)
         if seat in self.secrets:
@@ -691,7 +786,8 @@ class DeckTable:
             x = g.decode_scalar(msg["secret"])
         except g.InvalidScalar as exc:
             raise BadElement(f"secret: {exc}", seat) from None
-        check_secret(self.game, self.hand, self.keys.reveals[seat], x)
+        if not verified:
+            check_secret(self.game, self.hand, self.keys.reveals[seat], x)
         self.secrets[seat] = x
         return []
 
@@ -708,17 +804,16 @@ class DeckTable:
 
 
 def deliver(tables: list[DeckTable], msgs: list[dict]) -> list[dict]:
-    """Deliver ``msgs`` (and every reply they cause) to all tables but the author's, in one
-    global order, as the host's relay would; return every message delivered. For local play,
-    tests and benchmarks: all tables live in one process."""
-    queue = list(msgs)
+    """Deliver ``msgs`` (and every reply they cause) to every table in one global order, as
+    the host's relay would (the author's table gets its own message back); return every
+    message delivered. For local play, tests and benchmarks: all tables live in one process."""
+    queue = deque(msgs)
     done: list[dict] = []
     while queue:
-        msg = queue.pop(0)
+        msg = queue.popleft()
         done.append(msg)
         for t in tables:
-            if t.seat != msg["seat"]:
-                queue.extend(t.receive(msg))
+            queue.extend(t.receive(msg))
     return done
 
 
@@ -736,3 +831,20 @@ def start_all(tables: list[DeckTable]) -> list[dict]:
     for t in tables:
         out.extend(t.start())
     return deliver(tables, out)
+
+
+def _same_wire(a: Any, b: Any) -> bool:
+    """Equality of two wire values, lists and tuples alike (as canonical msgpack sees them)."""
+    if isinstance(a, list | tuple):
+        return (
+            isinstance(b, list | tuple)
+            and len(a) == len(b)
+            and all(_same_wire(x, y) for x, y in zip(a, b, strict=True))
+        )
+    if isinstance(a, dict):
+        return (
+            isinstance(b, dict)
+            and a.keys() == b.keys()
+            and all(_same_wire(v, b[k]) for k, v in a.items())
+        )
+    return type(a) is type(b) and a == b

@@ -23,6 +23,10 @@ Host changes: a ``host_change`` body ``{"old": current host, "new": s}`` authore
 by the old host or by ``s``; from the next record on (the host change record itself when ``s``
 signs it) records must be signed by ``s``'s host key, and the old host counts as gone. A ``left``
 body removes its seat from the table; later envelopes by that seat are refused.
+
+Each signature is verified once: :meth:`ChainChecker.check` verifies a record without applying
+it (a peer checks the body against its own state in between), and :meth:`ChainChecker.commit`
+then applies that very record without verifying or hashing it again.
 """
 
 from __future__ import annotations
@@ -89,6 +93,7 @@ class ChainChecker:
         self._at_table = set(range(self.n))
         self._last_t: int | None = None
         self._checked: tuple[bytes, int] | None = None  # (record hash, index) last passed
+        self._checked_rec: dict | None = None  # the record object last passed
 
     # ------------------------------------------------------------------ queries
     @property
@@ -232,7 +237,20 @@ class ChainChecker:
                     "BAD_CHAIN", fault, f"host change {body['old']} -> {body['new']} out of turn"
                 )
         self._checked = (record_hash(rec), i)
+        self._checked_rec = rec
         return rec
+
+    def commit(self, rec: dict) -> bytes:
+        """Apply the record :meth:`check` has just returned, without checking it again; return
+        its hash (the new head). ``rec`` must be that very object, not modified since, and the
+        chain unchanged since; any other record is checked in full, as by :meth:`feed`."""
+        if (
+            rec is self._checked_rec
+            and self._checked is not None
+            and self._checked[1] == len(self._hashes)
+        ):
+            return self._apply(rec, self._checked[0])
+        return self.feed(rec)
 
     def feed(self, rec: object) -> bytes:
         """Check and apply the next record; return its hash (the new head).
@@ -247,8 +265,12 @@ class ChainChecker:
                 h = None
         if h is None or self._checked != (h, len(self._hashes)):
             rec = self.check(rec)
-            h = record_hash(rec)
+            h = self._checked[0]
         assert isinstance(rec, dict)
+        return self._apply(rec, h)
+
+    def _apply(self, rec: dict, h: bytes) -> bytes:
+        self._checked = self._checked_rec = None
         env = rec["env"]
         body = env["body"]
         self._hashes.append(h)

@@ -10,15 +10,19 @@ faults. The flow, applied identically by every peer from the record sequence:
    ``ChooseDealer``.
 3. Each hand: a new :class:`~dernier_p2p.deck.table.DeckTable` per peer (the seat's own, with
    ``Drbg(digest("dernier-p2p/hand-seed", [seed, game, hand]))``, and a public observer table
-   fed every record in order, the seat's own messages included, when they come back). The key
+   fed every record in order, the seat's own messages included, when they come back). Every
+   proof, token and secret is checked once per peer, by the public table; the seat's table
+   then takes the message as verified, and the public table takes as verified an own message
+   that is exactly what the seat's table made. The key
    setup and the shuffles of epoch 0 run; when the epoch is final the engine gets
    ``Shuffle(first_slot .. first_slot + count - 1)``: slot id == deck position.
 4. Engine events become deck operations (:mod:`.bridge`); entering the originale ``CUT`` phase
    adds ``peek(bottom slot, cutter)``. Chance requests: ``flip`` -> ``open(slot)`` then
    ``Flip(face)`` once every token is in; ``shuffle`` with a source -> ``reshuffle`` (``cards``
    form when every source slot is open, else ``positions``) then ``Shuffle`` when the epoch is
-   final; ``reveal`` -> ``end``, then, with every secret in, the deck audit, a replay of the
-   hand's moves with every face known, and ``Reveal``.
+   final; ``reveal`` -> ``end``, then, with every secret in, the deck audit of the public table
+   (:func:`~dernier_p2p.deck.audit.audit_table`: only the checks that need the secrets), a
+   replay of the hand's moves with every face known, and ``Reveal``.
 5. A ``move`` record is queued; queued moves run one at a time, in record order, whenever the
    session is *quiescent* (no deck operation waiting, no engine input awaited, no chance request
    open). A play of a slot not yet open first applies ``open(slot)``; the engine gets the
@@ -60,7 +64,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from dernier_p2p.deck.audit import audit
+from dernier_p2p.deck.audit import audit_table
 from dernier_p2p.deck.coin import CoinFlip, coin_commitment, coin_value
 from dernier_p2p.deck.drbg import Drbg
 from dernier_p2p.deck.errors import DeckError
@@ -367,7 +371,7 @@ class Session:
         env, i, author = rec["env"], rec["i"], rec["env"]["seat"]
         head_i = self.chain.index_of(env["head"])
         follow = self._check_body(author, env["body"], head_i)  # no change on a fault
-        self.chain.feed(rec)
+        self.chain.commit(rec)
         if author == self.seat:  # a resumed session skips the counters it used before
             self._author.next_n = max(self._author.next_n, env["n"] + 1)
         self._outbox = []
@@ -439,8 +443,17 @@ class Session:
                 "DECK_FAULT", author, f"{body['type']} for hand {body['hand']} during hand {now}"
             )
         msg = deck_message(body, author)
+        mine = self.mine
+        # this seat's own message, exactly as its table made it, needs no check (a complaint
+        # still needs the public verdict)
+        own = (
+            author == self.seat
+            and mine is not None
+            and body["type"] != "complaint"
+            and mine.made(msg)
+        )
         try:
-            self.pub.receive(msg, author)
+            self.pub.receive(msg, author, verified=own)
         except TransferDispute as exc:  # recorded; the end-of-hand audit decides
             why = str(exc)
             return lambda: self._dispute(author, msg, why)
@@ -452,18 +465,19 @@ class Session:
             if body["type"] == "complaint":
                 self.fault = err  # the table records a complaint before its verdict
             raise err from None
-        if author == self.seat or self.mine is None:
-            return lambda: None
-        return lambda: self._deck_out(self.mine.receive(msg, author))
+        if mine is None or (author == self.seat and not mine.returning(msg)):
+            return lambda: None  # an own message this seat's table did not make: public only
+        return lambda: self._deck_out(mine.receive(msg, author, verified=True))
 
     def _dispute(self, author: int, msg: dict, why: str) -> None:
         """A complaint that public data cannot settle stops the hand: every waiting operation
         and move is dropped, ``end`` is applied (once nothing else is owed), every seat reveals
         its secret, and the audit names the giver of the box or the false complainer."""
         self.events.append(SessionEvent("dispute", author, why))
-        if author != self.seat and self.mine is not None:
+        mine = self.mine
+        if mine is not None and (author != self.seat or mine.returning(msg)):
             try:
-                self._deck_out(self.mine.receive(msg, author))
+                self._deck_out(mine.receive(msg, author, verified=True))
             except TransferDispute:
                 pass
         self._ops = deque([{"op": "end"}])
@@ -513,19 +527,7 @@ class Session:
     # ------------------------------------------------------------------ deck plumbing
     def _deck_out(self, msgs: list[dict]) -> None:
         for msg in msgs:
-            body = deck_body(msg, self.mine.hand)
-            if body["type"] == "complaint":
-                body["ref"] = self._relay_ref(body["ref"])
-            self._outbox.append(body)
-
-    def _relay_ref(self, ref: int) -> int:
-        """The relay-order index of this seat's box ``ref``: the seat's table numbers its own
-        boxes when it makes them, the public table in record order."""
-        t = self.mine.boxes[ref].transfer
-        for j, box in enumerate(self.pub.boxes):
-            if box.transfer == t:
-                return j
-        raise AssertionError("complaint about a box the public table lacks")
+            self._outbox.append(deck_body(msg, self.mine.hand))
 
     def _new_hand(self, count: int, first: int) -> None:
         hand, deck = self.state.hand_number, self.rules.deck
@@ -646,7 +648,7 @@ class Session:
         elif aw[0] == "secrets":
             self._reveal()
         elif aw[0] == "dispute":
-            report = audit(self.game, self.pub.hand, self.n, self.rules.deck, self.pub.log)
+            report = audit_table(self.pub)
             f = report.faults[0] if report.faults else None
             who = None if f is None else f.seat
             raise ProtocolError("DECK_FAULT", who, f"audit of hand {self.pub.hand}: {f}")
@@ -756,7 +758,7 @@ class Session:
     # ------------------------------------------------------------------ end of hand
     def _reveal(self) -> None:
         pub = self.pub
-        report = audit(self.game, pub.hand, self.n, self.rules.deck, pub.log)
+        report = audit_table(pub)
         if not report.ok:
             f = report.faults[0]
             raise ProtocolError("DECK_FAULT", f.seat, f"audit of hand {pub.hand}: {f}")

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from dernier_p2p.deck import audit as audit_mod
 from dernier_p2p.deck import group as g
-from dernier_p2p.deck.audit import audit
+from dernier_p2p.deck import table as table_mod
+from dernier_p2p.deck.audit import audit, audit_table
 from dernier_p2p.deck.drbg import Drbg
 from dernier_p2p.deck.errors import (
     BadCommitment,
@@ -21,7 +22,7 @@ from dernier_p2p.deck.errors import (
     DeckError,
     MissingMessage,
 )
-from dernier_p2p.deck.table import DeckTable, apply_all, start_all
+from dernier_p2p.deck.table import DeckTable, TransferDispute, apply_all, start_all
 from dernier_p2p.deck.vectors import card_vectors, hand_vector, primitive_vectors
 from dernier_p2p.wire.canonical import decode
 
@@ -253,3 +254,58 @@ def test_audit_names_an_operation_on_a_retired_position() -> None:
     report = audit(GAME, HAND, N, DECK, log)
     assert not report.ok and report.cards is None
     assert "reshuffled into a later epoch" in str(report.faults[0])
+
+
+# --------------------------------------------------------------------- a live observer's audit
+def _live(log: list[dict]) -> DeckTable:
+    """An observer fed ``log`` live, as a peer's public table is."""
+    obs = DeckTable(GAME, HAND, N, DECK)
+    obs.start()
+    for entry in log:
+        (obs.apply if "op" in entry else obs.receive)(entry)
+    return obs
+
+
+def test_audit_table_of_a_live_observer_checks_no_proof_again(
+    honest_log: list[dict], monkeypatch
+) -> None:
+    obs = _live(honest_log)
+    calls = []
+    for mod, name in ((table_mod, "verify_shuffle"), (table_mod, "verify_token"),
+                      (table_mod, "check_secret"), (audit_mod, "check_transfer_token")):
+        real = getattr(mod, name)
+        monkeypatch.setattr(mod, name, lambda *a, _n=name, _r=real, **k: (calls.append(_n),
+                                                                             _r(*a, **k))[1])
+    report = audit_table(obs)
+    assert calls == ["check_transfer_token"]  # the one box: only the receiver could open it
+    assert report.ok, report.faults
+    assert report.cards == audit(GAME, HAND, N, DECK, honest_log).cards
+    assert report.opened == {2: report.cards[2]}
+    with pytest.raises(ValueError):
+        audit_table(DeckTable(GAME, HAND, N, DECK, 0, Drbg(b"s" * 32)))
+
+
+def test_audit_table_of_an_unfinished_hand_names_who_owes(honest_log: list[dict]) -> None:
+    cut = index_of(honest_log, "secret", 1)
+    report = audit_table(_live(honest_log[:cut]))
+    assert isinstance(report.faults[0], MissingMessage) and report.faults[0].seat == 1
+    assert report.cards is None
+
+
+def test_audit_table_names_what_only_the_secrets_show(honest_log: list[dict]) -> None:
+    # a box seat 1 cannot open: live, public data cannot settle it; the audit names the giver
+    log = copy.deepcopy(honest_log)
+    i = index_of(log, "transfer", 2)
+    box = log[i]["box"]
+    log[i]["box"] = box[:-1] + bytes([box[-1] ^ 1])
+    obs = DeckTable(GAME, HAND, N, DECK)
+    obs.start()
+    for entry in log[: i + 1]:
+        (obs.apply if "op" in entry else obs.receive)(entry)
+    with pytest.raises(TransferDispute):
+        obs.receive({"type": "complaint", "seat": 0, "ref": 0, "plaintext": None})
+    for entry in log[i + 1:]:  # the hand stops: no open, straight to the end and the secrets
+        if entry.get("op") != "open" and entry.get("type") != "tokens":
+            (obs.apply if "op" in entry else obs.receive)(entry)
+    report = audit_table(obs)
+    assert [f.seat for f in report.faults] == [2], report.faults

@@ -553,7 +553,7 @@ def test_forged_peek_box_is_attributed_to_its_giver() -> None:
     forged = Token(1, 50, g.add(real.value, g.GENERATOR), real.proof)
     t, _ = seal_transfer(GAME, HAND, 1, 2, s2.keys.reveals[2].xpub, forged, Drbg(b"k" * 32))
     bad1 = {"type": "peek", "seat": 1, **t.to_wire()}
-    for table in (s1, s2, obs):
+    for table in (s0, s1, s2, obs):  # seat 0's box goes round the relay, back to seat 0 too
         assert table.receive(honest0) == []
     assert s0.receive(bad1) == [] and obs.receive(bad1) == []
     s2_honest = copy.deepcopy(s2)
@@ -771,3 +771,102 @@ def test_opened_position_with_a_peek_box_still_owed_waits() -> None:
     assert obs.pending() == [] and all(t.reshufflable(7) for t in everyone)
     apply_all(everyone, {"op": "reshuffle", "positions": [7, 8]})
     assert obs.slots[7].retired and obs.discards == []
+
+
+# --------------------------------------------------------------------- relay order, verified
+def test_boxes_are_numbered_in_relay_order_with_two_givers_outstanding() -> None:
+    everyone = started()
+    s0, s1, s2, obs = everyone
+    apply_all(everyone, {"op": "deal", "position": 0, "to": 0})
+    apply_all(everyone, {"op": "deal", "position": 1, "to": 1})
+    msgs = []
+    for op in ({"op": "transfer", "position": 0, "to": 1}, {"op": "transfer", "position": 1,
+                                                              "to": 0}):
+        for t in everyone:
+            msgs.extend(t.apply(op))
+    box_a = next(m for m in msgs if m["seat"] == 0)  # seat 0 made its box first ...
+    box_b = next(m for m in msgs if m["seat"] == 1)
+    bad_b = dict(box_b, box=box_b["box"][:-1] + bytes([box_b["box"][-1] ^ 1]))
+    replies = []
+    for m in (bad_b, box_a):  # ... but the relay delivers seat 1's (altered) box first
+        for t in everyone:
+            replies.extend(t.receive(m))
+    assert [(m["seat"], m["type"], m["ref"]) for m in replies] == [(0, "complaint", 0)]
+    for t in everyone:  # every table numbers the boxes alike, seat 1 as the relay delivered
+        assert [b.transfer for b in t.boxes] == [b.transfer for b in obs.boxes]
+    assert obs.boxes[0].transfer.giver == 1
+    for t in (s1, s2, obs):  # the complaint names the box seat 0 could not open
+        with pytest.raises(TransferDispute):
+            t.receive(replies[0])
+    assert s0.receive(replies[0]) == []  # its own complaint back from the relay
+    apply_all(everyone, {"op": "end"})
+    report = audit(GAME, HAND, 3, "dernier-54", obs.log)
+    assert [f.seat for f in report.faults] == [1]
+    assert [m for m in s0.log if "type" in m] == [m for m in obs.log if "type" in m]
+
+
+def test_own_message_not_made_is_refused() -> None:
+    everyone = started()
+    s0 = everyone[0]
+    with pytest.raises(UnexpectedMessage) as err:
+        s0.receive({"type": "secret", "seat": 0, "secret": bytes(32)})
+    assert err.value.seat == 0
+
+
+def test_holder_without_a_forwarded_token_stays_owed() -> None:
+    everyone = started()
+    s0, s1, s2, obs = everyone
+    apply_all(everyone, {"op": "deal", "position": 0, "to": 0})
+    _, msg = intercept(everyone, {"op": "transfer", "position": 0, "to": 1}, author=0)
+    bad = dict(msg, box=msg["box"][:-1] + bytes([msg["box"][-1] ^ 1]))
+    s0.receive(msg)  # seat 0's box back from the relay (as it made it)
+    replies = s1.receive(bad)
+    assert [m["type"] for m in replies] == ["complaint"] and s1.card(0) is None
+    for t in (s2, obs):
+        t.receive(bad)
+    # seat 1 holds position 0 without seat 0's token: passing it on waits, it does not raise
+    assert s1.apply({"op": "transfer", "position": 0, "to": 2}) == []
+    for t in (s0, s2, obs):
+        assert t.apply({"op": "transfer", "position": 0, "to": 2}) == []
+    for t in (s1, obs):
+        assert (1, "transfer of position 0 to seat 2") in t.pending()
+
+
+def test_verified_messages_skip_the_checks_but_not_the_state(monkeypatch) -> None:
+    import dernier_p2p.deck.table as table_mod
+
+    n, deck = 3, "dernier-54"
+    tables = new_tables(n, deck, seed=4)
+    obs = DeckTable(GAME, HAND, n, deck)
+    everyone = tables + [obs]
+    s1 = tables[1]
+    calls: list[str] = []  # checks made by seat 1's table
+    others_made: list[str] = []  # checks made by the other tables
+    busy = [False]  # True while seat 1's table takes a verified message
+    for name in ("verify_shuffle", "verify_token", "check_secret"):
+        real = getattr(table_mod, name)
+
+        def spy(*args, _n=name, _real=real, **kw):
+            (calls if busy[0] else others_made).append(_n)
+            return _real(*args, **kw)
+
+        monkeypatch.setattr(table_mod, name, spy)
+    queue = [m for t in everyone for m in t.start()]
+    shuffles = []
+    while queue:
+        m = queue.pop(0)
+        shuffles += [m] if m["type"] == "shuffle" else []
+        for t in everyone:
+            busy[0] = t is s1 and m["seat"] != 1
+            queue.extend(t.receive(m, verified=busy[0]))
+            busy[0] = False
+    assert calls == [] and len(shuffles) == n
+    # the observer checks every shuffle, seats 0 and 2 every other seat's
+    assert others_made.count("verify_shuffle") == n + (n - 1) * (n - 1)
+    assert [s.ct for s in s1.slots] == [s.ct for s in obs.slots]
+    # the state checks still run: a shuffle out of turn is refused, verified or not
+    with pytest.raises(UnexpectedMessage):
+        s1.receive(shuffles[0], verified=True)
+    apply_all(everyone, {"op": "deal", "position": 0, "to": 1})
+    apply_all(everyone, {"op": "end"})
+    assert s1.card(0) is not None and audit(GAME, HAND, n, deck, obs.log).ok

@@ -414,3 +414,33 @@ def test_check_then_feed_and_changed_record_is_checked_again(g):
     c.check(good)
     assert c.feed(good) == record_hash(good)
     refused(c, good, "BAD_CHAIN", 0)  # the verdict does not carry over to the next index
+
+
+def test_commit_applies_the_checked_record_with_each_signature_verified_once(monkeypatch):
+    import dernier_p2p.protocol.chain as chain_mod
+
+    g = game_with_acks(3, 2)
+    c = fed(g, 4)
+    other = fed(g, 4)
+    calls = []
+    for name in ("verify_record", "verify_envelope", "record_hash"):
+        real = getattr(chain_mod, name)
+        monkeypatch.setattr(chain_mod, name, lambda *a, _n=name, _r=real: (calls.append(_n),
+                                                                            _r(*a))[1])
+    rec = g.seq.records[4]
+    assert c.check(rec) is rec
+    assert c.commit(rec) == other.feed(copy.deepcopy(rec)) == record_hash(rec)
+    assert sorted(calls) == sorted(["verify_record", "verify_envelope", "record_hash"] * 2)
+    assert snapshot(c) == snapshot(other)
+    # another object: the same bytes are known by their hash, other bytes are checked in full
+    calls.clear()
+    c.check(g.seq.records[5])
+    same = copy.deepcopy(g.seq.records[5])
+    assert c.commit(same) == record_hash(same)
+    assert sorted(calls) == sorted(["verify_record", "verify_envelope"] + ["record_hash"] * 2)
+    c.check(g.seq.records[6])
+    changed = copy.deepcopy(g.seq.records[6])
+    changed["t"] += 1
+    with pytest.raises(ProtocolError) as info:
+        c.commit(changed)
+    assert info.value.code == "BAD_SIGNATURE" and c.next_index == 6
