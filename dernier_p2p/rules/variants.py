@@ -145,17 +145,12 @@ class Rules:
             "answers": answers,
             "points": pts,
             "cards": frozenset(cards),
-            "card_ids": frozenset(map(id, cards)),  # the canonical objects: a cheap first test
             # a canonical card's id -> its index (1, 2, ...) << 11 | its rank's flags: one
             # lookup says it is a card of the deck, gives its flags and a small key for caches
             "card_code": {
                 id(c): i << 11 | info[c.rank] for i, c in enumerate(dict.fromkeys(cards), 1)
             },
             "reason": {rank: f"penalty-{rank.value}" for rank in Rank},  # Drew reasons
-            # legal.py's cache: (id(top card), suit to follow) -> which cards match, and the
-            # top cards it is keyed by (kept alive so their ids stay theirs)
-            "matching": {},
-            "matching_tops": [],
             "deck_size": len(cards),
             "special": frozenset(self.special_ranks),
         }
