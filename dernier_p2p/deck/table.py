@@ -14,7 +14,7 @@ Messages are plain dicts (canonical-msgpack-able) with ``"type"`` and ``"seat"``
 ``tokens``      ``tokens``: list of ``{"position", "owner", "token", "proof"}`` (:mod:`tokens`)
 ``transfer``    ``position``, ``to``, ``epk``, ``box``, ``commit`` (:mod:`transfer`)
 ``peek``        same fields as ``transfer``; the box holds the author's own token
-``complaint``   ``ref``: index of the box complained of, ``plaintext``: bytes or None
+``complaint``   ``ref``: relay-order index of the box complained of, ``plaintext``: bytes/None
 ``secret``      ``secret``: the author's per-hand secret scalar (32 bytes)
 =============== =================================================================================
 
@@ -835,6 +835,8 @@ def start_all(tables: list[DeckTable]) -> list[dict]:
 
 def _same_wire(a: Any, b: Any) -> bool:
     """Equality of two wire values, lists and tuples alike (as canonical msgpack sees them)."""
+    if a is b:
+        return True
     if isinstance(a, list | tuple):
         return (
             isinstance(b, list | tuple)

@@ -478,3 +478,34 @@ def test_false_complaint_is_named_by_the_audit():
         table.deliver()
     assert (info.value.code, info.value.seat) == ("DECK_FAULT", receiver)
     assert "false complaint" in info.value.detail
+
+
+def test_every_proof_token_and_secret_is_checked_once_per_peer(monkeypatch):
+    import dernier_p2p.deck.keys as keys_mod
+    import dernier_p2p.deck.table as table_mod
+
+    calls = {"verify_shuffle": 0, "verify_token": 0, "check_secret": 0, "verify_reveal": 0}
+    for mod, name in ((table_mod, "verify_shuffle"), (table_mod, "verify_token"),
+                      (table_mod, "check_secret"), (keys_mod, "verify_reveal")):
+        real = getattr(mod, name)
+
+        def spy(*args, _n=name, _real=real, **kw):
+            calls[_n] += 1
+            return _real(*args, **kw)
+
+        monkeypatch.setattr(mod, name, spy)
+    n = 3
+    res = run_local_match("dernier", n, seeds(n, 7), bots(n), options={"match": ["hands", 1]})
+    assert res.state.match_over
+    bodies = [r["env"] for r in res.records]
+    by = {k: [e["seat"] for e in bodies if e["body"]["type"] == k]
+          for k in ("shuffle", "key_reveal", "secret")}
+    tokens = [e["seat"] for e in bodies if e["body"]["type"] == "tokens"
+              for _ in e["body"]["tokens"]]
+    # each session checks every other seat's message once (its own it made) and the
+    # end-of-hand audit checks none of them again
+    assert calls["verify_shuffle"] == (n - 1) * len(by["shuffle"])
+    assert calls["verify_reveal"] == (n - 1) * len(by["key_reveal"])
+    assert calls["check_secret"] == (n - 1) * len(by["secret"])
+    assert calls["verify_token"] == (n - 1) * len(tokens)
+    assert len(by["shuffle"]) == n and len(by["secret"]) == n
