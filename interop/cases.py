@@ -9,6 +9,7 @@ A case file (``cases/*.json``) is ``{"group", "description", "tests": [case, ...
                                                       its first k records, then these records
         {"records": [hex, ...]}                       these records
         {"frame": hex}                                bytes received on a connection
+        {"handshake": {"nonce": hex, "frame": hex}}   a peer's answer to a challenge
      "expected": {"result": "valid"} or
                  {"result": "invalid", "code": str, "seat": int | None, "index": int}}
 
@@ -66,6 +67,10 @@ def _hexes(value: Any, what: str) -> list[bytes]:
 def adapter_input(case: Case, cases_dir: Path = CASES_DIR) -> dict[str, Any]:
     """The ``input`` map sent to the adapter for ``case``."""
     inp = case.input
+    if "handshake" in inp:
+        shake = inp["handshake"]
+        return {"handshake": {"nonce": bytes.fromhex(shake["nonce"]),
+                              "frame": bytes.fromhex(shake["frame"])}}
     if "frame" in inp:
         return {"frame": bytes.fromhex(inp["frame"])}
     if "records" in inp:

@@ -38,7 +38,7 @@ from dernier_p2p.rules.events import Drew, Penalty
 from dernier_p2p.wire.canonical import encode
 from dernier_p2p.wire.hashing import digest
 from dernier_p2p.wire.identity import IdentityKey
-from interop.adapters.dernier_p2p_adapter import Verifier, verify_frame
+from interop.adapters.dernier_p2p_adapter import Verifier, verify_frame, verify_opening
 from interop.channel import write_transcript_records
 
 OUT = Path(__file__).resolve().parent / "cases"
@@ -389,6 +389,7 @@ class Spec:
     code: str | None  # None: valid
     seat: Any = "any"  # intended seat at fault ("any": not checked)
     frame: bytes | None = None
+    nonce: bytes | None = None  # a handshake case: the challenge's nonce
 
 
 SPECS: list[Spec] = []
@@ -1005,6 +1006,38 @@ def bad_box_case(b: Base, kind: str) -> None:
         recs[k:], "DECK_FAULT", seen["giver"])
 
 
+def unopenable_box_case(b: Base, kind: str) -> None:
+    """Replay ``b``'s match; the first ``kind`` box is altered so that it does not open. The
+    receiver complains with no plaintext; nobody can judge that before the secrets are
+    revealed, so the hand stops, the secrets follow and the audit names the giver."""
+    seen: dict[str, Any] = {}
+
+    def tamper(table: LocalTable) -> Callable[[dict], dict]:
+        def hook(env: dict) -> dict:
+            body = env["body"]
+            if seen or body["type"] != kind:
+                return env
+            seen.update(k=len(table.records), giver=env["seat"])
+            new = {**env, "body": {**body, "box": flip(body["box"], 3)}}
+            new["sig"] = table.identities[env["seat"]].sign(ENVELOPE_LABEL, env_part(new))
+            return new
+
+        return hook
+
+    run = drive(b.sc, b.trial, tamper=tamper)
+    if run.error is None or not seen:
+        print(f"  {b.name}: no unopenable {kind} box injected ({run.error})", file=sys.stderr)
+        return
+    recs = run.table.records
+    k = seen["k"]
+    assert [encode(x) for x in recs[:k]] == b.raw[:k], "the replay left the recorded match"
+    add(f"{b.name}-{kind}-box-unopenable", "16",
+        f"a {kind} box that does not open: the receiver's complaint is a dispute, which stops "
+        "the hand; the secrets follow and the audit names the giver",
+        ["Deck", "BadTransfer", "Complaint", "Audit", "LiveCheat"], b, k, recs[k:],
+        "DECK_FAULT", seen["giver"])
+
+
 def false_complaint_case(b: Base) -> None:
     """Replay ``b``'s match; after the first box, its receiver complains although the box is
     sound (quoting the true plaintext): the complainer is named."""
@@ -1089,6 +1122,63 @@ def frame_cases(b: Base) -> None:
                fr(encode({"k": "env", "env": env, "pad": b"x"})), "MALFORMED")
     frame_case("frame-garbage", "bytes that are not msgpack", ["Frame", "Encoding"],
                fr(b"\xc1\xc1\xc1"), "MALFORMED")
+
+
+def handshake_cases(b: Base) -> None:
+    """A peer's opening frame (hello or resume) against the challenge's nonce."""
+    from dernier_p2p.net import handshake as hs
+
+    ident, other = b.identities[1], b.identities[0]
+    nonce = digest("dernier-p2p/interop-nonce", b.name)
+
+    def fr(msg: dict) -> bytes:
+        payload = encode(msg)
+        return len(payload).to_bytes(4, "big") + payload
+
+    def case(id_: str, comment: str, flags: list[str], msg: dict, code: str | None) -> None:
+        SPECS.append(Spec(f"handshake-{id_}", "4.2", comment, ["Handshake", *flags], None, None,
+                          [], code, None, fr(msg), nonce))
+
+    hello = hs.hello_message(ident, nonce, "seat one", None)
+    case("hello-valid", "a hello signed over the challenge's nonce", ["Valid"], hello, None)
+    case("hello-listen-valid", "a hello with a listen address", ["Valid"],
+         hs.hello_message(ident, nonce, "seat one", ("10.0.0.7", 47001)), None)
+    resume = hs.resume_message(ident, nonce, 57)
+    case("resume-valid", "a resume holding records up to 57", ["Valid"], resume, None)
+    case("resume-none-valid", "a resume holding no record (have -1)", ["Valid"],
+         hs.resume_message(ident, nonce, -1), None)
+    case("hello-other-nonce", "a hello signed over another nonce (a replayed handshake)",
+         ["Replay", "BadSignature"], hs.hello_message(ident, flip(nonce), "seat one", None),
+         "BAD_SIGNATURE")
+    case("hello-sig-flipped", "a hello whose signature has a bit flipped", ["BadSignature"],
+         {**hello, "sig": flip(hello["sig"], 4)}, "BAD_SIGNATURE")
+    case("hello-key-of-other", "a hello naming another seat's key", ["BadSignature"],
+         {**hello, "key": other.public_bytes()}, "BAD_SIGNATURE")
+    case("hello-small-order-key", "a hello whose key is the neutral element",
+         ["BadSignature", "IdentityKey"], {**hello, "key": bytes([1]) + bytes(31)},
+         "BAD_SIGNATURE")
+    case("hello-version-2", "a hello of protocol version 2", ["Version"],
+         {**hello, "version": 2}, "VERSION")
+    case("hello-version-2-extra", "version 2 with an extra field: the version is checked first",
+         ["Version", "UnknownField"], {**hello, "version": 2, "x": 1}, "VERSION")
+    case("hello-extra-field", "a hello with an extra field", ["UnknownField", "Malformed"],
+         {**hello, "x": 1}, "MALFORMED")
+    case("hello-no-listen", "a hello without its listen field", ["Malformed"],
+         {k: v for k, v in hello.items() if k != "listen"}, "MALFORMED")
+    case("hello-name-33", "a name of 33 characters", ["Malformed"],
+         hs.hello_message(ident, nonce, "x" * 33, None), "MALFORMED")
+    case("hello-name-control", "a name with a control character", ["Malformed"],
+         hs.hello_message(ident, nonce, "a\tb", None), "MALFORMED")
+    case("hello-port-zero", "a listen port of 0", ["Malformed"],
+         {**hello, "listen": ["10.0.0.7", 0]}, "MALFORMED")
+    case("resume-have-minus-2", "a resume with have -2", ["Malformed"],
+         hs.resume_message(ident, nonce, -2), "MALFORMED")
+    case("resume-signed-by-other", "a resume naming one key, signed by another",
+         ["BadSignature"], {**resume, "key": other.public_bytes()}, "BAD_SIGNATURE")
+    case("welcome-instead", "a welcome where a hello is due", ["Unexpected"],
+         {"k": "welcome", "seat": 1}, "UNEXPECTED")
+    case("env-instead", "an envelope before the handshake", ["Unexpected"],
+         {"k": "env", "env": b.records[3]["env"]}, "UNEXPECTED")
 
 
 # ---------------------------------------------------------------------- valid cases
@@ -1177,7 +1267,7 @@ def left_cases(b: Base) -> None:
 # ---------------------------------------------------------------------- checking and writing
 GROUPS = [
     ("encoding", ("3",), "Canonical msgpack: every non-canonical or mistyped record is refused"),
-    ("frames", ("4",), "Frames on a connection: length limits and the frame codec"),
+    ("frames", ("4",), "Frames on a connection: length limits, the frame codec, the handshake"),
     ("chain", ("5",), "Envelopes, records and the hash chain"),
     ("bodies", ("6", "20"), "Message bodies: schemas, unknown types and fields, host-only bodies"),
     ("moves", ("7.4",), "Moves the rules refuse, cards not held"),
@@ -1206,7 +1296,9 @@ def check_all(bases: dict[str, Base]) -> list[tuple[Spec, dict]]:
     order = sorted(SPECS, key=lambda s: (s.base or "~", s.k if s.k is not None else 1 << 60))
     dropped = 0
     for spec in order:
-        if spec.frame is not None:
+        if spec.nonce is not None:
+            v = verify_opening(spec.nonce, spec.frame)
+        elif spec.frame is not None:
             v = verify_frame(spec.frame)
         else:
             b = bases[spec.base]
@@ -1233,8 +1325,11 @@ def check_all(bases: dict[str, Base]) -> list[tuple[Spec, dict]]:
 
 
 def case_json(spec: Spec, expected: dict) -> dict:
-    if spec.frame is not None:
-        inp: dict[str, Any] = {"frame": spec.frame.hex()}
+    if spec.nonce is not None:
+        inp: dict[str, Any] = {"handshake": {"nonce": spec.nonce.hex(),
+                                             "frame": spec.frame.hex()}}
+    elif spec.frame is not None:
+        inp = {"frame": spec.frame.hex()}
     elif spec.k is None:
         inp = {"transcript": spec.base}
     else:
@@ -1300,10 +1395,13 @@ def main(argv: list[str] | None = None) -> int:
     extra_valid_cases(first, tag)
     illegal_play_case(first, tag)
     frame_cases(first)
+    handshake_cases(first)
     for name, kind in (("moderno-3p", "transfer"), ("originale-3p", "peek")):
         if name in bases:
             bad_box_case(bases[name], kind)
             false_complaint_case(bases[name])
+            if name == "moderno-3p":
+                unopenable_box_case(bases[name], kind)
     for name in ("moderno-3p", "originale-3p", "standard-3p"):
         if name in bases and name != tag:
             illegal_play_case(bases[name], name)

@@ -144,20 +144,28 @@ class Verifier:
         return VALID
 
 
-def verify_frame(data: Any) -> Verdict:
-    """A frame as received on a connection: length prefix, payload, frame codec."""
+def _payload(data: Any) -> tuple[Verdict | None, dict[str, Any] | None]:
+    """The framing checks and the frame codec: a refusal, or the decoded message."""
     if not isinstance(data, bytes) or len(data) < 4:
-        return Verdict("invalid", "MALFORMED", None, None, "shorter than a length prefix")
+        return Verdict("invalid", "MALFORMED", None, None, "shorter than a length prefix"), None
     size = int.from_bytes(data[:4], "big")
     if size > hs.MAX_FRAME:
-        return Verdict("invalid", "OVERSIZED", None, None, f"frame of {size} bytes announced")
+        return Verdict("invalid", "OVERSIZED", None, None, f"frame of {size} bytes"), None
     if len(data) - 4 != size:
         what = "truncated" if len(data) - 4 < size else "followed by stray bytes"
-        return Verdict("invalid", "MALFORMED", None, None, f"frame {what}")
+        return Verdict("invalid", "MALFORMED", None, None, f"frame {what}"), None
     try:
-        message = hs.unpack(data[4:])
+        return None, hs.unpack(data[4:])
     except hs.NetError as exc:
-        return Verdict("invalid", exc.code, None, None, exc.detail)
+        return Verdict("invalid", exc.code, None, None, exc.detail), None
+
+
+def verify_frame(data: Any) -> Verdict:
+    """A frame as received on a connection: length prefix, payload, frame codec."""
+    refused, message = _payload(data)
+    if refused is not None:
+        return refused
+    assert message is not None
     kind = message["k"]
     if kind not in FRAME_KINDS:
         return Verdict("invalid", hs.UNEXPECTED, None, None, f"unknown frame kind {kind!r}")
@@ -170,11 +178,30 @@ def verify_frame(data: Any) -> Verdict:
     return VALID
 
 
+def verify_opening(nonce: Any, data: Any) -> Verdict:
+    """A peer's first frame, answering a challenge with ``nonce`` (PROTOCOL.md 4.2): framing,
+    then kind, version, fields, key and signature."""
+    refused, message = _payload(data)
+    if refused is not None:
+        return refused
+    assert message is not None
+    if not isinstance(nonce, bytes) or len(nonce) != hs.NONCE_SIZE:
+        raise ValueError("a handshake case has a 32-byte nonce")
+    try:
+        hs.check_opening(message, nonce)
+    except hs.NetError as exc:
+        return Verdict("invalid", exc.code, None, None, exc.detail)
+    return VALID
+
+
 def judge(verifier: Verifier, case: dict[str, Any]) -> Verdict:
     """The verdict on one case's input."""
     inp = case.get("input")
     if not isinstance(inp, dict):
         raise ValueError("a case has an input map")
+    if "handshake" in inp:
+        shake = inp["handshake"]
+        return verify_opening(shake.get("nonce"), shake.get("frame"))
     if "frame" in inp:
         return verify_frame(inp["frame"])
     if "records" in inp:
