@@ -1,18 +1,18 @@
 """Following a seat's session as records arrive: the table's log and the shuffle progress.
 
-:func:`follow` waits on the seat's :class:`~dernier_p2p.net.seat.LocalSeat` and, after each
-record the session has checked, prints one line per rules event worth telling (see
+:meth:`Narrator.follow` iterates the seat's :class:`~dernier_p2p.net.seat.LocalSeat` records and,
+after each record the session has checked, prints one line per rules event worth telling (see
 :mod:`.narrate`), a line per verified shuffle of the deck ("Shuffling hand 1: seat 2 of 4
-verified"), and the session's own notices (a move that lost a race, a time-out, a stall, the
-deck audit of a finished hand, a new host). The lines also go to ``log`` for the table view.
+verified"), a line before each long check or computation of a shuffle ("Verifying Bob's shuffle
+(2 of 4)…", "Shuffling the deck: your shuffle, 3 of 4…"), and the session's own notices (a
+move that lost a race, a time-out, a stall, the deck audit of a finished hand, a new host).
+The lines also go to ``log`` for the table view.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
-
-import trio
 
 from dernier_p2p.cli.narrate import narrate
 from dernier_p2p.net.seat import LocalSeat
@@ -97,14 +97,22 @@ class Narrator:
                 self.echo(line)
         self._events = len(events)
 
-    async def follow(self, current: Callable[[], LocalSeat | None]) -> None:
+    def work(self, what: str, seat: int, number: int) -> None:
+        """A line before a long step of the shuffle (see :data:`.seat.WorkNotice`)."""
+        if not self.progress or self.seat is None:
+            return
+        self.flush()
+        n = self.seat.session.n
+        if what == "shuffle":
+            self.echo(f"Shuffling the deck: your shuffle, {number} of {n}…")
+        else:
+            name = names_of(self.seat)[seat]
+            self.echo(f"Verifying {name}'s shuffle (seat {seat}, {number} of {n})…")
+
+    async def follow(self, seat: LocalSeat) -> None:
         """Narrate the seat's match until it is over (run as a task; cancel to stop early)."""
-        while (seat := current()) is None:
-            await trio.sleep(0.02)
         self.seat = seat
-        while True:
-            changed = seat.changed
+        seat.on_work = self.work
+        self.flush()
+        async for _ in seat.follow(self._records):
             self.flush()
-            if seat.finished:
-                return
-            await changed.wait()

@@ -261,6 +261,12 @@ class HumanAgent:
             self.echo(line)  # show scripted input in the transcript of the session
         return line
 
+    def refused(self, code: str, detail: str) -> None:
+        """A move this seat chose was refused (by the session or by the host): say so; the
+        prompt comes back when the seat is asked again."""
+        self._last_offer = None  # show the offer again, if out of turn
+        self.echo(f"  Your move was refused ({code}): {detail}")
+
     async def __call__(self, state: State, seat: int, view: Mapping[int, Card]) -> Move | None:
         moves = legal_moves(state, seat, view)
         if not moves:

@@ -14,7 +14,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import click
 import trio
@@ -47,14 +47,23 @@ class Seating:
     lines: LineReader | None = None
     log: list[str] = field(default_factory=list)
     narrator: Narrator | None = None
+    seat: LocalSeat | None = None  # the user's seat, once the match has started
 
     def __post_init__(self) -> None:
         if self.narrator is None:
             self.narrator = Narrator(self.echo, self.log, self.colour)
 
-    async def follow(self, current: Callable[[], LocalSeat | None]) -> None:
+    async def follow(self, source: SeatSource) -> None:
+        """Narrate the user's seat (``source``: the Host or Peer running it) to the end."""
         assert self.narrator is not None
-        await self.narrator.follow(current)
+        self.seat = await source.local_seat()
+        await self.narrator.follow(self.seat)
+
+
+class SeatSource(Protocol):
+    """A Host or a Peer: what runs the user's seat."""
+
+    async def local_seat(self) -> LocalSeat: ...
 
 
 def local_seed(seed: int, what: str, seat: int) -> bytes:
@@ -62,30 +71,35 @@ def local_seed(seed: int, what: str, seat: int) -> bytes:
     return digest("dernier-p2p/cli-local", [seed, what, seat])
 
 
-def _user_agent(seating: Seating, current: Callable[[], LocalSeat | None]) -> Agent:
+class _Human:
+    """The human agent of the user's seat, bound to it the first time it is asked."""
+
+    def __init__(self, seating: Seating, source: SeatSource) -> None:
+        self.source = source
+        self.seat: LocalSeat | None = None
+        assert seating.narrator is not None
+        self.agent = HumanAgent(
+            [], seating.log, seating.lines or LineReader(), self._state, echo=seating.echo,
+            colour=seating.colour, flush=seating.narrator.flush,
+        )
+
+    def _state(self) -> Any:
+        return None if self.seat is None else self.seat.session.state
+
+    async def __call__(self, state: Any, seat: int, view: Any) -> Any:
+        if self.seat is None:
+            self.seat = await self.source.local_seat()
+            self.agent.names = names_of(self.seat)
+        return await self.agent(state, seat, view)
+
+    def refused(self, code: str, detail: str) -> None:
+        self.agent.refused(code, detail)
+
+
+def _user_agent(seating: Seating, source: SeatSource) -> Agent:
     if seating.bot:
         return bot_agent(HeuristicBot(seating.bot_seed))
-    lines = seating.lines or LineReader()
-    names: list[str] = []
-
-    def state() -> Any:
-        me = current()
-        return None if me is None else me.session.state
-
-    assert seating.narrator is not None
-    agent = HumanAgent(
-        names, seating.log, lines, state, echo=seating.echo, colour=seating.colour,
-        flush=seating.narrator.flush,
-    )
-
-    async def ask(st: Any, seat: int, view: Any) -> Any:
-        if not agent.names:
-            me = current()
-            assert me is not None
-            agent.names = names_of(me)
-        return await agent(st, seat, view)
-
-    return ask
+    return _Human(seating, source)
 
 
 async def play_local(
@@ -101,11 +115,6 @@ async def play_local(
     return the user's seat. The user's QuitGame (or any fault) propagates."""
     timers = AUTO_TIMERS if seating.bot else HUMAN_TIMERS
     pace = 0.0 if seating.bot else BOT_PACE
-    host: Host | None = None
-
-    def current() -> LocalSeat | None:
-        return None if host is None else host.me
-
     config = HostConfig(
         players=players,
         variant=variant,
@@ -121,17 +130,12 @@ async def play_local(
         linger_s=0.2,
     )
     seating.bot_seed = seed * 31
-    host = Host(
-        IdentityKey.generate(local_seed(seed, "identity", 0)), config,
-        _user_agent(seating, current),
-    )
+    host = Host(IdentityKey.generate(local_seed(seed, "identity", 0)), config, None)
+    host.agent = _user_agent(seating, host)
     async with trio.open_nursery() as nursery:
-
-        async def run_host(task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
-            await host.run(task_status=task_status)
-
-        await nursery.start(run_host)
-        nursery.start_soon(seating.follow, current)
+        await nursery.start(host.run)
+        nursery.start_soon(seating.follow, host)
+        joins = host.joins()
         for seat in range(1, players):
             peer = Peer(
                 IdentityKey.generate(local_seed(seed, "identity", seat)),
@@ -142,23 +146,19 @@ async def play_local(
             )
             nursery.start_soon(peer.run)
             with trio.fail_after(10):  # join in seat order: the same seats on every run
-                while len(host.players) <= seat:
-                    await trio.sleep(0.005)
-    return current()
+                while (await anext(joins)).seat != seat:
+                    pass
+    return seating.seat
 
 
 async def _announce_joins(host: Host, echo: Callable[..., None]) -> None:
     """Tell the host's user who sits down (and leaves the lobby) until the table is full."""
-    seen: dict[int, str] = {}
-    while not host.full.is_set():
-        now = {s: p.name for s, p in host.players.items()}
-        for s in sorted(set(now) - set(seen)):
-            if s != 0:
-                echo(f"Seat {s}: {now[s]} sits down ({len(now)} of {host.config.players}).")
-        for s in sorted(set(seen) - set(now)):
-            echo(f"Seat {s}: {seen[s]} leaves the lobby.")
-        seen = now
-        await trio.sleep(0.1)
+    async for event in host.joins():
+        if event.kind == "join":
+            echo(f"Seat {event.seat}: {event.name} sits down "
+                 f"({event.taken} of {host.config.players}).")
+        else:
+            echo(f"Seat {event.seat}: {event.name} leaves the lobby.")
     echo("The table is full; the match begins.")
 
 
@@ -166,51 +166,34 @@ async def host_table(
     identity: IdentityKey, config: HostConfig, seating: Seating
 ) -> LocalSeat | None:
     """Host a table for peers on other machines; the user plays seat 0."""
-    host: Host | None = None
-
-    def current() -> LocalSeat | None:
-        return None if host is None else host.me
-
-    host = Host(identity, config, _user_agent(seating, current))
+    host = Host(identity, config, None)
+    host.agent = _user_agent(seating, host)
     async with trio.open_nursery() as nursery:
-
-        async def run_host(task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
-            await host.run(task_status=task_status)
-
-        await nursery.start(run_host)
+        await nursery.start(host.run)
         where = config.advertise or config.bind
         seating.echo(
             f"Hosting a {config.variant} table for {config.players} on port {host.port}. "
             f"Others join with: dernier join {where}:{host.port}"
         )
         nursery.start_soon(_announce_joins, host, seating.echo)
-        nursery.start_soon(seating.follow, current)
-    return current()
+        nursery.start_soon(seating.follow, host)
+    return seating.seat
 
 
 async def join_table(
     identity: IdentityKey, address: tuple[str, int], config: PeerConfig, seating: Seating
 ) -> LocalSeat | None:
     """Join the table at ``address`` and play until the match is over."""
-    peer: Peer | None = None
-
-    def current() -> LocalSeat | None:
-        return None if peer is None else peer.me
-
     seating.bot_seed = int.from_bytes(os.urandom(4), "little")
-    peer = Peer(identity, address, _user_agent(seating, current), config)
+    peer = Peer(identity, address, None, config)
+    peer.agent = _user_agent(seating, peer)
     async with trio.open_nursery() as nursery:
-
-        async def run_peer() -> None:
-            await peer.run()
-
-        nursery.start_soon(run_peer)
-        nursery.start_soon(seating.follow, current)
+        nursery.start_soon(peer.run)
+        nursery.start_soon(seating.follow, peer)
 
         async def seated() -> None:
-            while peer.seat is None:
-                await trio.sleep(0.02)
+            await peer.joined.wait()
             seating.echo(f"Seated at seat {peer.seat}; waiting for the table to fill.")
 
         nursery.start_soon(seated)
-    return current()
+    return seating.seat

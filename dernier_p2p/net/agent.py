@@ -3,6 +3,10 @@
 An :data:`Agent` is ``async agent(state, seat, view) -> Move | None``, asked whenever the seat
 may act (its turn, or an out-of-turn move such as a jump-in, a late declaration or a catch);
 ``view`` holds the faces the seat may see. Out of turn it may return None (no move wanted).
+
+An agent may also have a ``refused(code, detail)`` method: it is called when a move it chose is
+refused (by the session before it is sent, or by the host's ``error`` frame), and the agent is
+then asked again at once (an agent without it is asked again when the table changes).
 """
 
 from __future__ import annotations
@@ -13,6 +17,15 @@ from dernier_p2p.rules import Card, Move, State
 
 Agent = Callable[[State, int, Mapping[int, Card]], Awaitable[Move | None]]
 Policy = Callable[[State, int, Mapping[int, Card]], Move | None]
+
+
+def tell_refused(agent: object, code: str, detail: str) -> bool:
+    """Call ``agent.refused(code, detail)`` if the agent has it; whether it had."""
+    hook = getattr(agent, "refused", None)
+    if not callable(hook):
+        return False
+    hook(code, detail)
+    return True
 
 
 def bot_agent(policy: Policy, delay: float = 0.0) -> Agent:

@@ -114,13 +114,15 @@ FrameHandler = Callable[[FramedStream], Awaitable[None]]
 
 async def serve_framed(
     handler: FrameHandler,
-    port: int,
+    port: int = 0,
     *,
     max_frame: int,
     host: str | None = None,
+    listeners: list[trio.SocketListener] | None = None,
     task_status: trio.TaskStatus[list[trio.SocketListener]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Accept TCP connections on ``port`` forever, running ``handler`` on each, framed.
+    """Accept TCP connections on ``port`` (or on ``listeners`` opened beforehand, in which case
+    ``port`` and ``host`` are ignored) forever, running ``handler`` on each, framed.
 
     The connection is closed when the handler returns. A handler that fails with
     :class:`FrameError`, :class:`PeerClosed` or a broken or closed stream (also inside an
@@ -138,4 +140,7 @@ async def serve_framed(
         finally:
             await trio.aclose_forcefully(framed)
 
-    await trio.serve_tcp(run, port, host=host, task_status=task_status)
+    if listeners is not None:
+        await trio.serve_listeners(run, listeners, task_status=task_status)
+    else:
+        await trio.serve_tcp(run, port, host=host, task_status=task_status)

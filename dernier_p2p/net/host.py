@@ -23,6 +23,10 @@ proof, a coin message not due) is retracted and answered with an error frame ins
 stopping the match. A ``move`` must also be legal in the state its head echo names (the
 session's rule for races), else ``ILLEGAL_MOVE``.
 
+A front-end follows the lobby with ``async for event in host.joins()`` (a :class:`LobbyEvent` per
+seat taken or freed, until the table is full) and the match with ``await host.local_seat()``
+(the host's own :class:`~.seat.LocalSeat`, once record 0 is sequenced).
+
 A host built with ``takeover=`` (a peer's seat, after the host was lost; see :mod:`.peer`)
 gathers the other seats' resumes first, then sequences the host change.
 """
@@ -34,6 +38,7 @@ import math
 import os
 import time
 from collections import deque
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -102,6 +107,17 @@ class Player:
         }
 
 
+@dataclass(frozen=True)
+class LobbyEvent:
+    """A seat taken (``kind`` "join") or freed ("leave") before the match, and how many seats
+    are taken after it (the host's included)."""
+
+    kind: str
+    seat: int
+    name: str
+    taken: int
+
+
 class Conn:
     """One peer's connection: an unbounded outgoing queue drained by a sender task."""
 
@@ -137,22 +153,6 @@ class Conn:
         self.scope.cancel()
 
 
-async def serve_listeners(handler: Any, listeners: list[trio.SocketListener]) -> None:
-    """Like :func:`.framing.serve_framed`, on listeners opened beforehand (a peer opens its
-    listener when it joins, so the address it announces is already its own)."""
-
-    async def run(stream: trio.SocketStream) -> None:
-        framed = FramedStream(stream, hs.MAX_FRAME)
-        try:
-            await handler(framed)
-        except* (FrameError, PeerClosed, trio.BrokenResourceError, trio.ClosedResourceError):
-            pass
-        finally:
-            await trio.aclose_forcefully(framed)
-
-    await trio.serve_listeners(run, listeners)
-
-
 def _ms() -> int:
     return int(trio.current_time() * 1000)
 
@@ -182,6 +182,9 @@ class Host:
         self.me: LocalSeat | None = takeover
         self.port = 0
         self.full = trio.Event()
+        self.started = trio.Event()  # set once the host's own seat (``me``) exists
+        self.lobby: list[LobbyEvent] = []
+        self._lobby_changed = trio.Event()
         self.gathering = takeover is not None  # a new host collecting the others' records
         self.old_host: int | None = None
         self._early: list[tuple[int, Any]] = []  # envelopes that came while gathering
@@ -200,6 +203,7 @@ class Host:
                 listen = None if p["listen"] is None else (p["listen"][0], p["listen"][1])
                 self.players[seat] = Player(p["name"], p["key"], listen)
             self.full.set()
+            self.started.set()
         self.done = trio.Event()
         self.deadlines = Deadlines(config.timers.turn_ms)
         self.grace = Grace(config.timers.grace_ms)
@@ -219,6 +223,32 @@ class Host:
         return [] if self.me is None else self.me.records
 
     # ------------------------------------------------------------------ lobby
+    def _lobby_note(self, kind: str, seat: int, name: str) -> None:
+        self.lobby.append(LobbyEvent(kind, seat, name, len(self.players)))
+        self._lobby_wake()
+
+    def _lobby_wake(self) -> None:
+        self._lobby_changed.set()
+        self._lobby_changed = trio.Event()
+
+    async def joins(self) -> AsyncIterator[LobbyEvent]:
+        """Every lobby event from the first, in order; ends once the table is full."""
+        at = 0
+        while True:
+            changed = self._lobby_changed
+            while at < len(self.lobby):
+                yield self.lobby[at]
+                at += 1
+            if self.full.is_set():
+                return
+            await changed.wait()
+
+    async def local_seat(self) -> LocalSeat:
+        """The host's own seat, once the match has started."""
+        await self.started.wait()
+        assert self.me is not None
+        return self.me
+
     def summary(self) -> dict[str, Any]:
         return {
             "name": self.config.table_name,
@@ -250,6 +280,7 @@ class Host:
             raise hs.NetError(hs.TABLE_FULL, f"all {self.config.players} seats are taken")
         seat = min(s for s in range(self.config.players) if s not in self.players)
         self.players[seat] = Player(opening.name, opening.key, opening.listen)
+        self._lobby_note("join", seat, opening.name)
         return seat, None
 
     async def _refuse(self, stream: FramedStream, code: str, detail: str) -> None:
@@ -296,6 +327,7 @@ class Host:
                 conn.push(hs.pack({"k": "rec", "rec": rec}))
         elif len(self.players) == self.config.players:
             self.full.set()
+            self._lobby_wake()
         log.info("seat %d: %s connected", seat, self.players[seat].name)
         try:
             with conn.scope:
@@ -320,7 +352,8 @@ class Host:
         del self.conns[conn.seat]
         seat = conn.seat
         if not self.full.is_set():
-            del self.players[seat]  # a lobby seat is simply freed
+            name = self.players.pop(seat).name  # a lobby seat is simply freed
+            self._lobby_note("leave", seat, name)
             log.info("seat %d left the lobby", seat)
         elif seat not in self.left and not self.done.is_set():
             self.grace.dropped(seat, _ms())
@@ -387,6 +420,9 @@ class Host:
         if seat == self.seat:
             self.faults.append((seat, code, detail))
             log.error("own envelope refused: %s: %s", code, detail)
+            if self.me is not None:
+                for env in self.me.refused(code, detail):
+                    self._submit(self.seat, env)
             return
         if conn is None or conn.closing:
             log.info("seat %d (connection closed): %s: %s", seat, code, detail)
@@ -591,6 +627,7 @@ class Host:
         self.me = LocalSeat(
             self.identity, HOST_SEAT, rec, self.seed, self.agent, cfg.transcript
         )
+        self.started.set()
         self._publish(rec)
         for env in self.me.start():
             self._submit(HOST_SEAT, env)
@@ -624,13 +661,10 @@ class Host:
         cfg = self.config
         try:
             async with trio.open_nursery() as nursery:
-                if self.listeners is None:
-                    self.listeners = await nursery.start(
-                        partial(serve_framed, self.handle, cfg.port, host=cfg.bind,
-                                max_frame=hs.MAX_FRAME)
-                    )
-                else:
-                    nursery.start_soon(serve_listeners, self.handle, self.listeners)
+                self.listeners = await nursery.start(
+                    partial(serve_framed, self.handle, cfg.port, host=cfg.bind,
+                            max_frame=hs.MAX_FRAME, listeners=self.listeners)
+                )
                 self.port = self.listeners[0].socket.getsockname()[1]
                 if self.me is None:
                     where = (cfg.advertise or cfg.bind, self.port)

@@ -92,7 +92,15 @@ class Peer:
         self.listeners: list[trio.SocketListener] | None = None
         self.host: Host | None = None  # set when this peer takes over as host
         self._act_scope = trio.CancelScope()
+        self.joined = trio.Event()  # set once seated (``seat`` known)
+        self.started = trio.Event()  # set once the seat's session exists (``me``)
         self._tx, self._rx = trio.open_memory_channel[bytes](math.inf)
+
+    async def local_seat(self) -> LocalSeat:
+        """This peer's seat, once the match has started (record 0 received)."""
+        await self.started.wait()
+        assert self.me is not None
+        return self.me
 
     # ------------------------------------------------------------------ sending
     async def send(self, env: dict[str, Any]) -> None:
@@ -143,9 +151,9 @@ class Peer:
                 log.warning("seat %s: host refused a message: %s: %s", self.seat, exc.code,
                             exc.detail)
                 self.errors.append((exc.code, exc.detail))
-                if self.me is not None:
-                    self.me.in_flight = False
-                    self.me.changed.set()
+                if self.me is not None:  # the agent is told, counters are mended
+                    for env in self.me.refused(exc.code, exc.detail):
+                        self._tx.send_nowait(hs.pack({"k": "env", "env": env}))
 
     # ------------------------------------------------------------------ connecting
     async def _join(self) -> None:
@@ -159,6 +167,7 @@ class Peer:
             self.stream = await open_framed(*self.address, hs.MAX_FRAME)
             self.seat, self.table = await hs.join(self.stream, self.identity, cfg.name, listen)
         log.info("joined %s as seat %d", self.address, self.seat)
+        self.joined.set()
         msg = await self._receive()  # the match starts when the table is full
         rec = msg.get("rec") if msg["k"] == "rec" else None
         if not isinstance(rec, dict) or rec.get("i") != 0:
@@ -166,6 +175,7 @@ class Peer:
         self.me = LocalSeat(
             self.identity, self.seat, rec, self.seed, self.agent, self.config.transcript
         )
+        self.started.set()
         for env in self.me.start():
             await self.send(env)
 
@@ -176,6 +186,8 @@ class Peer:
             raise ValueError("restoring needs the transcript file")
         self.me = LocalSeat.restore(self.identity, self.seed, self.agent, cfg.transcript)
         self.seat = self.me.seat
+        self.joined.set()
+        self.started.set()
         if cfg.listen is not None:  # the same address as announced before the crash
             self.listeners = await trio.open_tcp_listeners(cfg.listen[1], host=cfg.listen[0])
         log.info("seat %d restored %d records", self.seat, len(self.me.records))

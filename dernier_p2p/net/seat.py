@@ -5,6 +5,10 @@ the transcript (flushed per record) and into the sans-IO session, which returns 
 envelopes; the local agent is asked for a move whenever the seat may act and the move goes out
 through the session. Sending is the caller's business (a callback), so the same class serves the
 host (which sequences its own envelopes) and a peer (which sends them to the host).
+
+Who follows the seat (a front-end) iterates :meth:`LocalSeat.follow` (every record, in order, once
+the session has applied it) and may set :attr:`LocalSeat.on_work`, called just before a record
+whose checking is long begins (another seat's shuffle to verify, this seat's own to compute).
 """
 
 from __future__ import annotations
@@ -13,12 +17,12 @@ import logging
 import os
 import queue
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import trio
 
-from dernier_p2p.net.agent import Agent
+from dernier_p2p.net.agent import Agent, tell_refused
 from dernier_p2p.protocol.envelope import Author, genesis_hash
 from dernier_p2p.protocol.errors import ProtocolError
 from dernier_p2p.protocol.session import Session
@@ -65,6 +69,35 @@ class BackgroundWriter:
             raise self._error
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
+WorkNotice = Callable[[str, int, int], None]
+"""``on_work(what, seat, number)``: ``what`` is "verify" (``seat``'s shuffle is being checked)
+or "shuffle" (this seat computes its own); ``number`` is the shuffle's place (1..n) in the
+round."""
+
+
+def long_work(session: Session, record: Any) -> list[tuple[str, int, int]]:
+    """What applying ``record`` will take long for, as ``(what, seat, number)`` (see
+    :data:`WorkNotice`): verifying another seat's shuffle, and computing this seat's own
+    shuffle when the record makes it this seat's turn (the first shuffle of a hand follows the
+    last key reveal; each next one follows the previous seat's shuffle). The record is not
+    checked here: a wrong guess only changes a progress line."""
+    env = record.get("env") if isinstance(record, dict) else None
+    body = env.get("body") if isinstance(env, dict) else None
+    author = env.get("seat") if isinstance(env, dict) else None
+    if not isinstance(body, dict) or body.get("type") not in ("shuffle", "key_reveal"):
+        return []
+    pending = session.pending
+    turn = next((s for s, what in pending if what.startswith("shuffle")), None)
+    out = []
+    me = session.seat
+    if body["type"] == "shuffle" and author == turn and isinstance(author, int):
+        if author != me:
+            out.append(("verify", author, author + 1))
+        if me is not None and author + 1 == me:
+            out.append(("shuffle", me, me + 1))
+    elif body["type"] == "key_reveal" and me == 0 and pending == [(author, "key_reveal")]:
+        out.append(("shuffle", me, 1))
+    return out
 
 
 class LocalSeat:
@@ -95,6 +128,9 @@ class LocalSeat:
         self.changed = trio.Event()
         self.version = 0  # bumped per applied record
         self.replaying: list[dict[str, Any]] | None = None  # bodies owed after a restart
+        self._stale = 0  # error frames still due for envelopes signed again
+        self.refusals = 0  # own moves refused so far (the agent is asked again after each)
+        self.on_work: WorkNotice | None = None
 
     @classmethod
     def restore(
@@ -164,7 +200,8 @@ class LocalSeat:
 
     def resend(self) -> list[dict[str, Any]]:
         """Own envelopes sent but not sequenced, in counter order (to send again after a
-        resume)."""
+        resume: no error frame for the envelopes sent before is expected any more)."""
+        self._stale = 0
         return [self.unsequenced[n] for n in sorted(self.unsequenced)]
 
     def take_over(self, old_host: int) -> list[dict[str, Any]]:
@@ -181,6 +218,9 @@ class LocalSeat:
     def apply(self, record: dict[str, Any], now_ms: int) -> list[dict[str, Any]]:
         """Verify and apply one record; return the envelopes to send. Raises ProtocolError
         (nothing applied, nothing written) if the record is refused."""
+        if self.on_work is not None:
+            for what, seat, number in long_work(self.session, record):
+                self.on_work(what, seat, number)
         out = self.session.receive(record, now_ms)
         self.records.append(record)
         if self.writer is not None:
@@ -198,9 +238,60 @@ class LocalSeat:
             if env["body"].get("type") == "move":
                 self.in_flight = False
         self.version += 1
+        self._wake()
+        return out
+
+    def _wake(self) -> None:
         self.changed.set()
         self.changed = trio.Event()
+
+    async def follow(self, start: int = 0) -> AsyncIterator[dict[str, Any]]:
+        """Every record from index ``start`` on, in order, each once the session has applied
+        it; ends after the last record of the match."""
+        at = start
+        while True:
+            changed = self.changed
+            while at < len(self.records):
+                yield self.records[at]
+                at += 1
+            if self.finished:
+                return
+            await changed.wait()
+
+    def refused(self, code: str, detail: str) -> list[dict[str, Any]]:
+        """The host refused an own envelope (its ``error`` frame); return the envelopes to send
+        again.
+
+        The host takes a seat's envelopes in counter order, so the refused one is the lowest
+        not sequenced yet; those sent after it carry counters the host now refuses as out of
+        order (their error frames are expected and skipped here). They are signed again from
+        the refused one's counter and returned. The refused move is dropped: the agent is told
+        and asked again. An error frame while no move of this seat is the lowest one in flight
+        concerns nothing this seat sent honestly and changes nothing."""
+        if self._stale:
+            self._stale -= 1
+            return []
+        if not self.unsequenced:
+            if self.in_flight:  # the host's own seat keeps no envelopes: just tell
+                self.in_flight = False
+                self._tell(code, detail)
+            return []
+        lowest = self.unsequenced[min(self.unsequenced)]
+        if not self.in_flight or lowest["body"].get("type") != "move":
+            return []  # not about an honest envelope of this seat's (nothing to mend)
+        del self.unsequenced[lowest["n"]]
+        rest = self.resend()
+        out = self.session.sign_again([e["body"] for e in rest])
+        self.unsequenced = {e["n"]: e for e in out}
+        self._stale = len(rest)
+        self.in_flight = False
+        self._tell(code, detail)
         return out
+
+    def _tell(self, code: str, detail: str) -> None:
+        if tell_refused(self.agent, code, detail):
+            self.refusals += 1
+        self._wake()
 
     @property
     def finished(self) -> bool:
@@ -223,22 +314,27 @@ class LocalSeat:
     async def act(self, send: Send) -> None:
         """Ask the agent for moves until the match is over; send each through ``send``."""
         assert self.agent is not None
-        seen = -1
+        seen: tuple[int, int] = (-1, -1)
         while not self.finished:
-            if self.version == seen or not self.may_act():
+            if (self.version, self.refusals) == seen or not self.may_act():
                 await self.changed.wait()
                 continue
-            seen = self.version
+            seen = (self.version, self.refusals)
             state, view = self.session.state, dict(self.session.view)
             move = await self.agent(state, self.seat, view)
             if move is None:
                 continue
-            if self.version != seen and not self.may_act():
+            if self.version != seen[0] and not self.may_act():
                 continue  # the table moved on while the agent thought
             try:
                 env = self.session.intend(move)
-            except (IllegalMove, ProtocolError) as exc:
+            except IllegalMove as exc:
                 log.info("seat %d: move %r not sent: %s", self.seat, move, exc)
+                self._tell(exc.rule, exc.message)
+                continue
+            except ProtocolError as exc:
+                log.info("seat %d: move %r not sent: %s", self.seat, move, exc)
+                self._tell(exc.code, exc.detail)
                 continue
             self.in_flight = True
             await send(env)

@@ -311,3 +311,23 @@ def test_max_frame_must_fit_the_length_field() -> None:
     for bad in (-1, 2**32):
         with pytest.raises(ValueError):
             FramedStream(a, bad)
+
+
+async def test_serve_framed_on_listeners_opened_beforehand() -> None:
+    """Listeners opened first (a peer that announced its address) are served as they are; a
+    bad frame on one connection ends only that connection."""
+    with trio.fail_after(TIMEOUT):
+        opened = await trio.open_tcp_listeners(0, host=HOST)
+        port = opened[0].socket.getsockname()[1]
+        async with trio.open_nursery() as nursery:
+            got = await nursery.start(
+                partial(serve_framed, echo, max_frame=10, listeners=opened)  # type: ignore[arg-type]
+            )
+            assert got is opened
+            async with await trio.open_tcp_stream(HOST, port) as raw:
+                await raw.send_all((11).to_bytes(4, "big"))  # above max_frame: refused
+                assert await raw.receive_some(10) == b""
+            async with await open_framed(HOST, port, 10) as client:
+                await client.send(b"hello")
+                assert await client.receive() == b"hello"
+            nursery.cancel_scope.cancel()
