@@ -328,10 +328,10 @@ def _discover(seconds: float) -> tuple[str, int]:
     if not tables:
         _fail("No open table heard on the LAN; give the host's address: dernier join HOST:PORT")
     for k, t in enumerate(tables, 1):
-        click.echo(f"  {k}. {t.name} ({t.variant}, {t.free} seat(s) free) at {t.address}:{t.port}")
+        click.echo(f"  {k}. {t.name} ({t.variant}, {t.free} seat(s) free) at {t.reach}:{t.port}")
     choice = click.prompt("Join which table", type=click.IntRange(1, len(tables)), default=1)
     table = tables[choice - 1]
-    return table.address, table.port
+    return table.reach, table.port
 
 
 @main.command()

@@ -3,12 +3,17 @@
 Datagram (one canonical msgpack map, at most :data:`MAX_DATAGRAM` bytes)::
 
     {"magic": "dernier-p2p/lan", "version": 1, "name": str, "variant": str,
-     "free": int (seats still free), "port": int (the host's TCP port)}
+     "free": int (seats still free), "port": int (the host's TCP port),
+     "host": str (optional: the address the host advertises, 1..253 printable characters
+     without spaces)}
 
-The host's address is the datagram's source address. The host sends one every second (by
-default to the broadcast address ``255.255.255.255`` on :data:`DEFAULT_PORT`); a listener binds
-the port and keeps the latest announcement per (address, TCP port) for a given time. Datagrams
-that are not announcements are skipped (counted in :attr:`Listing.ignored`).
+A joiner connects to ``host``:``port`` when ``host`` is present, else to the datagram's source
+address (:attr:`Announcement.reach`). The host sends one every second (by default to the
+broadcast address ``255.255.255.255`` on :data:`DEFAULT_PORT`); a host bound to a loopback
+address only announces on loopback (``127.255.255.255``, see :func:`announce_target`), so no
+listener on the LAN is told about a table it cannot reach. A listener binds the port and keeps
+the latest announcement per (source address, TCP port) for a given time. Datagrams that are not
+announcements are skipped (counted in :attr:`Listing.ignored`).
 """
 
 from __future__ import annotations
@@ -27,6 +32,9 @@ MAGIC = "dernier-p2p/lan"
 VERSION = 1
 DEFAULT_PORT = 47631
 BROADCAST = "255.255.255.255"
+LOOPBACK_BROADCAST = "127.255.255.255"
+MAX_HOST = 253
+_FIELDS = frozenset({"magic", "version", "name", "variant", "free", "port"})
 MAX_DATAGRAM = 512
 INTERVAL = 1.0
 
@@ -38,26 +46,34 @@ class BadAnnouncement(ValueError):
 @dataclass(frozen=True)
 class Announcement:
     """A table open on the LAN: its ``name``, ``variant``, ``free`` seats and TCP ``port``;
-    ``address`` is the sender's IP address (empty before it is received)."""
+    ``address`` is the sender's IP address (empty before it is received); ``host`` the address
+    the host advertises (empty: none, the sender's address is used)."""
 
     name: str
     variant: str
     free: int
     port: int
     address: str = ""
+    host: str = ""
+
+    @property
+    def reach(self) -> str:
+        """The address to connect to: the advertised one, else the datagram's source."""
+        return self.host or self.address
 
     def to_bytes(self) -> bytes:
         """The datagram."""
-        data = encode(
-            {
-                "magic": MAGIC,
-                "version": VERSION,
-                "name": self.name,
-                "variant": self.variant,
-                "free": self.free,
-                "port": self.port,
-            }
-        )
+        value: dict[str, Any] = {
+            "magic": MAGIC,
+            "version": VERSION,
+            "name": self.name,
+            "variant": self.variant,
+            "free": self.free,
+            "port": self.port,
+        }
+        if self.host:
+            value["host"] = _check_host(self.host)
+        data = encode(value)
         if len(data) > MAX_DATAGRAM:
             raise BadAnnouncement(f"announcement of {len(data)} bytes exceeds {MAX_DATAGRAM}")
         return data
@@ -75,8 +91,9 @@ class Announcement:
             raise BadAnnouncement("not a table announcement (magic)")
         if value.get("version") != VERSION:
             raise BadAnnouncement(f"announcement version {value.get('version')!r}")
-        if set(value) != {"magic", "version", "name", "variant", "free", "port"}:
+        if set(value) - {"host"} != _FIELDS:
             raise BadAnnouncement("announcement fields do not match")
+        host = _check_host(value["host"]) if "host" in value else ""
         name, variant, free, port = value["name"], value["variant"], value["free"], value["port"]
         try:
             check_name(name)
@@ -88,7 +105,36 @@ class Announcement:
                 raise BadAnnouncement(f"{what} must be an integer 0..{hi}")
         if port == 0:
             raise BadAnnouncement("port must not be 0")
-        return cls(name, variant, free, port, address)
+        return cls(name, variant, free, port, address, host)
+
+
+def _check_host(host: object) -> str:
+    if (
+        not isinstance(host, str)
+        or not 1 <= len(host) <= MAX_HOST
+        or not host.isprintable()
+        or any(c.isspace() for c in host)
+    ):
+        raise BadAnnouncement(f"host must be 1..{MAX_HOST} printable characters, no spaces")
+    return host
+
+
+def is_loopback(address: str) -> bool:
+    """Whether ``address`` (a bind address) is on the loopback interface only."""
+    import ipaddress
+
+    if address == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(address.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def announce_target(bind: str, target: str) -> str:
+    """Where to send announcements: ``target``, except that a host bound to a loopback address
+    only announces on loopback (a LAN listener could not reach it)."""
+    return LOOPBACK_BROADCAST if is_loopback(bind) and not is_loopback(target) else target
 
 
 def _udp_socket(broadcast: bool) -> trio.socket.SocketType:

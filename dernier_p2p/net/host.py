@@ -47,7 +47,7 @@ import trio
 
 from dernier_p2p.net import handshake as hs
 from dernier_p2p.net.agent import Agent
-from dernier_p2p.net.discovery import DEFAULT_PORT, Announcement, announce
+from dernier_p2p.net.discovery import DEFAULT_PORT, Announcement, announce, announce_target
 from dernier_p2p.net.framing import FramedStream, FrameError, PeerClosed, serve_framed
 from dernier_p2p.net.seat import LocalSeat
 from dernier_p2p.net.timers import Deadlines, Grace, Timers, Window
@@ -65,7 +65,8 @@ HOLD_FREE = frozenset({"declare", "catch"})
 @dataclass
 class HostConfig:
     """How to run a table. ``advertise`` is the address peers can reach this host at (put in
-    the table as its ``listen``; default ``bind``); ``announce_to`` enables LAN discovery.
+    the table as its ``listen`` and in LAN announcements; default ``bind``); ``announce_to``
+    enables LAN discovery (a host bound to a loopback address announces on loopback only).
 
     ``check_first``: the host's session checks every other seat's record completely before it
     is relayed, so a message that every peer would refuse (a deck message with a bad proof, a
@@ -260,8 +261,10 @@ class Host:
     def announcement(self) -> Announcement | None:
         if self.full.is_set():
             return None
-        free = self.config.players - len(self.players)
-        return Announcement(self.config.table_name, self.config.variant, free, self.port)
+        cfg = self.config
+        free = cfg.players - len(self.players)
+        where = cfg.advertise or ("" if cfg.bind in ("", "0.0.0.0", "::") else cfg.bind)
+        return Announcement(cfg.table_name, cfg.variant, free, self.port, host=where)
 
     def _admit(self, opening: hs.Hello | hs.Resume) -> tuple[int, int | None]:
         """The seat for a checked opening and, for a resume, the index it holds."""
@@ -671,6 +674,7 @@ class Host:
                     self.players[HOST_SEAT] = Player(cfg.name, self.identity.public_bytes(), where)
                 if cfg.announce_to is not None:
                     addr, port = cfg.announce_to
+                    addr = announce_target(cfg.bind, addr)
                     beacon = partial(announce, address=addr, port=port or DEFAULT_PORT)
                     nursery.start_soon(beacon, self.announcement)
                 task_status.started(self)

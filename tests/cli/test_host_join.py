@@ -111,7 +111,8 @@ def test_join_picks_a_table_heard_on_the_lan(tmp_path: Path) -> None:
     out = tmp_path / "host.out"
     host = spawn(
         tmp_path, out, "host", "--players", "2", "--hands", "1", "--port", "0", "--bind",
-        "0.0.0.0", "--table-name", f"lan-{os.getpid()}", "--key", str(tmp_path / "k0.pem"),
+        "0.0.0.0", "--advertise", "127.0.0.1", "--table-name", f"lan-{os.getpid()}",
+        "--key", str(tmp_path / "k0.pem"),
         "--transcript", str(tmp_path / "t0"), "--bot", "--no-colour",
     )
     join = subprocess.Popen(
@@ -121,10 +122,12 @@ def test_join_picks_a_table_heard_on_the_lan(tmp_path: Path) -> None:
         env=env_for(tmp_path),
     )
     try:
-        _port(host, out)
+        port = _port(host, out)
         listing = _read_until(join, "Join which table")
-        mine = re.search(rf"(\d+)\. lan-{os.getpid()} \(dernier, 1 seat\(s\) free\)", listing)
+        mine = re.search(rf"(\d+)\. lan-{os.getpid()} \(dernier, 1 seat\(s\) free\) at (.*)",
+                         listing)
         assert mine is not None, listing
+        assert mine.group(2).strip() == f"127.0.0.1:{port}"  # the advertised address
         assert join.stdin is not None
         join.stdin.write(f"{mine.group(1)}\n".encode())
         join.stdin.close()

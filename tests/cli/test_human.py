@@ -115,3 +115,39 @@ def test_a_number_while_a_suit_is_to_be_named_is_refused() -> None:
         interpret("1", state, seat, view, moves, NAMES)
     move = interpret("b", state, seat, view, moves, NAMES)
     assert move in moves and move.suit is Suit.BLUE
+
+
+async def test_a_refused_move_is_told_and_the_prompt_comes_back(tmp_path) -> None:
+    """A scripted human at seat 1 whose first move the host refuses: a short message, then
+    the prompt again; the next line is read from it."""
+    import io
+
+    from dernier_p2p.cli.human import HumanAgent, LineReader
+    from tests.net.helpers import play
+    from tests.net.test_refused import RefusesOnce
+
+    out: list[str] = []
+    table_box: list = []
+
+    def echo(text: str = "", nl: bool = True) -> None:
+        out.append(text + ("\n" if nl else ""))
+
+    def state():
+        peer = table_box[0].peers.get(1) if table_box else None
+        return None if peer is None or peer.me is None else peer.me.session.state
+
+    # Each line that is not legal when read is refused by the prompt and the next one is read.
+    script = "y\nk\n7\nd\np\nq\n"
+    human = HumanAgent(["Host", "Ann"], [], LineReader(io.StringIO(script)), state,
+                       echo=echo, colour=False)
+
+    RefusesOnce.refused_once = False
+    table_box.clear()
+    table = await play(tmp_path, 2, host_cls=RefusesOnce, agents={1: human}, limit=30,
+                       on_start=table_box.append)
+    text = "".join(out)
+    assert RefusesOnce.refused_once, text
+    assert "Your move was refused (ILLEGAL_MOVE): refused for the test" in text
+    after = text.split("Your move was refused", 1)[1]
+    assert "q = leave > " in after  # the prompt came back
+    assert type(table.errors.get(1)).__name__ == "QuitGame"  # "q" was read from it

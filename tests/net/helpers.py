@@ -53,11 +53,13 @@ async def play(
     host_options: dict[str, Any] | None = None,
     peer_options: dict[str, Any] | None = None,
     limit: float = 60,
+    on_start: Any = None,
 ) -> Table:
     """Run a table of ``players`` bots (host = seat 0) until every task ends.
 
-    ``watch(table)`` runs as a task alongside (to kill a peer mid-hand, ...). A peer raising is
-    recorded in ``errors`` (the others go on); ``scopes[seat]`` cancels a seat (the host too).
+    ``on_start(table)`` is called first; ``watch(table)`` runs as a task alongside (to kill a
+    peer mid-hand, ...). A peer raising is recorded in ``errors`` (the others go on);
+    ``scopes[seat]`` cancels a seat (the host too).
     With ``listen`` every peer announces a loopback address (so it can take over as host)."""
     agents = agents or {}
     peer_cls = peer_cls or {}
@@ -77,6 +79,8 @@ async def play(
     )
     host = host_cls(KEYS[0], config, agent(0))
     table = Table(host, {})
+    if on_start is not None:
+        on_start(table)
     with trio.fail_after(limit):
         async with trio.open_nursery() as nursery:
 

@@ -8,12 +8,15 @@ import pytest
 import trio
 
 from dernier_p2p.net.discovery import (
+    BROADCAST,
+    LOOPBACK_BROADCAST,
     MAGIC,
     MAX_DATAGRAM,
     Announcement,
     BadAnnouncement,
     Listing,
     announce,
+    announce_target,
     listen,
 )
 from dernier_p2p.wire.canonical import encode
@@ -30,6 +33,25 @@ def test_round_trip_keeps_fields_and_takes_the_address() -> None:
         40123,
         "127.0.0.1",
     )
+
+
+def test_the_advertised_host_travels_and_is_where_to_connect() -> None:
+    table = Announcement("Friday", "dernier", 3, 40123, host="192.0.2.7")
+    got = Announcement.from_bytes(table.to_bytes(), "198.51.100.1")
+    assert (got.host, got.address, got.reach) == ("192.0.2.7", "198.51.100.1", "192.0.2.7")
+    # without a host field (as before it existed) the source address is used
+    old = Announcement.from_bytes(_datagram(), "198.51.100.1")
+    assert (old.host, old.reach) == ("", "198.51.100.1")
+    assert b"host" not in TABLE.to_bytes()
+
+
+def test_a_loopback_host_announces_on_loopback_only() -> None:
+    for bind in ("127.0.0.1", "127.0.0.2", "::1", "localhost"):
+        assert announce_target(bind, BROADCAST) == LOOPBACK_BROADCAST
+        assert announce_target(bind, "192.0.2.255") == LOOPBACK_BROADCAST
+        assert announce_target(bind, "127.0.0.1") == "127.0.0.1"
+    for bind in ("0.0.0.0", "", "192.0.2.7", "::"):
+        assert announce_target(bind, BROADCAST) == BROADCAST
 
 
 def _datagram(**changes: object) -> bytes:
@@ -61,6 +83,11 @@ def _datagram(**changes: object) -> bytes:
         _datagram(port=True),
         _datagram(extra=1),
         _datagram(free=...),
+        _datagram(host=""),
+        _datagram(host="a b"),
+        _datagram(host=7),
+        _datagram(host="h" * 254),
+        _datagram(host="tab\x07"),
         b"\x00" * (MAX_DATAGRAM + 1),
     ],
 )
@@ -135,3 +162,27 @@ async def test_a_host_announces_its_table_and_free_seats() -> None:
             nursery.cancel_scope.cancel()
     heard = box[0].tables[("127.0.0.1", host.port)]
     assert (heard.name, heard.variant, heard.free) == ("Friday", "dernier", 2)
+
+
+async def test_a_host_bound_to_loopback_broadcasts_on_loopback_with_its_address() -> None:
+    """Told to broadcast on the LAN, a host bound to 127.0.0.1 sends to 127.255.255.255 (heard
+    by a listener bound there, which a LAN broadcast never reaches) and names 127.0.0.1."""
+    from dernier_p2p.net.host import HostConfig, run_host
+    from dernier_p2p.wire.identity import IdentityKey
+
+    box: list[Listing] = []
+
+    async def run_listener(task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED) -> None:
+        box.append(await listen(0.5, port=0, bind=LOOPBACK_BROADCAST, task_status=task_status))
+
+    with trio.fail_after(5):
+        async with trio.open_nursery() as nursery:
+            port = await nursery.start(run_listener)
+            config = HostConfig(players=2, table_name="Loop", bind="127.0.0.1",
+                                announce_to=(BROADCAST, port), game=b"G" * 16)
+            key = IdentityKey.generate(b"\x08" * 32)
+            host = await nursery.start(partial(run_host, key, config, None))
+            await trio.sleep(0.6)
+            nursery.cancel_scope.cancel()
+    heard = box[0].tables[("127.0.0.1", host.port)]
+    assert (heard.name, heard.host, heard.reach) == ("Loop", "127.0.0.1", "127.0.0.1")
