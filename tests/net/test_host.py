@@ -254,3 +254,75 @@ async def test_the_next_turn_move_waits_for_the_declaration_window(tmp_path: Pat
                 checked += 1
                 break
     assert checked >= 1
+
+
+async def test_lobby_joins_and_every_record_are_told_in_order(tmp_path: Path) -> None:
+    events: list[Any] = []
+    followed: list[dict[str, Any]] = []
+    peer_followed: list[dict[str, Any]] = []
+    work: dict[int, list[tuple[str, int, int]]] = {0: [], 2: []}
+
+    async def watch(table: Any) -> None:
+        async def lobby() -> None:
+            async for event in table.host.joins():  # from the first event, ends when full
+                events.append(event)
+
+        async def records() -> None:
+            seat = await table.host.local_seat()
+            seat.on_work = lambda *what: work[0].append(what)
+            async for rec in seat.follow():
+                followed.append(rec)
+
+        async def peer_records() -> None:
+            await wait_for(lambda: 2 in table.peers)
+            seat = await table.peers[2].local_seat()
+            seat.on_work = lambda *what: work[2].append(what)
+            async for rec in seat.follow(5):
+                peer_followed.append(rec)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(lobby)
+            nursery.start_soon(records)
+            nursery.start_soon(peer_records)
+
+    table = await play(tmp_path, 3, watch=watch)
+    assert not table.errors
+    assert [(e.kind, e.seat, e.name, e.taken) for e in events] == [
+        ("join", 1, "p1", 2),
+        ("join", 2, "p2", 3),
+    ]
+    got = transcripts(tmp_path, range(3))
+    assert followed == got[0]  # every record once, in order, to the last
+    assert peer_followed == got[2][5:]
+    # told before each long step of the first shuffle round: (what, seat, its place)
+    assert work[0][:3] == [("shuffle", 0, 1), ("verify", 1, 2), ("verify", 2, 3)]
+    assert work[2][:3] == [("verify", 0, 1), ("verify", 1, 2), ("shuffle", 2, 3)]
+
+
+async def test_a_seat_freed_in_the_lobby_is_told() -> None:
+    from functools import partial
+
+    from dernier_p2p.net.framing import open_framed
+    from dernier_p2p.net.host import HostConfig, run_host
+
+    from .helpers import KEYS
+
+    events: list[Any] = []
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            host = await nursery.start(partial(run_host, KEYS[0], HostConfig(players=3), None))
+
+            async def lobby() -> None:
+                async for event in host.joins():
+                    events.append(event)
+
+            nursery.start_soon(lobby)
+            stream = await open_framed("127.0.0.1", host.port, hs.MAX_FRAME)
+            await hs.join(stream, KEYS[5], "early")
+            await stream.aclose()
+            await wait_for(lambda: len(events) == 2)
+            nursery.cancel_scope.cancel()
+    assert [(e.kind, e.seat, e.name, e.taken) for e in events] == [
+        ("join", 1, "early", 2),
+        ("leave", 1, "early", 1),
+    ]
