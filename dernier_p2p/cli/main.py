@@ -133,6 +133,7 @@ def _run(main_fn: Callable[[], Awaitable[Any]], where: str = "") -> Any:
     import trio
 
     from dernier_p2p.cli.human import QuitGame
+    from dernier_p2p.net.framing import FrameError, PeerClosed
     from dernier_p2p.net.handshake import NetError, RemoteError
     from dernier_p2p.net.peer import HostLost
     from dernier_p2p.protocol.errors import ProtocolError
@@ -144,7 +145,7 @@ def _run(main_fn: Callable[[], Awaitable[Any]], where: str = "") -> Any:
         leaves = _leaves(group)
         kinds = (
             QuitGame, KeyboardInterrupt, ProtocolError, RemoteError, NetError, HostLost,
-            trio.TooSlowError, TranscriptError, OSError,
+            trio.TooSlowError, TranscriptError, PeerClosed, FrameError, OSError,
         )
         leaf = next((e for k in kinds for e in leaves if isinstance(e, k)), None)
         if isinstance(group, SystemExit):
@@ -175,7 +176,13 @@ def _run(main_fn: Callable[[], Awaitable[Any]], where: str = "") -> Any:
             _fail(f"No answer{where} in time.")
         if isinstance(leaf, TranscriptError):
             _fail(f"Transcript: {leaf}")
+        if isinstance(leaf, PeerClosed):
+            _fail(f"Connection closed{where}: the other side hung up ({leaf}).")
+        if isinstance(leaf, FrameError):
+            _fail(f"Connection failed{where}: {leaf}")
         assert isinstance(leaf, OSError)
+        if leaf.filename is not None:  # a file, not the network
+            _fail(f"Cannot use {leaf.filename}: {leaf.strerror or leaf}")
         _fail(f"Cannot connect{where}: {leaf.strerror or leaf}")
 
 

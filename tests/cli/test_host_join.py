@@ -174,3 +174,69 @@ def test_a_human_joins_over_the_network(tmp_path: Path) -> None:
     assert any(line.startswith(("Ann plays", "Ann draws")) for line in text.splitlines()), text
     assert "You left the table." in text
     assert "Traceback" not in proc.stderr
+
+
+def test_a_refused_handshake_and_ctrl_c_are_clear_messages(tmp_path: Path) -> None:
+    """Joining with the host's own key is refused (DUPLICATE_KEY) with a hint; Ctrl-C ends the
+    waiting host with exit code 130. No traceback either way."""
+    import signal
+
+    out = tmp_path / "host.out"
+    key = str(tmp_path / "k0.pem")
+    host = spawn(
+        tmp_path, out, "host", "--players", "2", "--port", "0", "--bind", "127.0.0.1",
+        "--no-announce", "--key", key, "--transcript", str(tmp_path / "t0"), "--bot",
+    )
+    try:
+        port = _port(host, out)
+        proc = dernier(tmp_path, "join", f"127.0.0.1:{port}", "--bot", "--key", key,
+                       "--transcript", str(tmp_path / "t1"), timeout=30)
+        host.send_signal(signal.SIGINT)
+        code = host.wait(timeout=30)
+    finally:
+        if host.poll() is None:
+            host.kill()
+            host.wait()
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "The host refused: DUPLICATE_KEY" in proc.stderr
+    assert "needs its own --key FILE" in proc.stderr
+    assert "Traceback" not in proc.stderr + proc.stdout
+    text = out.read_text()
+    assert code == 130, text
+    assert "Interrupted; you left the table." in text
+    assert "Traceback" not in text
+
+
+def test_a_server_that_is_not_a_table_is_a_clear_failure(tmp_path: Path) -> None:
+    import socket
+    import threading
+
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+
+    def hang_up() -> None:
+        conn, _ = server.accept()
+        conn.close()
+
+    thread = threading.Thread(target=hang_up, daemon=True)
+    thread.start()
+    try:
+        proc = dernier(tmp_path, "join", f"127.0.0.1:{port}", "--bot", "--key",
+                       str(tmp_path / "k.pem"), "--transcript", str(tmp_path / "t"), timeout=30)
+    finally:
+        server.close()
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert f"Connection closed to 127.0.0.1:{port}: the other side hung up" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_an_unreadable_key_file_for_the_host_is_a_usage_error(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.pem"
+    bad.write_bytes(b"-----BEGIN PRIVATE KEY-----\ncorrupt\n-----END PRIVATE KEY-----\n")
+    bad.chmod(0o600)
+    proc = dernier(tmp_path, "host", "--port", "0", "--no-announce", "--key", str(bad))
+    assert proc.returncode == 2 and "--key" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr
+    proc = dernier(tmp_path, "host", "--port", "99999")
+    assert proc.returncode == 2 and "--port" in proc.stderr
+    assert "Traceback" not in proc.stderr

@@ -22,6 +22,8 @@ def _auto(tmp_path: Path, variant: str, players: int) -> None:
     assert "wins the match" in proc.stdout
     assert "Final scores:" in proc.stdout
     assert f"seat {players} of {players} verified" in proc.stdout  # shuffle progress
+    assert f"Shuffling the deck: your shuffle, 1 of {players}…" in proc.stdout
+    assert f"Verifying Bot 1's shuffle (seat 1, 2 of {players})…" in proc.stdout
     assert proc.stderr == ""
     check = dernier(tmp_path, "verify", str(path))
     assert check.returncode == 0, check.stdout + check.stderr
