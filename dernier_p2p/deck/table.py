@@ -225,8 +225,9 @@ class DeckTable:
         run. Any fault raises a :class:`DeckError` naming the author; the state is then
         unchanged (a complaint is recorded before its verdict is raised).
 
-        This seat's own message, fed back as the relay returns it, must be the oldest one not
-        yet returned; it changes no state but takes its place in the relay order.
+        This seat's own message, fed back as the relay returns it, must be one it made and that
+        has not come back yet (:class:`UnexpectedMessage` otherwise); it changes no state but
+        takes its place in the relay order.
         """
         seat = self._check_envelope(msg, sender)
         if seat == self.seat:
