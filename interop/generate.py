@@ -873,6 +873,27 @@ def move_cases(b: Base, tag: str) -> None:
             ["IllegalMove", "Catch"], b, dk,
             [with_body(b, dk, {"type": "move", "hand": body["hand"], "move": "catch",
                                "target": t})], "ILLEGAL_MOVE", s)
+        add(f"{tag}-cut-not-due", "7.4", "a cut during play", ["IllegalMove"], b, dk,
+            [with_body(b, dk, {"type": "move", "hand": body["hand"], "move": "cut",
+                               "keep": False})], "ILLEGAL_MOVE", s)
+    hk = b.move("hand_size")
+    if hk is not None:
+        r = b.records[hk]
+        s, body = r["env"]["seat"], r["env"]["body"]
+        add(f"{tag}-hand-size-out-of-range", "7.4", "the dealer chooses 4 cards (5 to 9 allowed)",
+            ["IllegalMove"], b, hk, [with_body(b, hk, {**body, "size": 4})], "ILLEGAL_MOVE", s)
+        t = (s + 1) % n
+        add(f"{tag}-hand-size-by-other", "7.4", "a seat that is not the dealer chooses",
+            ["IllegalMove", "OutOfTurn"], b, hk, [as_record(b, hk, new_env(b, hk, t, body))],
+            "ILLEGAL_MOVE", t)
+    ck = b.move("cut")
+    if ck is not None:
+        r = b.records[ck]
+        s, body = r["env"]["seat"], r["env"]["body"]
+        t = next(x for x in range(n) if x != s)
+        add(f"{tag}-cut-by-other", "7.4", "a seat that is not the cutter cuts",
+            ["IllegalMove", "OutOfTurn"], b, ck, [as_record(b, ck, new_env(b, ck, t, body))],
+            "ILLEGAL_MOVE", t)
     if pk is not None:
         r = b.records[pk]
         s, body = r["env"]["seat"], r["env"]["body"]
@@ -1251,6 +1272,20 @@ def host_change_cases(b: Base) -> None:
                 ["WrongSeat", "Left"], b, lf + 1, [seal(b, rec)], "WRONG_SEAT", new)
 
 
+def timeout_cases(b: Base) -> None:
+    tk = b.body_type("timeout")
+    if tk is None:
+        return
+    r = b.records[tk]
+    n = len(b.identities)
+    add(f"{b.name}-timeout-seat-outside", "6.2", "a timeout of a seat the table does not have",
+        ["Malformed", "Timeout"], b, tk, [with_body(b, tk, {"type": "timeout", "seat": n})],
+        "MALFORMED", r["h"])
+    add(f"{b.name}-timeout-extra-field", "6.2", "a timeout with a field it does not have",
+        ["UnknownField", "Timeout"], b, tk,
+        [with_body(b, tk, {**r["env"]["body"], "ms": 30000})], "MALFORMED", r["h"])
+
+
 def left_cases(b: Base) -> None:
     lf = b.body_type("left")
     if lf is None or lf + 1 != len(b.records):
@@ -1385,6 +1420,7 @@ def main(argv: list[str] | None = None) -> int:
         deck_cases(b, name, other, shuffles)
         move_cases(b, name)
         left_cases(b)
+        timeout_cases(b)
     first = bases.get("dernier-2p") or bases[names[0]]
     tag = first.name
     chain_cases(first, tag)
