@@ -18,7 +18,8 @@ Printed figures:
 - **peak memory per seat**: ``ru_maxrss`` of each process (whole interpreter included).
 
 Times come from ``time.monotonic`` (one clock for all processes on Linux).
-Run: ``python benchmarks/bench_net.py [--hands N]`` (default 3 hands).
+Run: ``python benchmarks/bench_net.py [--hands N] [--offload]`` (default 3 hands; ``--offload``
+applies the records whose checking is long, the shuffles, in a worker thread).
 """
 
 from __future__ import annotations
@@ -46,14 +47,16 @@ def _instrument(out: dict[str, Any]) -> None:
     sent: dict[str, float] = out.setdefault("sent", {})
     applied: dict[str, float] = out.setdefault("applied", {})
     pending: list[str] = []
-    original_apply = LocalSeat.apply
+    original_applied = LocalSeat._applied
     original_sent = LocalSeat.sent
 
     timeline: list[tuple[float, str]] = out.setdefault("timeline", [])
 
-    def apply(self: LocalSeat, record: dict[str, Any], now_ms: int) -> list[dict[str, Any]]:
+    def on_applied(
+        self: LocalSeat, record: dict[str, Any], envs: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
         out.setdefault("cpu0", time.process_time())  # record 1: the match has started
-        result = original_apply(self, record, now_ms)
+        result = original_applied(self, record, envs)
         env = record["env"]
         body = env["body"]
         if "first_play" not in out:
@@ -82,7 +85,7 @@ def _instrument(out: dict[str, Any]) -> None:
             sent[f"{env['seat']}/{env['n']}"] = time.monotonic()
         original_sent(self, env)
 
-    LocalSeat.apply = apply  # type: ignore[method-assign]
+    LocalSeat._applied = on_applied  # type: ignore[method-assign]
     LocalSeat.sent = mark_sent  # type: ignore[method-assign]
 
 
@@ -94,7 +97,9 @@ def _finish(out: dict[str, Any], path: str, result: Any, hands: int) -> None:
     Path(path).write_text(json.dumps(out))
 
 
-def host_process(port_q: Any, path: str, tmp: str, hands: int, check_first: bool) -> None:
+def host_process(
+    port_q: Any, path: str, tmp: str, hands: int, check_first: bool, offload: bool
+) -> None:
     import trio
 
     from dernier_p2p.bots import HeuristicBot
@@ -122,6 +127,7 @@ def host_process(port_q: Any, path: str, tmp: str, hands: int, check_first: bool
             seed=os.urandom(32),
             transcript=Path(tmp) / "t0.bin",
             check_first=check_first,
+            offload=offload,
         )
         host = TimedHost(IdentityKey.generate(os.urandom(32)), config, bot_agent(HeuristicBot(0)))
         async with trio.open_nursery() as nursery:
@@ -135,7 +141,7 @@ def host_process(port_q: Any, path: str, tmp: str, hands: int, check_first: bool
     _finish(out, path, result, hands)
 
 
-def peer_process(seat: int, port: int, path: str, tmp: str, hands: int) -> None:
+def peer_process(seat: int, port: int, path: str, tmp: str, hands: int, offload: bool) -> None:
     import trio
 
     from dernier_p2p.bots import HeuristicBot
@@ -146,7 +152,9 @@ def peer_process(seat: int, port: int, path: str, tmp: str, hands: int) -> None:
     out: dict[str, Any] = {}
     _instrument(out)
     transcript = Path(tmp) / f"t{seat}.bin"
-    config = PeerConfig(name=f"bot{seat}", seed=os.urandom(32), transcript=transcript)
+    config = PeerConfig(
+        name=f"bot{seat}", seed=os.urandom(32), transcript=transcript, offload=offload
+    )
     result = trio.run(
         run_peer,
         IdentityKey.generate(os.urandom(32)),
@@ -174,18 +182,26 @@ def main() -> None:
         action="store_true",
         help="the host relays each record before checking it (HostConfig.check_first=False)",
     )
+    parser.add_argument(
+        "--offload",
+        action="store_true",
+        help="apply shuffle records in a worker thread (HostConfig/PeerConfig.offload)",
+    )
     args = parser.parse_args()
     ctx = mp.get_context("spawn")
     with tempfile.TemporaryDirectory() as tmp:
         paths = [os.path.join(tmp, f"seat{s}.json") for s in range(SEATS)]
         port_q = ctx.Queue()
-        host_args = (port_q, paths[0], tmp, args.hands, not args.relay_first)
+        host_args = (port_q, paths[0], tmp, args.hands, not args.relay_first, args.offload)
         procs = [ctx.Process(target=host_process, args=host_args)]
         procs[0].start()
         port = port_q.get(timeout=60)
         for seat in range(1, SEATS):
             procs.append(
-                ctx.Process(target=peer_process, args=(seat, port, paths[seat], tmp, args.hands))
+                ctx.Process(
+                    target=peer_process,
+                    args=(seat, port, paths[seat], tmp, args.hands, args.offload),
+                )
             )
             procs[-1].start()
             time.sleep(0.05)  # join in seat order (cosmetic)
@@ -209,7 +225,9 @@ def main() -> None:
     hands = host["hands_done"]
     peak_mb = [d["peak_kb"] / 1024 for d in data]
     mode = "relays first, checks after" if args.relay_first else "checks each record first"
-    print(f"dernier, {SEATS} seats (host + 3 peers), one process each, loopback TCP; host {mode}")
+    where = "in a worker thread" if args.offload else "on the trio loop"
+    print(f"dernier, {SEATS} seats (host + 3 peers), one process each, loopback TCP; host {mode};"
+          f" shuffle records applied {where}")
     print(f"records: {host['records']}, hands: {hands}, all seats agree: {len(results) == 1}")
     print(f"first card played after the table filled: {first_card:.3f} s "
           f"(goal <= {GOALS['first_card_s']} s)")

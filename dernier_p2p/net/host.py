@@ -92,6 +92,7 @@ class HostConfig:
     announce_to: tuple[str, int] | None = None
     linger_s: float = 2.0
     check_first: bool = True
+    offload: bool = False
 
 
 @dataclass
@@ -471,13 +472,13 @@ class Host:
                 self.held.append((seat, env))
                 self._wake.set()
                 continue
-            self._sequence(seat, env)
+            await self._sequence(seat, env)
             await trio.sleep(0)
 
     def _record_time(self) -> int:
         return int(time.time() * 1000)
 
-    def _sequence(self, seat: int, env: Any) -> None:
+    async def _sequence(self, seat: int, env: Any) -> None:
         if self.done.is_set():
             return  # the match is over: nothing more is sequenced
         assert self.sequencer is not None and self.me is not None
@@ -489,10 +490,10 @@ class Host:
             self._fault(seat, exc.code, exc.detail)
             return
         if seat == self.seat or not self.config.check_first:
-            self._publish(rec)  # relayed first, applied by the host's session after
+            await self._publish(rec)  # relayed first, applied by the host's session after
             return
         try:  # another seat's: the host's session checks it completely before relaying it
-            out = self.me.apply(rec, _ms())
+            out = await self.me.receive(rec, _ms())
         except ProtocolError as exc:
             if exc.seat != seat or self.me.session.fault is not None:
                 log.error("host session refused record %d: %s", rec["i"], exc)
@@ -500,7 +501,7 @@ class Host:
             self._retract()
             self._fault(seat, exc.code, exc.detail)
             return
-        self._publish(rec, out)
+        await self._publish(rec, out)
 
     def _retract(self) -> None:
         """Forget the last record (refused by the host's session, never relayed): the
@@ -527,23 +528,17 @@ class Host:
         if not session.legal_at(head_i, seat, body):
             raise ProtocolError("ILLEGAL_MOVE", seat, "not a legal move at the head it echoes")
 
-    def _publish(self, rec: dict[str, Any], out: list[dict[str, Any]] | None = None) -> None:
+    async def _publish(
+        self, rec: dict[str, Any], out: list[dict[str, Any]] | None = None
+    ) -> None:
         """Relay a record, apply it to the host's session (unless ``out``, its envelopes, says
         it is applied already) and run the timers."""
         assert self.me is not None
         now = _ms()
-        payload = hs.pack({"k": "rec", "rec": rec})  # encoded once for every connection
-        for seat, conn in self.conns.items():
-            out_rec = self.relay_to(seat, rec)
-            if out_rec is rec:
-                conn.push(payload)
-            elif out_rec is not None:
-                conn.push(hs.pack({"k": "rec", "rec": out_rec}))
-        if rec["i"] == 0:
-            return  # the host's session is built from record 0
+        self._relay(rec)
         if out is None:
             try:
-                out = self.me.apply(rec, now)
+                out = await self.me.receive(rec, now)
             except ProtocolError as exc:  # the host's session refuses its own record
                 log.error("host session refused record %d: %s", rec["i"], exc)
                 raise
@@ -557,6 +552,16 @@ class Host:
             if not self.me.finished:  # the old host has left the table
                 self.host_body({"type": "left", "seat": body["old"]})
         self._after_record(rec, now)
+
+    def _relay(self, rec: dict[str, Any]) -> None:
+        """Queue a record for every connection."""
+        payload = hs.pack({"k": "rec", "rec": rec})  # encoded once for every connection
+        for seat, conn in self.conns.items():
+            out_rec = self.relay_to(seat, rec)
+            if out_rec is rec:
+                conn.push(payload)
+            elif out_rec is not None:
+                conn.push(hs.pack({"k": "rec", "rec": out_rec}))
 
     def relay_to(self, seat: int, rec: dict[str, Any]) -> dict[str, Any] | None:
         """The record as sent to ``seat``, None to send nothing (a test subclass tampers
@@ -588,6 +593,9 @@ class Host:
     # ------------------------------------------------------------------ timers
     async def _timers(self) -> None:
         while not self.done.is_set():
+            if self.me is not None and self.me.busy:  # no host body while a record applies
+                await self.me.changed.wait()
+                continue
             now = _ms()
             for seat in self.grace.expired(now):
                 log.warning("seat %d did not resume in time: left", seat)
@@ -628,10 +636,10 @@ class Host:
         env = LocalSeat.table_envelope(self.identity, self.game, HOST_SEAT, body)
         rec = self.sequencer.submit(env, HOST_SEAT, self._record_time())
         self.me = LocalSeat(
-            self.identity, HOST_SEAT, rec, self.seed, self.agent, cfg.transcript
+            self.identity, HOST_SEAT, rec, self.seed, self.agent, cfg.transcript, cfg.offload
         )
         self.started.set()
-        self._publish(rec)
+        self._relay(rec)  # record 0: the host's seat is built on it, nothing to apply
         for env in self.me.start():
             self._submit(HOST_SEAT, env)
 

@@ -66,6 +66,7 @@ class PeerConfig:
     linger_s: float = 1.0
     ack_s: float = 2.0
     restore: bool = False
+    offload: bool = False
 
 
 class Peer:
@@ -131,14 +132,14 @@ class Peer:
                 return
 
     # ------------------------------------------------------------------ records
-    def _apply(self, rec: Any) -> list[dict[str, Any]]:
+    async def _apply(self, rec: Any) -> list[dict[str, Any]]:
         assert self.me is not None
-        return self.me.apply(rec, int(trio.current_time() * 1000))
+        return await self.me.receive(rec, int(trio.current_time() * 1000))
 
     async def _on_message(self, msg: dict[str, Any]) -> None:
         if msg["k"] != "rec" or set(msg) != {"k", "rec"}:
             raise hs.NetError(hs.UNEXPECTED, f"unexpected frame {msg['k']!r} from the host")
-        for env in self._apply(msg["rec"]):
+        for env in await self._apply(msg["rec"]):
             await self.send(env)
 
     async def _receive(self) -> dict[str, Any]:
@@ -173,7 +174,8 @@ class Peer:
         if not isinstance(rec, dict) or rec.get("i") != 0:
             raise hs.NetError(hs.UNEXPECTED, "the host's first record is not record 0")
         self.me = LocalSeat(
-            self.identity, self.seat, rec, self.seed, self.agent, self.config.transcript
+            self.identity, self.seat, rec, self.seed, self.agent, self.config.transcript,
+            self.config.offload,
         )
         self.started.set()
         for env in self.me.start():
@@ -185,6 +187,7 @@ class Peer:
         if cfg.transcript is None:
             raise ValueError("restoring needs the transcript file")
         self.me = LocalSeat.restore(self.identity, self.seed, self.agent, cfg.transcript)
+        self.me.offload = cfg.offload
         self.seat = self.me.seat
         self.joined.set()
         self.started.set()

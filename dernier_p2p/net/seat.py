@@ -111,6 +111,7 @@ class LocalSeat:
         seed: bytes,
         agent: Agent | None,
         transcript: str | os.PathLike[str] | None = None,
+        offload: bool = False,
     ) -> None:
         self.seat = seat
         self.agent = agent
@@ -131,6 +132,9 @@ class LocalSeat:
         self._stale = 0  # error frames still due for envelopes signed again
         self.refusals = 0  # own moves refused so far (the agent is asked again after each)
         self.on_work: WorkNotice | None = None
+        self.offload = offload
+        self.busy = False  # a record is being applied in a worker thread
+        self.offloaded = 0  # records applied in a worker thread so far
 
     @classmethod
     def restore(
@@ -192,7 +196,7 @@ class LocalSeat:
     def ack(self) -> dict[str, Any] | None:
         """An ``ack`` envelope echoing the head, if records other than acks came since this
         seat last echoed one (so an idle seat still shows the host which history it holds)."""
-        if not self.unechoed or self.finished:
+        if not self.unechoed or self.finished or self.busy:
             return None
         # no public way to sign one more body with the next counter (sign_again restarts
         # from the chain's counter, which envelopes in flight have already used)
@@ -218,10 +222,36 @@ class LocalSeat:
     def apply(self, record: dict[str, Any], now_ms: int) -> list[dict[str, Any]]:
         """Verify and apply one record; return the envelopes to send. Raises ProtocolError
         (nothing applied, nothing written) if the record is refused."""
+        self._announce_work(record)
+        return self._applied(record, self.session.receive(record, now_ms))
+
+    async def receive(self, record: dict[str, Any], now_ms: int) -> list[dict[str, Any]]:
+        """:meth:`apply` for the trio loop: with :attr:`offload`, a record whose checking is
+        long (a shuffle to verify or to compute, see :func:`long_work`) is applied in a worker
+        thread, so the loop keeps relaying and printing meanwhile. One record at a time: the
+        caller awaits each before the next, and while it runs :attr:`busy` is true (the agent
+        is not asked, no ack is signed)."""
+        if not self.offload or not self._announce_work(record):
+            return self.apply(record, now_ms)
+        self.busy = True
+        self.offloaded += 1
+        try:
+            out = await trio.to_thread.run_sync(self.session.receive, record, now_ms)
+        finally:
+            self.busy = False
+            self._wake()
+        return self._applied(record, out)
+
+    def _announce_work(self, record: dict[str, Any]) -> bool:
+        """Tell :attr:`on_work` what is long in applying ``record``; whether anything is."""
+        work = long_work(self.session, record)
         if self.on_work is not None:
-            for what, seat, number in long_work(self.session, record):
+            for what, seat, number in work:
                 self.on_work(what, seat, number)
-        out = self.session.receive(record, now_ms)
+        return bool(work)
+
+    def _applied(self, record: dict[str, Any], out: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Keep a record the session has applied (``out``: its envelopes)."""
         self.records.append(record)
         if self.writer is not None:
             self.writer.append(record)
@@ -307,7 +337,7 @@ class LocalSeat:
     def may_act(self) -> bool:
         """Whether the agent should be asked now: the deck is quiescent, the match not over,
         no own move in flight, and the seat has a legal move."""
-        if self.agent is None or self.in_flight or self.finished:
+        if self.agent is None or self.in_flight or self.busy or self.finished:
             return False
         return bool(self.session.legal())
 
@@ -324,6 +354,8 @@ class LocalSeat:
             move = await self.agent(state, self.seat, view)
             if move is None:
                 continue
+            while self.busy:  # a record is being applied: wait for it
+                await self.changed.wait()
             if self.version != seen[0] and not self.may_act():
                 continue  # the table moved on while the agent thought
             try:

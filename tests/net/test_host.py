@@ -326,3 +326,20 @@ async def test_a_seat_freed_in_the_lobby_is_told() -> None:
         ("join", 1, "early", 2),
         ("leave", 1, "early", 1),
     ]
+
+
+async def test_shuffles_applied_in_worker_threads_give_the_same_verified_match(
+    tmp_path: Path,
+) -> None:
+    table = await play(
+        tmp_path, 3, host_options={"offload": True}, peer_options={"offload": True}
+    )
+    assert not table.errors
+    # per round, the host: the key reveal before its shuffle, then seats 1 and 2's shuffles;
+    # seat 1: seat 0's shuffle (checked, then its own computed), then seat 2's
+    assert table.host.me.offloaded >= 3 and table.peers[1].me.offloaded >= 2
+    assert not table.host.me.busy
+    got = transcripts(tmp_path, range(3))
+    assert got[0] == got[1] == got[2]
+    audit = verify(got[0])
+    assert all(same_result(table.results[s], audit) for s in range(1, 3))
