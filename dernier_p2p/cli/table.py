@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -132,10 +133,9 @@ async def play_local(
     seating.bot_seed = seed * 31
     host = Host(IdentityKey.generate(local_seed(seed, "identity", 0)), config, None)
     host.agent = _user_agent(seating, host)
-    async with trio.open_nursery() as nursery:
+    async with trio.open_nursery() as nursery, aclosing(host.joins()) as joins:
         await nursery.start(host.run)
         nursery.start_soon(seating.follow, host)
-        joins = host.joins()
         for seat in range(1, players):
             peer = Peer(
                 IdentityKey.generate(local_seed(seed, "identity", seat)),

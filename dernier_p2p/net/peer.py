@@ -7,6 +7,11 @@ counter order, and the local agent is asked for a move whenever the seat may act
 sends an ``ack`` every ``ack_s`` when records other than acks came since its last envelope, so
 the host's view of its history is echoed (and a fork is caught) even when it has nothing to say.
 
+An ``error`` frame from the host while this seat's move is the oldest envelope not sequenced
+refuses that move: the agent is told (``refused``, see :mod:`.agent`) and asked again, and the
+envelopes sent after the move are signed again from its counter (see
+:meth:`~.seat.LocalSeat.refused`). A front-end follows the seat with ``await peer.local_seat()``.
+
 A dropped connection is retried (``resume`` with the index of the last record held) until the
 table's ``grace_ms`` runs out; envelopes sent but never sequenced are sent again once the peer
 has caught up.
