@@ -181,6 +181,8 @@ def _run(main_fn: Callable[[], Awaitable[Any]], where: str = "") -> Any:
         if isinstance(leaf, FrameError):
             _fail(f"Connection failed{where}: {leaf}")
         assert isinstance(leaf, OSError)
+        if isinstance(leaf, BrokenPipeError) and leaf.filename is None:
+            _fail("The output was closed; you left the table.")  # e.g. piped into head
         if leaf.filename is not None:  # a file, not the network
             _fail(f"Cannot use {leaf.filename}: {leaf.strerror or leaf}")
         _fail(f"Cannot connect{where}: {leaf.strerror or leaf}")
@@ -331,6 +333,8 @@ def _discover(seconds: float) -> tuple[str, int]:
         listing = trio.run(lambda: listen(seconds))
     except OSError as exc:
         _fail(f"Cannot listen for tables: {exc.strerror or exc}")
+    except KeyboardInterrupt:
+        _fail("\nInterrupted.", 130)
     tables = [t for t in listing.tables.values() if t.free > 0]
     if not tables:
         _fail("No open table heard on the LAN; give the host's address: dernier join HOST:PORT")

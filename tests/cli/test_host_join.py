@@ -240,3 +240,24 @@ def test_an_unreadable_key_file_for_the_host_is_a_usage_error(tmp_path: Path) ->
     proc = dernier(tmp_path, "host", "--port", "99999")
     assert proc.returncode == 2 and "--port" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_ctrl_c_while_listening_for_tables(tmp_path: Path) -> None:
+    import signal
+
+    out = tmp_path / "join.out"
+    proc = spawn(tmp_path, out, "join", "--bot", "--wait", "20", "--key", str(tmp_path / "k.pem"))
+    try:
+        deadline = time.monotonic() + 30
+        while "Listening for tables" not in out.read_text() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    text = out.read_text()
+    assert code == 130, text
+    assert "Interrupted." in text and "Traceback" not in text
