@@ -22,6 +22,7 @@ secrets.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from dernier_p2p.deck import group as g
@@ -79,11 +80,12 @@ def audit(game: bytes, hand: int, n: int, deck: str, log: list[dict]) -> AuditRe
     return _after_replay(obs, report, verdicts)
 
 
-def audit_table(obs: DeckTable) -> AuditReport:
+def audit_table(obs: DeckTable, opened: Collection[int] = ()) -> AuditReport:
     """Audit the hand an observer table (``seat=None``) was fed live, message by message (every
     message it accepted was checked then; a message it refused stopped the hand). Only the
     checks that need the secrets run; the report is the one :func:`audit` gives for the
-    table's log."""
+    table's log. ``opened``: numbers of boxes this peer opened live and found sound (boxes to
+    its own seat that it did not complain of); they are not opened again."""
     if obs.seat is not None:
         raise ValueError("audit_table takes an observer table, not a seat's")
     verdicts = []  # complaints public data settled (the live table raised their verdicts)
@@ -91,10 +93,15 @@ def audit_table(obs: DeckTable) -> AuditReport:
         verdict = obs.judge(ref)
         if not isinstance(verdict, TransferDispute):
             verdicts.append(verdict)
-    return _after_replay(obs, AuditReport(), verdicts)
+    return _after_replay(obs, AuditReport(), verdicts, frozenset(opened))
 
 
-def _after_replay(obs: DeckTable, report: AuditReport, verdicts: list[DeckError]) -> AuditReport:
+def _after_replay(
+    obs: DeckTable,
+    report: AuditReport,
+    verdicts: list[DeckError],
+    opened: frozenset[int] = frozenset(),
+) -> AuditReport:
     report.opened = {p: s.card for p, s in enumerate(obs.slots) if s.opened and s.card is not None}
     if obs.pending() or not obs.ended:
         report.faults.extend(verdicts)
@@ -103,7 +110,7 @@ def _after_replay(obs: DeckTable, report: AuditReport, verdicts: list[DeckError]
             report.faults.append(MissingMessage(f"still owed: {what}", seat))
         return report
     _check_deal(obs, report)
-    _check_boxes(obs, report)
+    _check_boxes(obs, report, opened)
     return report
 
 
@@ -142,9 +149,11 @@ def _epoch_inputs(obs: DeckTable, cards: list[int]) -> list[list[int]]:
     return inputs
 
 
-def _check_boxes(obs: DeckTable, report: AuditReport) -> None:
+def _check_boxes(obs: DeckTable, report: AuditReport, opened: frozenset[int]) -> None:
     complained = {ref: seat for ref, seat, _ in obs.complaints}
     for ref, box in enumerate(obs.boxes):
+        if ref in opened and ref not in complained:
+            continue
         t = box.transfer
         priv = transfer_private_key(obs.game, obs.hand, t.receiver, obs.secrets[t.receiver])
         slot = obs.slots[t.position]

@@ -529,6 +529,21 @@ class Session:
         for msg in msgs:
             self._outbox.append(deck_body(msg, self.mine.hand))
 
+    def _opened_boxes(self) -> set[int]:
+        """Numbers of the boxes to this seat that its table opened and found sound (both tables
+        number boxes in relay order)."""
+        mine, pub = self.mine, self.pub
+        if mine is None or len(mine.boxes) != len(pub.boxes):
+            return set()
+        complained = {ref for ref, _, _ in mine.complaints}
+        return {
+            ref
+            for ref, box in enumerate(mine.boxes)
+            if box.transfer.receiver == self.seat
+            and ref not in complained
+            and box.transfer == pub.boxes[ref].transfer
+        }
+
     def _new_hand(self, count: int, first: int) -> None:
         hand, deck = self.state.hand_number, self.rules.deck
         self.pub = DeckTable(self.game, hand, self.n, deck)
@@ -648,7 +663,7 @@ class Session:
         elif aw[0] == "secrets":
             self._reveal()
         elif aw[0] == "dispute":
-            report = audit_table(self.pub)
+            report = audit_table(self.pub, self._opened_boxes())
             f = report.faults[0] if report.faults else None
             who = None if f is None else f.seat
             raise ProtocolError("DECK_FAULT", who, f"audit of hand {self.pub.hand}: {f}")
@@ -758,7 +773,7 @@ class Session:
     # ------------------------------------------------------------------ end of hand
     def _reveal(self) -> None:
         pub = self.pub
-        report = audit_table(pub)
+        report = audit_table(pub, self._opened_boxes())
         if not report.ok:
             f = report.faults[0]
             raise ProtocolError("DECK_FAULT", f.seat, f"audit of hand {pub.hand}: {f}")

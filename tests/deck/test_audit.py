@@ -278,6 +278,8 @@ def test_audit_table_of_a_live_observer_checks_no_proof_again(
                                                                              _r(*a, **k))[1])
     report = audit_table(obs)
     assert calls == ["check_transfer_token"]  # the one box: only the receiver could open it
+    # a receiver that opened that box live does not open it again
+    assert audit_table(obs, opened={0}).cards == report.cards and len(calls) == 1
     assert report.ok, report.faults
     assert report.cards == audit(GAME, HAND, N, DECK, honest_log).cards
     assert report.opened == {2: report.cards[2]}
@@ -309,3 +311,5 @@ def test_audit_table_names_what_only_the_secrets_show(honest_log: list[dict]) ->
             (obs.apply if "op" in entry else obs.receive)(entry)
     report = audit_table(obs)
     assert [f.seat for f in report.faults] == [2], report.faults
+    # a box complained of is opened whatever the caller says
+    assert [f.seat for f in audit_table(obs, opened={0}).faults] == [2]

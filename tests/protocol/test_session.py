@@ -509,3 +509,19 @@ def test_every_proof_token_and_secret_is_checked_once_per_peer(monkeypatch):
     assert calls["check_secret"] == (n - 1) * len(by["secret"])
     assert calls["verify_token"] == (n - 1) * len(tokens)
     assert len(by["shuffle"]) == n and len(by["secret"]) == n
+
+
+def test_every_box_is_opened_once_per_peer(monkeypatch):
+    import dernier_p2p.deck.transfer as transfer_mod
+
+    calls = []
+    real = transfer_mod.verify_token
+    monkeypatch.setattr(transfer_mod, "verify_token",
+                        lambda *a, **k: (calls.append(1), real(*a, **k))[1])
+    n = 3
+    res = run_local_match("originale", n, seeds(n, 7), bots(n), options={"match": ["hands", 1]})
+    assert res.state.match_over
+    boxes = [r for r in res.records if r["env"]["body"]["type"] in ("transfer", "peek")]
+    assert boxes  # the cutter's peek
+    # the receiver opens each box live, every other peer in the end-of-hand audit
+    assert len(calls) == n * len(boxes)
