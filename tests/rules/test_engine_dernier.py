@@ -27,6 +27,8 @@ from dernier_p2p.rules import (
     parse_card,
 )
 from dernier_p2p.rules.simulate import Table
+from tests.rules.scenario import illegal, snap
+from tests.rules.scenario import pm as play_move
 
 R = get_variant("dernier")
 ONE_HAND = get_variant("dernier", match=MatchFormat("hands", 1))
@@ -39,23 +41,10 @@ H1 = "5B 8B AB 7B QB"
 H2 = "9R 9G KB 10G 8R"
 
 
-def snap(t):
-    s = t.state
-    return (s.turn, str(s.top), s.named_suit, s.pending_draw, s.hand_sizes)
 
 
-def illegal(t, move, rule):
-    before = t.state
-    faces = dict(before.faces)
-    with pytest.raises(IllegalMove) as info:
-        t.move(move)
-    assert info.value.rule == rule
-    assert t.state is before and dict(before.faces) == faces
-    return info.value
 
 
-def play_move(t, seat, card, **kw):
-    return Play(seat, t.slot(seat, card), parse_card(card), **kw)
 
 
 # --- deck, players, dealer, deal ------------------------------------------------------------

@@ -1,6 +1,5 @@
 """Scenario tests of `moderno` (seed 003). Three seats unless said; seat 0 deals."""
 
-import pytest
 
 from dernier_p2p.rules import (
     Drew,
@@ -8,7 +7,6 @@ from dernier_p2p.rules import (
     HandScored,
     HandsRotated,
     HandsSwapped,
-    IllegalMove,
     JumpedIn,
     MatchFormat,
     NameSuit,
@@ -19,9 +17,9 @@ from dernier_p2p.rules import (
     Skipped,
     Suit,
     get_variant,
-    parse_card,
 )
 from dernier_p2p.rules.simulate import Table
+from tests.rules.scenario import illegal, pm, snap
 
 M = get_variant("moderno")
 M3 = get_variant("moderno", hand_size=3)
@@ -32,21 +30,10 @@ H1 = "5G 7G SKIPG DRAW2R WILD WILD4 9B SWAPG"
 H2 = "1R 2R 3R 4R SKIPB REVERSEB 8B ROTATE"
 
 
-def snap(t):
-    s = t.state
-    return (s.turn, str(s.top), s.named_suit, s.pending_draw, s.hand_sizes)
 
 
-def illegal(t, move, rule):
-    before = t.state
-    with pytest.raises(IllegalMove) as info:
-        t.move(move)
-    assert info.value.rule == rule
-    assert t.state is before
 
 
-def pm(t, seat, card, **kw):
-    return Play(seat, t.slot(seat, card), parse_card(card), **kw)
 
 
 def test_eight_cards_each_dealers_next_starts():

@@ -1,6 +1,5 @@
 """Scenario tests of `originale` (seed 002). Three seats, seat 0 deals, seat 2 cuts."""
 
-import pytest
 
 from dernier_p2p.rules import (
     ChainCancelled,
@@ -9,7 +8,6 @@ from dernier_p2p.rules import (
     CutKept,
     Drew,
     HandOver,
-    IllegalMove,
     JumpedIn,
     NameSuit,
     Penalty,
@@ -25,6 +23,7 @@ from dernier_p2p.rules import (
     parse_card,
 )
 from dernier_p2p.rules.simulate import Table
+from tests.rules.scenario import illegal, pm, snap
 
 ORIG = get_variant("originale")
 
@@ -33,17 +32,8 @@ H1 = "5B 8B AB 7B QB"
 H2 = "9R 9G KB 10G 8R"
 
 
-def snap(t):
-    s = t.state
-    return (s.turn, str(s.top), s.named_suit, s.pending_draw, s.hand_sizes)
 
 
-def illegal(t, move, rule):
-    before = t.state
-    with pytest.raises(IllegalMove) as info:
-        t.move(move)
-    assert info.value.rule == rule
-    assert t.state is before
 
 
 def start(hands, first, then="", bottom="10B", keep=False, size=5):
@@ -54,8 +44,6 @@ def start(hands, first, then="", bottom="10B", keep=False, size=5):
     return t
 
 
-def pm(t, seat, card, **kw):
-    return Play(seat, t.slot(seat, card), parse_card(card), **kw)
 
 
 # --- cut, hand size, first card --------------------------------------------------------------

@@ -1,6 +1,5 @@
 """Scenario tests of `standard` (seed 004). Three seats unless said; seat 0 deals."""
 
-import pytest
 
 from dernier_p2p.rules import (
     Catch,
@@ -9,7 +8,6 @@ from dernier_p2p.rules import (
     Drew,
     HandOver,
     HandScored,
-    IllegalMove,
     Leave,
     MatchFormat,
     NameSuit,
@@ -25,6 +23,7 @@ from dernier_p2p.rules import (
     parse_card,
 )
 from dernier_p2p.rules.simulate import Table
+from tests.rules.scenario import illegal, snap
 
 S = get_variant("standard")
 S3 = get_variant("standard", hand_size=3)
@@ -35,17 +34,8 @@ H1 = "5G 7G SKIPG DRAW2R WILD WILD4 9B"
 H2 = "1R 2R 3R 4R SKIPB REVERSEB 8B"
 
 
-def snap(t):
-    s = t.state
-    return (s.turn, str(s.top), s.named_suit, s.pending_draw, s.hand_sizes)
 
 
-def illegal(t, move, rule):
-    before = t.state
-    with pytest.raises(IllegalMove) as info:
-        t.move(move)
-    assert info.value.rule == rule
-    assert t.state is before
 
 
 def test_seven_cards_each_and_the_dealers_next_starts():

@@ -21,6 +21,7 @@ from dernier_p2p.rules import (
     parse_card,
 )
 from dernier_p2p.rules.simulate import Table
+from tests.rules.scenario import snap
 
 M3 = get_variant("moderno", hand_size=3)
 M3_ONE = get_variant("moderno", hand_size=3, match=MatchFormat("hands", 1))
@@ -28,9 +29,6 @@ O2 = get_variant("originale", hand_size_range=(2, 9))
 D2_ONE = get_variant("dernier", hand_size=2, match=MatchFormat("hands", 1))
 
 
-def snap(t):
-    s = t.state
-    return (s.turn, str(s.top), s.named_suit, s.pending_draw, s.hand_sizes)
 
 
 def drew(ev):
