@@ -12,11 +12,12 @@ from tests.cli.helpers import dernier
 VARIANTS = ["dernier", "originale", "moderno", "standard"]
 
 
-def _auto(tmp_path: Path, variant: str, players: int) -> None:
+def _auto(tmp_path: Path, variant: str, players: int, timeout: float = 120) -> None:
     path = tmp_path / f"{variant}-{players}.transcript"
     proc = dernier(
         tmp_path, "play", "--auto", "--variant", variant, "--players", str(players),
         "--hands", "1", "--seed", "7", "--no-colour", "--transcript", str(path),
+        timeout=timeout,
     )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
     assert "wins the match" in proc.stdout
@@ -42,6 +43,12 @@ def test_auto_two_players_runs_to_the_end_and_verifies(tmp_path: Path, variant: 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_auto_four_players_runs_to_the_end_and_verifies(tmp_path: Path, variant: str) -> None:
     _auto(tmp_path, variant, 4)
+
+
+@pytest.mark.slow
+def test_auto_ten_players_runs_to_the_end_and_verifies(tmp_path: Path) -> None:
+    # ten peers over loopback TCP: the host and nine bot peers, each a separate trio task
+    _auto(tmp_path, "standard", 10, timeout=400)
 
 
 def test_default_transcript_goes_to_the_data_folder(tmp_path: Path) -> None:
