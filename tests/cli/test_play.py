@@ -46,9 +46,15 @@ def test_auto_four_players_runs_to_the_end_and_verifies(tmp_path: Path, variant:
 
 
 @pytest.mark.slow
-def test_auto_ten_players_runs_to_the_end_and_verifies(tmp_path: Path) -> None:
-    # ten peers over loopback TCP: the host and nine bot peers, each a separate trio task
-    _auto(tmp_path, "standard", 10, timeout=400)
+@pytest.mark.parametrize(
+    "variant, players", [("dernier", 8), ("originale", 10), ("moderno", 10), ("standard", 10)]
+)
+def test_auto_full_table_runs_to_the_end_and_verifies(
+    tmp_path: Path, variant: str, players: int
+) -> None:
+    # the largest table of each variant over loopback TCP: the host and its bot peers, each a
+    # separate trio task (dernier's 54 cards seat at most eight)
+    _auto(tmp_path, variant, players, timeout=400)
 
 
 def test_default_transcript_goes_to_the_data_folder(tmp_path: Path) -> None:
