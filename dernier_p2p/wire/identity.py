@@ -60,6 +60,23 @@ def check_public_key(public: bytes) -> None:
         raise BadPublicKey("public key is not a point of the prime-order subgroup")
 
 
+_CHECKED: dict[bytes, Ed25519PublicKey] = {}
+_CHECKED_MAX = 4096
+
+
+def _public_key(public: bytes) -> Ed25519PublicKey:
+    """The checked key object of ``public``, validated once and kept (a table has a few keys
+    and each of them signs every record)."""
+    key = _CHECKED.get(public) if isinstance(public, bytes) else None
+    if key is None:
+        check_public_key(public)
+        key = Ed25519PublicKey.from_public_bytes(public)
+        if len(_CHECKED) >= _CHECKED_MAX:
+            _CHECKED.clear()
+        _CHECKED[public] = key
+    return key
+
+
 class IdentityKey:
     """A private Ed25519 identity key."""
 
@@ -137,10 +154,10 @@ def verify(public: bytes, label: str, value: Any, signature: bytes) -> None:
     for malformed lengths; a label without the ``"dernier-p2p/"`` prefix is a ``ValueError``.
     """
     message = _message(label, value)
-    check_public_key(public)
+    key = _public_key(public)
     if not isinstance(signature, bytes) or len(signature) != SIGNATURE_SIZE:
         raise BadSignature(f"a signature is {SIGNATURE_SIZE} bytes")
     try:
-        Ed25519PublicKey.from_public_bytes(public).verify(signature, message)
+        key.verify(signature, message)
     except InvalidSignature:
         raise BadSignature("signature does not verify") from None
