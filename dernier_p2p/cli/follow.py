@@ -2,7 +2,7 @@
 
 :meth:`Narrator.follow` iterates the seat's :class:`~dernier_p2p.net.seat.LocalSeat` records and,
 after each record the session has checked, prints one line per rules event worth telling (see
-:mod:`.narrate`), a line per verified shuffle of the deck ("Shuffling hand 1: seat 2 of 4
+:mod:`.narrate`), a line per verified shuffle of the deck ("Shuffling hand 1: shuffle 2 of 4
 verified"), a line before each long check or computation of a shuffle ("Verifying Bob's shuffle
 (2 of 4)…", "Shuffling the deck: your shuffle, 3 of 4…"), and the session's own notices (a
 move that lost a race, a time-out, a stall, the deck audit of a finished hand, a new host).
@@ -50,7 +50,7 @@ def progress_line(body: dict[str, Any], counts: dict[tuple[int, int], int], n: i
     key = (body["hand"], body["epoch"])
     counts[key] = counts.get(key, 0) + 1
     what = "Shuffling" if body["epoch"] == 0 else "Reshuffling"
-    return f"{what} hand {body['hand']}: seat {counts[key]} of {n} verified"
+    return f"{what} hand {body['hand']}: shuffle {counts[key]} of {n} verified"
 
 
 class Narrator:

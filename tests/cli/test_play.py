@@ -22,7 +22,7 @@ def _auto(tmp_path: Path, variant: str, players: int, timeout: float = 120) -> N
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
     assert "wins the match" in proc.stdout
     assert "Final scores:" in proc.stdout
-    assert f"seat {players} of {players} verified" in proc.stdout  # shuffle progress
+    assert f"shuffle {players} of {players} verified" in proc.stdout  # shuffle progress
     assert f"Shuffling the deck: your shuffle, 1 of {players}…" in proc.stdout
     assert f"Verifying Bot 1's shuffle (seat 1, 2 of {players})…" in proc.stdout
     assert proc.stderr == ""
