@@ -945,16 +945,28 @@ def illegal_play_case(b: Base, tag: str) -> None:
         return False
 
     run = drive(b.sc, b.trial, stop)
-    if run.error is None or not injected:
-        print(f"  {tag}: no illegal play injected", file=sys.stderr)
+    _add_injected(
+        b, run, injected, f"{tag}: no illegal play injected",
+        (f"{tag}-play-does-not-match", "7.4",
+         "a held card that does not match, correctly signed and sequenced; refused when its "
+         "tokens reveal the face", ["IllegalMove", "LiveCheat"]),
+        "ILLEGAL_MOVE", injected.get("seat", -1),
+    )
+
+
+def _add_injected(
+    b: Base, run: Any, seen: dict[str, Any], missing: str, case: tuple, code: str, seat: int
+) -> None:
+    """Add the case cut from a replay of ``b`` at the record where a cheat was injected
+    (``seen["k"]``), checking that the replay matched the recording up to there; ``case`` is
+    (id, section, comment, flags). Report ``missing`` when nothing was injected."""
+    if run.error is None or not seen:
+        print(f"  {missing} ({run.error})", file=sys.stderr)
         return
     recs = run.table.records
-    k = injected["k"]
+    k = seen["k"]
     assert [encode(x) for x in recs[:k]] == b.raw[:k], "the replay left the recorded match"
-    add(f"{tag}-play-does-not-match", "7.4",
-        "a held card that does not match, correctly signed and sequenced; refused when its "
-        "tokens reveal the face", ["IllegalMove", "LiveCheat"], b, k, recs[k:], "ILLEGAL_MOVE",
-        injected["seat"])
+    add(*case, b, k, recs[k:], code, seat)
 
 
 def _box_for(table: LocalTable, giver: int, to: int, hand: int, position: int,
@@ -1015,16 +1027,13 @@ def bad_box_case(b: Base, kind: str) -> None:
         return hook
 
     run = drive(b.sc, b.trial, tamper=tamper)
-    if run.error is None or not seen:
-        print(f"  {b.name}: no bad {kind} box injected ({run.error})", file=sys.stderr)
-        return
-    recs = run.table.records
-    k = seen["k"]
-    assert [encode(x) for x in recs[:k]] == b.raw[:k], "the replay left the recorded match"
-    add(f"{b.name}-{kind}-box-bad-token", "13",
-        f"a {kind} box whose token proof is broken; the receiver complains with the plaintext "
-        "and the giver is named", ["Deck", "BadTransfer", "Complaint", "LiveCheat"], b, k,
-        recs[k:], "DECK_FAULT", seen["giver"])
+    _add_injected(
+        b, run, seen, f"{b.name}: no bad {kind} box injected",
+        (f"{b.name}-{kind}-box-bad-token", "13",
+         f"a {kind} box whose token proof is broken; the receiver complains with the plaintext "
+         "and the giver is named", ["Deck", "BadTransfer", "Complaint", "LiveCheat"]),
+        "DECK_FAULT", seen.get("giver", -1),
+    )
 
 
 def unopenable_box_case(b: Base, kind: str) -> None:
@@ -1046,17 +1055,14 @@ def unopenable_box_case(b: Base, kind: str) -> None:
         return hook
 
     run = drive(b.sc, b.trial, tamper=tamper)
-    if run.error is None or not seen:
-        print(f"  {b.name}: no unopenable {kind} box injected ({run.error})", file=sys.stderr)
-        return
-    recs = run.table.records
-    k = seen["k"]
-    assert [encode(x) for x in recs[:k]] == b.raw[:k], "the replay left the recorded match"
-    add(f"{b.name}-{kind}-box-unopenable", "16",
-        f"a {kind} box that does not open: the receiver's complaint is a dispute, which stops "
-        "the hand; the secrets follow and the audit names the giver",
-        ["Deck", "BadTransfer", "Complaint", "Audit", "LiveCheat"], b, k, recs[k:],
-        "DECK_FAULT", seen["giver"])
+    _add_injected(
+        b, run, seen, f"{b.name}: no unopenable {kind} box injected",
+        (f"{b.name}-{kind}-box-unopenable", "16",
+         f"a {kind} box that does not open: the receiver's complaint is a dispute, which stops "
+         "the hand; the secrets follow and the audit names the giver",
+         ["Deck", "BadTransfer", "Complaint", "Audit", "LiveCheat"]),
+        "DECK_FAULT", seen.get("giver", -1),
+    )
 
 
 def false_complaint_case(b: Base) -> None:
@@ -1081,16 +1087,13 @@ def false_complaint_case(b: Base) -> None:
         return True
 
     run = drive(b.sc, b.trial, stop)
-    if run.error is None or not seen:
-        print(f"  {b.name}: no false complaint injected ({run.error})", file=sys.stderr)
-        return
-    recs = run.table.records
-    k = seen["k"]
-    assert [encode(x) for x in recs[:k]] == b.raw[:k], "the replay left the recorded match"
-    add(f"{b.name}-false-complaint", "13",
-        "a receiver complains about a sound box, quoting its true plaintext",
-        ["Deck", "BadTransfer", "Complaint", "LiveCheat"], b, k, recs[k:], "DECK_FAULT",
-        seen["seat"])
+    _add_injected(
+        b, run, seen, f"{b.name}: no false complaint injected",
+        (f"{b.name}-false-complaint", "13",
+         "a receiver complains about a sound box, quoting its true plaintext",
+         ["Deck", "BadTransfer", "Complaint", "LiveCheat"]),
+        "DECK_FAULT", seen.get("seat", -1),
+    )
 
 
 # ---------------------------------------------------------------------- frames
