@@ -153,6 +153,10 @@ class Rules:
             "reason": {rank: f"penalty-{rank.value}" for rank in Rank},  # Drew reasons
             "deck_size": len(cards),
             "special": frozenset(self.special_ranks),
+            # filled on demand by rules.legal: which faces may be played now
+            "match_tables": {},
+            "answer_tables": {},
+            "rules": self,
         }
         object.__setattr__(self, "_info", derived)
 
