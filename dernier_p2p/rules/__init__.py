@@ -20,8 +20,11 @@ Additions to the API contract (nothing in it was removed or renamed):
   ``Dealer.stacked``, ``Dealer.for_hands``, ``Dealer.face``; ``play_match(..., dealer=None)``;
   ``answer_chance``, ``deal_order`` and the ``Table`` scenario driver.
 - cards: ``parse_card``/``parse_cards`` ("7R", "AB", "JOKER"), ``canonical_card``.
+- ``BUILD``: which build of the engine runs, compiled or pure Python (see accel.py).
 """
 
+# first: it decides whether the engine modules load compiled or from their sources
+from dernier_p2p.rules.accel import BUILD
 from dernier_p2p.rules.cards import (
     BLACK_RANKS,
     Card,
@@ -87,6 +90,7 @@ from dernier_p2p.rules.state import ChanceRequest, Phase, State
 from dernier_p2p.rules.variants import VARIANTS, MatchFormat, Rules, get_variant
 
 __all__ = [
+    "BUILD",
     "BLACK_RANKS",
     "VARIANTS",
     "Card",

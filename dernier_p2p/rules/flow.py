@@ -27,6 +27,7 @@ from dernier_p2p.rules.state import (
     CHANCE,
     CLOCK,
     CUT_PHASE,
+    DEALER,
     DIRECTION,
     DISCARD,
     DRAWN,
@@ -38,6 +39,7 @@ from dernier_p2p.rules.state import (
     MATCH_OVER_PHASE,
     NAME_SUIT_PHASE,
     NAMED_SUIT,
+    NAMER,
     NEXT_SLOT,
     OWED,
     OWES,
@@ -46,7 +48,9 @@ from dernier_p2p.rules.state import (
     PHASE,
     PILE,
     PLAY_PHASE,
+    PLAYERS,
     REVEAL_PHASE,
+    RULES,
     STANDINGS,
     TURN,
     WINNER,
@@ -76,17 +80,17 @@ Events = list  # the list of events being built by one apply
 
 def to_act(state: State) -> int | None:
     """The seat expected to move next (None while chance is needed or the match is over)."""
-    if state.chance is not None:
+    if state[CHANCE] is not None:
         return None
-    phase = state.phase
+    phase = state[PHASE]
     if phase is PLAY:
-        return state.turn
+        return state[TURN]
     if phase is NAME_SUIT_PHASE:
-        return state.namer
+        return state[NAMER]
     if phase is HAND_SIZE_PHASE:
-        return state.dealer
+        return state[DEALER]
     if phase is CUT_PHASE:
-        return (state.dealer - 1) % state.players
+        return (state[DEALER] - 1) % state[PLAYERS]
     return None
 
 
@@ -94,9 +98,9 @@ def can_draw(st: State) -> bool:
     """Whether a Draw takes something: a pending chain, a card on the pile, or (reshuffling
     variants) discards below the top card that a reshuffle turns into a new pile."""
     return bool(
-        st.pending_draw
-        or st.pile
-        or (st.rules.pile_empty == "reshuffle" and len(st.discard) > 1)
+        st[PENDING_DRAW]
+        or st[PILE]
+        or (st[RULES].pile_empty == "reshuffle" and len(st[DISCARD]) > 1)
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from dernier_p2p.rules.cards import FACE_CODES, Card, Rank, Suit
+from dernier_p2p.rules.cards import Card
 from dernier_p2p.rules.flow import PLAY, SUITS, can_draw, to_act
 from dernier_p2p.rules.moves import (
     Catch,
@@ -17,10 +17,25 @@ from dernier_p2p.rules.moves import (
     Pass,
     Play,
 )
+from dernier_p2p.rules.playable import answer_table, match_table
 from dernier_p2p.rules.state import (
+    CHANCE,
     CUT_PHASE,
+    DRAWN,
     HAND_SIZE_PHASE,
+    HANDS,
     NAME_SUIT_PHASE,
+    NAMED_SUIT,
+    OWES,
+    PENDING_DRAW,
+    PENDING_KIND,
+    PHASE,
+    PILE,
+    PLAYERS,
+    RULES,
+    SHOWN,
+    TOP,
+    TURN,
     State,
 )
 from dernier_p2p.rules.variants import (
@@ -28,7 +43,6 @@ from dernier_p2p.rules.variants import (
     NAMES,
     NAMES_OPT,
     SWAP,
-    WILD,
 )
 
 
@@ -39,51 +53,53 @@ def legal_moves(state: State, seat: int, known: Mapping[int, Card] | None = None
     public faces). Timeout and Leave come from the clock and the network and are not listed;
     nor are originale's penalised wrong plays (apply accepts them with their penalty).
     """
-    if state.chance is not None or not 0 <= seat < state.players:
+    if state[CHANCE] is not None or not 0 <= seat < state[PLAYERS]:
         return []
-    if state.phase is not PLAY:
+    if state[PHASE] is not PLAY:
         return _legal_setup(state, seat, known)
     # The play phase, on every move: kept in one function (see docs/PERFORMANCE.md).
-    rules = state.rules
+    rules = state[RULES]
     info = rules._info
-    hand = state.hands[seat]
-    shown = state.shown
+    hand = state[HANDS][seat]
+    shown = state[SHOWN]
     known_get = known.get if known else shown.get
-    top = state.top
+    top = state[TOP]
     out: list[Move] = []
-    if seat == state.turn:
-        drawn = state.drawn
-        pending = state.pending_draw
+    if seat == state[TURN]:
+        drawn = state[DRAWN]
+        pending = state[PENDING_DRAW]
         if pending:
-            table = answer_table(info, state.pending_kind, top)
+            table = answer_table(info, state[PENDING_KIND], top)
         else:
-            named = state.named_suit
+            named = state[NAMED_SUIT]
             tables = info["match_tables"]
             table = tables.get(top.code << 3 | (7 if named is None else named))
             if table is None:
                 table = match_table(info, top, named)
         size = len(hand)
-        row = _PLAIN[seat]
+        plain = _PLAIN
         for slot in hand if drawn < 0 else (drawn,):
             card = known_get(slot)
             if card is None:
                 if not shown or (card := shown.get(slot)) is None:
                     continue
-            f = table[card.code]
+            code = card.code
+            f = table[code]
             if not f:  # not playable now
                 continue
             if f & _OPTIONS or size == 2:
                 _add_grouped(out, state, seat, slot, card, f & FLAG_BITS, size)
                 continue
-            mv = row.get(slot)
-            if mv is None or mv.card is not card:
-                if len(row) > 10_000:
-                    row.clear()
-                mv = row[slot] = Play(seat, slot, card)
+            key = (slot << 7 | seat) << 7 | code
+            mv = plain.get(key)
+            if mv is None:
+                if len(plain) > 100_000:
+                    plain.clear()
+                mv = plain[key] = Play(seat, slot, info["by_code"][code] or card)
             out.append(mv)
         if drawn >= 0:
             out.append(_PASSES[seat])
-        elif pending or state.pile or can_draw(state):
+        elif pending or state[PILE] or can_draw(state):
             out.append(_DRAWS[seat])
         else:
             out.append(_PASSES[seat])
@@ -97,13 +113,13 @@ def legal_moves(state: State, seat: int, known: Mapping[int, Card] | None = None
                     continue
             if card.rank is top.rank and card.suit is top.suit:
                 _add_plays(out, state, seat, slot, card, flags[card.rank], size)
-    owes = state.owes
+    owes = state[OWES]
     if owes:
         if seat in owes:
             out.append(Declare(seat))
         if rules.declaration == "catch":
             for t in owes:
-                if t != seat and len(state.hands[t]) == 1:
+                if t != seat and len(state[HANDS][t]) == 1:
                     out.append(Catch(seat, t))
     return out
 
@@ -127,60 +143,21 @@ def _legal_setup(state: State, seat: int, known: Mapping[int, Card] | None) -> l
     return []
 
 
-# A table says, for each face code, 0 if a card of that face cannot be played now, else its
-# rank's flags with PLAYABLE set. One table per (top card, named suit), and per pending chain.
-PLAYABLE = 1 << 12
-
-
-def match_table(info: dict, top: Card, named: Suit | None) -> tuple[int, ...]:
-    """The in-turn table with no pending draw: a wild, the top's rank, or the suit to follow."""
-    eff = top.suit if named is None else named
-    flags = info["flags"]
-    table = [0] * FACE_CODES
-    for card in info["cards"]:
-        f = flags[card.rank]
-        if f & WILD or card.rank is top.rank or (eff is not None and card.suit is eff):
-            table[card.code] = f | PLAYABLE
-    out = tuple(table)
-    info["match_tables"][top.code << 3 | (7 if named is None else named)] = out
-    return out
-
-
-def answer_table(info: dict, kind: Rank, top: Card) -> tuple[int, ...]:
-    """The in-turn table with a draw pending on a ``kind`` chain: its answers, or the card
-    that cancels it (of the top card's suit where the rules say so)."""
-    key = (kind, top.code)
-    out = info["answer_tables"].get(key)
-    if out is not None:
-        return out
-    rules = info["rules"]
-    answers = info["answers"][kind]
-    cancel = rules.cancel_rank if kind == rules.cancel_chain else None
-    flags = info["flags"]
-    table = [0] * FACE_CODES
-    for card in info["cards"]:
-        rank = card.rank
-        if rank in answers or (
-            rank is cancel and (not rules.cancel_same_suit or card.suit is top.suit)
-        ):
-            table[card.code] = flags[rank] | PLAYABLE
-    out = info["answer_tables"][key] = tuple(table)
-    return out
-
-
-# seat -> slot -> its plain Play (no options), reused while the slot shows the same card
-_PLAIN: list[dict[int, Play]] = [{} for _ in range(128)]
+# Moves are values: the same play is the same object, from hand to hand. Keys hold the seat,
+# the slot and the face code (Card.code); seats and face codes are below 128.
+# (slot, seat, face code) -> the plain Play (no options)
+_PLAIN: dict[int, Play] = {}
+# (seat, slot, face code, suit, target, declare) -> a Play with options
 _MOVE_CACHE: dict[tuple, Play] = {}
-# (seat, slot, id(card), its flags, two cards in hand) -> the plays of a card with options
+# (seat, slot, face code, its flags, two cards in hand) -> the plays of a card with options
 # (a suit to name, a declaration; not a swap, whose plays depend on the other hands)
 _GROUPS: dict[tuple, tuple[Play, ...]] = {}
 
 
 def _mk_play(seat: int, slot: int, card: Card, suit, target, declare: bool) -> Play:
-    # keyed by the card's id (cheap to hash); a hit must hold that very card object
-    key = (seat, slot, id(card), suit, target, declare)
+    key = (seat, slot, card.code, suit, target, declare)
     mv = _MOVE_CACHE.get(key)
-    if mv is None or mv.card is not card:
+    if mv is None:
         if len(_MOVE_CACHE) > 200_000:
             _MOVE_CACHE.clear()
         mv = _MOVE_CACHE[key] = Play(seat, slot, card, suit, target, declare)
@@ -202,9 +179,9 @@ def _add_grouped(
         _add_plays(out, st, seat, slot, card, f, size)
         return
     # a suit to name and/or a declaration: the same group each time
-    gkey = (seat, slot, id(card), f, size == 2)
+    gkey = (seat, slot, card.code, f, size == 2)
     group = _GROUPS.get(gkey)
-    if group is None or group[0].card is not card:
+    if group is None:
         plays: list = []
         _add_plays(plays, st, seat, slot, card, f, size)
         if len(_GROUPS) > 100_000:

@@ -1,0 +1,80 @@
+"""Which build of the engine runs: the compiled modules, or their Python sources.
+
+``pip install`` compiles the engine's hot modules (``MODULES``) from their unchanged Python
+sources with Cython when a C compiler is at hand (see setup.py), and records the SHA-256 of
+each source it compiled in ``compiled.json`` beside them. At import, the compiled modules are
+used only when every recorded hash matches the source beside it; otherwise (no compiler, a
+source edited since the build, or ``DERNIER_PURE_PYTHON=1`` in the environment) an import hook
+loads the Python sources instead. Both builds are the same program: tests play the same
+seeded matches through each and compare every state and event.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import json
+import os
+import sys
+
+MODULES = (
+    "engine",
+    "flow",
+    "hands",
+    "legal",
+    "playable",
+    "scoring",
+    "seat_moves",
+    "simulate",
+)
+PACKAGE = "dernier_p2p.rules"
+RECORD = "compiled.json"
+PURE_ENV = "DERNIER_PURE_PYTHON"
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def source_digest(path: str) -> str:
+    """The SHA-256 (hex) of a source file's bytes, as recorded at build time."""
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def _compiled_state() -> tuple[bool, str]:
+    """(use the compiled modules?, a one-line description of the build in use)."""
+    if os.environ.get(PURE_ENV, "") not in ("", "0"):
+        return False, f"pure Python ({PURE_ENV} is set)"
+    try:
+        with open(os.path.join(_HERE, RECORD), encoding="utf-8") as f:
+            recorded = json.load(f)
+    except (OSError, ValueError):
+        return False, "pure Python (no compiled modules)"
+    suffixes = importlib.machinery.EXTENSION_SUFFIXES
+    for name in MODULES:
+        if not isinstance(recorded, dict) or name not in recorded:
+            return False, f"pure Python ({name} was not compiled)"
+        if not any(os.path.exists(os.path.join(_HERE, name + s)) for s in suffixes):
+            return False, f"pure Python (the compiled {name} is missing)"
+        try:
+            digest = source_digest(os.path.join(_HERE, name + ".py"))
+        except OSError:
+            return False, f"pure Python (the source of {name} is missing)"
+        if digest != recorded[name]:
+            return False, f"pure Python ({name}.py changed since it was compiled: reinstall)"
+    return True, "compiled (Cython)"
+
+
+class _SourcesFirst(importlib.abc.MetaPathFinder):
+    """Finds the engine modules as Python sources, ahead of their compiled builds."""
+
+    def find_spec(self, fullname, path, target=None):  # noqa: ANN001, ANN201
+        package, _, name = fullname.rpartition(".")
+        if package != PACKAGE or name not in MODULES:
+            return None
+        return importlib.util.spec_from_file_location(fullname, os.path.join(_HERE, name + ".py"))
+
+
+COMPILED, BUILD = _compiled_state()
+if not COMPILED and not any(isinstance(f, _SourcesFirst) for f in sys.meta_path):
+    sys.meta_path.insert(0, _SourcesFirst())
