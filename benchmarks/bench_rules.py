@@ -10,7 +10,8 @@ counted as moves but their time is included. A *hand* runs from the deal until t
 scored. RLCard (optional, ``pip install .[bench]``) plays 4-player UNO games with uniformly random
 legal actions; one ``step`` is one move there. Single process, one core, timed in CPU seconds of
 the process. Each figure is the best of ``--repeat`` rounds, our standard variant and RLCard
-taking turns, so a busy machine skews the ratio less.
+taking turns, so a busy machine skews the ratio less. A line says which build of the engine ran
+(``rules.BUILD``: compiled, or pure Python; ``DERNIER_PURE_PYTHON=1`` forces the pure one).
 """
 
 from __future__ import annotations
@@ -57,9 +58,25 @@ class Figures:
         )
 
 
+_DRAW_OR_PASS = (rules.Draw, rules.Pass)
+
+
+def _pick(rng: random.Random, items: list, n: int) -> object:
+    """One of the first ``n`` items, uniformly (both engines' random players use this)."""
+    return items[int(rng.random() * n)]
+
+
 def _random_seat_move(rng: random.Random, moves: list) -> object:
+    """A uniformly random play if one is legal, else a random other move.
+
+    ``legal_moves`` lists a seat's plays first, then its draw or pass, then any declaration
+    or catch; in the common case (nothing after the draw or pass) the plays are all but the
+    last move."""
+    n = len(moves) - 1
+    if moves[n].__class__ in _DRAW_OR_PASS:
+        return _pick(rng, moves, n) if n else moves[n]
     plays = [m for m in moves if m.__class__ is rules.Play]
-    return rng.choice(plays if plays else moves)
+    return _pick(rng, plays, len(plays)) if plays else _pick(rng, moves, len(moves))
 
 
 def bench_variant(name: str, players: int, seconds: float, seed: int = 1) -> Figures:
@@ -108,7 +125,8 @@ def bench_rlcard(seconds: float, seed: int = 1) -> Figures | None:
     while True:
         state, _ = game.init_game()
         while not game.is_over():
-            state, _ = game.step(rng.choice(state["legal_actions"]))
+            legal = state["legal_actions"]
+            state, _ = game.step(_pick(rng, legal, len(legal)))
             moves += 1
         games += 1
         if cpu_clock() >= deadline:
@@ -175,7 +193,8 @@ def breakdown_rlcard(games: int, seed: int = 1) -> dict[str, float] | None:
         parts["deal"] += clock() - t0
         while not game.is_over():
             t0 = clock()
-            action = rng.choice(state["legal_actions"])
+            legal = state["legal_actions"]
+            action = _pick(rng, legal, len(legal))
             t1 = clock()
             game.round.proceed_round(game.players, action)
             t2 = clock()
@@ -238,6 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.breakdown:
+        print(f"rules engine: {rules.BUILD}")
         print_breakdown(args.breakdown, args.seed, args.seconds)
         return 0
     names = args.variants.split(",")
@@ -247,6 +267,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown variant(s) {', '.join(unknown)}; known: {known}")
 
     print(f"Python {platform.python_version()} on {platform.machine()}, one process")
+    print(f"rules engine: {rules.BUILD}")
     for name in names:
         if name == "standard":
             continue

@@ -477,3 +477,6 @@ def bench(variant: str, players: int) -> None:
         f"{variant}, {players} seats, one hand: {len(result.records)} records in {took:.2f} s "
         f"(every seat's session, deck and bot in this one process)"
     )
+    from dernier_p2p import rules
+
+    click.echo(f"rules engine: {rules.BUILD}")

@@ -41,23 +41,25 @@ def source_digest(path: str) -> str:
         return hashlib.sha256(f.read()).hexdigest()
 
 
-def _compiled_state() -> tuple[bool, str]:
-    """(use the compiled modules?, a one-line description of the build in use)."""
-    if os.environ.get(PURE_ENV, "") not in ("", "0"):
+def compiled_state(directory: str, environ: dict | os._Environ) -> tuple[bool, str]:
+    """(use the compiled modules in ``directory``?, a one-line description of the build)."""
+    if environ.get(PURE_ENV, "") not in ("", "0"):
         return False, f"pure Python ({PURE_ENV} is set)"
     try:
-        with open(os.path.join(_HERE, RECORD), encoding="utf-8") as f:
+        with open(os.path.join(directory, RECORD), encoding="utf-8") as f:
             recorded = json.load(f)
     except (OSError, ValueError):
         return False, "pure Python (no compiled modules)"
+    if not isinstance(recorded, dict):
+        return False, f"pure Python ({RECORD} is not a record of compiled sources)"
     suffixes = importlib.machinery.EXTENSION_SUFFIXES
     for name in MODULES:
-        if not isinstance(recorded, dict) or name not in recorded:
+        if name not in recorded:
             return False, f"pure Python ({name} was not compiled)"
-        if not any(os.path.exists(os.path.join(_HERE, name + s)) for s in suffixes):
+        if not any(os.path.exists(os.path.join(directory, name + s)) for s in suffixes):
             return False, f"pure Python (the compiled {name} is missing)"
         try:
-            digest = source_digest(os.path.join(_HERE, name + ".py"))
+            digest = source_digest(os.path.join(directory, name + ".py"))
         except OSError:
             return False, f"pure Python (the source of {name} is missing)"
         if digest != recorded[name]:
@@ -75,6 +77,6 @@ class _SourcesFirst(importlib.abc.MetaPathFinder):
         return importlib.util.spec_from_file_location(fullname, os.path.join(_HERE, name + ".py"))
 
 
-COMPILED, BUILD = _compiled_state()
+COMPILED, BUILD = compiled_state(_HERE, os.environ)
 if not COMPILED and not any(isinstance(f, _SourcesFirst) for f in sys.meta_path):
     sys.meta_path.insert(0, _SourcesFirst())

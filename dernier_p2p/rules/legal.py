@@ -52,6 +52,8 @@ def legal_moves(state: State, seat: int, known: Mapping[int, Card] | None = None
     Plays are listed for slots whose face is known (``known``: the seat's private view, or the
     public faces). Timeout and Leave come from the clock and the network and are not listed;
     nor are originale's penalised wrong plays (apply accepts them with their penalty).
+    Order: the plays (hand order), then the seat's Draw or Pass when it is at turn, then a
+    Declare, then Catches.
     """
     if state[CHANCE] is not None or not 0 <= seat < state[PLAYERS]:
         return []

@@ -203,6 +203,12 @@ def play_random_match(
             legal = legal_moves(state, actor, view)
             assert legal, f"seat {actor} has no legal move: {state!r}"
             assert all(getattr(m, "seat", actor) == actor for m in legal)
+            # the order the API promises: plays, then a draw or pass, then the rest
+            kinds = [type(m) for m in legal]
+            plays = kinds.count(Play)
+            assert kinds[:plays] == [Play] * plays, kinds
+            if state.phase is Phase.PLAY:
+                assert kinds[plays] in (Draw, Pass), kinds
             for probe in legal if rng.random() < 0.05 else [rng.choice(legal)]:
                 apply(state, probe)  # raises if a listed move is refused
             move = None
