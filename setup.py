@@ -18,7 +18,7 @@ from setuptools.command.build_ext import build_ext
 
 PACKAGE_DIR = os.path.join("dernier_p2p", "rules")
 # the same list as dernier_p2p.rules.accel.MODULES (setup.py must not import the package)
-MODULES = ("engine", "flow", "hands", "legal", "playable", "scoring", "seat_moves", "simulate")
+MODULES = ("engine", "flow", "hands", "legal", "scoring", "seat_moves", "simulate")
 
 
 class BuildAndRecord(build_ext):

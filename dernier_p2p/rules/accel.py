@@ -24,7 +24,6 @@ MODULES = (
     "flow",
     "hands",
     "legal",
-    "playable",
     "scoring",
     "seat_moves",
     "simulate",

@@ -43,15 +43,6 @@ class Rank(StrEnum):
     ROTATE = "ROTATE"
 
 
-_RANK_INDEX = {rank: i for i, rank in enumerate(Rank)}
-FACE_CODES = len(Rank) * 5  # the number of face codes
-
-
-def face_code(rank: Rank, suit: Suit | None) -> int:
-    """The face's code: 5 * the rank's place in ``Rank`` + the suit (4 for no suit)."""
-    return _RANK_INDEX[rank] * 5 + (4 if suit is None else int(suit))
-
-
 NUMBER_RANKS: tuple[Rank, ...] = tuple(Rank(str(i)) for i in range(11))
 BLACK_RANKS = frozenset({Rank.JOKER, Rank.WILD, Rank.WILD4, Rank.ROTATE})
 
@@ -63,8 +54,6 @@ class Card:
     rank: Rank
     suit: Suit | None
     _hash: int = field(default=0, init=False, repr=False, compare=False)
-    # a small number naming the face (rank and suit): indexes the engine's per-face tables
-    code: int = field(default=0, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.rank, Rank):
@@ -74,7 +63,6 @@ class Card:
         if self.suit is not None and not isinstance(self.suit, Suit):
             raise ValueError(f"not a suit: {self.suit!r}")
         object.__setattr__(self, "_hash", hash((self.rank.value, self.suit)))
-        object.__setattr__(self, "code", face_code(self.rank, self.suit))
 
     def __hash__(self) -> int:  # cached: cards are hashed on every move
         return self._hash

@@ -42,11 +42,9 @@ from dernier_p2p.rules.seat_moves import (
     on_timeout,
 )
 from dernier_p2p.rules.state import (
-    CHANCE,
     CLOCK,
     DEALER_PHASE,
     MATCH_OVER_PHASE,
-    PHASE,
     ChanceRequest,
     State,
 )
@@ -109,7 +107,7 @@ def new_match(rules: Rules, players: int) -> State:
 
 def chance_needed(state: State) -> ChanceRequest | None:
     """The chance input needed next, or None when a seat is to move."""
-    return state[CHANCE]
+    return state.chance
 
 
 def apply(state: State, move: Move) -> tuple[State, tuple]:
@@ -118,9 +116,9 @@ def apply(state: State, move: Move) -> tuple[State, tuple]:
     if entry is None:
         raise IllegalMove("not-a-move", f"{move!r} is not a move")
     handler, is_chance = entry
-    if state[PHASE] is MATCH_OVER_PHASE:
+    if state.phase is MATCH_OVER_PHASE:
         raise IllegalMove("match-over", "the match is over")
-    chance = state[CHANCE]
+    chance = state.chance
     if is_chance:
         if chance is None:
             raise IllegalMove("no-pending-chance", f"no chance move is expected, got {move!r}")

@@ -5,23 +5,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dernier_p2p.rules.cards import Card, Suit
-from dernier_p2p.rules.frozen import fast_init
+
+# The most frequent events set their fields through this (a frozen dataclass's generated
+# __init__ looks the setter up for every field).
+_SET = object.__setattr__
 
 
-@fast_init
 @dataclass(frozen=True, slots=True)
 class DealerChosen:
     dealer: int
 
 
-@fast_init
 @dataclass(frozen=True, slots=True)
 class HandStarted:
     hand_number: int
     dealer: int
 
 
-@fast_init
 @dataclass(frozen=True, slots=True)
 class Shuffled:
     """The draw pile was formed from ``count`` slots (a new hand's deck)."""
@@ -29,7 +29,6 @@ class Shuffled:
     count: int
 
 
-@fast_init
 @dataclass(frozen=True, slots=True)
 class Reshuffled:
     """The discards but the top card (or a returned first card) became the draw pile."""
@@ -37,28 +36,24 @@ class Reshuffled:
     count: int
 
 
-@fast_init
 @dataclass(frozen=True, slots=True)
 class CutKept:
     seat: int
     slot: int
 
 
-@fast_init
 @dataclass(frozen=True, slots=True)
 class HandSizeChosen:
     seat: int
     size: int
 
 
-@fast_init
 @dataclass(frozen=True, slots=True)
 class Dealt:
     seat: int
     slots: tuple[int, ...]
 
 
-@fast_init
 @dataclass(frozen=True, slots=True)
 class Flipped:
     """The first discard was turned up."""
@@ -67,8 +62,7 @@ class Flipped:
     card: Card
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Drew:
     """``seat`` took ``slots``; reason: "draw", "penalty-A", "penalty-7", "penalty-declaration"…"""
 
@@ -76,22 +70,29 @@ class Drew:
     slots: tuple[int, ...]
     reason: str
 
+    def __init__(self, seat: int, slots: tuple[int, ...], reason: str, _set=_SET) -> None:
+        _set(self, "seat", seat)
+        _set(self, "slots", slots)
+        _set(self, "reason", reason)
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+
+@dataclass(frozen=True, slots=True, init=False)
 class Played:
     seat: int
     slot: int
     card: Card
 
+    def __init__(self, seat: int, slot: int, card: Card, _set=_SET) -> None:
+        _set(self, "seat", seat)
+        _set(self, "slot", slot)
+        _set(self, "card", card)
 
-@fast_init
+
 @dataclass(frozen=True, slots=True)
 class JumpedIn:
     seat: int
 
 
-@fast_init
 @dataclass(frozen=True, slots=True)
 class TakenBack:
     """originale: a wrong card was shown and went back into the hand."""
@@ -101,26 +102,22 @@ class TakenBack:
     card: Card
 
 
-@fast_init
 @dataclass(frozen=True, slots=True)
 class SuitNamed:
     seat: int
     suit: Suit
 
 
-@fast_init
 @dataclass(frozen=True, slots=True)
 class DirectionChanged:
     direction: int
 
 
-@fast_init
 @dataclass(frozen=True, slots=True)
 class Skipped:
     seat: int
 
 
-@fast_init
 @dataclass(frozen=True, slots=True)
 class ChainGrew:
     """A draw chain now stands at ``total`` cards for ``victim``."""
@@ -129,32 +126,30 @@ class ChainGrew:
     total: int
 
 
-@fast_init
 @dataclass(frozen=True, slots=True)
 class ChainCancelled:
     seat: int
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Passed:
     seat: int
 
+    def __init__(self, seat: int, _set=_SET) -> None:
+        _set(self, "seat", seat)
 
-@fast_init
+
 @dataclass(frozen=True, slots=True)
 class Declared:
     seat: int
 
 
-@fast_init
 @dataclass(frozen=True, slots=True)
 class Caught:
     seat: int
     target: int
 
 
-@fast_init
 @dataclass(frozen=True, slots=True)
 class Penalty:
     """``seat`` owes ``cards`` cards for breaking ``rule`` (they follow as a Drew event)."""
@@ -164,20 +159,17 @@ class Penalty:
     rule: str
 
 
-@fast_init
 @dataclass(frozen=True, slots=True)
 class HandsSwapped:
     a: int
     b: int
 
 
-@fast_init
 @dataclass(frozen=True, slots=True)
 class HandsRotated:
     direction: int
 
 
-@fast_init
 @dataclass(frozen=True, slots=True)
 class HandOver:
     """winner is None when the hand ended on an empty draw pile; reason says why."""
@@ -186,20 +178,17 @@ class HandOver:
     reason: str
 
 
-@fast_init
 @dataclass(frozen=True, slots=True)
 class Revealed:
     faces: tuple[tuple[int, Card], ...]
 
 
-@fast_init
 @dataclass(frozen=True, slots=True)
 class HandScored:
     deltas: tuple[int, ...]
     scores: tuple[int, ...]
 
 
-@fast_init
 @dataclass(frozen=True, slots=True)
 class Forfeited:
     """``seat`` timed out or left; ``match_points`` after the forfeit."""
@@ -209,7 +198,6 @@ class Forfeited:
     match_points: tuple[int, ...]
 
 
-@fast_init
 @dataclass(frozen=True, slots=True)
 class MatchOver:
     winner: int | None

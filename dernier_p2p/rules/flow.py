@@ -27,7 +27,6 @@ from dernier_p2p.rules.state import (
     CHANCE,
     CLOCK,
     CUT_PHASE,
-    DEALER,
     DIRECTION,
     DISCARD,
     DRAWN,
@@ -39,7 +38,6 @@ from dernier_p2p.rules.state import (
     MATCH_OVER_PHASE,
     NAME_SUIT_PHASE,
     NAMED_SUIT,
-    NAMER,
     NEXT_SLOT,
     OWED,
     OWES,
@@ -48,9 +46,7 @@ from dernier_p2p.rules.state import (
     PHASE,
     PILE,
     PLAY_PHASE,
-    PLAYERS,
     REVEAL_PHASE,
-    RULES,
     STANDINGS,
     TURN,
     WINNER,
@@ -80,17 +76,17 @@ Events = list  # the list of events being built by one apply
 
 def to_act(state: State) -> int | None:
     """The seat expected to move next (None while chance is needed or the match is over)."""
-    if state[CHANCE] is not None:
+    if state.chance is not None:
         return None
-    phase = state[PHASE]
+    phase = state.phase
     if phase is PLAY:
-        return state[TURN]
+        return state.turn
     if phase is NAME_SUIT_PHASE:
-        return state[NAMER]
+        return state.namer
     if phase is HAND_SIZE_PHASE:
-        return state[DEALER]
+        return state.dealer
     if phase is CUT_PHASE:
-        return (state[DEALER] - 1) % state[PLAYERS]
+        return (state.dealer - 1) % state.players
     return None
 
 
@@ -98,9 +94,9 @@ def can_draw(st: State) -> bool:
     """Whether a Draw takes something: a pending chain, a card on the pile, or (reshuffling
     variants) discards below the top card that a reshuffle turns into a new pile."""
     return bool(
-        st[PENDING_DRAW]
-        or st[PILE]
-        or (st[RULES].pile_empty == "reshuffle" and len(st[DISCARD]) > 1)
+        st.pending_draw
+        or st.pile
+        or (st.rules.pile_empty == "reshuffle" and len(st.discard) > 1)
     )
 
 

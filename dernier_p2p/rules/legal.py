@@ -17,32 +17,17 @@ from dernier_p2p.rules.moves import (
     Pass,
     Play,
 )
-from dernier_p2p.rules.playable import answer_table, match_table
 from dernier_p2p.rules.state import (
-    CHANCE,
     CUT_PHASE,
-    DRAWN,
     HAND_SIZE_PHASE,
-    HANDS,
     NAME_SUIT_PHASE,
-    NAMED_SUIT,
-    OWES,
-    PENDING_DRAW,
-    PENDING_KIND,
-    PHASE,
-    PILE,
-    PLAYERS,
-    RULES,
-    SHOWN,
-    TOP,
-    TURN,
     State,
 )
 from dernier_p2p.rules.variants import (
-    FLAG_BITS,
     NAMES,
     NAMES_OPT,
     SWAP,
+    WILD,
 )
 
 
@@ -55,82 +40,13 @@ def legal_moves(state: State, seat: int, known: Mapping[int, Card] | None = None
     Order: the plays (hand order), then the seat's Draw or Pass when it is at turn, then a
     Declare, then Catches.
     """
-    if state[CHANCE] is not None or not 0 <= seat < state[PLAYERS]:
-        return []
-    if state[PHASE] is not PLAY:
-        return _legal_setup(state, seat, known)
-    # The play phase, on every move: kept in one function (see docs/PERFORMANCE.md).
-    rules = state[RULES]
-    info = rules._info
-    hand = state[HANDS][seat]
-    shown = state[SHOWN]
-    known_get = known.get if known else shown.get
-    top = state[TOP]
-    out: list[Move] = []
-    if seat == state[TURN]:
-        drawn = state[DRAWN]
-        pending = state[PENDING_DRAW]
-        if pending:
-            table = answer_table(info, state[PENDING_KIND], top)
-        else:
-            named = state[NAMED_SUIT]
-            tables = info["match_tables"]
-            table = tables.get(top.code << 3 | (7 if named is None else named))
-            if table is None:
-                table = match_table(info, top, named)
-        size = len(hand)
-        plain = _PLAIN
-        for slot in hand if drawn < 0 else (drawn,):
-            card = known_get(slot)
-            if card is None:
-                if not shown or (card := shown.get(slot)) is None:
-                    continue
-            code = card.code
-            f = table[code]
-            if not f:  # not playable now
-                continue
-            if f & _OPTIONS or size == 2:
-                _add_grouped(out, state, seat, slot, card, f & FLAG_BITS, size)
-                continue
-            key = (slot << 7 | seat) << 7 | code
-            mv = plain.get(key)
-            if mv is None:
-                if len(plain) > 100_000:
-                    plain.clear()
-                mv = plain[key] = Play(seat, slot, info["by_code"][code] or card)
-            out.append(mv)
-        if drawn >= 0:
-            out.append(_PASSES[seat])
-        elif pending or state[PILE] or can_draw(state):
-            out.append(_DRAWS[seat])
-        else:
-            out.append(_PASSES[seat])
-    elif rules.jump_in and top is not None:
-        flags = info["flags"]
-        size = len(hand)
-        for slot in hand:
-            card = known_get(slot)
-            if card is None:
-                if not shown or (card := shown.get(slot)) is None:
-                    continue
-            if card.rank is top.rank and card.suit is top.suit:
-                _add_plays(out, state, seat, slot, card, flags[card.rank], size)
-    owes = state[OWES]
-    if owes:
-        if seat in owes:
-            out.append(Declare(seat))
-        if rules.declaration == "catch":
-            for t in owes:
-                if t != seat and len(state[HANDS][t]) == 1:
-                    out.append(Catch(seat, t))
-    return out
-
-
-def _legal_setup(state: State, seat: int, known: Mapping[int, Card] | None) -> list[Move]:
-    """The moves of the phases before play: naming a first suit, the hand size, the cut."""
-    if to_act(state) != seat:
+    if state.chance is not None or not 0 <= seat < state.players:
         return []
     phase = state.phase
+    if phase is PLAY:
+        return _legal_play(state, seat, known)
+    if to_act(state) != seat:
+        return []
     if phase is NAME_SUIT_PHASE:
         return [NameSuit(seat, s) for s in SUITS]
     if phase is HAND_SIZE_PHASE:
@@ -145,51 +61,114 @@ def _legal_setup(state: State, seat: int, known: Mapping[int, Card] | None) -> l
     return []
 
 
-# Moves are values: the same play is the same object, from hand to hand. Keys hold the seat,
-# the slot and the face code (Card.code); seats and face codes are below 128.
-# (slot, seat, face code) -> the plain Play (no options)
-_PLAIN: dict[int, Play] = {}
-# (seat, slot, face code, suit, target, declare) -> a Play with options
 _MOVE_CACHE: dict[tuple, Play] = {}
-# (seat, slot, face code, its flags, two cards in hand) -> the plays of a card with options
+# (seat, slot, id(card), its flags, two cards in hand) -> the plays of a card with options
 # (a suit to name, a declaration; not a swap, whose plays depend on the other hands)
 _GROUPS: dict[tuple, tuple[Play, ...]] = {}
+_PLAIN_CACHE: dict[tuple, Play] = {}
 
 
 def _mk_play(seat: int, slot: int, card: Card, suit, target, declare: bool) -> Play:
-    key = (seat, slot, card.code, suit, target, declare)
+    # keyed by the card's id (cheap to hash); a hit must hold that very card object
+    key = (seat, slot, id(card), suit, target, declare)
     mv = _MOVE_CACHE.get(key)
-    if mv is None:
+    if mv is None or mv.card is not card:
         if len(_MOVE_CACHE) > 200_000:
             _MOVE_CACHE.clear()
         mv = _MOVE_CACHE[key] = Play(seat, slot, card, suit, target, declare)
     return mv
 
 
-_DRAWS = [Draw(i) for i in range(128)]
-_PASSES = [Pass(i) for i in range(128)]
+_DRAWS = [Draw(i) for i in range(16)]
+_PASSES = [Pass(i) for i in range(16)]
 _OPTIONS = NAMES | NAMES_OPT | SWAP
 _BOTH = (False, True)  # a play that leaves one card may say DERNIER with it, or not
 _NO_DECLARE = (False,)
 
 
-def _add_grouped(
-    out: list, st: State, seat: int, slot: int, card: Card, f: int, size: int
-) -> None:
-    """The plays of a card with options (a suit, a swap target) or a declaration to make."""
-    if f & SWAP:  # its plays depend on the other hands' sizes
-        _add_plays(out, st, seat, slot, card, f, size)
-        return
-    # a suit to name and/or a declaration: the same group each time
-    gkey = (seat, slot, card.code, f, size == 2)
-    group = _GROUPS.get(gkey)
-    if group is None:
-        plays: list = []
-        _add_plays(plays, st, seat, slot, card, f, size)
-        if len(_GROUPS) > 100_000:
-            _GROUPS.clear()
-        _GROUPS[gkey] = group = tuple(plays)
-    out.extend(group)
+def _legal_play(st: State, seat: int, known: Mapping[int, Card] | None) -> list[Move]:
+    rules = st.rules
+    info = rules._info
+    flags = info["flags"]
+    shown = st.shown
+    hand = st.hands[seat]
+    size = len(hand)
+    out: list[Move] = []
+    top = st.top
+    known_get = known.get if known else shown.get
+    plain = _PLAIN_CACHE
+    if seat == st.turn:
+        drawn = st.drawn
+        slots = hand if drawn < 0 else (drawn,)
+        pending = st.pending_draw
+        if pending:
+            answers = info["answers"][st.pending_kind]
+            cancel = rules.cancel_rank if st.pending_kind == rules.cancel_chain else None
+        else:
+            eff = st.named_suit if st.named_suit is not None else top.suit
+            top_rank = top.rank
+        for slot in slots:
+            card = known_get(slot)
+            if card is None:
+                if not shown or (card := shown.get(slot)) is None:
+                    continue
+            rank = card.rank
+            f = flags[rank]
+            if pending:
+                if not (
+                    rank in answers
+                    or (
+                        rank is cancel
+                        and (not rules.cancel_same_suit or card.suit is top.suit)
+                    )
+                ):
+                    continue
+            elif not (f & WILD or rank is top_rank or (eff is not None and card.suit is eff)):
+                continue
+            if f & _OPTIONS or size == 2:
+                if f & SWAP:  # its plays depend on the other hands' sizes
+                    _add_plays(out, st, seat, slot, card, f, size)
+                    continue
+                # a suit to name and/or a declaration: the same group each time
+                gkey = (seat, slot, id(card), f, size == 2)
+                group = _GROUPS.get(gkey)
+                if group is None or group[0].card is not card:
+                    group = []
+                    _add_plays(group, st, seat, slot, card, f, size)
+                    if len(_GROUPS) > 100_000:
+                        _GROUPS.clear()
+                    _GROUPS[gkey] = group = tuple(group)
+                out.extend(group)
+            else:
+                key = (seat, slot, id(card))
+                mv = plain.get(key)
+                if mv is None or mv.card is not card:
+                    if len(plain) > 200_000:
+                        plain.clear()
+                    mv = plain[key] = Play(seat, slot, card)
+                out.append(mv)
+        if drawn >= 0:
+            out.append(_PASSES[seat] if seat < 16 else Pass(seat))
+        elif pending or st.pile or can_draw(st):
+            out.append(_DRAWS[seat] if seat < 16 else Draw(seat))
+        else:
+            out.append(_PASSES[seat] if seat < 16 else Pass(seat))
+    elif rules.jump_in and top is not None:
+        for slot in hand:
+            card = known_get(slot)
+            if card is None:
+                if not shown or (card := shown.get(slot)) is None:
+                    continue
+            if card.rank is top.rank and card.suit is top.suit:
+                _add_plays(out, st, seat, slot, card, flags[card.rank], size)
+    if st.owes:
+        if seat in st.owes:
+            out.append(Declare(seat))
+        if rules.declaration == "catch":
+            for t in st.owes:
+                if t != seat and len(st.hands[t]) == 1:
+                    out.append(Catch(seat, t))
+    return out
 
 
 def _add_plays(

@@ -5,10 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dernier_p2p.rules.cards import Card, Suit
-from dernier_p2p.rules.frozen import fast_init
 
 
-@fast_init
 @dataclass(frozen=True, slots=True)
 class Play:
     """Play hand slot ``slot``, whose face ``card`` playing reveals.
@@ -25,7 +23,6 @@ class Play:
     declare: bool = False
 
 
-@fast_init
 @dataclass(frozen=True, slots=True)
 class Draw:
     """Draw one card, or take the whole pending draw when one is pending."""
@@ -33,7 +30,6 @@ class Draw:
     seat: int
 
 
-@fast_init
 @dataclass(frozen=True, slots=True)
 class Pass:
     """End the turn after drawing, keeping the drawn card."""
@@ -41,7 +37,6 @@ class Pass:
     seat: int
 
 
-@fast_init
 @dataclass(frozen=True, slots=True)
 class Declare:
     """Say DERNIER (or SOLO) outside a play, within the window."""
@@ -49,7 +44,6 @@ class Declare:
     seat: int
 
 
-@fast_init
 @dataclass(frozen=True, slots=True)
 class Catch:
     """standard: catch ``target``, who holds one card and has not declared, within the window."""
@@ -58,7 +52,6 @@ class Catch:
     target: int
 
 
-@fast_init
 @dataclass(frozen=True, slots=True)
 class NameSuit:
     """Name a suit when the engine asks for one on its own (a first card that names a suit)."""
@@ -67,7 +60,6 @@ class NameSuit:
     suit: Suit
 
 
-@fast_init
 @dataclass(frozen=True, slots=True)
 class ChooseHandSize:
     """originale: the dealer chooses how many cards each player gets."""
@@ -76,7 +68,6 @@ class ChooseHandSize:
     size: int
 
 
-@fast_init
 @dataclass(frozen=True, slots=True)
 class Cut:
     """originale cut: ``keep`` takes the bottom card (it must be special); ``card`` its face."""
@@ -86,7 +77,6 @@ class Cut:
     card: Card | None = None
 
 
-@fast_init
 @dataclass(frozen=True, slots=True)
 class Timeout:
     """The table's clock says ``seat`` ran out of time."""
@@ -94,7 +84,6 @@ class Timeout:
     seat: int
 
 
-@fast_init
 @dataclass(frozen=True, slots=True)
 class Leave:
     """``seat`` left the table."""
@@ -102,7 +91,6 @@ class Leave:
     seat: int
 
 
-@fast_init
 @dataclass(frozen=True, slots=True)
 class ChooseDealer:
     """Chance: the first dealer of the match."""
@@ -110,7 +98,6 @@ class ChooseDealer:
     dealer: int
 
 
-@fast_init
 @dataclass(frozen=True, slots=True)
 class Shuffle:
     """Chance: a (re)shuffled draw pile; ``slots`` in draw order, first drawn first."""
@@ -118,7 +105,6 @@ class Shuffle:
     slots: tuple[int, ...]
 
 
-@fast_init
 @dataclass(frozen=True, slots=True)
 class Flip:
     """Chance: the face of the card turned up from the top of the draw pile."""
@@ -126,7 +112,6 @@ class Flip:
     card: Card
 
 
-@fast_init
 @dataclass(frozen=True, slots=True)
 class Reveal:
     """Chance: at the end of a hand, the face of every slot still in a hand."""

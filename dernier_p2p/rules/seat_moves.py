@@ -51,7 +51,6 @@ from dernier_p2p.rules.moves import (
     Play,
     Timeout,
 )
-from dernier_p2p.rules.playable import match_table
 from dernier_p2p.rules.state import (
     CHANCE,
     CLOCK,
@@ -77,8 +76,6 @@ from dernier_p2p.rules.state import (
     PHASE,
     PILE,
     PLAYED,
-    PLAYERS,
-    RULES,
     SHOWN,
     STALLS,
     TOP,
@@ -88,7 +85,6 @@ from dernier_p2p.rules.state import (
 from dernier_p2p.rules.variants import (
     FLAG_BITS,
     NAMES,
-    NAMES_OPT,
     SWAP,
     WILD,
 )
@@ -125,79 +121,13 @@ def in_turn_error(st: State, card: Card) -> tuple[str, str] | None:
 
 # Events are immutable: the frequent ones are built once and shared.
 _PLAYED: dict[int, Played] = {}
-# (slot, seat, face code) -> the event (the card is canonical: checked before)
-_PLAYED_FAST: dict[int, Played] = {}
 _DREW: dict[int, Drew] = {}
 _PASSED = tuple(Passed(i) for i in range(128))
 # cards whose play is wrong without options: a suit to name, a seat to swap with
 _NEEDS_OPTIONS = NAMES | SWAP
-# cards with options (a suit, a seat): the general path checks them
-_OPTIONS = NAMES | NAMES_OPT | SWAP
 
 
 def on_play(st: State, s: list, mv: Play, ev: Events) -> None:
-    seat = mv.seat
-    card = mv.card
-    # The common case first: a card without options, played in turn on a plain turn (nothing
-    # drawn, pending, shown or owed) by a seat that keeps two cards or more. Every check of the
-    # general path below holds or is checked here; anything else takes the general path.
-    if (
-        seat.__class__ is int
-        and seat == st[TURN]
-        and card.__class__ is Card
-        and st[PHASE] is PLAY
-        and st[DRAWN] < 0
-        and not st[PENDING_DRAW]
-        and not st[OWES]
-        and not st[SHOWN]
-        and mv.suit is None
-        and mv.target is None
-        and mv.declare is False
-    ):
-        info = st[0]._info
-        code = card.code
-        top = st[TOP]
-        named = st[NAMED_SUIT]
-        table = info["match_tables"].get(top.code << 3 | (7 if named is None else named))
-        if table is None:
-            table = match_table(info, top, named)
-        f = table[code]
-        slot = mv.slot
-        hand = st[HANDS][seat]
-        if (
-            f
-            and not f & _OPTIONS
-            and info["by_code"][code] is card
-            and slot.__class__ is int
-            and len(hand) > 2
-            and slot in hand
-        ):
-            i = hand.index(slot)
-            hands = list(st[HANDS])
-            hands[seat] = hand[:i] + hand[i + 1 :]
-            s[HANDS] = tuple(hands)
-            s[PLAYED] = (slot, card, st[PLAYED])
-            s[DISCARD] = st[DISCARD] + (slot,)
-            s[TOP] = card
-            if st[STALLS]:
-                s[STALLS] = 0
-            key = (slot << 7 | seat) << 7 | code
-            e = _PLAYED_FAST.get(key)
-            if e is None:
-                if len(_PLAYED_FAST) > 100_000:
-                    _PLAYED_FAST.clear()
-                e = _PLAYED_FAST[key] = Played(seat, slot, card)
-            ev.append(e)
-            if f & FLAG_BITS:
-                changed = apply_effects(s, seat, card, None, None, ev)
-                if changed or s[OWES]:
-                    declarations_after_play(s, seat, False, changed, ev)
-            else:  # a plain card: no action
-                s[NAMED_SUIT] = None
-                s[TURN] = (seat + st[DIRECTION]) % st[PLAYERS]
-            if s[OWED]:
-                settle(s, ev)
-            return
     rules = st.rules
     if st.phase is not PLAY:
         need_phase(st, PLAY, "playing a card")
@@ -373,14 +303,14 @@ def wrong_play(
 
 def on_draw(st: State, s: list, mv: Draw, ev: Events) -> None:
     seat = mv.seat
-    if st[PHASE] is not PLAY or seat != st[TURN]:
+    if st.phase is not PLAY or seat != st.turn:
         need_phase(st, PLAY, "drawing")
         check_seat(st, seat)
         need_turn(st, seat, "draw")
-    if st[DRAWN] >= 0:
+    if st.drawn >= 0:
         raise IllegalMove("already-drawn", "only one card may be drawn a turn: play it or pass")
-    pending = st[PENDING_DRAW]
-    if not pending and not st[PILE] and not can_draw(st):
+    pending = st.pending_draw
+    if not pending and not st.pile and not can_draw(st):
         raise IllegalMove("pile-empty", "the draw pile is empty and nothing can be reshuffled")
     if s[OWES]:
         close_windows(s, ev, seat)
@@ -390,10 +320,10 @@ def on_draw(st: State, s: list, mv: Draw, ev: Events) -> None:
     if s[STALLS]:
         s[STALLS] = 0
     if pending:
-        queue_draw(s, seat, pending, st[RULES]._info["reason"][st[PENDING_KIND]])
+        queue_draw(s, seat, pending, st.rules._info["reason"][st.pending_kind])
         s[PENDING_DRAW] = 0
         s[PENDING_KIND] = None
-        if st[RULES].taking_ends_turn:
+        if st.rules.taking_ends_turn:
             s[TURN] = next_seat(s, seat)
     elif len(s[PILE]) > 1 and not s[OWED] and s[CHANCE] is None:  # the common case, inline
         pile = s[PILE]
@@ -423,11 +353,11 @@ def on_draw(st: State, s: list, mv: Draw, ev: Events) -> None:
 
 def on_pass(st: State, s: list, mv: Pass, ev: Events) -> None:
     seat = mv.seat
-    if st[PHASE] is not PLAY or seat != st[TURN]:
+    if st.phase is not PLAY or seat != st.turn:
         need_phase(st, PLAY, "passing")
         check_seat(st, seat)
         need_turn(st, seat, "pass")
-    if st[DRAWN] < 0 and can_draw(st):
+    if st.drawn < 0 and can_draw(st):
         raise IllegalMove("pass-before-draw", "a player may pass only after drawing a card")
     if s[OWES]:
         close_windows(s, ev, seat)
@@ -435,11 +365,11 @@ def on_pass(st: State, s: list, mv: Pass, ev: Events) -> None:
             settle(s, ev)
             return
     ev.append(_PASSED[seat])
-    s[TURN] = (seat + s[DIRECTION]) % st[PLAYERS]
+    s[TURN] = (seat + s[DIRECTION]) % st.players
     s[DRAWN] = -1
-    if st[DRAWN] < 0:  # nothing could be drawn: a full round of such passes blocks the hand
+    if st.drawn < 0:  # nothing could be drawn: a full round of such passes blocks the hand
         s[STALLS] += 1
-        if s[STALLS] >= st[PLAYERS]:
+        if s[STALLS] >= st.players:
             s[HAND_END] = "blocked"
     if s[OWED] or s[HAND_END]:
         settle(s, ev)

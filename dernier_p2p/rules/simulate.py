@@ -14,15 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dernier_p2p.rules.cards import Card, Suit, deck_cards, parse_card, parse_cards
 from dernier_p2p.rules.engine import apply, chance_needed, legal_moves, new_match, to_act
 from dernier_p2p.rules.moves import ChooseDealer, Draw, Flip, Move, Pass, Play, Reveal, Shuffle
-from dernier_p2p.rules.state import (
-    CUT_PHASE,
-    HAND_NUMBER,
-    HANDS,
-    PHASE,
-    PLAY_PHASE,
-    ChanceRequest,
-    State,
-)
+from dernier_p2p.rules.state import CUT_PHASE, PLAY_PHASE, ChanceRequest, State
 from dernier_p2p.rules.variants import Rules
 
 Policy = Callable[[State, int, dict[int, Card]], Move | None]
@@ -104,13 +96,13 @@ class Dealer:
 
     def view(self, state: State, seat: int) -> dict[int, Card]:
         """The private view of ``seat``: the faces of its hand's slots (and a cut card)."""
-        faces = self._faces.get(state[HAND_NUMBER])
+        faces = self._faces.get(state.hand_number)
         if faces is None:
             return {}
         out = {}
-        for x in state[HANDS][seat]:  # a plain loop: cheaper than a comprehension's own frame
+        for x in state.hands[seat]:  # a plain loop: cheaper than a comprehension's own frame
             out[x] = faces[x]
-        if state[PHASE] is CUT_PHASE and state.pile and seat == (state.dealer - 1) % state.players:
+        if state.phase is CUT_PHASE and state.pile and seat == (state.dealer - 1) % state.players:
             out[state.pile[-1]] = faces[state.pile[-1]]
         return out
 

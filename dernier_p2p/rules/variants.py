@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-from dernier_p2p.rules.cards import FACE_CODES, NUMBER_RANKS, Rank, deck_cards
+from dernier_p2p.rules.cards import NUMBER_RANKS, Rank, deck_cards
 
 R = Rank
 
@@ -153,14 +153,6 @@ class Rules:
             "reason": {rank: f"penalty-{rank.value}" for rank in Rank},  # Drew reasons
             "deck_size": len(cards),
             "special": frozenset(self.special_ranks),
-            # face code -> the deck's canonical card of that face (None: not in this deck)
-            "by_code": tuple(
-                next((c for c in cards if c.code == code), None) for code in range(FACE_CODES)
-            ),
-            # filled on demand by rules.playable: which faces may be played now
-            "match_tables": {},
-            "answer_tables": {},
-            "rules": self,
         }
         object.__setattr__(self, "_info", derived)
 
