@@ -198,9 +198,7 @@ class LocalSeat:
         seat last echoed one (so an idle seat still shows the host which history it holds)."""
         if not self.unechoed or self.finished or self.busy:
             return None
-        # no public way to sign one more body with the next counter (sign_again restarts
-        # from the chain's counter, which envelopes in flight have already used)
-        return self.session._author.envelope({"type": "ack"}, self.session.head)
+        return self.session.ack()
 
     def resend(self) -> list[dict[str, Any]]:
         """Own envelopes sent but not sequenced, in counter order (to send again after a

@@ -347,6 +347,13 @@ class Session:
         self._author.next_n = self.chain.next_counter(self.seat)
         return [self._author.envelope(body, self.head) for body in bodies]
 
+    def ack(self) -> dict:
+        """This seat's ``ack`` envelope: its next counter, echoing the current head (an idle
+        seat shows the host which history it holds)."""
+        if self.seat is None:
+            raise ValueError("an observer sends nothing")
+        return self._author.envelope({"type": "ack"}, self.head)
+
     def legal_at(self, head_index: int, seat: int, body: dict) -> bool:
         """Whether ``body`` (a ``move`` body of ``seat``) was legal in the state after record
         ``head_index`` (a play: for some face), that state being quiescent. The host may refuse

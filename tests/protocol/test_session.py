@@ -525,3 +525,24 @@ def test_every_box_is_opened_once_per_peer(monkeypatch):
     assert boxes  # the cutter's peek
     # the receiver opens each box live, every other peer in the end-of-hand audit
     assert len(calls) == n * len(boxes)
+
+
+def test_an_ack_echoes_the_head_with_the_next_counter_and_is_sequenced():
+    table = table_at_play("standard", 3)
+    s = table.sessions[1]
+    first, second = s.ack(), s.ack()
+    assert first["seat"] == second["seat"] == 1 and first["body"] == {"type": "ack"}
+    assert first["head"] == s.head and second["n"] == first["n"] + 1
+    records = len(table.records)
+    table.send(first)
+    table.send(second)
+    table.deliver()
+    assert len(table.records) == records + 2
+    assert all(x.head == table.sessions[0].head for x in table.sessions)
+
+
+def test_an_observer_sends_no_ack():
+    table = table_at_play("dernier", 2)
+    observer = Session(None, None, table.records[0])
+    with pytest.raises(ValueError):
+        observer.ack()
