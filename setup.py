@@ -2,9 +2,10 @@
 
 The modules are compiled from their Python sources unchanged; each compiled source's SHA-256
 goes into dernier_p2p/rules/compiled.json, which dernier_p2p/rules/accel.py checks before it
-lets the compiled modules run. A module that fails to compile is left out (the extensions are
-optional) and the engine runs from its Python sources. DERNIER_PURE_PYTHON=1 at build time
-skips compiling.
+lets the compiled modules run. Every build compiles afresh (no reuse of an earlier build's
+output) and records only the modules compiled in that build, from the bytes it compiled. A
+module that fails to compile is left out (the extensions are optional) and the engine runs
+from its Python sources. DERNIER_PURE_PYTHON=1 at build time skips compiling.
 """
 
 from __future__ import annotations
@@ -17,28 +18,40 @@ from setuptools import setup
 from setuptools.command.build_ext import build_ext
 
 PACKAGE_DIR = os.path.join("dernier_p2p", "rules")
-# the same list as dernier_p2p.rules.accel.MODULES (setup.py must not import the package)
+# the same list as dernier_p2p.rules.accel.MODULES (setup.py must not import the package;
+# tests/rules/test_accel.py checks that the two agree)
 MODULES = ("engine", "flow", "hands", "legal", "scoring", "seat_moves", "simulate")
+RECORD = "compiled.json"
+# module -> SHA-256 of the source bytes Cython translated in this build
+TRANSLATED: dict[str, str] = {}
 
 
 class BuildAndRecord(build_ext):
-    """build_ext that records which sources were compiled, beside the compiled modules."""
+    """build_ext that compiles every module afresh and records which ones it compiled."""
 
     def run(self) -> None:
-        super().run()
-        record: dict[str, str] = {}
-        out_dir = None
-        for ext in self.extensions:
+        self.force = True  # never keep an earlier build's object files or modules
+        self._built: set[str] = set()
+        out_dirs = {os.path.dirname(self.get_ext_fullpath(ext.name)) for ext in self.extensions}
+        for ext in self.extensions:  # an old module must not outlive a failed compile
             target = self.get_ext_fullpath(ext.name)
-            if not os.path.exists(target):
-                continue  # optional: it did not compile
-            name = ext.name.rpartition(".")[2]
-            with open(os.path.join(PACKAGE_DIR, name + ".py"), "rb") as f:
-                record[name] = hashlib.sha256(f.read()).hexdigest()
-            out_dir = os.path.dirname(target)
-        if out_dir is not None:
-            with open(os.path.join(out_dir, "compiled.json"), "w", encoding="utf-8") as f:
-                json.dump(record, f, indent=1, sort_keys=True)
+            if os.path.exists(target):
+                os.remove(target)
+        for out_dir in out_dirs:
+            if os.path.exists(os.path.join(out_dir, RECORD)):
+                os.remove(os.path.join(out_dir, RECORD))
+        super().run()
+        record = {
+            name: TRANSLATED[name] for name in sorted(self._built) if name in TRANSLATED
+        }
+        for out_dir in out_dirs:
+            if record:
+                with open(os.path.join(out_dir, RECORD), "w", encoding="utf-8") as f:
+                    json.dump(record, f, indent=1, sort_keys=True)
+
+    def build_extension(self, ext) -> None:  # noqa: ANN001
+        super().build_extension(ext)  # raises when it fails (optional: the caller goes on)
+        self._built.add(ext.name.rpartition(".")[2])
 
 
 def extensions() -> list:
@@ -48,11 +61,18 @@ def extensions() -> list:
         from Cython.Build import cythonize
     except ImportError:
         return []
+    sources = []
+    for name in MODULES:
+        path = os.path.join(PACKAGE_DIR, name + ".py")
+        with open(path, "rb") as f:
+            TRANSLATED[name] = hashlib.sha256(f.read()).hexdigest()
+        sources.append(path)
     exts = cythonize(
-        [os.path.join(PACKAGE_DIR, m + ".py") for m in MODULES],
+        sources,
         # annotations stay hints: the engine checks its inputs itself and raises IllegalMove
         compiler_directives={"language_level": 3, "annotation_typing": False},
         build_dir=os.path.join("build", "cython"),
+        force=True,  # translate the sources as they are now, whatever their timestamps
         quiet=True,
     )
     for ext in exts:

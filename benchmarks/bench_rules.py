@@ -41,6 +41,11 @@ class Figures:
     hands: int
     moves: int
     seconds: float
+    turns: int = 0  # moves less the play or pass that follows a seat's own draw
+
+    @property
+    def turns_per_s(self) -> float:
+        return self.turns / self.seconds
 
     @property
     def hands_per_s(self) -> float:
@@ -89,7 +94,7 @@ def bench_variant(name: str, players: int, seconds: float, seed: int = 1) -> Fig
         rules.chance_needed,
         rules.to_act,
     )
-    hands = moves = 0
+    hands = moves = turns = 0
     start = cpu_clock()
     deadline = start + seconds
     while True:
@@ -102,12 +107,14 @@ def bench_variant(name: str, players: int, seconds: float, seed: int = 1) -> Fig
                 continue
             seat = to_act(state)
             choice = _random_seat_move(rng, legal_moves(state, seat, dealer.view(state, seat)))
+            if state.drawn < 0:  # not the play or pass of a card just drawn: a new turn
+                turns += 1
             state, _ = apply(state, choice)
             moves += 1
         hands += 1
         if cpu_clock() >= deadline:
             break
-    return Figures(f"{name} ({players} players)", hands, moves, cpu_clock() - start)
+    return Figures(f"{name} ({players} players)", hands, moves, cpu_clock() - start, turns)
 
 
 def bench_rlcard(seconds: float, seed: int = 1) -> Figures | None:
@@ -131,7 +138,8 @@ def bench_rlcard(seconds: float, seed: int = 1) -> Figures | None:
         games += 1
         if cpu_clock() >= deadline:
             break
-    return Figures("RLCard UNO (4 players)", games, moves, cpu_clock() - start)
+    # a step is a whole turn: a draw plays or keeps the drawn card in the same step
+    return Figures("RLCard UNO (4 players)", games, moves, cpu_clock() - start, moves)
 
 
 def breakdown_ours(name: str, players: int, hands: int, seed: int = 1) -> dict[str, float]:
@@ -292,6 +300,8 @@ def main(argv: list[str] | None = None) -> int:
     print(ref.line())
     print(
         f"standard / RLCard: moves/s ratio {mine.moves_per_s / ref.moves_per_s:.2f},"
+        f" turns/s ratio {mine.turns_per_s / ref.turns_per_s:.2f}"
+        f" ({mine.turns / mine.hands:.1f} turns a hand against {ref.turns / ref.hands:.1f}),"
         f" hands/s ratio {mine.hands_per_s / ref.hands_per_s:.2f}"
     )
     return 0

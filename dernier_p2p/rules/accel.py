@@ -73,9 +73,22 @@ class _SourcesFirst(importlib.abc.MetaPathFinder):
         package, _, name = fullname.rpartition(".")
         if package != PACKAGE or name not in MODULES:
             return None
-        return importlib.util.spec_from_file_location(fullname, os.path.join(_HERE, name + ".py"))
+        source = os.path.join(_HERE, name + ".py")
+        if not os.path.isfile(source):
+            return None  # no source to prefer (a zip, a build without sources): usual import
+        return importlib.util.spec_from_file_location(fullname, source)
+
+
+def _has_compiled_modules(directory: str) -> bool:
+    suffixes = importlib.machinery.EXTENSION_SUFFIXES
+    return any(os.path.exists(os.path.join(directory, m + s)) for m in MODULES for s in suffixes)
 
 
 COMPILED, BUILD = compiled_state(_HERE, os.environ)
-if not COMPILED and not any(isinstance(f, _SourcesFirst) for f in sys.meta_path):
+# only compiled modules can shadow the sources: without any, the usual import finds them
+if (
+    not COMPILED
+    and _has_compiled_modules(_HERE)
+    and not any(isinstance(f, _SourcesFirst) for f in sys.meta_path)
+):
     sys.meta_path.insert(0, _SourcesFirst())

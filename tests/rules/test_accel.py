@@ -161,3 +161,27 @@ def test_a_missing_or_broken_record_or_extension_means_pure_python(tmp_path) -> 
     (bare / accel.RECORD).write_text(json.dumps(record))
     use, why = accel.compiled_state(str(bare), {})
     assert not use and "missing" in why
+
+
+def test_setup_compiles_the_modules_accel_checks() -> None:
+    import ast
+
+    tree = ast.parse((Path(__file__).parents[2] / "setup.py").read_text())
+    listed = next(
+        ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "MODULES"
+    )
+    assert tuple(listed) == accel.MODULES
+
+
+def test_the_sources_finder_claims_only_sources_that_exist(tmp_path, monkeypatch) -> None:
+    finder = accel._SourcesFirst()
+    monkeypatch.setattr(accel, "_HERE", str(tmp_path))
+    name = f"{accel.PACKAGE}.{accel.MODULES[0]}"
+    assert finder.find_spec(name, None) is None  # no source here: the usual import decides
+    (tmp_path / f"{accel.MODULES[0]}.py").write_text("x = 1\n")
+    spec = finder.find_spec(name, None)
+    assert spec is not None and spec.origin == str(tmp_path / f"{accel.MODULES[0]}.py")
+    assert finder.find_spec(f"{accel.PACKAGE}.cards", None) is None  # not an engine module
+    assert finder.find_spec("json", None) is None
