@@ -303,7 +303,7 @@ def wrong_play(
 
 def on_draw(st: State, s: list, mv: Draw, ev: Events) -> None:
     seat = mv.seat
-    if st.phase is not PLAY or seat != st.turn:
+    if st.phase is not PLAY or seat.__class__ is not int or seat != st.turn:
         need_phase(st, PLAY, "drawing")
         check_seat(st, seat)
         need_turn(st, seat, "draw")
@@ -353,7 +353,7 @@ def on_draw(st: State, s: list, mv: Draw, ev: Events) -> None:
 
 def on_pass(st: State, s: list, mv: Pass, ev: Events) -> None:
     seat = mv.seat
-    if st.phase is not PLAY or seat != st.turn:
+    if st.phase is not PLAY or seat.__class__ is not int or seat != st.turn:
         need_phase(st, PLAY, "passing")
         check_seat(st, seat)
         need_turn(st, seat, "pass")

@@ -370,6 +370,20 @@ def test_a_bad_move_raises_a_typed_error() -> None:
         apply(state, Pass(1))
 
 
+@pytest.mark.parametrize("kind", [Draw, Pass])
+def test_a_seat_that_is_not_an_int_is_a_bad_seat_even_when_equal_to_the_turn(kind) -> None:
+    rule_set = get_variant("standard")
+    state = new_match(rule_set, 4)
+    dealer = Dealer(rule_set, 1)
+    while state.chance is not None:
+        state, _ = apply(state, dealer.chance_move(state))
+    turn = state.turn
+    for seat in (float(turn), str(turn)) + ((True,) if turn == 1 else ()):
+        with pytest.raises(IllegalMove) as info:
+            apply(state, kind(seat))
+        assert info.value.rule == "bad-seat", (seat, info.value)
+
+
 def test_a_penalty_reshuffle_during_a_play_keeps_every_card() -> None:
     """moderno: a rotate leaves seat 1 at one card without declaring; seat 0 jumps in with a
     second rotate, which closes the window: the penalty draw takes the last card of the pile
