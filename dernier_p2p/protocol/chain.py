@@ -45,7 +45,7 @@ from dernier_p2p.protocol.envelope import (
 from dernier_p2p.protocol.errors import ProtocolError
 from dernier_p2p.protocol.messages import validate_body
 from dernier_p2p.wire.canonical import EncodingError
-from dernier_p2p.wire.identity import check_public_key
+from dernier_p2p.wire.identity import Verified, check_public_key
 
 KeyTable = Mapping[int, bytes] | Sequence[bytes]
 
@@ -91,6 +91,7 @@ class ChainChecker:
         self._index: dict[bytes, int] = {self.genesis: -1}
         self._next_n = [0] * self.n
         self._at_table = set(range(self.n))
+        self._verified = Verified()  # signatures this checker has verified lately
         self._last_t: int | None = None
         self._checked: tuple[bytes, int] | None = None  # (record hash, index) last passed
         self._checked_rec: dict | None = None  # the record object last passed
@@ -151,7 +152,7 @@ class ChainChecker:
             raise ProtocolError("WRONG_GAME", fault, f"envelope of seat {author} for another game")
         if author not in self._at_table:
             raise ProtocolError("WRONG_SEAT", fault, f"seat {author} has left the table")
-        verify_envelope(env, self.player_keys[author], fault)
+        verify_envelope(env, self.player_keys[author], fault, self._verified)
         want = self._next_n[author]
         if env["n"] < want:
             raise ProtocolError("DUPLICATE", fault, f"seat {author} counter {env['n']} reused")
@@ -218,7 +219,7 @@ class ChainChecker:
         rec = check_record(rec, fault, self.n)
         signer = self._signer(rec)
         fault = signer
-        verify_record(rec, self.host_keys[signer], fault)
+        verify_record(rec, self.host_keys[signer], fault, self._verified)
         i = len(self._hashes)
         if rec["i"] != i:
             raise ProtocolError("BAD_CHAIN", fault, f"record index {rec['i']}, expected {i}")

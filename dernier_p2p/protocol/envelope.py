@@ -58,7 +58,7 @@ from typing import Any
 from dernier_p2p.protocol.errors import ProtocolError
 from dernier_p2p.wire.canonical import EncodingError
 from dernier_p2p.wire.hashing import digest
-from dernier_p2p.wire.identity import BadSignature, IdentityKey, verify
+from dernier_p2p.wire.identity import BadSignature, IdentityKey, Verified, verify
 
 ENVELOPE_LABEL = "dernier-p2p/envelope"
 RECORD_LABEL = "dernier-p2p/record"
@@ -143,11 +143,13 @@ def sign_envelope(
     return env
 
 
-def verify_envelope(env: dict, public: bytes, fault: int | None) -> None:
+def verify_envelope(
+    env: dict, public: bytes, fault: int | None, verified: Verified | None = None
+) -> None:
     """``BAD_SIGNATURE`` naming ``fault`` unless ``env`` (already structure-checked) carries
-    ``public``'s signature."""
+    ``public``'s signature (``verified``: successes remembered by the caller)."""
     try:
-        verify(public, ENVELOPE_LABEL, _signed_envelope_part(env), env["sig"])
+        verify(public, ENVELOPE_LABEL, _signed_envelope_part(env), env["sig"], verified)
     except EncodingError as exc:
         raise ProtocolError("MALFORMED", fault, f"envelope not encodable: {exc}") from None
     except BadSignature as exc:
@@ -225,11 +227,13 @@ def make_record(
     return rec
 
 
-def verify_record(rec: dict, host_public: bytes, fault: int | None) -> None:
+def verify_record(
+    rec: dict, host_public: bytes, fault: int | None, verified: Verified | None = None
+) -> None:
     """``BAD_SIGNATURE`` naming ``fault`` unless ``rec`` (already structure-checked) carries
-    the host signature of ``host_public``."""
+    the host signature of ``host_public`` (``verified``: successes remembered by the caller)."""
     try:
-        verify(host_public, RECORD_LABEL, _signed_record_part(rec), rec["hsig"])
+        verify(host_public, RECORD_LABEL, _signed_record_part(rec), rec["hsig"], verified)
     except EncodingError as exc:
         raise ProtocolError("MALFORMED", fault, f"record not encodable: {exc}") from None
     except BadSignature as exc:

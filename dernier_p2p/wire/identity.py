@@ -147,17 +147,47 @@ class IdentityKey:
         return cls.from_pem(p.read_bytes())
 
 
-def verify(public: bytes, label: str, value: Any, signature: bytes) -> None:
+class Verified:
+    """The last ``size`` (public key, signature, message) triples that verified, so that one
+    holder checking the same signed bytes again (the host checks an envelope before it
+    sequences it, while sequencing, and when the record is fed back) does a look-up instead.
+    Only successes are kept; each holder (a chain checker) has its own."""
+
+    def __init__(self, size: int = 16) -> None:
+        self._seen: dict[tuple[bytes, bytes, bytes], None] = {}
+        self._size = size
+
+    def __contains__(self, triple: tuple[bytes, bytes, bytes]) -> bool:
+        return triple in self._seen
+
+    def add(self, triple: tuple[bytes, bytes, bytes]) -> None:
+        if triple not in self._seen and len(self._seen) >= self._size:
+            del self._seen[next(iter(self._seen))]  # the oldest
+        self._seen[triple] = None
+
+    def __len__(self) -> int:
+        return len(self._seen)
+
+
+def verify(
+    public: bytes, label: str, value: Any, signature: bytes, verified: Verified | None = None
+) -> None:
     """Check that ``signature`` is ``public``'s signature of ``canonical([label, value])``.
 
     Raise :class:`BadSignature` (or its subclass :class:`BadPublicKey`) if it is not, including
     for malformed lengths; a label without the ``"dernier-p2p/"`` prefix is a ``ValueError``.
+    ``verified``: remembered successes to consult first and to add to.
     """
     message = _message(label, value)
     key = _public_key(public)
     if not isinstance(signature, bytes) or len(signature) != SIGNATURE_SIZE:
         raise BadSignature(f"a signature is {SIGNATURE_SIZE} bytes")
+    triple = (public, signature, message)
+    if verified is not None and triple in verified:
+        return
     try:
         key.verify(signature, message)
     except InvalidSignature:
         raise BadSignature("signature does not verify") from None
+    if verified is not None:
+        verified.add(triple)

@@ -17,6 +17,7 @@ from dernier_p2p.wire.identity import (
     BadSignature,
     IdentityKey,
     KeyFileError,
+    Verified,
     check_public_key,
     verify,
 )
@@ -234,3 +235,35 @@ def test_key_file_other_key_types() -> None:
     )
     with pytest.raises(KeyFileError):
         IdentityKey.from_pem(encrypted)
+
+
+def test_remembered_successes_are_exact_triples() -> None:
+    a, b = key(1), key(2)
+    seen = Verified(size=2)
+    sig = a.sign(LABEL, VALUE)
+    verify(a.public_bytes(), LABEL, VALUE, sig, seen)
+    assert len(seen) == 1
+    verify(a.public_bytes(), LABEL, VALUE, sig, seen)  # the same bytes again: remembered
+    assert len(seen) == 1
+    # what was remembered vouches for nothing else: another key, value or signature
+    with pytest.raises(BadSignature):
+        verify(b.public_bytes(), LABEL, VALUE, sig, seen)
+    with pytest.raises(BadSignature):
+        verify(a.public_bytes(), LABEL, {**VALUE, "seat": 3}, sig, seen)
+    flipped = bytes([sig[0] ^ 1]) + sig[1:]
+    with pytest.raises(BadSignature):
+        verify(a.public_bytes(), LABEL, VALUE, flipped, seen)
+    assert len(seen) == 1  # failures are not kept
+
+
+def test_remembered_successes_are_bounded_oldest_first() -> None:
+    k = key(3)
+    seen = Verified(size=2)
+    triples = []
+    for i in range(3):
+        value = {"i": i}
+        sig = k.sign(LABEL, value)
+        verify(k.public_bytes(), LABEL, value, sig, seen)
+        triples.append((k.public_bytes(), sig, encode([LABEL, value])))
+    assert len(seen) == 2
+    assert triples[0] not in seen and triples[1] in seen and triples[2] in seen
