@@ -338,7 +338,8 @@ def env_part(env: dict) -> dict:
     return {k: env[k] for k in ("body", "game", "head", "n", "seat")}
 
 
-def resign_env(base: Base, env: dict, signer: int | None = None) -> dict:
+def resign_env(base: Base | LocalTable, env: dict, signer: int | None = None) -> dict:
+    """``env`` signed again by its seat (or by ``signer``), with the identities of ``base``."""
     env = dict(env)
     seat = env["seat"] if signer is None else signer
     env["sig"] = base.identities[seat].sign(ENVELOPE_LABEL, env_part(env))
@@ -484,8 +485,7 @@ def chain_cases(b: Base, tag: str) -> None:
     add(f"{tag}-claims-other-host", "5.3", "h names another seat, the host's key signs",
         ["HostKey", "RecordSignature"], b, k, [seal(b, {**r, "h": other}, signer=h)],
         "BAD_SIGNATURE", h)
-    bad = {**env, "seat": n}
-    bad["sig"] = b.identities[0].sign(ENVELOPE_LABEL, env_part(bad))
+    bad = resign_env(b, {**env, "seat": n}, signer=0)
     add(f"{tag}-seat-out-of-range", "5.1", "the envelope's seat is not a seat of the table",
         ["Malformed"], b, k, [as_record(b, k, bad)], "MALFORMED", h)
     add(f"{tag}-record-extra-key", "5.2", "a record with a key the protocol does not define",
@@ -494,12 +494,10 @@ def chain_cases(b: Base, tag: str) -> None:
         ["Malformed"], b, k, [{x: v for x, v in r.items() if x != "t"}], "MALFORMED", h)
     add(f"{tag}-envelope-extra-key", "5.1", "an envelope with an extra key",
         ["Malformed", "UnknownField"], b, k, [as_record(b, k, {**env, "x": 0})], "MALFORMED", h)
-    short = {**env, "game": b.game[:15]}
-    short["sig"] = b.identities[env["seat"]].sign(ENVELOPE_LABEL, env_part(short))
+    short = resign_env(b, {**env, "game": b.game[:15]})
     add(f"{tag}-game-15-bytes", "5.1", "a game id of 15 bytes",
         ["Malformed"], b, k, [as_record(b, k, short)], "MALFORMED", h)
-    neg = {**env, "n": -1}
-    neg["sig"] = b.identities[env["seat"]].sign(ENVELOPE_LABEL, env_part(neg))
+    neg = resign_env(b, {**env, "n": -1})
     add(f"{tag}-counter-negative", "5.1", "a negative counter",
         ["Malformed", "Counter"], b, k, [as_record(b, k, neg)], "MALFORMED", h)
     add(f"{tag}-sig-63-bytes", "5.2", "a record signature of 63 bytes",
@@ -1020,9 +1018,7 @@ def bad_box_case(b: Base, kind: str) -> None:
             fields = _box_for(table, giver, body["to"], body["hand"], body["position"],
                               encode(plain), eph)
             seen.update(k=len(table.records), giver=giver)
-            new = {**env, "body": {**body, **fields}}
-            new["sig"] = table.identities[giver].sign(ENVELOPE_LABEL, env_part(new))
-            return new
+            return resign_env(table, {**env, "body": {**body, **fields}}, signer=giver)
 
         return hook
 
@@ -1048,9 +1044,7 @@ def unopenable_box_case(b: Base, kind: str) -> None:
             if seen or body["type"] != kind:
                 return env
             seen.update(k=len(table.records), giver=env["seat"])
-            new = {**env, "body": {**body, "box": flip(body["box"], 3)}}
-            new["sig"] = table.identities[env["seat"]].sign(ENVELOPE_LABEL, env_part(new))
-            return new
+            return resign_env(table, {**env, "body": {**body, "box": flip(body["box"], 3)}})
 
         return hook
 
@@ -1231,11 +1225,9 @@ def extra_valid_cases(b: Base, tag: str) -> None:
     add(f"{tag}-ack-valid", "6.3", "an ack echoing the current head", ["Valid", "HeadEcho"], b,
         k, [as_record(b, k, ack_now)], None)
     old = new_env(b, k, t, {"type": "ack"}, head=record_hash(b.records[1]))
-    old["sig"] = b.identities[t].sign(ENVELOPE_LABEL, env_part(old))
     add(f"{tag}-ack-old-head", "5.3", "an ack echoing an old record's hash (not a fork)",
         ["Valid", "HeadEcho"], b, k, [as_record(b, k, old)], None)
     gen = new_env(b, k, t, {"type": "ack"}, head=b.records[0]["prev"])
-    gen["sig"] = b.identities[t].sign(ENVELOPE_LABEL, env_part(gen))
     add(f"{tag}-ack-genesis-head", "5.3", "an ack echoing the genesis hash",
         ["Valid", "HeadEcho"], b, k, [as_record(b, k, gen)], None)
     late = seal(b, {**b.records[k], "t": b.records[k]["t"] + 3_600_000})

@@ -116,6 +116,13 @@ key_option = click.option(
 bot_option = click.option("--bot", is_flag=True, help="Let the bot play this seat.")
 
 
+def peer_options(command: Callable) -> Callable:
+    """The options of a networked seat (host or join): key, transcript, bot, colour."""
+    for option in (colour_option, bot_option, transcript_option, key_option):
+        command = option(command)
+    return command
+
+
 # --------------------------------------------------------------------------- running a table
 def _leaves(exc: BaseException) -> list[BaseException]:
     if isinstance(exc, BaseExceptionGroup):
@@ -283,10 +290,7 @@ def _local_address() -> str:
 @click.option("--no-announce", is_flag=True, help="Do not announce the table on the LAN.")
 @click.option("--turn-seconds", type=click.IntRange(1, 86_400), default=120, show_default=True,
               help="Time a seat may keep the table waiting before it is timed out.")
-@key_option
-@transcript_option
-@bot_option
-@colour_option
+@peer_options
 def host(
     variant: str, players: int, hands: int | None, target: int | None, port: int, bind: str,
     advertise: str | None, name: str, table_name: str | None, no_announce: bool,
@@ -354,10 +358,7 @@ def _discover(seconds: float) -> tuple[str, int]:
                    "host goes away (default: none).")
 @click.option("--wait", type=click.FloatRange(0.5, 30), default=2.0, show_default=True,
               help="Seconds to listen for tables when no ADDRESS is given.")
-@key_option
-@transcript_option
-@bot_option
-@colour_option
+@peer_options
 def join(
     address: str | None, name: str, listen_on: str | None, wait: float, key: Path | None,
     transcript: Path | None, bot: bool, no_colour: bool,

@@ -14,6 +14,14 @@ from pathlib import Path
 from tests.cli.helpers import dernier, env_for, spawn
 
 
+def _reap(*procs: subprocess.Popen[bytes]) -> None:
+    """Kill whichever of ``procs`` still runs (a test failed before they ended)."""
+    for p in procs:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
 def _port(proc: subprocess.Popen[bytes], out: Path, limit: float = 30) -> int:
     """Wait until the host tells its port."""
     deadline = time.monotonic() + limit
@@ -47,10 +55,7 @@ def test_host_and_two_joins_play_and_agree(tmp_path: Path) -> None:
             )
         codes = [p.wait(timeout=120) for p in procs]
     finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
+        _reap(*procs)
     texts = [o.read_text() for o in outs]
     assert codes == [0, 0, 0], texts
     assert "Created your identity key" in texts[0]
@@ -134,10 +139,7 @@ def test_join_picks_a_table_heard_on_the_lan(tmp_path: Path) -> None:
         rest = join.stdout.read().decode()  # type: ignore[union-attr]
         codes = [join.wait(timeout=60), host.wait(timeout=60)]
     finally:
-        for p in (host, join):
-            if p.poll() is None:
-                p.kill()
-                p.wait()
+        _reap(host, join)
     assert codes == [0, 0], listing + rest + out.read_text()
     assert "wins the match" in rest
     assert (tmp_path / "t0").read_bytes() == (tmp_path / "t1").read_bytes()
@@ -194,9 +196,7 @@ def test_a_refused_handshake_and_ctrl_c_are_clear_messages(tmp_path: Path) -> No
         host.send_signal(signal.SIGINT)
         code = host.wait(timeout=30)
     finally:
-        if host.poll() is None:
-            host.kill()
-            host.wait()
+        _reap(host)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "The host refused: DUPLICATE_KEY" in proc.stderr
     assert "needs its own --key FILE" in proc.stderr
@@ -255,9 +255,7 @@ def test_ctrl_c_while_listening_for_tables(tmp_path: Path) -> None:
         proc.send_signal(signal.SIGINT)
         code = proc.wait(timeout=30)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        _reap(proc)
     text = out.read_text()
     assert code == 130, text
     assert "Interrupted." in text and "Traceback" not in text

@@ -338,12 +338,18 @@ def test_forged_transfer_is_attributed_to_the_giver() -> None:
     assert [f.seat for f in report.faults] == [0]
 
 
+def _transfer_with_altered_box(everyone: list) -> tuple[dict, dict]:
+    """Seat 0 deals itself position 0 and hands it to seat 1: the transfer as made, and the
+    same with the box's last byte flipped."""
+    apply_all(everyone, {"op": "deal", "position": 0, "to": 0})
+    _, msg = intercept(everyone, {"op": "transfer", "position": 0, "to": 1}, author=0)
+    return msg, dict(msg, box=msg["box"][:-1] + bytes([msg["box"][-1] ^ 1]))
+
+
 def test_altered_transfer_box_is_settled_by_the_end_of_hand_reveal() -> None:
     everyone = started()
     s0, s1, s2, obs = everyone
-    apply_all(everyone, {"op": "deal", "position": 0, "to": 0})
-    _, msg = intercept(everyone, {"op": "transfer", "position": 0, "to": 1}, author=0)
-    bad = dict(msg, box=msg["box"][:-1] + bytes([msg["box"][-1] ^ 1]))
+    msg, bad = _transfer_with_altered_box(everyone)
     s0.log[-1] = bad
     replies = s1.receive(bad)
     assert replies[0]["plaintext"] is None
@@ -816,9 +822,7 @@ def test_own_message_not_made_is_refused() -> None:
 def test_holder_without_a_forwarded_token_stays_owed() -> None:
     everyone = started()
     s0, s1, s2, obs = everyone
-    apply_all(everyone, {"op": "deal", "position": 0, "to": 0})
-    _, msg = intercept(everyone, {"op": "transfer", "position": 0, "to": 1}, author=0)
-    bad = dict(msg, box=msg["box"][:-1] + bytes([msg["box"][-1] ^ 1]))
+    msg, bad = _transfer_with_altered_box(everyone)
     s0.receive(msg)  # seat 0's box back from the relay (as it made it)
     replies = s1.receive(bad)
     assert [m["type"] for m in replies] == ["complaint"] and s1.card(0) is None

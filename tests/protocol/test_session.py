@@ -176,6 +176,15 @@ def test_stall_owing_a_deck_message_is_a_leave():
 
 
 # ---------------------------------------------------------------------------------- cheats
+def play_out(table: LocalTable, n: int) -> None:
+    """Deliver what is queued, then let bots play the match to its end (seeded)."""
+    rng = random.Random(0)
+    pols = bots(n)
+    table.deliver()
+    while not table.sessions[0].finished:
+        play_round(table, pols, rng)
+
+
 def table_at_play(variant: str = "dernier", n: int = 2) -> LocalTable:
     table = LocalTable(variant, seeds(n), {"match": ["hands", 1]})
     table.deliver()
@@ -255,12 +264,8 @@ def run_tampered(variant: str, n: int, kind: str, seat: int, change) -> tuple:
     tamper, flag = tamper_first(kind, seat, change)
     table = LocalTable(variant, seeds(n), {"match": ["hands", 1]}, tamper=tamper)
     flag["table"] = table
-    rng = random.Random(0)
-    pols = bots(n)
     with pytest.raises(ProtocolError) as info:
-        table.deliver()
-        while not table.sessions[0].finished:
-            play_round(table, pols, rng)
+        play_out(table, n)
     return table, info.value
 
 
@@ -303,12 +308,8 @@ def test_cut_that_drops_a_special_card_is_caught_by_the_replay():
         return env
 
     table = LocalTable("originale", seeds(2), options, tamper=tamper)
-    rng = random.Random(0)
-    pols = bots(2)
     with pytest.raises(ProtocolError) as info:
-        table.deliver()
-        while not table.sessions[0].finished:
-            play_round(table, pols, rng)
+        play_out(table, 2)
     assert len(cutters) == 1
     assert (info.value.code, info.value.seat) == ("ILLEGAL_MOVE", cutters[0])
     assert "cut-must-keep" in info.value.detail
@@ -448,12 +449,8 @@ def test_undecidable_complaint_stops_the_hand_and_the_audit_names_the_giver():
         return env
 
     table = LocalTable("moderno", seeds(2), {"match": ["hands", 1]}, tamper=tamper)
-    rng = random.Random(0)
-    pols = bots(2)
     with pytest.raises(ProtocolError) as info:
-        table.deliver()
-        while not table.sessions[0].finished:
-            play_round(table, pols, rng)
+        play_out(table, 2)
     giver, receiver = cheats[0]
     for s in table.sessions:
         disputes = [e for e in session_events(s) if e.kind == "dispute"]
