@@ -40,6 +40,12 @@ def source_digest(path: str) -> str:
         return hashlib.sha256(f.read()).hexdigest()
 
 
+def _is_compiled(directory: str, name: str) -> bool:
+    """Whether a compiled module ``name`` lies in ``directory``."""
+    suffixes = importlib.machinery.EXTENSION_SUFFIXES
+    return any(os.path.exists(os.path.join(directory, name + s)) for s in suffixes)
+
+
 def compiled_state(directory: str, environ: dict | os._Environ) -> tuple[bool, str]:
     """(use the compiled modules in ``directory``?, a one-line description of the build)."""
     if environ.get(PURE_ENV, "") not in ("", "0"):
@@ -51,11 +57,10 @@ def compiled_state(directory: str, environ: dict | os._Environ) -> tuple[bool, s
         return False, "pure Python (no compiled modules)"
     if not isinstance(recorded, dict):
         return False, f"pure Python ({RECORD} is not a record of compiled sources)"
-    suffixes = importlib.machinery.EXTENSION_SUFFIXES
     for name in MODULES:
         if name not in recorded:
             return False, f"pure Python ({name} was not compiled)"
-        if not any(os.path.exists(os.path.join(directory, name + s)) for s in suffixes):
+        if not _is_compiled(directory, name):
             return False, f"pure Python (the compiled {name} is missing)"
         try:
             digest = source_digest(os.path.join(directory, name + ".py"))
@@ -79,16 +84,11 @@ class _SourcesFirst(importlib.abc.MetaPathFinder):
         return importlib.util.spec_from_file_location(fullname, source)
 
 
-def _has_compiled_modules(directory: str) -> bool:
-    suffixes = importlib.machinery.EXTENSION_SUFFIXES
-    return any(os.path.exists(os.path.join(directory, m + s)) for m in MODULES for s in suffixes)
-
-
 COMPILED, BUILD = compiled_state(_HERE, os.environ)
 # only compiled modules can shadow the sources: without any, the usual import finds them
 if (
     not COMPILED
-    and _has_compiled_modules(_HERE)
+    and any(_is_compiled(_HERE, name) for name in MODULES)
     and not any(isinstance(f, _SourcesFirst) for f in sys.meta_path)
 ):
     sys.meta_path.insert(0, _SourcesFirst())
