@@ -20,6 +20,8 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from dernier_p2p.wire.version import PROTOCOL_VERSION
 from typing import Any
 
 from dernier_p2p.bots.view import seat_moves
@@ -511,8 +513,10 @@ def record0_cases(b: Base, tag: str) -> None:
     def table(body2: dict) -> dict:
         return with_body(b, 0, body2)
 
-    add(f"{tag}-table-version-2", "20", "a table of protocol version 2",
-        ["Version"], b, 0, [table({**body, "version": 2})], "VERSION", 0)
+    add(f"{tag}-table-version-1", "20", "a table of protocol version 1 (retired)",
+        ["Version"], b, 0, [table({**body, "version": 1})], "VERSION", 0)
+    add(f"{tag}-table-version-3", "20", "a table of protocol version 3",
+        ["Version"], b, 0, [table({**body, "version": 3})], "VERSION", 0)
     add(f"{tag}-table-unknown-variant", "6.2", "a table of a variant this protocol lacks",
         ["TableMismatch"], b, 0, [table({**body, "variant": "tressette"})], "TABLE_MISMATCH", 0)
     add(f"{tag}-table-bad-option", "6.2", "a table with an option the rules refuse",
@@ -1175,10 +1179,12 @@ def handshake_cases(b: Base) -> None:
     case("hello-small-order-key", "a hello whose key is the neutral element",
          ["BadSignature", "IdentityKey"], {**hello, "key": bytes([1]) + bytes(31)},
          "BAD_SIGNATURE")
-    case("hello-version-2", "a hello of protocol version 2", ["Version"],
-         {**hello, "version": 2}, "VERSION")
-    case("hello-version-2-extra", "version 2 with an extra field: the version is checked first",
-         ["Version", "UnknownField"], {**hello, "version": 2, "x": 1}, "VERSION")
+    case("hello-version-1", "a hello of protocol version 1 (retired)", ["Version"],
+         {**hello, "version": 1}, "VERSION")
+    case("hello-version-3", "a hello of protocol version 3", ["Version"],
+         {**hello, "version": 3}, "VERSION")
+    case("hello-version-3-extra", "version 3 with an extra field: the version is checked first",
+         ["Version", "UnknownField"], {**hello, "version": 3, "x": 1}, "VERSION")
     case("hello-extra-field", "a hello with an extra field", ["UnknownField", "Malformed"],
          {**hello, "x": 1}, "MALFORMED")
     case("hello-no-listen", "a hello without its listen field", ["Malformed"],
@@ -1378,7 +1384,7 @@ def write_cases(kept: list[tuple[Spec, dict]], out: Path) -> None:
     for old in out.glob("*.json"):
         old.unlink()
     for name, tests in sorted(groups.items()):
-        data = {"group": name, "description": about[name], "protocol_version": 1,
+        data = {"group": name, "description": about[name], "protocol_version": PROTOCOL_VERSION,
                 "tests": sorted(tests, key=lambda t: t["id"])}
         (out / f"{name}.json").write_text(json.dumps(data, indent=1) + "\n")
 

@@ -2,7 +2,7 @@
 
 Datagram (one canonical msgpack map, at most :data:`MAX_DATAGRAM` bytes)::
 
-    {"magic": "dernier-p2p/lan", "version": 1, "name": str, "variant": str,
+    {"magic": "dernier-p2p/lan", "version": 2, "name": str, "variant": str,
      "free": int (seats still free), "port": int (the host's TCP port),
      "host": str (optional: the address the host advertises, 1..253 printable characters
      without spaces)}
@@ -18,6 +18,8 @@ announcements are skipped (counted in :attr:`Listing.ignored`).
 
 from __future__ import annotations
 
+from dernier_p2p.wire.version import PROTOCOL_VERSION
+
 import socket
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,7 +31,7 @@ from dernier_p2p.net.handshake import NetError, check_name
 from dernier_p2p.wire.canonical import EncodingError, decode, encode
 
 MAGIC = "dernier-p2p/lan"
-VERSION = 1
+VERSION = PROTOCOL_VERSION
 DEFAULT_PORT = 47631
 BROADCAST = "255.255.255.255"
 LOOPBACK_BROADCAST = "127.255.255.255"

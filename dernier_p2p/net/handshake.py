@@ -25,6 +25,8 @@ After the handshake: peer -> host ``{"k": "env", "env": envelope}``, host -> pee
 
 from __future__ import annotations
 
+from dernier_p2p.wire.version import PROTOCOL_VERSION, version_mismatch
+
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +34,7 @@ from dernier_p2p.net.framing import FramedStream
 from dernier_p2p.wire.canonical import EncodingError, decode, encode
 from dernier_p2p.wire.identity import BadSignature, IdentityKey, check_public_key, verify
 
-VERSION = 1
+VERSION = PROTOCOL_VERSION
 MAX_FRAME = 1 << 20
 NONCE_SIZE = 32
 MAX_NAME = 32
@@ -170,7 +172,7 @@ def _check_version(message: dict[str, Any]) -> None:
     version = message.get("version")
     if version != VERSION:
         raise NetError(
-            VERSION_MISMATCH, f"protocol version {version!r}; this side speaks {VERSION}"
+            VERSION_MISMATCH, version_mismatch("the other side", version)
         )
 
 

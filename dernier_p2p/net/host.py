@@ -54,6 +54,7 @@ from dernier_p2p.net.timers import Deadlines, Grace, Timers, Window
 from dernier_p2p.protocol.errors import ProtocolError
 from dernier_p2p.protocol.sequencer import Sequencer
 from dernier_p2p.wire.identity import IdentityKey
+from dernier_p2p.wire.version import PROTOCOL_VERSION
 
 log = logging.getLogger("dernier_p2p.net.host")
 
@@ -626,7 +627,7 @@ class Host:
         cfg = self.config
         body = {
             "type": "table",
-            "version": 1,
+            "version": PROTOCOL_VERSION,
             "variant": cfg.variant,
             "options": dict(cfg.options),
             "players": [self.players[s].body() for s in range(cfg.players)],

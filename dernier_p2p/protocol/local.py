@@ -21,6 +21,7 @@ from dernier_p2p.rules import Move, State, to_act
 from dernier_p2p.rules.cards import Card
 from dernier_p2p.wire.hashing import digest
 from dernier_p2p.wire.identity import IdentityKey
+from dernier_p2p.wire.version import PROTOCOL_VERSION
 
 Policy = Callable[[State, int, dict[int, Card]], Move | None]
 Tamper = Callable[[dict], dict]
@@ -52,7 +53,7 @@ class LocalTable:
         self.identities = [identity_for(s) for s in self.seeds]
         body = {
             "type": "table",
-            "version": 1,
+            "version": PROTOCOL_VERSION,
             "variant": variant,
             "options": dict(options or {}),
             "players": [

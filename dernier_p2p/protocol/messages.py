@@ -35,6 +35,8 @@ every element, scalar, key, commitment, nonce and hash exactly 32 bytes.
 
 from __future__ import annotations
 
+from dernier_p2p.wire.version import PROTOCOL_VERSION, version_mismatch
+
 from collections.abc import Callable
 from typing import Any
 
@@ -57,7 +59,7 @@ from dernier_p2p.rules.moves import (
 )
 from dernier_p2p.wire.identity import BadPublicKey, check_public_key
 
-VERSION = 1
+VERSION = PROTOCOL_VERSION
 MAX_INT = 2**63 - 1
 MAX_TIMER_MS = 2**31 - 1
 MAX_POSITION = 2**16 - 1  # deck positions grow with reshuffles; far above any real hand
@@ -167,7 +169,7 @@ def _table(b: dict, c: _Ctx) -> None:
     if not isinstance(b["version"], int) or isinstance(b["version"], bool):
         raise _Bad("table version must be an integer")
     if b["version"] != VERSION:
-        raise ProtocolError("VERSION", c.author, f"table version {b['version']}, need {VERSION}")
+        raise ProtocolError("VERSION", c.author, version_mismatch("the table", b["version"]))
     _str(b["variant"], 1, MAX_VARIANT, "variant")
     opts = b["options"]
     if not isinstance(opts, dict) or not all(isinstance(k, str) for k in opts):

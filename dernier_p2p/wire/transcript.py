@@ -3,7 +3,7 @@
 Byte format::
 
     file   = header record*
-    header = b"DERNIER-TRANSCRIPT\\n" version        (19 bytes of magic, then 1 byte, 0x01)
+    header = b"DERNIER-TRANSCRIPT\\n" version        (19 bytes of magic, then 1 byte, 0x02)
     record = length body                            (length: 4 bytes, unsigned big-endian)
     body   = canonical msgpack of one value         (1 <= length <= max_record)
 
@@ -21,6 +21,8 @@ returning.
 
 from __future__ import annotations
 
+from dernier_p2p.wire.version import PROTOCOL_VERSION, version_mismatch
+
 import os
 import sys
 from collections.abc import Generator, Iterator
@@ -30,7 +32,7 @@ from typing import Any, BinaryIO
 from dernier_p2p.wire.canonical import EncodingError, decode, encode
 
 MAGIC = b"DERNIER-TRANSCRIPT\n"
-VERSION = 1
+VERSION = PROTOCOL_VERSION
 HEADER = MAGIC + bytes([VERSION])
 LENGTH_SIZE = 4
 MAX_RECORD = 1 << 24
@@ -90,7 +92,7 @@ def _records(
             raise TranscriptError("file ends inside the header", 0)
         if not head.startswith(MAGIC):
             raise TranscriptError("not a transcript file (wrong magic)", 0)
-        raise TranscriptError(f"unsupported transcript version {head[len(MAGIC)]}", len(MAGIC))
+        raise TranscriptError(version_mismatch("this transcript", head[len(MAGIC)]), len(MAGIC))
     offset, index = len(HEADER), 0
     while prefix := f.read(LENGTH_SIZE):
         length = int.from_bytes(prefix, "big") if len(prefix) == LENGTH_SIZE else None

@@ -78,7 +78,7 @@ def _hello(signer: IdentityKey, **changes: Any) -> Callable[[bytes], dict[str, A
 
 
 CASES: list[tuple[str, Callable[[bytes], dict[str, Any]], str]] = [
-    ("version", _hello(KEYS[0], version=2), hs.VERSION_MISMATCH),
+    ("version", _hello(KEYS[0], version=1), hs.VERSION_MISMATCH),
     ("stale nonce", lambda n: hs.hello_message(KEYS[0], bytes(32), "ann", None), hs.BAD_SIGNATURE),
     ("other signer", _hello(KEYS[0], key=KEYS[1].public_bytes()), hs.BAD_SIGNATURE),
     ("name changed", _hello(KEYS[0], name="eve"), hs.BAD_SIGNATURE),

@@ -17,7 +17,7 @@ def identities(n: int) -> list[IdentityKey]:
 def table_body(keys: list[bytes]) -> dict:
     return {
         "type": "table",
-        "version": 1,
+        "version": 2,
         "variant": "dernier",
         "options": {"match": "hands"},
         "players": [

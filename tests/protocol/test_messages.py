@@ -150,8 +150,10 @@ def test_unknown_type_and_move_kind():
 
 def test_version():
     table = copy.deepcopy(EXAMPLES[0][1])
-    table["version"] = 2
-    assert err(table, 0).code == "VERSION"
+    for old_or_new in (1, 3):
+        table["version"] = old_or_new
+        refusal = err(table, 0)
+        assert refusal.code == "VERSION" and f"version {old_or_new}" in str(refusal)
     table["version"] = True
     assert err(table, 0).code == "MALFORMED"
 

@@ -47,7 +47,7 @@ def record(value: Any) -> bytes:
 
 
 def test_header_bytes() -> None:
-    assert HEADER == b"DERNIER-TRANSCRIPT\n\x01"
+    assert HEADER == b"DERNIER-TRANSCRIPT\n\x02"
 
 
 def test_exact_file_bytes(tmp_path: Path) -> None:
@@ -309,7 +309,8 @@ def test_oversized_length(tmp_path: Path, tail: bytes) -> None:
         (b"DERNIER-TRANSCRIPX\n\x01", 0),
         (b"hello world, this is not a transcript", 0),
         (b"\x00" * 10 + b"x", 0),
-        (b"DERNIER-TRANSCRIPT\n\x02" + record(1), 19),
+        (b"DERNIER-TRANSCRIPT\n\x01" + record(1), 19),
+        (b"DERNIER-TRANSCRIPT\n\x03" + record(1), 19),
         (b"DERNIER-TRANSCRIPT\n\x00", 19),
     ],
 )
@@ -323,6 +324,13 @@ def test_wrong_magic_or_version(tmp_path: Path, data: bytes, offset: int) -> Non
     with pytest.raises(TranscriptError):
         TranscriptWriter(path)
     assert path.read_bytes() == data
+
+
+def test_an_old_transcript_is_refused_naming_its_version(tmp_path: Path) -> None:
+    path = tmp_path / "t"
+    path.write_bytes(b"DERNIER-TRANSCRIPT\n\x01" + record(1))
+    with pytest.raises(TranscriptError, match=r"protocol version 1; this client speaks 2 \(.*0\.1"):
+        read_transcript(path)
 
 
 def test_error_message_names_the_place(tmp_path: Path) -> None:
