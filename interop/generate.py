@@ -20,8 +20,6 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from dernier_p2p.wire.version import PROTOCOL_VERSION
 from typing import Any
 
 from dernier_p2p.bots.view import seat_moves
@@ -40,6 +38,7 @@ from dernier_p2p.rules.events import Drew, Penalty
 from dernier_p2p.wire.canonical import encode
 from dernier_p2p.wire.hashing import digest
 from dernier_p2p.wire.identity import IdentityKey
+from dernier_p2p.wire.version import PROTOCOL_VERSION
 from interop.adapters.dernier_p2p_adapter import Verifier, verify_frame, verify_opening
 from interop.channel import write_transcript_records
 

@@ -18,8 +18,6 @@ announcements are skipped (counted in :attr:`Listing.ignored`).
 
 from __future__ import annotations
 
-from dernier_p2p.wire.version import PROTOCOL_VERSION
-
 import socket
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,6 +27,7 @@ import trio
 
 from dernier_p2p.net.handshake import NetError, check_name
 from dernier_p2p.wire.canonical import EncodingError, decode, encode
+from dernier_p2p.wire.version import PROTOCOL_VERSION
 
 MAGIC = "dernier-p2p/lan"
 VERSION = PROTOCOL_VERSION

@@ -25,14 +25,13 @@ After the handshake: peer -> host ``{"k": "env", "env": envelope}``, host -> pee
 
 from __future__ import annotations
 
-from dernier_p2p.wire.version import PROTOCOL_VERSION, version_mismatch
-
 from dataclasses import dataclass
 from typing import Any
 
 from dernier_p2p.net.framing import FramedStream
 from dernier_p2p.wire.canonical import EncodingError, decode, encode
 from dernier_p2p.wire.identity import BadSignature, IdentityKey, check_public_key, verify
+from dernier_p2p.wire.version import PROTOCOL_VERSION, version_mismatch
 
 VERSION = PROTOCOL_VERSION
 MAX_FRAME = 1 << 20

@@ -35,8 +35,6 @@ every element, scalar, key, commitment, nonce and hash exactly 32 bytes.
 
 from __future__ import annotations
 
-from dernier_p2p.wire.version import PROTOCOL_VERSION, version_mismatch
-
 from collections.abc import Callable
 from typing import Any
 
@@ -58,6 +56,7 @@ from dernier_p2p.rules.moves import (
     Timeout,
 )
 from dernier_p2p.wire.identity import BadPublicKey, check_public_key
+from dernier_p2p.wire.version import PROTOCOL_VERSION, version_mismatch
 
 VERSION = PROTOCOL_VERSION
 MAX_INT = 2**63 - 1

@@ -21,8 +21,6 @@ returning.
 
 from __future__ import annotations
 
-from dernier_p2p.wire.version import PROTOCOL_VERSION, version_mismatch
-
 import os
 import sys
 from collections.abc import Generator, Iterator
@@ -30,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from dernier_p2p.wire.canonical import EncodingError, decode, encode
+from dernier_p2p.wire.version import PROTOCOL_VERSION, version_mismatch
 
 MAGIC = b"DERNIER-TRANSCRIPT\n"
 VERSION = PROTOCOL_VERSION
