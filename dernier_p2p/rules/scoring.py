@@ -51,19 +51,21 @@ def standings(
 ) -> tuple[int, ...]:
     """Seats best first. Ties: see docs/RULES.md (hands won, fewest cards, drew last loses).
 
-    ``last_draw`` holds each seat's clock at its last draw of the last hand (-1: none), so an
-    earlier last draw ranks better. Seats in ``last`` (forfeits) come last in that order.
+    Under penalty scoring (moderno) the fewest points rank first whatever the match format;
+    otherwise the most points do. ``last_draw`` holds each seat's clock at its last draw of the
+    last hand (-1: none), so an earlier last draw ranks better. Seats in ``last``
+    (forfeits) come last in that order.
     """
     kind, value = rules.match.kind, rules.match.value
 
+    sign = 1 if kind == "penalty_limit" or rules.scoring == "penalty" else -1
+
     def key(s: int) -> tuple[int, ...]:
-        if kind == "penalty_limit":
-            return (scores[s], -hands_won[s], final_sizes[s], last_draw[s], s)
         if kind == "wins":
             return (-hands_won[s], final_sizes[s], last_draw[s], s)
         if kind == "hands" and value == 1:
-            return (-scores[s], final_sizes[s], last_draw[s], s)
-        return (-scores[s], -hands_won[s], final_sizes[s], last_draw[s], s)
+            return (sign * scores[s], final_sizes[s], last_draw[s], s)
+        return (sign * scores[s], -hands_won[s], final_sizes[s], last_draw[s], s)
 
     ranked = sorted((s for s in range(len(scores)) if s not in last), key=key)
     return tuple(ranked) + tuple(last)

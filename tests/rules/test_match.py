@@ -2,7 +2,10 @@
 
 import random
 
+import pytest
+
 from dernier_p2p.rules import (
+    HandOver,
     HandStarted,
     MatchFormat,
     Play,
@@ -147,3 +150,42 @@ def test_play_match_returns_the_moves_and_asks_out_of_turn_seats():
         replay, _ = apply(replay, m)
     assert replay == state
     assert asked  # jump-ins were possible and offered at some point
+
+
+# Each variant under a fixed number of hands, a target score and its own format; the winner
+# must hold the best score in the variant's direction (moderno counts penalty points: fewest
+# wins; originale counts hands won).
+_FORMATS = {
+    "dernier": (MatchFormat("hands", 1), MatchFormat("hands", 2), MatchFormat("target", 120)),
+    "originale": (MatchFormat("hands", 1), MatchFormat("hands", 2), MatchFormat("target", 1)),
+    "moderno": (MatchFormat("hands", 1), MatchFormat("hands", 2), MatchFormat("target", 30)),
+    "standard": (MatchFormat("hands", 1), MatchFormat("hands", 2), MatchFormat("target", 100)),
+}
+_CASES = [
+    (name, fmt, seed)
+    for name, fmts in _FORMATS.items()
+    for fmt in (*fmts, get_variant(name).match)
+    for seed in (5, 6)
+]
+
+
+@pytest.mark.parametrize(
+    "name,fmt,seed", _CASES, ids=[f"{n}-{f.kind}{f.value}-s{s}" for n, f, s in _CASES]
+)
+def test_winner_per_variant_and_match_format(name, fmt, seed):
+    rules = get_variant(name, match=fmt)
+    state, events = _play_out(rules, 3, seed=seed, max_moves=80_000)
+    assert state.match_over
+    if rules.scoring == "wins" or fmt.kind == "wins":
+        measure = [-w for w in state.hands_won]
+    elif rules.scoring == "penalty":
+        measure = list(state.scores)
+    else:
+        measure = [-s for s in state.scores]
+    assert state.standings[0] == state.winner
+    assert [measure[s] for s in state.standings] == sorted(measure)
+    if fmt == MatchFormat("hands", 1):
+        out = [e.winner for e in events if isinstance(e, HandOver)]
+        assert len(out) == 1
+        if out[0] is not None:  # one hand: whoever went out wins the match
+            assert state.winner == out[0]
