@@ -55,3 +55,35 @@ def test_mul_refuses_an_invalid_point_instead_of_returning_identity() -> None:
     small = (2**255 - 19 - 1).to_bytes(32, "little")  # order 2
     with pytest.raises(g.InvalidElement):
         g.mul(3, small)
+
+
+def _double_and_add(k: int, p: bytes) -> bytes:
+    """k * p the schoolbook way (k >= 0): a reference built from ``add`` alone."""
+    acc = g.IDENTITY
+    for bit in bin(k)[2:]:
+        acc = g.add(acc, acc)
+        if bit == "1":
+            acc = g.add(acc, p)
+    return acc
+
+
+@pytest.mark.parametrize("k", [0, 1, 2, 3, 4, 255, g.ORDER - 2, g.ORDER - 1])
+def test_mul_known_answers_against_double_and_add(k: int) -> None:
+    """Attacker-chosen proof responses reach ``mul``: small and edge scalars are exact."""
+    for p in (g.GENERATOR, g.base_mul(0xC0FFEE), g.hash_to_element(b"kat", b"p")):
+        want = _double_and_add(k, p)
+        assert g.mul(k, p) == want
+        assert g.mul(k + g.ORDER, p) == want  # reduced mod l
+        if p == g.GENERATOR:
+            assert g.base_mul(k) == want
+
+
+def test_mul_edge_scalars_by_name() -> None:
+    p = g.base_mul(31337)
+    assert g.mul(1, p) == p
+    assert g.mul(2, p) == g.add(p, p) != p
+    assert g.mul(g.ORDER - 1, p) == g.neg(p)
+    assert g.mul(g.ORDER, p) == g.mul(0, p) == g.IDENTITY
+    assert g.mul(-1, p) == g.neg(p)
+    assert g.mul(g.ORDER + 1, p) == p
+    assert g.mul(2, g.IDENTITY) == g.IDENTITY

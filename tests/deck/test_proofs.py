@@ -82,3 +82,19 @@ def test_context_validation() -> None:
                  ("g", 0, "k", 0), (GAME, True, "k", 0)):
         with pytest.raises(ValueError):
             make_context(*args)
+
+
+def test_context_bounds_and_types() -> None:
+    for game in (b"g", b"g" * 64):
+        assert make_context(game, 0, "k", 0)["game"] == game
+    assert make_context(GAME, 2**32 - 1, "k", 9) == {
+        "game": GAME, "hand": 2**32 - 1, "step": "k", "seat": 9}
+    bad = [
+        (b"g" * 65, 0, "k", 0), (bytearray(b"g"), 0, "k", 0), (None, 0, "k", 0),
+        (GAME, 2**32, "k", 0), (GAME, -1, "k", 0), (GAME, 1.0, "k", 0), (GAME, "1", "k", 0),
+        (GAME, False, "k", 0), (GAME, 0, b"k", 0), (GAME, 0, None, 0), (GAME, 0, "k", -1),
+        (GAME, 0, "k", 10), (GAME, 0, "k", True), (GAME, 0, "k", 1.0), (GAME, 0, "k", None),
+    ]
+    for args in bad:
+        with pytest.raises(ValueError):
+            make_context(*args)

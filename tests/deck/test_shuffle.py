@@ -363,3 +363,34 @@ def test_op_count_is_exact(n: int, monkeypatch: pytest.MonkeyPatch) -> None:
         "mul": expected["verify_mul"],
         "add": expected["verify_add"],
     }
+
+
+def test_malformed_proof_objects_are_bad_proofs_when_called_directly() -> None:
+    """verify_shuffle is also called with proofs built in memory: any shape that is not a proof
+    for N cards is BadProof naming the seat, never an IndexError or ValueError."""
+    deck, out, proof = honest(3, "direct")
+    empty = ShuffleProof((), (), (), (), (), (), ())
+    expect_bad_proof(deck, out, empty)
+    for field, n in (("t", 5), ("t_hat", 3), ("s", 4), ("s_hat", 3), ("s_prime", 3),
+                     ("c", 3), ("c_hat", 3)):
+        values = getattr(proof, field)
+        expect_bad_proof(deck, out, _replace(proof, field, values[: n - 1]))
+        expect_bad_proof(deck, out, _replace(proof, field, values + values[:1]))
+        expect_bad_proof(deck, out, _replace(proof, field, ()))
+    for not_a_proof in (None, proof.to_wire(), (proof.t, proof.s)):
+        expect_bad_proof(deck, out, not_a_proof)
+
+
+@pytest.mark.parametrize("key", ["hand", "seat"])
+def test_context_integers_span_zero_to_two_to_the_64(key: str) -> None:
+    for ok in (0, 2**64 - 1):
+        ctx = {**CTX, key: ok}
+        deck, out, proof = honest(2, f"range-{key}-{ok}", ctx)
+        verify_shuffle(PK, deck, out, proof, ctx)
+        expect_bad_proof(deck, out, proof, ctx={**CTX, key: ok ^ 1})  # bound to the context
+    deck, out, proof = honest(2, "range")
+    for bad in (-1, 2**64, 2**70):
+        with pytest.raises(ValueError):
+            verify_shuffle(PK, deck, out, proof, {**CTX, key: bad})
+        with pytest.raises(ValueError):
+            shuffle(PK, deck, Drbg(seed("range")), {**CTX, key: bad})

@@ -81,3 +81,43 @@ def test_token_proof_made_for_another_step_or_seat_is_refused() -> None:
         with pytest.raises(BadProof) as err:
             verify_token(GAME, HAND, X, ct, Token(1, 5, T, proof), 5)
         assert err.value.seat == 1
+
+
+def test_token_from_wire_refuses_lists_booleans_and_other_types() -> None:
+    d, xs, ct = setup()
+    wire = make_token(GAME, HAND, 0, xs[0], 1, ct, d).to_wire()
+    assert Token.from_wire(wire, seat=3).position == 1
+    bad_values = [
+        [wire["position"], wire["owner"], wire["token"], wire["proof"]],  # a list, not a map
+        list(wire.items()),
+        None,
+        {**wire, "position": True},
+        {**wire, "owner": True},
+        {**wire, "position": False},
+        {**wire, "owner": 1.0},
+        {**wire, "position": None},
+        {**wire, "token": None},
+        {**wire, "token": "x" * 32},
+        {**wire, "proof": None},
+        {**wire, "proof": [wire["proof"]["e"], wire["proof"]["s"]]},
+        {**wire, "extra": 1},
+    ]
+    for bad in bad_values:
+        with pytest.raises(BadElement) as err:
+            Token.from_wire(bad, seat=3)
+        assert err.value.seat == 3, bad
+
+
+def test_verify_token_blames_the_owner_unless_told_otherwise() -> None:
+    d, xs, ct = setup()
+    good = make_token(GAME, HAND, 2, xs[2], 5, ct, d)
+    forged = Token(2, 5, g.add(good.value, g.GENERATOR), good.proof)
+    share = g.base_mul(xs[2])
+    for token, position in ((forged, 5), (good, 6)):  # a bad proof; another position
+        with pytest.raises(BadProof) as err:
+            verify_token(GAME, HAND, share, ct, token, position)
+        assert err.value.seat == 2
+        with pytest.raises(BadProof) as err:
+            verify_token(GAME, HAND, share, ct, token, position, blame=0)
+        assert err.value.seat == 0
+    verify_token(GAME, HAND, share, ct, good, 5, blame=0)

@@ -444,3 +444,54 @@ def test_commit_applies_the_checked_record_with_each_signature_verified_once(mon
     with pytest.raises(ProtocolError) as info:
         c.commit(changed)
     assert info.value.code == "BAD_SIGNATURE" and c.next_index == 6
+
+
+# ---------------------------------------------------------------------- host turn and host keys
+def test_current_host_may_not_hand_over_out_of_turn(g):
+    """The host itself sequences a host change to seat 2 while seat 1 is next: refused, naming
+    the host (seat 2's own hijack is refused above)."""
+    c = fed(g)
+    assert c.next_host() == 1
+    env = g.authors[2].envelope({"type": "host_change", "old": 0, "new": 2}, c.head)
+    refused(c, _seq_raw(g, env, c), "BAD_CHAIN", 0)
+    env = g.authors[1].envelope({"type": "host_change", "old": 0, "new": 1}, c.head)
+    c.feed(_seq_raw(g, env, c))
+    assert c.host == 1 and c.next_host() == 2
+
+
+def _keyless_seat_one() -> tuple[Game, ChainChecker]:
+    """A 3-seat game whose seat 1 has no host key."""
+    g = game_with_acks(rounds=1)
+    c = ChainChecker(GAME, {0: g.keys[0], 2: g.keys[2]}, g.keys)
+    for r in g.seq.records:
+        c.feed(r)
+    return g, c
+
+
+def test_next_host_skips_a_seat_without_a_host_key():
+    g, c = _keyless_seat_one()
+    assert c.next_host() == 2
+    # seat 1 may not take over, even sequenced by the host
+    env = g.authors[1].envelope({"type": "host_change", "old": 0, "new": 1}, c.head)
+    refused(c, _seq_raw(g, env, c), "BAD_CHAIN", 0)
+    # seat 2 may, signing its own record
+    env = g.authors[2].envelope({"type": "host_change", "old": 0, "new": 2}, c.head)
+    c.feed(make_record(g.ids[2], env, 2, c.next_index, c.head, g.t + 1))
+    assert c.host == 2 and c.at_table == {1, 2}
+    assert c.next_host() is None  # seat 1 is still at the table but may never host
+
+
+def test_record_signed_as_a_seat_without_a_host_key_is_a_protocol_error():
+    g, c = _keyless_seat_one()
+    # seat 1 signs its own host change with its identity key: no host key, BAD_CHAIN
+    env = g.authors[1].envelope({"type": "host_change", "old": 0, "new": 1}, c.head)
+    rec = make_record(g.ids[1], env, 1, c.next_index, c.head, g.t + 1)
+    refused(c, rec, "BAD_CHAIN", 0)
+    ack = make_record(g.ids[1], g.authors[1].envelope(ACK, c.head), 1, c.next_index, c.head,
+                      g.t + 1)
+    refused(c, ack, "BAD_CHAIN", 0)
+    # the same before record 0, with no host given
+    fresh = ChainChecker(GAME, {0: g.keys[0], 2: g.keys[2]}, g.keys)
+    first = make_record(g.ids[1], g.seq.records[0]["env"], 1, 0, genesis_hash(GAME),
+                        g.seq.records[0]["t"])
+    refused(fresh, first, "BAD_CHAIN", None)

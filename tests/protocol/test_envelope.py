@@ -354,3 +354,19 @@ def test_unencodable_values_are_malformed_not_a_crash():
     r = rec(e=env())
     r["env"]["body"] = {"type": "ack", "x": 2**64}
     raises("MALFORMED", 0, verify_record, r, KEYS[0], 0)
+
+
+@pytest.mark.parametrize("value", [0, 2**63 - 1])
+def test_integer_fields_reach_max_int_exactly(value):
+    """0 and 2**63-1 are in range for n, i and t (2**63 and -1 are not: the tables above)."""
+    e = env(n=value)
+    assert check_envelope(decode(encode(e)), 2, 3)["n"] == value
+    verify_envelope(e, KEYS[1], 2)
+    for field in ("i", "t"):
+        r = rec(**{field: value})
+        assert check_record(decode(encode(r)), 0, 3)[field] == value
+        verify_record(r, KEYS[0], 0)
+    for field in ("n",):
+        raises("MALFORMED", 2, check_envelope, {**e, field: value + 2**63}, 2, 3)
+    for field in ("i", "t"):
+        raises("MALFORMED", 0, check_record, {**rec(), field: value + 2**63}, 0, 3)
