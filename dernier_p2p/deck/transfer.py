@@ -131,17 +131,32 @@ def seal_transfer(
             "salt": drbg.read(32),
         }
     )
-    commit = transfer_commitment(game, hand, giver, receiver, token.position, plaintext)
-    eph = drbg.read(32)
+    return box_plaintext(game, hand, giver, receiver, receiver_xpub, token.position, plaintext,
+                         drbg.read(32)), plaintext
+
+
+def box_plaintext(
+    game: bytes,
+    hand: int,
+    giver: int,
+    receiver: int,
+    receiver_xpub: bytes,
+    position: int,
+    plaintext: bytes,
+    eph: bytes,
+) -> Transfer:
+    """The transfer of ``plaintext`` (any bytes) from ``giver`` to ``receiver``: its commitment,
+    and its box sealed with the ephemeral X25519 private key ``eph``."""
+    commit = transfer_commitment(game, hand, giver, receiver, position, plaintext)
     epk = x25519_public(eph)
     shared = X25519PrivateKey.from_private_bytes(eph).exchange(
         X25519PublicKey.from_public_bytes(receiver_xpub)
     )
-    head = Transfer(giver, receiver, token.position, epk, b"", commit)
+    head = Transfer(giver, receiver, position, epk, b"", commit)
     box = _aead(shared, game, hand, epk, receiver_xpub).encrypt(
         NONCE, plaintext, _aad(game, hand, head)
     )
-    return Transfer(giver, receiver, token.position, epk, box, commit), plaintext
+    return Transfer(giver, receiver, position, epk, box, commit)
 
 
 def open_box(game: bytes, hand: int, t: Transfer, receiver_private: bytes) -> bytes:

@@ -143,6 +143,13 @@ def sign_envelope(
     return env
 
 
+def envelope_signature(identity: IdentityKey, env: dict) -> bytes:
+    """The signature ``identity`` makes over ``env``'s signed fields (``body``, ``game``,
+    ``head``, ``n``, ``seat``), whatever their values: builds an envelope of any content,
+    well-formed or not (conformance cases, tests). :func:`sign_envelope` is the checked way."""
+    return identity.sign(ENVELOPE_LABEL, _signed_envelope_part(env))
+
+
 def verify_envelope(
     env: dict, public: bytes, fault: int | None, verified: Verified | None = None
 ) -> None:
@@ -225,6 +232,13 @@ def make_record(
         raise ValueError(problem)
     rec["hsig"] = host.sign(RECORD_LABEL, _signed_record_part(rec))
     return rec
+
+
+def record_signature(identity: IdentityKey, rec: dict) -> bytes:
+    """The host signature ``identity`` makes over ``rec``'s signed part (the envelope's hash,
+    ``h``, ``i``, ``prev``, ``t``), whatever their values: builds a record of any content
+    (conformance cases, tests). :func:`make_record` is the checked way."""
+    return identity.sign(RECORD_LABEL, _signed_record_part(rec))
 
 
 def verify_record(

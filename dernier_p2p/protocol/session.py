@@ -354,6 +354,15 @@ class Session:
             raise ValueError("an observer sends nothing")
         return self._author.envelope({"type": "ack"}, self.head)
 
+    def sign(self, body: dict) -> dict:
+        """This seat's next envelope for ``body``, echoing the current head, with no check of
+        the body: what a faulty or cheating peer could send (conformance cases, tests). An
+        honest client sends only the envelopes of :meth:`move`, :meth:`receive`, :meth:`ack`
+        and :meth:`announce`."""
+        if self.seat is None:
+            raise ValueError("an observer sends nothing")
+        return self._author.envelope(body, self.head)
+
     def legal_at(self, head_index: int, seat: int, body: dict) -> bool:
         """Whether ``body`` (a ``move`` body of ``seat``) was legal in the state after record
         ``head_index`` (a play: for some face), that state being quiescent. The host may refuse

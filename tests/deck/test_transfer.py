@@ -12,6 +12,7 @@ from dernier_p2p.deck.tokens import Token, decrypt_card, make_token, verify_toke
 from dernier_p2p.deck.transfer import (
     BadTransfer,
     Transfer,
+    box_plaintext,
     judge_complaint,
     open_box,
     receive_transfer,
@@ -105,3 +106,15 @@ def test_malformed_transfer_names_the_giver() -> None:
         with pytest.raises(BadElement) as err:
             Transfer.from_wire(0, bad)
         assert err.value.seat == 0
+
+
+def test_box_plaintext_seals_any_bytes_and_is_what_seal_transfer_makes() -> None:
+    d, ks, ct = table()
+    own = make_token(GAME, HAND, 0, ks[0].x, POS, ct, d)
+    t, plain = seal_transfer(GAME, HAND, 0, 1, ks[1].xpub, own, Drbg(b"e" * 32))
+    # seal_transfer draws the salt, then the ephemeral key, from its Drbg
+    drbg = Drbg(b"e" * 32)
+    drbg.read(32)
+    assert box_plaintext(GAME, HAND, 0, 1, ks[1].xpub, POS, plain, drbg.read(32)) == t
+    odd = box_plaintext(GAME, HAND, 0, 1, ks[1].xpub, POS, b"not a token", bytes([7]) * 32)
+    assert open_box(GAME, HAND, odd, ks[1].transfer_private) == b"not a token"

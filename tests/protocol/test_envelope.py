@@ -11,9 +11,11 @@ from dernier_p2p.protocol.envelope import (
     check_envelope,
     check_record,
     envelope_hash,
+    envelope_signature,
     genesis_hash,
     make_record,
     record_hash,
+    record_signature,
     sign_envelope,
     verify_envelope,
     verify_record,
@@ -370,3 +372,15 @@ def test_integer_fields_reach_max_int_exactly(value):
         raises("MALFORMED", 2, check_envelope, {**e, field: value + 2**63}, 2, 3)
     for field in ("i", "t"):
         raises("MALFORMED", 0, check_record, {**rec(), field: value + 2**63}, 0, 3)
+
+
+def test_unchecked_signatures_match_the_checked_builders_and_sign_anything():
+    e = env()
+    assert envelope_signature(IDS[1], e) == e["sig"]
+    r = rec(e)
+    assert record_signature(IDS[0], r) == r["hsig"]
+    # a malformed envelope (seat 9 of a 3-seat table) still gets a valid signature
+    bad = {**e, "seat": 9}
+    bad["sig"] = envelope_signature(IDS[1], bad)
+    verify_envelope(bad, KEYS[1], 1)
+    raises("MALFORMED", 1, check_envelope, bad, 1, 3)

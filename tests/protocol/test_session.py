@@ -543,3 +543,17 @@ def test_an_observer_sends_no_ack():
     observer = Session(None, None, table.records[0])
     with pytest.raises(ValueError):
         observer.ack()
+
+
+def test_sign_makes_an_unchecked_envelope_that_every_peer_refuses_when_illegal():
+    table = table_at_play("dernier", 2)
+    s = table.sessions[1]
+    env = s.sign({"type": "move", "hand": 99, "move": "draw"})  # no check: a cheat's envelope
+    assert env["seat"] == 1 and env["head"] == s.head
+    assert s.ack()["n"] == env["n"] + 1
+    table.send(env)
+    with pytest.raises(ProtocolError) as info:
+        table.deliver()
+    assert info.value.code == "ILLEGAL_MOVE" and info.value.seat == 1
+    with pytest.raises(ValueError):
+        Session(None, None, table.records[0]).sign({"type": "ack"})
