@@ -4,7 +4,7 @@ Every frame (see :mod:`.framing`, at most :data:`MAX_FRAME` bytes) holds one can
 with a kind ``"k"``. The handshake::
 
     host -> peer  {"k": "challenge", "version": 1, "nonce": 32 bytes,
-                   "table": {"name", "variant", "players", "taken"}}
+                   "table": {"name", "variant", "players", "taken", "key"}}
     peer -> host  {"k": "hello", "version": 1, "name": str, "key": 32 bytes,
                    "listen": [host, port] | None, "sig": 64 bytes}
                or {"k": "resume", "version": 1, "key": 32 bytes, "have": int, "sig": 64 bytes}
@@ -25,6 +25,7 @@ After the handshake: peer -> host ``{"k": "env", "env": envelope}``, host -> pee
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -263,12 +264,20 @@ async def join(
     identity: IdentityKey,
     name: str,
     listen: tuple[str, int] | None = None,
+    check_host: Callable[[bytes], None] | None = None,
 ) -> tuple[int, dict[str, Any]]:
     """Run the peer's side of a first handshake; return the seat and the table summary.
 
-    A refusal by the host raises :class:`RemoteError` with its code.
+    ``check_host`` is given the host's key from the challenge's table summary before the hello
+    is sent (it raises to refuse the host). A refusal by the host raises :class:`RemoteError`
+    with its code.
     """
     nonce, table = check_challenge(await receive_message(stream))
+    if check_host is not None:
+        key = table.get("key")
+        if not isinstance(key, bytes):
+            raise NetError(MALFORMED, "the challenge's table summary carries no host key")
+        check_host(key)
     await send_message(stream, hello_message(identity, nonce, name, listen))
     return check_welcome(await receive_message(stream)), table
 

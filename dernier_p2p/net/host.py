@@ -258,6 +258,7 @@ class Host:
             "variant": self.config.variant,
             "players": self.config.players,
             "taken": len(self.players),
+            "key": self.identity.public_bytes(),
         }
 
     def announcement(self) -> Announcement | None:

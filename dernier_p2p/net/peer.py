@@ -31,6 +31,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,7 +61,10 @@ class PeerConfig:
     """A peer's settings: its ``name``, the address it announces for a host change
     (``listen``), its transcript file and Drbg seed, and the retry pace after a drop.
     ``restore``: restart after a crash from ``transcript`` (same identity and ``seed``) and
-    resume with the host instead of joining."""
+    resume with the host instead of joining. ``dial``: opens the connection to the host instead
+    of TCP to the address (e.g. an invite code's routes, see :mod:`.reach`), until a host
+    change; ``check_host``: refuses a host by its identity key (raises), at the challenge and
+    again at record 0."""
 
     name: str
     listen: tuple[str, int] | None = None
@@ -72,6 +76,8 @@ class PeerConfig:
     ack_s: float = 2.0
     restore: bool = False
     offload: bool = False
+    dial: Callable[[], Awaitable[FramedStream]] | None = None
+    check_host: Callable[[bytes], None] | None = None
 
 
 class Peer:
@@ -101,6 +107,13 @@ class Peer:
         self.joined = trio.Event()  # set once seated (``seat`` known)
         self.started = trio.Event()  # set once the seat's session exists (``me``)
         self._tx, self._rx = trio.open_memory_channel[bytes](math.inf)
+        self._dial = config.dial
+
+    async def _open(self) -> FramedStream:
+        """A new connection to the host: by the configured dialer, else TCP to ``address``."""
+        if self._dial is not None:
+            return await self._dial()
+        return await open_framed(*self.address, hs.MAX_FRAME)
 
     async def local_seat(self) -> LocalSeat:
         """This peer's seat, once the match has started (record 0 received)."""
@@ -170,8 +183,10 @@ class Peer:
             self.listeners = await trio.open_tcp_listeners(port, host=where)
             listen = (where, self.listeners[0].socket.getsockname()[1])
         with trio.fail_after(cfg.connect_s):
-            self.stream = await open_framed(*self.address, hs.MAX_FRAME)
-            self.seat, self.table = await hs.join(self.stream, self.identity, cfg.name, listen)
+            self.stream = await self._open()
+            self.seat, self.table = await hs.join(
+                self.stream, self.identity, cfg.name, listen, cfg.check_host
+            )
         log.info("joined %s as seat %d", self.address, self.seat)
         self.joined.set()
         msg = await self._receive()  # the match starts when the table is full
@@ -182,6 +197,9 @@ class Peer:
             self.identity, self.seat, rec, self.seed, self.agent, self.config.transcript,
             self.config.offload,
         )
+        if cfg.check_host is not None:  # record 0, checked and signed by the host's key
+            session = self.me.session
+            cfg.check_host(session.table_body["players"][session.host]["key"])
         self.started.set()
         for env in self.me.start():
             await self.send(env)
@@ -211,7 +229,7 @@ class Peer:
                 self.stream = None
             try:
                 with trio.fail_at(deadline):
-                    stream = await open_framed(*self.address, hs.MAX_FRAME)
+                    stream = await self._open()
                     have = len(self.me.records) - 1
                     try:
                         seat, last = await hs.rejoin(stream, self.identity, have)
@@ -340,6 +358,7 @@ class Peer:
             raise HostLost(f"seat {new} is the next host but announced no address")
         log.warning("seat %d: seat %d hosts from now on at %s", self.seat, new, listen)
         self.address = (listen[0], listen[1])
+        self._dial = None  # the new host is reached at its announced address
         await self._resume(grace_ms)
         return False
 

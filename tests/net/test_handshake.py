@@ -59,7 +59,8 @@ async def test_a_good_hello_gets_a_seat_and_the_table_summary() -> None:
             stream = await open_framed(HOST, host.port, hs.MAX_FRAME)
             seat, table = await hs.join(stream, KEYS[0], "ann", ("127.0.0.1", 4000))
             assert seat == 1
-            assert table == {"name": "Friday", "variant": "dernier", "players": 4, "taken": 1}
+            assert table == {"name": "Friday", "variant": "dernier", "players": 4, "taken": 1,
+                             "key": host.identity.public_bytes()}
             assert host.players[1].name == "ann"
             assert host.players[1].key == KEYS[0].public_bytes()
             assert host.players[1].listen == ("127.0.0.1", 4000)

@@ -1,0 +1,71 @@
+"""Reaching a table by its invite code: try each route in order until one answers.
+
+A :class:`Dialer` is what a :class:`~.peer.Peer` calls to open its connection to the host (the
+first time and on every resume). It tries the code's routes in their order (direct, mapped,
+relay), each for at most ``per_route_s``, and remembers the one that worked so a resume tries it
+first. When none answers it raises :class:`~.handshake.NetError` ``UNREACHABLE`` naming what each
+route did, so the user sees why and not a hang.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import trio
+
+from dernier_p2p.net import handshake as hs
+from dernier_p2p.net.framing import FramedStream, PeerClosed, open_framed
+from dernier_p2p.net.invite import Invite, Route, show_fingerprint
+from dernier_p2p.net.relay import join_through_relay
+
+log = logging.getLogger("dernier_p2p.net.reach")
+
+UNREACHABLE = "UNREACHABLE"
+WRONG_HOST = "WRONG_HOST"
+
+
+class Dialer:
+    """Open a framed connection to the table an :class:`~.invite.Invite` names."""
+
+    def __init__(self, invite: Invite, per_route_s: float = 5.0) -> None:
+        self.invite = invite
+        self.per_route_s = per_route_s
+        self.routes = list(invite.routes)
+        self.used: Route | None = None  # the route of the last connection opened
+
+    async def __call__(self) -> FramedStream:
+        failures = []
+        for route in list(self.routes):
+            try:
+                with trio.fail_after(self.per_route_s):
+                    stream = await _open(route)
+            except trio.TooSlowError:
+                failures.append(f"{route}: no answer in {self.per_route_s:g} s")
+            except (OSError, PeerClosed, trio.BrokenResourceError) as exc:
+                reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+                failures.append(f"{route}: {reason}")
+            else:
+                log.info("connected by the %s", route)
+                self.used = route
+                self.routes.remove(route)
+                self.routes.insert(0, route)
+                return stream
+        raise hs.NetError(UNREACHABLE, "no route to the table answered (" +
+                          "; ".join(failures) + ")")
+
+    def check_host(self, key: bytes) -> None:
+        """Refuse a host whose identity key is not the one the code names."""
+        if not self.invite.matches(key):
+            raise hs.NetError(
+                WRONG_HOST,
+                f"the host at {self.used} is not the one in the invite code (its key does not "
+                f"match fingerprint {show_fingerprint(self.invite.fingerprint)}); ask the host "
+                "for a fresh code",
+            )
+
+
+async def _open(route: Route) -> FramedStream:
+    if route.kind == "relay":
+        assert route.token is not None
+        return await join_through_relay((route.host, route.port), route.token)
+    return await open_framed(route.host, route.port, hs.MAX_FRAME)

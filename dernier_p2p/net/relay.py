@@ -1,0 +1,365 @@
+"""The relay: pairs a table's host with its joiners and forwards their frames, nothing more.
+
+Anyone with a reachable address runs ``dernier relay`` (PROTOCOL.md 4.7). A host behind a router
+that nobody can reach registers its table under a random 8-byte token; a joiner names the token;
+the relay asks the host to call back, pairs the two connections and from then on forwards whole
+frames (at most :data:`~.handshake.MAX_FRAME` bytes) each way without decoding them. The table's
+own handshake and records then run end to end through it. Relay frames::
+
+    host   -> relay  {"k": "relay-host", "version": 2, "token": 8 bytes}
+    relay  -> host   {"k": "relay-ready"}                      (or an error frame)
+    joiner -> relay  {"k": "relay-join", "version": 2, "token": 8 bytes}
+    relay  -> host   {"k": "relay-call", "id": int}            (on the registration)
+    host   -> relay  {"k": "relay-answer", "version": 2, "token": 8 bytes, "id": int}
+                     (a new connection; after it, both connections are paired)
+    relay  -> host   {"k": "relay-ping"}  every PING_S on the registration (liveness)
+
+The relay learns nothing a seat would keep from it: everything it forwards is signed by its
+author, and every private part (hands, the draw pile) is encrypted to its seat. It can drop or
+delay frames, which the table sees as a dropped connection.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO
+
+import trio
+
+from dernier_p2p.net import handshake as hs
+from dernier_p2p.net.framing import FramedStream, FrameError, PeerClosed, open_framed, serve_framed
+from dernier_p2p.wire.canonical import encode
+
+log = logging.getLogger("dernier_p2p.net.relay")
+
+TOKEN_SIZE = 8
+PING_S = 10.0
+CALL_S = 10.0  # how long a joiner waits for the host to answer its call
+OPEN_S = 10.0  # how long a new connection has to send its first frame
+MAX_TABLES = 256
+MAX_WAITING = 16  # joiners waiting for their host, per table
+NO_TABLE = "NO_TABLE"
+TOKEN_TAKEN = "TOKEN_TAKEN"
+RELAY_BUSY = "RELAY_BUSY"
+DROPPED = (PeerClosed, FrameError, trio.BrokenResourceError, trio.ClosedResourceError, OSError)
+
+
+class RelayLost(Exception):
+    """The relay is unreachable, refused the registration or went away."""
+
+
+def new_token() -> bytes:
+    """A fresh random relay token for a table."""
+    return os.urandom(TOKEN_SIZE)
+
+
+# ------------------------------------------------------------------------------ the relay
+_Answer = tuple[FramedStream, trio.Event]  # the host's answering connection, set when done
+
+
+@dataclass
+class _Table:
+    control: FramedStream
+    waiting: dict[int, trio.MemorySendChannel[_Answer]] = field(default_factory=dict)
+
+
+@dataclass
+class RelayStats:
+    """What a relay has done: tables registered, pairs made, frames and bytes forwarded."""
+
+    tables: int = 0
+    pairs: int = 0
+    frames: int = 0
+    bytes: int = 0
+
+
+class Relay:
+    """A running relay (see the module docstring). ``record``: a file that receives every
+    forwarded frame, so its owner can see exactly what passed through."""
+
+    def __init__(self, record: BinaryIO | None = None) -> None:
+        self.tables: dict[bytes, _Table] = {}
+        self.stats = RelayStats()
+        self.record = record
+        self._next_id = 0
+
+    async def handle(self, stream: FramedStream) -> None:
+        """Serve one connection by its first frame."""
+        try:
+            with trio.fail_after(OPEN_S):
+                msg = await hs.receive_message(stream)
+        except (hs.NetError, trio.TooSlowError) as exc:
+            log.info("relay: a connection sent no usable first frame: %s", exc)
+            return
+        try:
+            kind, token = _check_open(msg)
+        except hs.NetError as exc:
+            await _refuse(stream, exc.code, exc.detail)
+            return
+        if kind == "relay-host":
+            await self._host(stream, token)
+        elif kind == "relay-join":
+            await self._join(stream, token)
+        else:
+            await self._answer(stream, token, msg["id"])
+
+    async def _host(self, stream: FramedStream, token: bytes) -> None:
+        if token in self.tables:
+            await _refuse(stream, TOKEN_TAKEN, "a table is already registered with that token")
+            return
+        if len(self.tables) >= MAX_TABLES:
+            await _refuse(stream, RELAY_BUSY, f"this relay serves {MAX_TABLES} tables already")
+            return
+        table = _Table(stream)
+        self.tables[token] = table
+        self.stats.tables += 1
+        log.info("relay: table %s registered", token.hex())
+        try:
+            await hs.send_message(stream, {"k": "relay-ready"})
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._ping, stream)
+                while True:  # the host sends nothing more; its closing ends the table
+                    await stream.receive()
+        except DROPPED:
+            pass
+        finally:
+            del self.tables[token]
+            for waiting in table.waiting.values():
+                waiting.close()
+            log.info("relay: table %s closed", token.hex())
+
+    async def _ping(self, stream: FramedStream) -> None:
+        while True:
+            await trio.sleep(PING_S)
+            await hs.send_message(stream, {"k": "relay-ping"})
+
+    async def _join(self, stream: FramedStream, token: bytes) -> None:
+        table = self.tables.get(token)
+        if table is None:
+            await _refuse(stream, NO_TABLE, "no table is registered here with that token")
+            return
+        if len(table.waiting) >= MAX_WAITING:
+            await _refuse(stream, RELAY_BUSY, "too many joiners are waiting for that table")
+            return
+        self._next_id += 1
+        call = self._next_id
+        send, receive = trio.open_memory_channel[_Answer](1)
+        table.waiting[call] = send
+        answer = None
+        try:
+            await hs.send_message(table.control, {"k": "relay-call", "id": call})
+            with trio.move_on_after(CALL_S):
+                answer = await receive.receive()
+        except (*DROPPED, trio.EndOfChannel):
+            pass
+        finally:
+            table.waiting.pop(call, None)
+        if answer is None:
+            await _refuse(stream, NO_TABLE, "the table's host did not answer")
+            return
+        other, done = answer
+        self.stats.pairs += 1
+        log.info("relay: table %s: joiner %d paired with its host", token.hex(), call)
+        try:
+            await self._forward(stream, other, call)
+        finally:
+            done.set()
+
+    async def _answer(self, stream: FramedStream, token: bytes, call: int) -> None:
+        table = self.tables.get(token)
+        waiting = None if table is None else table.waiting.get(call)
+        if waiting is None:
+            await _refuse(stream, NO_TABLE, "no joiner is waiting for that call")
+            return
+        done = trio.Event()
+        try:
+            waiting.send_nowait((stream, done))
+        except (trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError):
+            return
+        await done.wait()  # the joiner's task forwards; this connection lives until it ends
+
+    async def _forward(self, joiner: FramedStream, host: FramedStream, call: int) -> None:
+        sent = [0, 0]
+        async with trio.open_nursery() as nursery:
+
+            async def pump(src: FramedStream, dst: FramedStream, way: int) -> None:
+                try:
+                    while True:
+                        frame = await src.receive()
+                        self._note(call, way, frame)
+                        sent[way] += len(frame)
+                        await dst.send(frame)
+                except DROPPED:
+                    pass
+                nursery.cancel_scope.cancel()
+
+            nursery.start_soon(pump, joiner, host, 0)
+            nursery.start_soon(pump, host, joiner, 1)
+        log.info("relay: pair %d closed after %d bytes to the host, %d from it",
+                 call, sent[0], sent[1])
+
+    def _note(self, call: int, way: int, frame: bytes) -> None:
+        self.stats.frames += 1
+        self.stats.bytes += len(frame)
+        if self.record is not None:
+            entry = encode([call, way, frame])
+            self.record.write(len(entry).to_bytes(4, "big") + entry)
+            self.record.flush()
+
+
+def _check_open(msg: dict[str, Any]) -> tuple[str, bytes]:
+    kind = msg.get("k")
+    fields = {
+        "relay-host": {"k", "version", "token"},
+        "relay-join": {"k", "version", "token"},
+        "relay-answer": {"k", "version", "token", "id"},
+    }.get(kind)  # type: ignore[arg-type]
+    if fields is None:
+        raise hs.NetError(hs.UNEXPECTED, f"a relay expects relay-host, -join or -answer, "
+                                         f"not {kind!r}")
+    if msg.get("version") != hs.VERSION:
+        raise hs.NetError(hs.VERSION_MISMATCH, f"this relay speaks version {hs.VERSION}")
+    if set(msg) != fields:
+        raise hs.NetError(hs.MALFORMED, f"{kind} fields must be exactly {sorted(fields)}")
+    token = msg["token"]
+    if not isinstance(token, bytes) or len(token) != TOKEN_SIZE:
+        raise hs.NetError(hs.MALFORMED, f"a relay token is {TOKEN_SIZE} bytes")
+    if kind == "relay-answer" and (
+        not isinstance(msg["id"], int) or isinstance(msg["id"], bool) or msg["id"] < 1
+    ):
+        raise hs.NetError(hs.MALFORMED, "a relay call id is a positive integer")
+    return kind, token  # type: ignore[return-value]
+
+
+async def _refuse(stream: FramedStream, code: str, detail: str) -> None:
+    log.info("relay: refused: %s: %s", code, detail)
+    with trio.move_on_after(1):
+        try:
+            await hs.send_message(stream, hs.error_message(code, detail))
+        except DROPPED:
+            pass
+
+
+async def serve_relay(
+    relay: Relay,
+    port: int,
+    host: str | None = None,
+    *,
+    task_status: trio.TaskStatus[list[trio.SocketListener]] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Run ``relay`` on TCP ``port`` forever (``nursery.start`` reports the listeners)."""
+    await serve_framed(relay.handle, port, host=host, max_frame=hs.MAX_FRAME,
+                       task_status=task_status)
+
+
+# ------------------------------------------------------------------------------ the host's side
+Handler = Callable[[FramedStream], Awaitable[None]]
+
+
+async def host_through_relay(
+    address: tuple[str, int],
+    token: bytes,
+    handler: Handler,
+    *,
+    connect_s: float = 10.0,
+    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Register the table ``token`` at the relay ``address`` and run ``handler`` on every
+    joiner's connection it pairs, until cancelled. :class:`RelayLost` if the relay cannot be
+    reached, refuses, or goes silent (no ping for three PING_S)."""
+    try:
+        with trio.fail_after(connect_s):
+            control = await open_framed(*address, hs.MAX_FRAME)
+            await hs.send_message(control, _opening("relay-host", token))
+            reply = await hs.receive_message(control)
+    except trio.TooSlowError:
+        raise RelayLost(f"relay {_show(address)} did not answer in {connect_s:g} s") from None
+    except hs.RemoteError as exc:
+        raise RelayLost(f"relay {_show(address)} refused: {exc.code}: {exc.detail}") from None
+    except (*DROPPED, hs.NetError) as exc:
+        raise RelayLost(f"relay {_show(address)} unreachable: {_reason(exc)}") from None
+    if reply.get("k") != "relay-ready":
+        await trio.aclose_forcefully(control)
+        raise RelayLost(f"relay {_show(address)} answered {reply.get('k')!r}")
+    task_status.started()
+    lost: RelayLost | None = None
+    try:
+        async with trio.open_nursery() as nursery:
+            while lost is None:
+                try:
+                    with trio.fail_after(3 * PING_S):
+                        msg = await hs.receive_message(control)
+                except trio.TooSlowError:
+                    lost = RelayLost(f"relay {_show(address)} went silent")
+                except (*DROPPED, hs.NetError) as exc:
+                    lost = RelayLost(f"relay {_show(address)} went away: {_reason(exc)}")
+                else:
+                    if msg.get("k") == "relay-call" and isinstance(msg.get("id"), int):
+                        nursery.start_soon(_answer_call, address, token, msg["id"], handler)
+            nursery.cancel_scope.cancel()
+    finally:
+        await trio.aclose_forcefully(control)
+    raise lost
+
+
+async def _answer_call(address: tuple[str, int], token: bytes, call: int, handler: Handler) -> None:
+    try:
+        with trio.fail_after(OPEN_S):
+            stream = await open_framed(*address, hs.MAX_FRAME)
+        opening = _opening("relay-answer", token)
+        opening["id"] = call
+        await hs.send_message(stream, opening)
+    except (*DROPPED, trio.TooSlowError) as exc:
+        log.warning("relay call %d not answered: %s", call, _reason(exc))
+        return
+    try:
+        await handler(stream)
+    except* DROPPED:
+        pass
+    finally:
+        await trio.aclose_forcefully(stream)
+
+
+# ------------------------------------------------------------------------------ the joiner's side
+async def join_through_relay(address: tuple[str, int], token: bytes) -> FramedStream:
+    """Open a connection to the table ``token`` through the relay ``address``: the host's
+    challenge is its first frame. An ``error`` frame from the relay (no such table) arrives in
+    its place and is raised by the handshake as a :class:`~.handshake.RemoteError`."""
+    stream = await open_framed(*address, hs.MAX_FRAME)
+    try:
+        await hs.send_message(stream, _opening("relay-join", token))
+    except BaseException:
+        await trio.aclose_forcefully(stream)
+        raise
+    return stream
+
+
+def _opening(kind: str, token: bytes) -> dict[str, Any]:
+    return {"k": kind, "version": hs.VERSION, "token": token}
+
+
+def _show(address: tuple[str, int]) -> str:
+    return f"{address[0]}:{address[1]}"
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc) or type(exc).__name__
+
+
+def read_record(data: bytes) -> list[tuple[int, int, bytes]]:
+    """The (call, direction, frame) entries of a relay's ``record`` file (0: to the host)."""
+    from dernier_p2p.wire.canonical import decode
+
+    out, at = [], 0
+    while at < len(data):
+        n = int.from_bytes(data[at : at + 4], "big")
+        call, way, frame = decode(data[at + 4 : at + 4 + n])
+        out.append((call, way, frame))
+        at += 4 + n
+    return out
+

@@ -1,0 +1,203 @@
+"""The relay over loopback TCP: a match played through it, what it saw, refusals, a dead relay."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from dernier_p2p.bots import HeuristicBot
+from dernier_p2p.net import handshake as hs
+from dernier_p2p.net.agent import bot_agent
+from dernier_p2p.net.host import Host, HostConfig
+from dernier_p2p.net.invite import Invite, Route, fingerprint
+from dernier_p2p.net.peer import Peer, PeerConfig
+from dernier_p2p.net.reach import UNREACHABLE, WRONG_HOST, Dialer
+from dernier_p2p.net.relay import (
+    NO_TABLE,
+    TOKEN_TAKEN,
+    Relay,
+    RelayLost,
+    host_through_relay,
+    join_through_relay,
+    new_token,
+    read_record,
+    serve_relay,
+)
+from dernier_p2p.wire.canonical import decode
+
+from .helpers import FAST, GAME, KEYS, ONE_HAND, same_result, seed, transcripts, verify
+
+LOOP = "127.0.0.1"
+
+
+async def _free_port() -> int:
+    listeners = await trio.open_tcp_listeners(0, host=LOOP)
+    port = listeners[0].socket.getsockname()[1]
+    await listeners[0].aclose()
+    return port
+
+
+async def _relayed_match(tmp: Path, players: int, relay: Relay) -> tuple[Host, dict[int, Any]]:
+    """A table whose peers all join through ``relay`` (the host listens, but no peer dials it)."""
+    results: dict[int, Any] = {}
+    config = HostConfig(players=players, options=ONE_HAND, timers=FAST, game=GAME, seed=seed(0),
+                        transcript=tmp / "t0.bin", linger_s=0.5)
+    host = Host(KEYS[0], config, bot_agent(HeuristicBot(0)))
+    token = new_token()
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            listeners = await nursery.start(serve_relay, relay, 0, LOOP)
+            relay_port = listeners[0].socket.getsockname()[1]
+
+            async def run_host(task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+                results[0] = await host.run(task_status=task_status)
+                nursery.cancel_scope.cancel()  # ends the relay and the registration
+
+            await nursery.start(run_host)
+            await nursery.start(host_through_relay, (LOOP, relay_port), token, host.handle)
+            dead = await _free_port()  # the first route answers nothing: the dialer moves on
+            invite = Invite(fingerprint(KEYS[0].public_bytes()),
+                            (Route("direct", LOOP, dead), Route("relay", LOOP, relay_port, token)))
+
+            async def run_peer(seat: int) -> None:
+                dialer = Dialer(invite, per_route_s=5)
+                peer = Peer(KEYS[seat], ("", 0), bot_agent(HeuristicBot(seat)),
+                            PeerConfig(name=f"p{seat}", seed=seed(seat),
+                                       transcript=tmp / f"t{seat}.bin", linger_s=0.5,
+                                       dial=dialer, check_host=dialer.check_host))
+                results[seat] = await peer.run()
+                assert dialer.used is not None and dialer.used.kind == "relay"
+
+            for seat in range(1, players):
+                nursery.start_soon(run_peer, seat)
+                with trio.fail_after(10):
+                    while len(host.players) <= seat:
+                        await trio.sleep(0.005)
+    return host, results
+
+
+async def test_a_match_played_through_the_relay_verifies_and_the_relay_saw_only_signed_frames(
+    tmp_path: Path,
+) -> None:
+    record = io.BytesIO()
+    relay = Relay(record)
+    host, results = await _relayed_match(tmp_path, 3, relay)
+    texts = transcripts(tmp_path, range(3))
+    assert texts[0] == texts[1] == texts[2]
+    verdict = verify(texts[0])
+    assert all(same_result(results[s], verdict) for s in range(3))
+    assert relay.stats.pairs == 2 and relay.stats.tables == 1
+    # Everything the relay forwarded: the handshake, signed envelopes, signed records.
+    entries = read_record(record.getvalue())
+    assert relay.stats.frames == len(entries) > 0
+    kinds: dict[str, int] = {}
+    records = {rec["i"]: rec for rec in texts[0]}
+    for _call, way, frame in entries:
+        msg = decode(frame)
+        kinds[msg["k"]] = kinds.get(msg["k"], 0) + 1
+        if msg["k"] == "rec":
+            assert way == 1 and msg["rec"] == records[msg["rec"]["i"]]  # a signed record
+        elif msg["k"] == "env":
+            assert way == 0 and any(r["env"] == msg["env"] for r in texts[0])  # a signed env
+        else:
+            assert msg["k"] in {"challenge", "hello", "welcome"}
+    assert kinds["rec"] == 2 * len(texts[0]) and kinds["hello"] == 2
+
+
+async def test_a_joiner_refuses_a_host_whose_key_is_not_the_codes(tmp_path: Path) -> None:
+    config = HostConfig(players=2, options=ONE_HAND, timers=FAST, game=GAME, seed=seed(0),
+                        linger_s=0.1)
+    host = Host(KEYS[0], config, None)
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(host.run)
+            invite = Invite(fingerprint(KEYS[5].public_bytes()),
+                            (Route("direct", LOOP, host.port),))
+            dialer = Dialer(invite)
+            peer = Peer(KEYS[1], ("", 0), None, PeerConfig(name="p1", dial=dialer,
+                                                            check_host=dialer.check_host))
+            with pytest.raises(hs.NetError) as err:
+                await peer.run()
+            assert err.value.code == WRONG_HOST
+            assert "not the one in the invite code" in err.value.detail
+            assert 1 not in host.players  # refused before the hello: no seat was taken
+            nursery.cancel_scope.cancel()
+
+
+async def test_a_dead_relay_or_unreachable_routes_fail_fast_with_every_reason() -> None:
+    dead = await _free_port()
+    invite = Invite(fingerprint(KEYS[0].public_bytes()),
+                    (Route("direct", LOOP, dead), Route("relay", LOOP, dead, b"t" * 8)))
+    with trio.fail_after(10):
+        with pytest.raises(hs.NetError) as err:
+            await Dialer(invite, per_route_s=2)()
+    assert err.value.code == UNREACHABLE
+    assert "direct 127.0.0.1" in err.value.detail and "relay 127.0.0.1" in err.value.detail
+    with trio.fail_after(10):
+        with pytest.raises(RelayLost, match="unreachable"):
+            await host_through_relay((LOOP, dead), b"t" * 8, _never)
+
+
+async def _never(stream: Any) -> None:
+    raise AssertionError("no connection expected")
+
+
+async def test_the_relay_refuses_unknown_tables_taken_tokens_and_junk() -> None:
+    relay = Relay()
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            port = (await nursery.start(serve_relay, relay, 0, LOOP))[0].socket.getsockname()[1]
+            stream = await join_through_relay((LOOP, port), b"n" * 8)
+            with pytest.raises(hs.RemoteError) as err:
+                await hs.receive_message(stream)
+            assert err.value.code == NO_TABLE
+            await nursery.start(host_through_relay, (LOOP, port), b"k" * 8, _never)
+            with pytest.raises(RelayLost, match=TOKEN_TAKEN):
+                await host_through_relay((LOOP, port), b"k" * 8, _never)
+            for junk in [{"k": "hello"}, {"k": "relay-join", "version": 1, "token": b"k" * 8},
+                         {"k": "relay-join", "version": hs.VERSION, "token": b"short"}]:
+                stream = await _raw(port, junk)
+                with pytest.raises(hs.RemoteError):
+                    await hs.receive_message(stream)
+                await stream.aclose()
+            nursery.cancel_scope.cancel()
+    assert relay.stats.pairs == 0
+
+
+async def _raw(port: int, msg: dict[str, Any]) -> Any:
+    from dernier_p2p.net.framing import open_framed
+    from dernier_p2p.wire.canonical import encode
+
+    stream = await open_framed(LOOP, port, hs.MAX_FRAME)
+    await stream.send(encode(msg))
+    return stream
+
+
+async def test_the_host_hears_when_its_relay_goes_away() -> None:
+    relay = Relay()
+    with trio.fail_after(20):
+        async with trio.open_nursery() as outer:
+            scope = trio.CancelScope()
+
+            async def run_relay(task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+                with scope:
+                    await serve_relay(relay, 0, LOOP, task_status=task_status)
+
+            port = (await outer.start(run_relay))[0].socket.getsockname()[1]
+            lost: list[RelayLost] = []
+
+            async def register(task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+                try:
+                    await host_through_relay((LOOP, port), b"g" * 8, _never,
+                                             task_status=task_status)
+                except RelayLost as exc:
+                    lost.append(exc)
+
+            await outer.start(register)
+            scope.cancel()  # the relay stops: its connections close
+    assert len(lost) == 1 and "went away" in str(lost[0])
+
