@@ -12,6 +12,7 @@ on with the same frame.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from functools import partial
 
 import trio
 
@@ -124,19 +125,18 @@ async def serve_framed(
     """Accept TCP connections on ``port`` (or on ``listeners`` opened beforehand, in which case
     ``port`` and ``host`` are ignored) forever, running ``handler`` on each, framed.
 
-    The connection is closed when the handler returns. A handler that fails with
-    :class:`FrameError`, :class:`PeerClosed` or a broken or closed stream (also inside an
-    exception group) ends only its own connection; the listener keeps serving. Any other
-    exception propagates and stops the server. Use with
-    ``nursery.start`` to get the listeners (and so the port chosen for ``port=0``).
+    The connection is closed when the handler returns. Every handler runs behind the fault
+    firewall (:func:`dernier_p2p.net.firewall.guard`): whatever it raises ends only its own
+    connection (an unexpected exception is logged with the peer's address); the listener keeps
+    serving. Use with ``nursery.start`` to get the listeners (and so the port chosen for
+    ``port=0``).
     """
+    from dernier_p2p.net import firewall  # imports this module
 
     async def run(stream: trio.SocketStream) -> None:
         framed = FramedStream(stream, max_frame)
         try:
-            await handler(framed)
-        except* (FrameError, PeerClosed, trio.BrokenResourceError, trio.ClosedResourceError):
-            pass
+            await firewall.guard(partial(handler, framed), firewall.peer_address(stream))
         finally:
             await trio.aclose_forcefully(framed)
 

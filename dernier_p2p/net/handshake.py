@@ -94,8 +94,8 @@ def unpack(payload: bytes) -> dict[str, Any]:
     """Decode a frame payload; :class:`NetError` MALFORMED unless it is a map with a str ``k``."""
     try:
         message = decode(payload)
-    except EncodingError as exc:
-        raise NetError(MALFORMED, f"frame is not canonical msgpack: {exc}") from None
+    except EncodingError as exc:  # OVERSIZED past a decoding limit, else MALFORMED
+        raise NetError(exc.code, f"frame is not canonical msgpack: {exc}") from None
     if not isinstance(message, dict) or not isinstance(message.get("k"), str):
         raise NetError(MALFORMED, "frame is not a map with a string kind 'k'")
     return message
@@ -117,9 +117,14 @@ async def receive_message(stream: FramedStream) -> dict[str, Any]:
     return message
 
 
+MAX_DETAIL = 1000
+"""An error frame's detail is cut to this many characters (a ``str`` is at most
+:data:`~dernier_p2p.wire.canonical.MAX_STR` bytes on the wire)."""
+
+
 def error_message(code: str, detail: str) -> dict[str, Any]:
-    """An ``error`` frame."""
-    return {"k": "error", "code": code, "detail": detail}
+    """An ``error`` frame (the detail cut to :data:`MAX_DETAIL` characters)."""
+    return {"k": "error", "code": code[:64], "detail": detail[:MAX_DETAIL]}
 
 
 # --- building and checking the handshake frames ----------------------------------------------

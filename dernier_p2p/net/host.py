@@ -45,7 +45,16 @@ from typing import Any
 
 import trio
 
+from dernier_p2p.net import firewall
 from dernier_p2p.net import handshake as hs
+from dernier_p2p.net.admission import (
+    HANDSHAKE_S,
+    MAX_PENDING,
+    PER_ADDRESS,
+    Admission,
+    Limits,
+    raise_nofile_limit,
+)
 from dernier_p2p.net.agent import Agent
 from dernier_p2p.net.discovery import DEFAULT_PORT, Announcement, announce, announce_target
 from dernier_p2p.net.framing import FramedStream, FrameError, PeerClosed, serve_framed
@@ -61,6 +70,10 @@ log = logging.getLogger("dernier_p2p.net.host")
 HOST_SEAT = 0
 HOLD_FREE = frozenset({"declare", "catch"})
 """Move kinds never held by the declaration window."""
+SEND_QUEUE_BYTES = 32 << 20
+"""Unsent bytes a connection may have queued before it is dropped as a slow reader."""
+INBOX_PER_SEAT = 64
+"""Envelopes of one seat waiting to be sequenced before its connection is no longer read."""
 
 
 @dataclass
@@ -68,6 +81,11 @@ class HostConfig:
     """How to run a table. ``advertise`` is the address peers can reach this host at (put in
     the table as its ``listen`` and in LAN announcements; default ``bind``); ``announce_to``
     enables LAN discovery (a host bound to a loopback address announces on loopback only).
+
+    Admission (see :mod:`.admission`): at most ``max_pending`` connections (``per_address``
+    from one address) may be in the handshake, each for at most ``handshake_s``; a connection
+    whose unsent frames exceed ``send_queue_bytes`` is a slow reader and is dropped; a seat with
+    ``inbox_per_seat`` envelopes waiting to be sequenced is not read from until one is done.
 
     ``check_first``: the host's session checks every other seat's record completely before it
     is relayed, so a message that every peer would refuse (a deck message with a bad proof, a
@@ -87,7 +105,11 @@ class HostConfig:
     advertise: str | None = None
     transcript: str | os.PathLike[str] | None = None
     max_errors: int = 5
-    handshake_s: float = 10.0
+    handshake_s: float = HANDSHAKE_S
+    max_pending: int = MAX_PENDING
+    per_address: int = PER_ADDRESS
+    send_queue_bytes: int = SEND_QUEUE_BYTES
+    inbox_per_seat: int = INBOX_PER_SEAT
     game: bytes | None = None
     seed: bytes | None = None
     announce_to: tuple[str, int] | None = None
@@ -122,20 +144,42 @@ class LobbyEvent:
 
 
 class Conn:
-    """One peer's connection: an unbounded outgoing queue drained by a sender task."""
+    """One peer's connection: an outgoing queue drained by a sender task, bounded to
+    ``max_queued`` unsent bytes (a reader slower than that is dropped), and a count of its
+    envelopes waiting to be sequenced (``inbox``; its reader waits while it is full)."""
 
-    def __init__(self, seat: int, stream: FramedStream) -> None:
+    def __init__(
+        self, seat: int, stream: FramedStream, max_queued: int = SEND_QUEUE_BYTES,
+        address: str = "?",
+    ) -> None:
         self.seat = seat
         self.stream = stream
+        self.address = address
         self._tx, self._rx = trio.open_memory_channel[bytes | None](math.inf)
+        self.queued = 0
+        self.max_queued = max_queued
+        self.waiting = 0  # envelopes in the host's inbox
+        self.drained = trio.Event()
         self.errors = 0
         self.closing = False
         self.replaced = False
         self.scope = trio.CancelScope()
 
     def push(self, payload: bytes) -> None:
-        if not self.closing:
-            self._tx.send_nowait(payload)
+        if self.closing:
+            return
+        self.queued += len(payload)
+        if self.queued > self.max_queued:
+            log.warning("seat %d (%s): %d unsent bytes: dropped as a slow reader",
+                        self.seat, self.address, self.queued)
+            self.kill()
+            return
+        self._tx.send_nowait(payload)
+
+    def sequenced(self) -> None:
+        """One of this connection's envelopes left the host's inbox."""
+        self.waiting -= 1
+        self.drained.set()
 
     def close(self) -> None:
         """Send what is queued, then close."""
@@ -153,6 +197,7 @@ class Conn:
             if payload is None:
                 break
             await self.stream.send(payload)
+            self.queued -= len(payload)
         self.scope.cancel()
 
 
@@ -219,6 +264,9 @@ class Host:
         if takeover is not None:
             self.left = set(range(config.players)) - set(takeover.session.chain.at_table)
         self.faults: list[tuple[int, str, str]] = []  # (seat, code, detail) refused envelopes
+        self.admission = Admission(
+            Limits(config.max_pending, config.per_address, config.handshake_s)
+        )
 
     @property
     def records(self) -> list[dict[str, Any]]:
@@ -289,32 +337,45 @@ class Host:
         self._lobby_note("join", seat, opening.name)
         return seat, None
 
-    async def _refuse(self, stream: FramedStream, code: str, detail: str) -> None:
-        log.warning("connection refused: %s: %s", code, detail)
+    async def _refuse(self, stream: FramedStream, address: str, code: str, detail: str) -> None:
+        log.warning("connection from %s refused: %s: %s", address, code, detail)
         with trio.move_on_after(1):
             await hs.send_message(stream, hs.error_message(code, detail))
 
+    async def _opening(self, stream: FramedStream, address: str) -> hs.Hello | hs.Resume | None:
+        """The checked opening of a new connection, within the admission caps and deadline;
+        None (the connection refused or evicted) if there is none."""
+        nonce = os.urandom(hs.NONCE_SIZE)
+        with self.admission.enter(address.rsplit(":", 1)[0]) as ticket:  # by host, not port
+            try:
+                with ticket.scope:
+                    await hs.send_message(stream, hs.challenge_message(nonce, self.summary()))
+                    return hs.check_opening(await hs.receive_message(stream), nonce)
+            except hs.RemoteError as exc:
+                log.info("%s gave up the handshake: %s", address, exc)
+                return None
+            except hs.NetError as exc:
+                await self._refuse(stream, address, exc.code, exc.detail)
+                return None
+            except FrameError as exc:
+                await self._refuse(stream, address, hs.OVERSIZED, str(exc))
+                return None
+        if not ticket.evicted:
+            await self._refuse(stream, address, "TIMEOUT", "no hello in time")
+        return None
+
     async def handle(self, stream: FramedStream) -> None:
         """Serve one connection: handshake, then its frames until it closes."""
-        nonce = os.urandom(hs.NONCE_SIZE)
+        address = firewall.peer_address(stream.stream)
+        opening = await self._opening(stream, address)
+        if opening is None:
+            return
         try:
-            await hs.send_message(stream, hs.challenge_message(nonce, self.summary()))
-            with trio.fail_after(self.config.handshake_s):
-                opening = hs.check_opening(await hs.receive_message(stream), nonce)
             seat, have = self._admit(opening)
-        except hs.RemoteError as exc:
-            log.info("peer gave up the handshake: %s", exc)
-            return
         except hs.NetError as exc:
-            await self._refuse(stream, exc.code, exc.detail)
+            await self._refuse(stream, address, exc.code, exc.detail)
             return
-        except FrameError as exc:
-            await self._refuse(stream, hs.OVERSIZED, str(exc))
-            return
-        except trio.TooSlowError:
-            await self._refuse(stream, "TIMEOUT", "no hello in time")
-            return
-        conn = Conn(seat, stream)
+        conn = Conn(seat, stream, self.config.send_queue_bytes, address)
         old = self.conns.get(seat)
         if old is not None:
             old.replaced = True
@@ -334,7 +395,7 @@ class Host:
         elif len(self.players) == self.config.players:
             self.full.set()
             self._lobby_wake()
-        log.info("seat %d: %s connected", seat, self.players[seat].name)
+        log.info("seat %d: %s connected from %s", seat, self.players[seat].name, address)
         try:
             with conn.scope:
                 async with trio.open_nursery() as nursery:
@@ -386,6 +447,10 @@ class Host:
             elif not self.full.is_set() or self.me is None:
                 self._fault(conn.seat, hs.UNEXPECTED, "the match has not started")
             else:
+                while conn.waiting >= self.config.inbox_per_seat:  # backpressure
+                    conn.drained = trio.Event()
+                    await conn.drained.wait()
+                conn.waiting += 1
                 self._on_env(conn.seat, msg["env"])
 
     async def _take_forwarded(self, conn: Conn, count: int) -> None:
@@ -474,8 +539,27 @@ class Host:
                 self.held.append((seat, env))
                 self._wake.set()
                 continue
-            await self._sequence(seat, env)
+            conn = self.conns.get(seat) if seat != self.seat else None
+            if conn is not None and conn.waiting > 0:
+                conn.sequenced()  # its reader may read on
+            await self._sequence_guarded(seat, env)
             await trio.sleep(0)
+
+    async def _sequence_guarded(self, seat: int, env: Any) -> None:
+        """:meth:`_sequence` behind the firewall: an unexpected exception while checking
+        another seat's envelope is that seat's fault (MALFORMED), never the host's end."""
+        before = None if self.sequencer is None else len(self.sequencer.records)
+        try:
+            await self._sequence(seat, env)
+        except Exception as exc:
+            if seat == self.seat or isinstance(exc, ProtocolError):
+                raise
+            conn = self.conns.get(seat)
+            where = conn.address if conn is not None else f"seat {seat}"
+            firewall.report(where, exc, "envelope refused")
+            if self.sequencer is not None and len(self.sequencer.records) != before:
+                self._retract()
+            self._fault(seat, "MALFORMED", f"envelope could not be handled: {type(exc).__name__}")
 
     def _record_time(self) -> int:
         return int(time.time() * 1000)
@@ -672,6 +756,7 @@ class Host:
     async def run(self, task_status: trio.TaskStatus[Host] = trio.TASK_STATUS_IGNORED) -> Any:
         """Serve until the match is over; return the host session's result."""
         cfg = self.config
+        raise_nofile_limit()
         try:
             async with trio.open_nursery() as nursery:
                 self.listeners = await nursery.start(

@@ -13,6 +13,7 @@ from dernier_p2p.deck.errors import DeckError
 
 CODES: dict[str, str] = {
     "MALFORMED": "a value has the wrong structure: type, byte length, key set or integer range",
+    "OVERSIZED": "bytes over a decoding limit: nesting depth, a length, or the frame size",
     "UNKNOWN_MESSAGE": "a body type that the protocol does not define",
     "BAD_SIGNATURE": "an envelope or record signature does not verify under the registered key",
     "WRONG_GAME": "an envelope names another game id",

@@ -4,6 +4,14 @@ Allowed values: None, bool, int (-2**63 .. 2**64-1), bytes, str (UTF-8), list/tu
 str keys. Maps are written with keys sorted by their UTF-8 bytes; integers and lengths use the
 shortest msgpack form (what msgpack itself does); floats, extension types and non-str keys are
 refused. :func:`decode` accepts only bytes that re-encode to themselves.
+
+Decoding is bounded (the protocol's limits, :data:`LIMITS`): a ``str`` of at most
+:data:`MAX_STR` bytes, a ``bin`` of at most :data:`MAX_BIN`, an array of at most
+:data:`MAX_ARRAY` items, a map of at most :data:`MAX_MAP` entries (checked by msgpack itself on
+the length header, before it allocates), containers nested at most :data:`MAX_DEPTH` deep and at
+most :data:`MAX_ITEMS` values in all (checked by an iterative walk before anything recurses).
+A value over a limit raises :class:`OversizedError` (code ``OVERSIZED``); any other refusal is an
+:class:`EncodingError` (code ``MALFORMED``).
 """
 
 from __future__ import annotations
@@ -12,9 +20,34 @@ from typing import Any
 
 import msgpack
 
+MAX_DEPTH = 16
+"""A container at a depth above this is refused (the top value is at depth 1)."""
+MAX_ARRAY = 1024
+MAX_MAP = 256
+MAX_STR = 4096
+MAX_BIN = 65536
+MAX_ITEMS = 65536
+"""Values in one decoded value, counting every container, key and scalar once."""
+LIMITS: dict[str, int] = {
+    "depth": MAX_DEPTH,
+    "array": MAX_ARRAY,
+    "map": MAX_MAP,
+    "str": MAX_STR,
+    "bin": MAX_BIN,
+    "items": MAX_ITEMS,
+}
+
 
 class EncodingError(ValueError):
     """A value cannot be encoded canonically, or bytes are not a canonical encoding."""
+
+    code = "MALFORMED"
+
+
+class OversizedError(EncodingError):
+    """Bytes that exceed one of the decoding limits (depth, lengths, item count)."""
+
+    code = "OVERSIZED"
 
 
 def _canon(obj: Any) -> Any:
@@ -39,25 +72,60 @@ def _canon(obj: Any) -> Any:
 
 def encode(obj: Any) -> bytes:
     """The canonical msgpack encoding of ``obj``."""
-    return msgpack.packb(_canon(obj), use_bin_type=True)
+    try:
+        return msgpack.packb(_canon(obj), use_bin_type=True)
+    except RecursionError:
+        raise OversizedError("value nested too deeply to encode") from None
+
+
+def check_shape(obj: Any) -> None:
+    """Refuse a decoded value nested deeper than :data:`MAX_DEPTH` or holding more than
+    :data:`MAX_ITEMS` values, or holding a type that is not allowed; iterative, so any input
+    is safe."""
+    stack: list[tuple[Any, int]] = [(obj, 1)]
+    items = 0
+    while stack:
+        value, depth = stack.pop()
+        items += 1
+        if items > MAX_ITEMS:
+            raise OversizedError(f"more than {MAX_ITEMS} values")
+        if isinstance(value, list | dict) and depth > MAX_DEPTH:
+            raise OversizedError(f"containers nested deeper than {MAX_DEPTH}")
+        if isinstance(value, list):
+            stack.extend((x, depth + 1) for x in value)
+        elif isinstance(value, dict):
+            items += len(value)  # the keys (str, checked by msgpack's strict_map_key)
+            stack.extend((x, depth + 1) for x in value.values())
+        elif not (value is None or isinstance(value, bool | int | str | bytes)):
+            raise EncodingError(f"a value of type {type(value).__name__} is not allowed")
 
 
 def decode(data: bytes, *, max_size: int | None = None) -> Any:
-    """Decode canonical msgpack; raise :class:`EncodingError` for anything else."""
+    """Decode canonical msgpack within the limits; raise :class:`OversizedError` for a value
+    over a limit and :class:`EncodingError` for anything else that is not canonical."""
     if not isinstance(data, bytes | bytearray):
         raise EncodingError("expected bytes")
     if max_size is not None and len(data) > max_size:
-        raise EncodingError("encoding larger than allowed")
+        raise OversizedError("encoding larger than allowed")
     try:
         obj = msgpack.unpackb(
-            bytes(data), raw=False, strict_map_key=True, use_list=True, unicode_errors="strict"
+            bytes(data),
+            raw=False,
+            strict_map_key=True,
+            use_list=True,
+            unicode_errors="strict",
+            max_str_len=MAX_STR,
+            max_bin_len=MAX_BIN,
+            max_array_len=MAX_ARRAY,
+            max_map_len=MAX_MAP,
         )
+    except msgpack.StackError:
+        raise OversizedError(f"containers nested deeper than {MAX_DEPTH}") from None
     except Exception as exc:  # msgpack raises several unrelated types
+        if "exceeds max_" in str(exc):
+            raise OversizedError(f"a length over the limits: {exc}") from None
         raise EncodingError(f"not valid msgpack: {exc}") from None
-    try:
-        again = encode(obj)
-    except EncodingError:
-        raise
-    if again != bytes(data):
+    check_shape(obj)
+    if encode(obj) != bytes(data):
         raise EncodingError("not the canonical encoding")
     return obj

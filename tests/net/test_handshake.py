@@ -195,3 +195,39 @@ def test_unpack_refuses_what_is_not_a_kind_map() -> None:
         with pytest.raises(hs.NetError) as err:
             hs.unpack(payload)
         assert err.value.code == hs.MALFORMED
+
+
+async def test_a_deeply_nested_frame_is_refused_and_the_host_serves_on() -> None:
+    """The reviewed attack: ~600 bytes of msgpack nested 600 deep, before any hello."""
+    with trio.fail_after(10):
+        async with hosting() as host:
+            for payload in (b"\x91" * 600 + b"\xc0", b"\x81\xa1k" * 300 + b"\xc0",
+                            b"\xdd\xff\xff\xff\xff"):
+                raw = await trio.open_tcp_stream(HOST, host.port)
+                framed = FramedStream(raw, hs.MAX_FRAME)
+                await hs.receive_message(framed)
+                await framed.send(payload)
+                with pytest.raises(hs.RemoteError) as err:
+                    await hs.receive_message(framed)
+                assert err.value.code == hs.OVERSIZED
+                await framed.aclose()
+            assert (await good_join(host.port, KEYS[0]))[0] == 1
+
+
+async def test_an_idle_flood_evicts_its_oldest_and_a_player_still_joins() -> None:
+    with trio.fail_after(20):
+        async with hosting(max_pending=8, per_address=4) as host:
+            idle = [await trio.open_tcp_stream(HOST, host.port) for _ in range(30)]
+            await trio.sleep(0.1)
+            assert host.admission.pending <= 4
+            assert host.admission.evictions >= 26
+            assert (await good_join(host.port, KEYS[0]))[0] == 1
+            closed = 0
+            for stream in idle:  # the evicted ones were closed by the host
+                with trio.move_on_after(0.5):
+                    data = b"x"
+                    while data:
+                        data = await stream.receive_some(1 << 16)
+                    closed += 1
+                await stream.aclose()
+            assert closed >= 26

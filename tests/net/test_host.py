@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 import trio
+import trio.testing
 
 from dernier_p2p.net import handshake as hs
 from dernier_p2p.net.host import Host
@@ -343,3 +344,71 @@ async def test_shuffles_applied_in_worker_threads_give_the_same_verified_match(
     assert got[0] == got[1] == got[2]
     audit = verify(got[0])
     assert all(same_result(table.results[s], audit) for s in range(1, 3))
+
+
+class DeepFramer(Peer):
+    """After record 10, sends the reviewed 600-deep frame and a huge-container frame."""
+
+    async def _on_message(self, msg: dict[str, Any]) -> None:
+        await super()._on_message(msg)
+        assert self.me is not None
+        if len(self.me.records) == 10:
+            self._tx.send_nowait(b"\x91" * 600 + b"\xc0")
+            self._tx.send_nowait(b"\x82\xa1k\xa3env\xa3env" + b"\xdd\xff\xff\xff\xff")
+
+
+async def test_a_seat_sending_deep_or_huge_frames_is_refused_and_the_match_goes_on(
+    tmp_path: Path,
+) -> None:
+    table = await play(tmp_path, 2, peer_cls={1: DeepFramer})
+    assert not table.errors
+    assert [(seat, code) for seat, code, _ in table.host.faults] == [
+        (1, "OVERSIZED"), (1, "OVERSIZED")
+    ]
+    got = transcripts(tmp_path, range(2))
+    assert got[0] == got[1] and verify(got[0]).ok
+
+
+class BuggyHost(Host):
+    """A host whose check of seat 1's third envelope hits a bug (an exception that is no
+    protocol error), as hostile bytes might."""
+
+    seen = 0
+
+    def vet(self, seat: int, env: Any) -> None:
+        if seat == 1:
+            BuggyHost.seen += 1
+            if BuggyHost.seen == 3:
+                raise IndexError("a bug reached by a hostile envelope")
+        super().vet(seat, env)
+
+
+async def test_an_internal_fault_on_a_seats_envelope_is_its_fault_not_the_hosts_end(
+    tmp_path: Path,
+) -> None:
+    table = await play(tmp_path, 2, host_cls=BuggyHost)
+    assert table.host.faults[0][:2] == (1, "MALFORMED")
+    assert {seat for seat, _, _ in table.host.faults} == {1}
+    assert table.host.me.session.result is not None  # the host finished its match
+    got = transcripts(tmp_path, range(2))
+    assert verify(got[0]).ok
+
+
+async def test_a_slow_reader_is_dropped_not_buffered_without_end() -> None:
+    from dernier_p2p.net.framing import FramedStream
+    from dernier_p2p.net.host import Conn
+
+    ours, theirs = trio.testing.memory_stream_pair()
+    conn = Conn(1, FramedStream(ours, 1 << 20), max_queued=1000)
+    with trio.fail_after(5):
+        async with trio.open_nursery() as nursery:
+
+            async def run() -> None:
+                with conn.scope:
+                    await conn.sender()
+
+            nursery.start_soon(run)
+            for _ in range(50):  # nobody reads ``theirs``
+                conn.push(b"x" * 100)
+                await trio.sleep(0)
+    assert conn.closing and conn.queued > 1000

@@ -42,3 +42,66 @@ def test_hash_labels_separate_domains() -> None:
     assert 0 <= challenge("dernier-p2p/c", [1], 7) < 7
     with pytest.raises(ValueError):
         digest("other", 1)
+
+
+def _nested(depth: int, leaf: bytes = b"\xc0") -> bytes:
+    return b"\x91" * depth + leaf  # ``depth`` one-element arrays around ``leaf``
+
+
+def test_deep_nesting_is_oversized_not_a_recursion_error() -> None:
+    from dernier_p2p.wire.canonical import MAX_DEPTH, OversizedError
+
+    assert decode(_nested(MAX_DEPTH)) is not None  # exactly at the limit
+    for depth in (MAX_DEPTH + 1, 600, 5000, 100_000):  # the reviewed frame was ~600 deep
+        with pytest.raises(OversizedError) as err:
+            decode(_nested(depth))
+        assert err.value.code == "OVERSIZED"
+    with pytest.raises(OversizedError):  # a map chain too
+        decode(b"\x81\xa1a" * 600 + b"\xc0")
+
+
+def test_container_and_string_headers_are_refused_before_allocation() -> None:
+    from dernier_p2p.wire.canonical import MAX_ARRAY, MAX_BIN, MAX_MAP, MAX_STR, OversizedError
+
+    huge = [
+        b"\xdd\xff\xff\xff\xff",  # array of 2^32-1 items announced in 5 bytes
+        b"\xdf\xff\xff\xff\xff",  # map of 2^32-1 entries
+        b"\xdb\x7f\xff\xff\xff",  # str of 2^31-1 bytes
+        b"\xc6\x7f\xff\xff\xff",  # bin of 2^31-1 bytes
+        msgpack.packb([0] * (MAX_ARRAY + 1)),
+        msgpack.packb({f"k{i:04}": 0 for i in range(MAX_MAP + 1)}),
+        msgpack.packb("x" * (MAX_STR + 1)),
+        msgpack.packb(b"x" * (MAX_BIN + 1), use_bin_type=True),
+    ]
+    for data in huge:
+        with pytest.raises(EncodingError) as err:
+            decode(data)
+        assert err.value.code in ("OVERSIZED", "MALFORMED")
+    for data in huge[4:]:
+        with pytest.raises(OversizedError):
+            decode(data)
+    assert len(decode(msgpack.packb([0] * MAX_ARRAY))) == MAX_ARRAY
+
+
+def test_total_items_are_capped() -> None:
+    from dernier_p2p.wire.canonical import MAX_ARRAY, MAX_ITEMS, OversizedError
+
+    rows = MAX_ITEMS // MAX_ARRAY + 1
+    data = encode([[0] * MAX_ARRAY for _ in range(rows)])
+    with pytest.raises(OversizedError):
+        decode(data)
+
+
+def test_extension_types_and_floats_are_malformed() -> None:
+    for data in (b"\xd4\x01\x00", msgpack.packb(1.5), msgpack.packb({"a": [1.5]})):
+        with pytest.raises(EncodingError) as err:
+            decode(data)
+        assert err.value.code == "MALFORMED"
+
+
+def test_encoding_a_value_nested_too_deep_is_an_encoding_error() -> None:
+    value: list = []
+    for _ in range(5000):
+        value = [value]
+    with pytest.raises(EncodingError):
+        encode(value)

@@ -1,0 +1,123 @@
+"""Admission control: how many connections a host holds before they have said who they are.
+
+A connection is *pending* from the moment it is accepted until its opening frame (``hello`` or
+``resume``) has arrived. Pending connections are capped in total (``max_pending``) and per source
+address (``per_address``). A new connection is never refused for capacity: when a cap is reached
+the *oldest* pending connection (of the same address if that address is at its cap, else of
+the address holding the most) is evicted, so an idle flood cannot shut the door on a seated
+player's resume or a new player's hello: a peer that answers the challenge at once needs its
+slot for one round trip, while a flooder must keep opening connections to keep others out. Each
+pending connection also has a short deadline (``handshake_s``).
+
+The host also raises its file-descriptor limit to the hard limit (:func:`raise_nofile_limit`),
+as a server should, so the accept loop does not starve while the caps hold.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter, OrderedDict
+from dataclasses import dataclass
+
+import trio
+
+log = logging.getLogger("dernier_p2p.net.admission")
+
+MAX_PENDING = 128
+PER_ADDRESS = 32
+HANDSHAKE_S = 5.0
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Caps on pending connections and the handshake deadline."""
+
+    max_pending: int = MAX_PENDING
+    per_address: int = PER_ADDRESS
+    handshake_s: float = HANDSHAKE_S
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.per_address <= self.max_pending or self.handshake_s <= 0:
+            raise ValueError("need 1 <= per_address <= max_pending and handshake_s > 0")
+
+
+class Ticket:
+    """One pending connection's slot: ``scope`` is cancelled if it is evicted; call
+    :meth:`release` once the opening has arrived (or the connection ends)."""
+
+    def __init__(self, gate: Admission, address: str) -> None:
+        self.gate = gate
+        self.address = address
+        self.scope = trio.CancelScope(deadline=trio.current_time() + gate.limits.handshake_s)
+        self.evicted = False
+
+    def release(self) -> None:
+        self.gate._leave(self)
+
+    def __enter__(self) -> Ticket:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+class Admission:
+    """The pending connections of one listener (see the module docstring)."""
+
+    def __init__(self, limits: Limits | None = None) -> None:
+        self.limits = limits or Limits()
+        self._pending: OrderedDict[Ticket, None] = OrderedDict()
+        self._by_address: Counter[str] = Counter()
+        self.evictions = 0
+
+    @property
+    def pending(self) -> int:
+        return len(self._pending)
+
+    def enter(self, address: str) -> Ticket:
+        """A slot for a new connection from ``address``, evicting as the caps require."""
+        if self._by_address[address] >= self.limits.per_address:
+            self._evict(address)
+        if len(self._pending) >= self.limits.max_pending:
+            busiest = self._by_address.most_common(1)[0][0]
+            self._evict(busiest)
+        ticket = Ticket(self, address)
+        self._pending[ticket] = None
+        self._by_address[address] += 1
+        return ticket
+
+    def _evict(self, address: str) -> None:
+        for ticket in self._pending:
+            if ticket.address == address:
+                ticket.evicted = True
+                ticket.scope.cancel()
+                self._leave(ticket)
+                self.evictions += 1
+                if self.evictions & (self.evictions - 1) == 0:  # 1, 2, 4, 8, ...: no log flood
+                    log.warning("pending connections at their cap: evicted the oldest from %s "
+                                "(%d evictions so far)", address, self.evictions)
+                return
+
+    def _leave(self, ticket: Ticket) -> None:
+        if self._pending.pop(ticket, False) is None:
+            self._by_address[ticket.address] -= 1
+            if self._by_address[ticket.address] <= 0:
+                del self._by_address[ticket.address]
+
+
+def raise_nofile_limit() -> tuple[int, int]:
+    """Raise this process's soft limit of open files to its hard limit (capped at 65536);
+    return the (soft, hard) limits in force. A no-op where ``resource`` is missing."""
+    try:
+        import resource
+    except ImportError:  # not a POSIX system
+        return (-1, -1)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = 65536 if hard == resource.RLIM_INFINITY else min(hard, 65536)
+    if soft != resource.RLIM_INFINITY and soft < want:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+            soft = want
+        except (ValueError, OSError) as exc:
+            log.warning("could not raise the open-files limit to %d: %s", want, exc)
+    return soft, hard
