@@ -242,7 +242,7 @@ def play_random_match(
             ended = match_should_end(rules.match, scored.scores, state.hands_won, hands_played)
             assert ended == any(isinstance(e, MatchOver) for e in events)
             if ended:
-                check_winner(rules.match, state)
+                check_winner(rules, state)
     else:
         raise AssertionError(f"{variant} match with {players} players did not end: {state!r}")
     assert hands_played >= 1
@@ -265,11 +265,13 @@ def check_scores(
     assert list(scored[0].scores) == [a + b for a, b in zip(before.scores, want, strict=True)]
 
 
-def check_winner(fmt: MatchFormat, state) -> None:
-    """The match winner holds the best score the format counts (ties broken otherwise)."""
+def check_winner(rules, state) -> None:
+    """The match winner holds the best score the format counts (ties broken otherwise): the most
+    hands won, else the fewest points under penalty scoring (moderno), else the most points."""
+    fmt = rules.match
     if fmt.kind == "wins":
         assert state.hands_won[state.winner] == max(state.hands_won)
-    elif fmt.kind == "penalty_limit":
+    elif fmt.kind == "penalty_limit" or rules.scoring == "penalty":
         assert state.scores[state.winner] == min(state.scores)
     else:
         assert state.scores[state.winner] == max(state.scores)
