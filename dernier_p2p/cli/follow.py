@@ -14,33 +14,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from dernier_p2p.cli.narrate import narrate
+from dernier_p2p.cli.narrate import narrate, reveal_lines, session_notice
+from dernier_p2p.cli.pacing import Pacer
 from dernier_p2p.net.seat import LocalSeat
 from dernier_p2p.protocol.session import SessionEvent
+from dernier_p2p.rules import events as ev
+
+__all__ = ["Narrator", "names_of", "progress_line", "session_notice"]
 
 
 def names_of(seat: LocalSeat) -> list[str]:
     """The players' names from the table record."""
     return [str(p["name"]) for p in seat.session.table_body["players"]]
-
-
-def session_notice(event: SessionEvent, names: list[str], me: int | None) -> str | None:
-    """A line for a session event, or None."""
-    who = "someone" if event.seat is None else names[event.seat]
-    if event.seat is not None and event.seat == me:
-        who = "you"
-    match event.kind:
-        case "race-lost":
-            return f"({who}: a move came too late and was ignored: {event.detail})"
-        case "timeout-ignored":
-            return None
-        case "stall":
-            return f"{who} kept the deck waiting too long and leaves the table."
-        case "audit-ok":
-            return f"The deck of {event.detail} is audited: every shuffle and card checks."
-        case "host-change":
-            return f"{who} hosts the table from now on."
-    return None
 
 
 def progress_line(body: dict[str, Any], counts: dict[tuple[int, int], int], n: int) -> str | None:
@@ -62,8 +47,11 @@ class Narrator:
         log: list[str],
         colour: bool = True,
         progress: bool = True,
+        pacer: Pacer | None = None,
     ) -> None:
         self.echo = echo
+        self.pacer = pacer
+        self._final_hands: tuple[tuple[int, ...], ...] = ()
         self.log = log
         self.colour = colour
         self.progress = progress
@@ -87,15 +75,29 @@ class Narrator:
                     self.echo(line)
         self._records = len(records)
         events = session.events
+        scored = False
         for event in events[self._events :]:
             if isinstance(event, SessionEvent):
                 line = session_notice(event, names, seat.seat)
             else:
                 line = narrate(event, names, session.rules, self.colour)
+            if isinstance(event, ev.HandOver):
+                self._final_hands = tuple(tuple(h) for h in session.state.hands)
+            if isinstance(event, ev.Revealed):
+                hands = self._final_hands or tuple(tuple(h) for h in session.state.hands)
+                faces = {**session.view, **dict(event.faces)}
+                for text in reveal_lines(faces, hands, names, session.rules, self.colour):
+                    self.log.append(text)
+                    self.echo(text)
             if line:
                 self.log.append(line)
                 self.echo(line)
+            scored = isinstance(event, ev.HandScored) or (
+                scored and not isinstance(event, ev.MatchOver)
+            )
         self._events = len(events)
+        if scored and self.pacer is not None:
+            self.pacer.hold_hand()
 
     def work(self, what: str, seat: int, number: int) -> None:
         """A line before a long step of the shuffle (see :data:`.seat.WorkNotice`)."""

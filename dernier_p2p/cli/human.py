@@ -12,6 +12,7 @@ standard input), so the prompt never blocks the table's networking.
 
 from __future__ import annotations
 
+import shutil
 import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -21,7 +22,10 @@ from typing import Any
 import click
 import trio
 
+from dernier_p2p.cli.help import help_lines
+from dernier_p2p.cli.pacing import Pacer
 from dernier_p2p.cli.render import card_text, render_table, suit_text
+from dernier_p2p.cli.words import play_refusal
 from dernier_p2p.rules import (
     Card,
     Catch,
@@ -40,6 +44,11 @@ from dernier_p2p.rules import (
 )
 
 SUIT_KEYS = "yrgb"
+HELP_WORDS = ("?", "h", "help")
+LEAVE_WARNING = (
+    "Leave the table? You forfeit the match, and the transcript will name you at fault. "
+    "y = leave, anything else = stay > "
+)
 
 
 class QuitGame(Exception):
@@ -131,7 +140,7 @@ def interpret(
     declare = line.endswith("!")
     number = line.rstrip("!").strip()
     if not number.isdigit():
-        raise Refused("type a card number or one of the letters shown")
+        raise Refused("type a card number or one of the letters shown (? = help)")
     hand = state.hands[seat]
     index = int(number) - 1
     if not 0 <= index < len(hand):
@@ -140,8 +149,10 @@ def interpret(
     plays = [m for m in moves if isinstance(m, Play) and m.slot == slot]
     if not plays:
         face = view.get(slot)
-        what = "that card" if face is None else card_text(face, rules, colour)
-        raise Refused(f"{what} cannot be played now")
+        if face is None:
+            raise Refused("that card cannot be played now")
+        why = play_refusal(state, seat, slot, face)
+        raise Refused(f"{card_text(face, rules, colour)} cannot be played now: {why}")
     if any(m.declare == declare for m in plays):
         plays = [m for m in plays if m.declare == declare]
     suits = {m.suit for m in plays}
@@ -156,13 +167,13 @@ def interpret(
                 shown.append(f"{SUIT_KEYS[m.suit]} = {suit_text(m.suit, rules, colour)}")
         extra = " (Enter keeps the suit)" if "" in answers else ""
         return Choice(f"Name a suit: {', '.join(shown)}{extra} > ", answers,
-                      "no such suit; the card stays in your hand")
+                      f"no such suit: type one of {', '.join(sorted(a for a in answers if a))}")
     targets = sorted({m.target for m in plays if m.target is not None})
     if len(targets) > 1:
         answers = {str(t + 1): next(m for m in plays if m.target == t) for t in targets}
         shown = [f"{t + 1} = {names[t]}" for t in targets]
         return Choice(f"Swap hands with: {', '.join(shown)} > ", answers,
-                      "no such player; the card stays in your hand")
+                      f"no such player: type one of {', '.join(answers)}")
     return plays[0]
 
 
@@ -176,6 +187,24 @@ class LineReader:
         self._send, self._receive = trio.open_memory_channel[str | None](1000)
         self._started = False
         self.ended = False
+
+    @property
+    def interactive(self) -> bool:
+        """Whether a person types the lines (standard input is a terminal)."""
+        return self.stream is None and sys.stdin.isatty()
+
+    def drain(self) -> int:
+        """Drop the lines typed before now (type-ahead); how many were dropped."""
+        dropped = 0
+        while True:
+            try:
+                line = self._receive.receive_nowait()
+            except trio.WouldBlock:
+                return dropped
+            if line is None:
+                self.ended = True
+                return dropped
+            dropped += 1
 
     def _start(self) -> None:
         token = trio.lowlevel.current_trio_token()
@@ -235,8 +264,10 @@ class HumanAgent:
         echo: Callable[..., None] = click.echo,
         colour: bool = True,
         flush: Callable[[], None] | None = None,
+        pacer: Pacer | None = None,
     ) -> None:
         self.flush = flush or (lambda: None)
+        self.pacer = pacer
         self.names = list(names)
         self.log = log
         self.lines = lines
@@ -245,11 +276,20 @@ class HumanAgent:
         self.colour = colour
         self._last_offer: str | None = None
 
-    async def _ask(self, prompt: str, state: State) -> str:
+    async def _ask(self, prompt: str, state: State, until: float | None = None) -> str:
+        if self.lines.interactive:
+            self.lines.drain()  # what was typed before this prompt is not an answer to it
         if prompt:
             self.echo(prompt, nl=False)
+        pacer = self.pacer
+
+        def stale() -> bool:
+            if self.current() is not state or (pacer is not None and pacer.hand_held):
+                return True
+            return until is not None and trio.current_time() >= until
+
         try:
-            line = await self.lines.receive(lambda: self.current() is not state)
+            line = await self.lines.receive(stale)
         except Stale:
             if prompt:
                 self.echo("")
@@ -267,7 +307,58 @@ class HumanAgent:
         self._last_offer = None  # show the offer again, if out of turn
         self.echo(f"  Your move was refused ({code}): {detail}")
 
+    async def confirm_leave(self, state: State) -> None:
+        """Ask before leaving; raise :class:`QuitGame` unless the answer keeps the seat (the end
+        of input leaves)."""
+        try:
+            answer = await self._ask(LEAVE_WARNING, state)
+        except Stale:
+            answer = ""
+        except QuitGame:
+            raise
+        if answer.strip().lower() in ("y", "yes", "q"):
+            raise QuitGame
+
+    async def hand_gate(self) -> None:
+        """Run beside the table: after each hand (see :class:`~.pacing.Pacer`) wait for Enter
+        before the bots play on; ``q`` leaves (after the warning)."""
+        pacer = self.pacer
+        assert pacer is not None
+        while True:
+            await pacer.hand_ended()
+            self.flush()
+            if self.lines.interactive:
+                self.lines.drain()
+            self.echo("  Press Enter for the next hand (? = help, q = leave) > ", nl=False)
+            line = await self.lines.receive()
+            if line is None:
+                self.echo("")
+                raise QuitGame
+            text = line.strip().lower()
+            state = self.current()
+            if text in ("q", "quit") and state is not None:
+                await self.confirm_leave(state)
+                continue
+            if text in HELP_WORDS and state is not None:
+                self.show_help(state)
+                continue
+            pacer.release_hand()
+
+    def show_help(self, state: State) -> None:
+        """The variant's rules in short and the keys."""
+        for line in help_lines(state.rules.name):
+            self.echo(f"  {line}")
+
     async def __call__(self, state: State, seat: int, view: Mapping[int, Card]) -> Move | None:
+        if self.pacer is not None:
+            await self.pacer.clear_hand()
+        try:
+            return await self._offer(state, seat, view)
+        finally:
+            if self.pacer is not None:
+                self.pacer.close_offer()
+
+    async def _offer(self, state: State, seat: int, view: Mapping[int, Card]) -> Move | None:
         moves = legal_moves(state, seat, view)
         if not moves:
             return None
@@ -275,6 +366,7 @@ class HumanAgent:
         if not in_turn and not any(isinstance(m, Play | Catch | Declare) for m in moves):
             return None
         self.flush()  # the log first, then the table
+        until = None
         if not in_turn:
             offer = options(state, moves, in_turn=False)
             hand = state.hands[seat]
@@ -285,30 +377,49 @@ class HumanAgent:
                     for p in slots
                 )
                 offer = f"you may jump in with {cards} · {offer}"
+            if self.pacer is not None:
+                until = self.pacer.open_offer(state)
+                offer = f"{offer[:-2]}({self.pacer.offer_left():.0f} s) > "
             # The offer is shown once; while it stands, a line typed is still taken.
             prompt = "" if offer == self._last_offer else f"  (out of turn) {offer}"
             self._last_offer = offer
         else:
             self._last_offer = None
             self.echo("")
-            self.echo(render_table(state, seat, view, self.names, self.log, self.colour))
+            playable = {m.slot for m in moves if isinstance(m, Play)}
+            width = max(40, shutil.get_terminal_size((80, 24)).columns)
+            self.echo(render_table(state, seat, view, self.names, self.log, self.colour,
+                                   playable, width))
             prompt = options(state, moves, in_turn=True)
         while True:
             try:
-                line = await self._ask(prompt, state)
+                line = await self._ask(prompt, state, until)
             except Stale:
                 return None  # asked again with the new state
             text = line.strip().lower()
             if text in ("q", "quit"):
-                raise QuitGame
+                try:
+                    await self.confirm_leave(state)
+                except Stale:
+                    return None
+                prompt = options(state, moves, in_turn)
+                continue
+            if text in HELP_WORDS:
+                self.show_help(state)
+                prompt = options(state, moves, in_turn)
+                continue
             if text == "" and not in_turn:
                 return None
             try:
                 move = interpret(text, state, seat, view, moves, self.names, self.colour)
                 while isinstance(move, Choice):
-                    answer = (await self._ask(move.prompt, state)).strip().lower()
+                    answer = (await self._ask(move.prompt, state, until)).strip().lower()
+                    if answer in ("q", "quit"):
+                        await self.confirm_leave(state)
+                        continue
                     if answer not in move.answers:
-                        raise Refused(move.error)
+                        self.echo(f"  {move.error}")  # ask again: the play still stands
+                        continue
                     move = move.answers[answer]
             except Refused as exc:
                 self.echo(f"  {exc}")

@@ -114,6 +114,13 @@ key_option = click.option(
     help="Identity key file (default: identity.pem in the data folder, created on first use).",
 )
 bot_option = click.option("--bot", is_flag=True, help="Let the bot play this seat.")
+offer_option = click.option(
+    "--offer-seconds", type=click.FloatRange(0.5, 60), default=3.0, show_default=True,
+    help="How long an out-of-turn chance (jump in, declare, catch) stays open for you; the "
+         "bots of this machine and the host's declaration window wait that long.",
+)
+# verdict codes where a damaged or edited file is likelier than a cheating seat
+FILE_DAMAGE = ("BAD_SIGNATURE", "BAD_CHAIN", "MALFORMED")
 
 
 def peer_options(command: Callable) -> Callable:
@@ -224,9 +231,10 @@ def _final(seat: Any, transcript: Path | None) -> None:
               help="Your name at the table.")
 @transcript_option
 @colour_option
+@offer_option
 def play(
     variant: str, players: int, hands: int | None, target: int | None, seed: int | None,
-    auto: bool, name: str, transcript: Path | None, no_colour: bool,
+    auto: bool, name: str, transcript: Path | None, no_colour: bool, offer_seconds: float,
 ) -> None:
     """Sit at a table on this machine: you against bot peers (bots only with --auto).
 
@@ -241,7 +249,7 @@ def play(
     colour = _colour(no_colour)
     name = "Bot 0" if auto else name
     click.echo(f"{variant}: {players} players, seed {seed}. Transcript: {path}")
-    seating = Seating(bot=auto, colour=colour)
+    seating = Seating(bot=auto, colour=colour, offer_s=offer_seconds)
     seat = _run(lambda: play_local(variant, players, options, seed, name, path, seating))
     _final(seat, path)
 
@@ -262,16 +270,25 @@ def _identity(key: Path | None) -> Any:
     return identity
 
 
-def _local_address() -> str:
+def _local_address(ipv6: bool = False) -> str:
     """This machine's address on the LAN as best known (no packet is sent)."""
     import socket
 
+    family, probe, fallback = (
+        (socket.AF_INET6, "2001:db8::1", "::1") if ipv6 else
+        (socket.AF_INET, "192.0.2.1", "127.0.0.1")
+    )
     try:
-        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-            s.connect(("192.0.2.1", 9))
+        with socket.socket(family, socket.SOCK_DGRAM) as s:
+            s.connect((probe, 9))
             return str(s.getsockname()[0])
     except OSError:
-        return "127.0.0.1"
+        return fallback
+
+
+def host_port(host: str, port: int) -> str:
+    """``host:port`` as typed to ``dernier join`` (an IPv6 address in brackets)."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 @main.command()
@@ -290,11 +307,13 @@ def _local_address() -> str:
 @click.option("--no-announce", is_flag=True, help="Do not announce the table on the LAN.")
 @click.option("--turn-seconds", type=click.IntRange(1, 86_400), default=120, show_default=True,
               help="Time a seat may keep the table waiting before it is timed out.")
+@offer_option
 @peer_options
 def host(
     variant: str, players: int, hands: int | None, target: int | None, port: int, bind: str,
     advertise: str | None, name: str, table_name: str | None, no_announce: bool,
-    turn_seconds: int, key: Path | None, transcript: Path | None, bot: bool, no_colour: bool,
+    turn_seconds: int, offer_seconds: float, key: Path | None, transcript: Path | None,
+    bot: bool, no_colour: bool,
 ) -> None:
     """Host a table for players on other machines (you play seat 0)."""
     from dernier_p2p.cli.table import Seating, host_table
@@ -306,17 +325,23 @@ def host(
     identity = _identity(key)
     path = _transcript_path(transcript, variant)
     if advertise is None:
-        advertise = bind if bind not in ("0.0.0.0", "") else _local_address()
+        if bind in ("0.0.0.0", ""):
+            advertise = _local_address()
+        elif bind == "::":
+            advertise = _local_address(ipv6=True)
+        else:
+            advertise = bind
     config = HostConfig(
         players=players, variant=variant, options=options,
-        timers=Timers(turn_ms=turn_seconds * 1000, declare_ms=1_000, grace_ms=15_000),
+        timers=Timers(turn_ms=turn_seconds * 1000, declare_ms=int(offer_seconds * 1000),
+                      grace_ms=15_000),
         name=name, table_name=(table_name or f"{name}'s table")[:32], bind=bind, port=port,
         advertise=advertise, transcript=path,
         announce_to=None if no_announce else (BROADCAST, DEFAULT_PORT),
     )
     click.echo(f"Transcript: {path}")
-    seating = Seating(bot=bot, colour=_colour(no_colour))
-    seat = _run(lambda: host_table(identity, config, seating), f" on {bind}:{port}")
+    seating = Seating(bot=bot, colour=_colour(no_colour), offer_s=offer_seconds)
+    seat = _run(lambda: host_table(identity, config, seating), f" on {host_port(bind, port)}")
     _final(seat, path)
 
 
@@ -358,10 +383,11 @@ def _discover(seconds: float) -> tuple[str, int]:
                    "host goes away (default: none).")
 @click.option("--wait", type=click.FloatRange(0.5, 30), default=2.0, show_default=True,
               help="Seconds to listen for tables when no ADDRESS is given.")
+@offer_option
 @peer_options
 def join(
-    address: str | None, name: str, listen_on: str | None, wait: float, key: Path | None,
-    transcript: Path | None, bot: bool, no_colour: bool,
+    address: str | None, name: str, listen_on: str | None, wait: float, offer_seconds: float,
+    key: Path | None, transcript: Path | None, bot: bool, no_colour: bool,
 ) -> None:
     """Join a table at ADDRESS (HOST:PORT), or pick one heard on the LAN."""
     from dernier_p2p.cli.table import Seating, join_table
@@ -376,9 +402,10 @@ def join(
         name=name, transcript=path, listen=None if listen_on is None else (listen_on, 0),
         connect_s=10.0,
     )
-    click.echo(f"Joining {where[0]}:{where[1]}. Transcript: {path}")
-    seating = Seating(bot=bot, colour=_colour(no_colour))
-    seat = _run(lambda: join_table(identity, where, config, seating), f" to {where[0]}:{where[1]}")
+    click.echo(f"Joining {host_port(*where)}. Transcript: {path}")
+    seating = Seating(bot=bot, colour=_colour(no_colour), offer_s=offer_seconds)
+    seat = _run(lambda: join_table(identity, where, config, seating),
+                f" to {host_port(*where)}")
     if seat is None:
         _fail("The table never started.")
     _final(seat, path)
@@ -426,6 +453,9 @@ def verify(file: Path) -> None:
         if verdict.seat is not None:
             label = names[verdict.seat] if verdict.seat < len(names) else "?"
             who = f"seat {verdict.seat} ({label}) is at fault"
+            if verdict.code in FILE_DAMAGE:
+                who = (f"the file was altered or damaged, or seat {verdict.seat} ({label}) "
+                       "signed something false; the file is the likelier culprit")
         where = "" if verdict.index is None else f" at record {verdict.index}"
         click.echo(f"FAULT{where}: {verdict.code}: {who}")
         click.echo(f"  {verdict.detail}")

@@ -3,9 +3,10 @@ replay of a transcript as lines (:func:`replay_lines`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 from dernier_p2p.cli.render import card_text, suit_text
+from dernier_p2p.cli.words import HAND_END, count, draw_reason, rule_words
 from dernier_p2p.protocol.replay import HandCards, Replay
 from dernier_p2p.protocol.session import SessionEvent
 from dernier_p2p.rules import Card, Rules, get_variant
@@ -32,7 +33,8 @@ def narrate(event: object, names: Sequence[str], rules: Rules, colour: bool = Tr
             if reason == "deal":
                 return None
             what = "a card" if len(slots) == 1 else f"{len(slots)} cards"
-            why = "" if reason == "draw" else f" ({reason})"
+            words = draw_reason(reason, rules)
+            why = "" if words is None else f" ({words})"
             return f"{n[s]} draws {what}{why}."
         case ev.Played(seat=s, card=c):
             return f"{n[s]} plays {card_text(c, rules, colour)}."
@@ -58,23 +60,65 @@ def narrate(event: object, names: Sequence[str], rules: Rules, colour: bool = Tr
         case ev.Caught(seat=s, target=t):
             return f"{n[s]} catches {n[t]} without a declaration."
         case ev.Penalty(seat=s, cards=c, rule=r):
-            return f"{n[s]} pays a penalty of {c} cards ({r})."
+            return f"{n[s]} pays a penalty of {count(c, 'card')} ({rule_words(r)})."
         case ev.HandsSwapped(a=a, b=b):
             return f"{n[a]} and {n[b]} swap hands."
         case ev.HandsRotated():
             return "Every hand passes to the next player."
         case ev.HandOver(winner=w, reason=r):
             if w is None:
-                return f"The hand is over ({r})."
+                return f"The hand is over: {HAND_END.get(r, r.replace('-', ' '))}."
             return f"{n[w]} goes out and wins the hand."
         case ev.HandScored(deltas=d, scores=sc):
             parts = ", ".join(f"{n[i]} {d[i]:+d} → {sc[i]}" for i in range(len(d)))
             return f"Scores: {parts}"
         case ev.Forfeited(seat=s, reason=r):
-            return f"{n[s]} forfeits ({r})."
+            return f"{n[s]} forfeits ({rule_words(r)})."
         case ev.MatchOver(winner=w):
             return "The match is over." if w is None else f"{n[w]} wins the match!"
     return None
+
+
+def session_notice(event: SessionEvent, names: list[str], me: int | None) -> str | None:
+    """A line for a session event, or None."""
+    who = "someone" if event.seat is None else names[event.seat]
+    if event.seat is not None and event.seat == me:
+        who = "you"
+    match event.kind:
+        case "race-lost":
+            return f"({who}: a move came too late and was ignored: {event.detail})"
+        case "timeout-ignored":
+            return None
+        case "stall":
+            return f"{who} kept the deck waiting too long and leaves the table."
+        case "audit-ok":
+            return f"The deck of {event.detail} is audited: every shuffle and card checks."
+        case "host-change":
+            return f"{who} hosts the table from now on."
+    return None
+
+
+def reveal_lines(
+    faces: Mapping[int, Card],
+    hands: Sequence[Sequence[int]],
+    names: Sequence[str],
+    rules: Rules,
+    colour: bool = True,
+) -> list[str]:
+    """Every seat's last cards at the end of a hand (``hands``: the slots each held) and
+    their points, once the deck has revealed them (``faces``: every slot's face known)."""
+    out = ["── Every hand, revealed ──"]
+    for s, name in enumerate(names):
+        cards = [faces[p] for p in (hands[s] if s < len(hands) else ()) if p in faces]
+        points = sum(rules.card_points(c.rank) for c in cards)
+        what = _cards(cards, rules, colour)
+        out.append(f"  {name}: {what} ({count(points, 'point')})")
+    return out
+
+
+def _why(reason: str, rules: Rules) -> str:
+    words = draw_reason(reason, rules)
+    return "" if words is None else f" ({words})"
 
 
 def _cards(cards: Sequence[Card], rules: Rules, colour: bool) -> str:
@@ -88,8 +132,7 @@ def hand_lines(hc: HandCards, names: Sequence[str], rules: Rules, colour: bool) 
         out.append(f"  {name} was dealt: {_cards(hc.dealt[s], rules, colour)}")
         if s < len(hc.drawn) and hc.drawn[s]:
             drew = ", ".join(
-                card_text(c, rules, colour) + ("" if why == "draw" else f" ({why})")
-                for c, why in hc.drawn[s]
+                card_text(c, rules, colour) + _why(why, rules) for c, why in hc.drawn[s]
             )
             out.append(f"  {name} drew: {drew}")
         final = hc.final[s] if s < len(hc.final) else []
@@ -111,15 +154,17 @@ def replay_lines(rp: Replay, colour: bool = True) -> Iterator[str]:
         yield f"{rp.variant}: " + ", ".join(f"seat {k} {n}" for k, n in enumerate(names))
     for step in rp.steps:
         assert rules is not None
-        if step.kind in ("timeout", "left"):
-            yield f"[record {step.index}] the host records a {step.kind}."
+        if step.kind == "timeout":
+            yield f"[record {step.index}] the host records that a seat ran out of time."
+        elif step.kind == "left":
+            yield f"[record {step.index}] the host records that a seat left the table."
         if step.revealed is not None:  # the faces first: this record also scores the hand
             yield from hand_lines(step.revealed, names, rules, colour)
         for event in step.events:
             if isinstance(event, SessionEvent):
-                if event.kind in ("race-lost", "stall", "host-change"):
-                    who = "" if event.seat is None else f"{names[event.seat]}: "
-                    yield f"  ({who}{event.kind}: {event.detail})"
+                line = session_notice(event, names, None)
+                if line:
+                    yield f"  {line}"
                 continue
             line = narrate(event, names, rules, colour)
             if line:

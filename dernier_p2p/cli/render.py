@@ -6,7 +6,7 @@ green, Picche/spades blue. Black cards (Jolly/Matta, wild, wild draw-four, rotat
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 import click
 
@@ -65,6 +65,27 @@ def suit_text(suit: Suit, rules: Rules, colour: bool = True) -> str:
     return click.style(label, fg=COLOURS[suit], bold=True) if colour else label
 
 
+def wrap_items(
+    items: Sequence[str], width: int, lead: str, indent: str, sep: str = "  "
+) -> list[str]:
+    """``items`` joined by ``sep`` into lines of at most ``width`` visible columns (colour codes
+    do not count), breaking only between items; the first line starts with ``lead``."""
+    lines: list[str] = []
+    line, size = lead, len(click.unstyle(lead))
+    fresh = True
+    for item in items:
+        w = len(click.unstyle(item))
+        gap = 0 if fresh else len(sep)
+        if not fresh and size + gap + w > width:
+            lines.append(line)
+            line, size, gap = indent, len(indent), 0
+        line += ("" if gap == 0 else sep) + item
+        size += gap + w
+        fresh = False
+    lines.append(line)
+    return lines
+
+
 def render_table(
     state: State,
     seat: int,
@@ -72,9 +93,12 @@ def render_table(
     names: Sequence[str],
     log: Sequence[str],
     colour: bool = True,
+    playable: Collection[int] = (),
+    width: int = 80,
 ) -> str:
     """The table as ``seat`` sees it: others' card counts, top card, named suit, pending draw,
-    whose turn, the recent log and this seat's hand numbered from 1."""
+    whose turn, the recent log and this seat's hand numbered from 1 (the slots in ``playable``
+    marked with ``*``), wrapped at ``width`` columns without breaking a card."""
     rules = state.rules
     lines = []
     arrow = "→" if state.direction == 1 else "←"
@@ -86,7 +110,9 @@ def render_table(
         mark = "▶" if s == state.turn else " "
         you = " (you)" if s == seat else ""
         score = state.scores[s]
-        lines.append(f" {mark} {names[s]}{you}: {len(state.hands[s])} cards · score {score}")
+        size = len(state.hands[s])
+        lines.append(f" {mark} {names[s]}{you}: {size} card{'' if size == 1 else 's'}"
+                     f" · score {score}")
     top = "—" if state.top is None else card_text(state.top, rules, colour)
     extra = ""
     if state.named_suit is not None:
@@ -100,7 +126,11 @@ def render_table(
     hand = state.hands[seat]
     cards = [  # a card passed on by another seat shows as "?" until its face has come
         f"{i + 1}:{'?' if view.get(x) is None else card_text(view[x], rules, colour)}"
+        + ("*" if x in playable else "")
         for i, x in enumerate(hand)
     ]
-    lines.append(" Your hand: " + ("  ".join(cards) if cards else "(empty)"))
+    key = " (* = playable now)" if any(x in playable for x in hand) else ""
+    lines.extend(wrap_items(cards or ["(empty)"], width, " Your hand: ", "   "))
+    if key:
+        lines[-1] += key if len(click.unstyle(lines[-1])) + len(key) <= width else ""
     return "\n".join(lines)

@@ -23,6 +23,7 @@ import trio
 from dernier_p2p.bots import HeuristicBot
 from dernier_p2p.cli.follow import Narrator, names_of
 from dernier_p2p.cli.human import HumanAgent, LineReader
+from dernier_p2p.cli.pacing import DEFAULT_OFFER_S, Pacer, paced_bot
 from dernier_p2p.net.agent import Agent, bot_agent
 from dernier_p2p.net.host import Host, HostConfig
 from dernier_p2p.net.peer import Peer, PeerConfig
@@ -49,16 +50,29 @@ class Seating:
     log: list[str] = field(default_factory=list)
     narrator: Narrator | None = None
     seat: LocalSeat | None = None  # the user's seat, once the match has started
+    offer_s: float = DEFAULT_OFFER_S
+    pacer: Pacer | None = None  # a human's pacing of the table (None when a bot plays)
+    human: HumanAgent | None = None
 
     def __post_init__(self) -> None:
+        if self.lines is None and not self.bot:
+            self.lines = LineReader()
+        if self.pacer is None and not self.bot:
+            assert self.lines is not None
+            self.pacer = Pacer(self.offer_s, hand_key=self.lines.interactive)
         if self.narrator is None:
-            self.narrator = Narrator(self.echo, self.log, self.colour)
+            self.narrator = Narrator(self.echo, self.log, self.colour, pacer=self.pacer)
 
     async def follow(self, source: SeatSource) -> None:
-        """Narrate the user's seat (``source``: the Host or Peer running it) to the end."""
+        """Narrate the user's seat (``source``: the Host or Peer running it) to the end; a
+        human presses a key after each hand."""
         assert self.narrator is not None
         self.seat = await source.local_seat()
-        await self.narrator.follow(self.seat)
+        async with trio.open_nursery() as nursery:
+            if self.pacer is not None and self.pacer.hand_key and self.human is not None:
+                nursery.start_soon(self.human.hand_gate)
+            await self.narrator.follow(self.seat)
+            nursery.cancel_scope.cancel()
 
 
 class SeatSource(Protocol):
@@ -79,10 +93,12 @@ class _Human:
         self.source = source
         self.seat: LocalSeat | None = None
         assert seating.narrator is not None
+        assert seating.lines is not None
         self.agent = HumanAgent(
-            [], seating.log, seating.lines or LineReader(), self._state, echo=seating.echo,
-            colour=seating.colour, flush=seating.narrator.flush,
+            [], seating.log, seating.lines, self._state, echo=seating.echo,
+            colour=seating.colour, flush=seating.narrator.flush, pacer=seating.pacer,
         )
+        seating.human = self.agent
 
     def _state(self) -> Any:
         return None if self.seat is None else self.seat.session.state
@@ -95,6 +111,11 @@ class _Human:
 
     def refused(self, code: str, detail: str) -> None:
         self.agent.refused(code, detail)
+
+
+def _bot(policy: Any, pace: float, pacer: Pacer | None) -> Agent:
+    """A bot peer's agent: paced by the human's pacer when a human plays."""
+    return bot_agent(policy, pace) if pacer is None else paced_bot(policy, pacer, pace)
 
 
 def _user_agent(seating: Seating, source: SeatSource) -> Agent:
@@ -115,6 +136,8 @@ async def play_local(
     """Host a loopback table, seat ``players - 1`` bot peers, play until the match is over;
     return the user's seat. The user's QuitGame (or any fault) propagates."""
     timers = AUTO_TIMERS if seating.bot else HUMAN_TIMERS
+    if not seating.bot:
+        timers = Timers(timers.turn_ms, max(1, int(seating.offer_s * 1000)), timers.grace_ms)
     pace = 0.0 if seating.bot else BOT_PACE
     config = HostConfig(
         players=players,
@@ -140,7 +163,7 @@ async def play_local(
             peer = Peer(
                 IdentityKey.generate(local_seed(seed, "identity", seat)),
                 (LOOPBACK, host.port),
-                bot_agent(HeuristicBot(seed * 31 + seat), pace),
+                _bot(HeuristicBot(seed * 31 + seat), pace, seating.pacer),
                 PeerConfig(name=f"Bot {seat}", seed=local_seed(seed, "drbg", seat),
                            linger_s=0.2),
             )
@@ -171,9 +194,10 @@ async def host_table(
     async with trio.open_nursery() as nursery:
         await nursery.start(host.run)
         where = config.advertise or config.bind
+        address = f"[{where}]:{host.port}" if ":" in where else f"{where}:{host.port}"
         seating.echo(
             f"Hosting a {config.variant} table for {config.players} on port {host.port}. "
-            f"Others join with: dernier join {where}:{host.port}"
+            f"Others join with: dernier join {address}"
         )
         nursery.start_soon(_announce_joins, host, seating.echo)
         nursery.start_soon(seating.follow, host)

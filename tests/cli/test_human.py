@@ -151,3 +151,59 @@ async def test_a_refused_move_is_told_and_the_prompt_comes_back(tmp_path) -> Non
     after = text.split("Your move was refused", 1)[1]
     assert "q = leave > " in after  # the prompt came back
     assert type(table.errors.get(1)).__name__ == "QuitGame"  # "q" was read from it
+
+
+def _agent(script: str, state):
+    import io
+
+    from dernier_p2p.cli.human import HumanAgent, LineReader
+
+    out: list[str] = []
+
+    def echo(text: str = "", nl: bool = True) -> None:
+        out.append(text + ("\n" if nl else ""))
+
+    agent = HumanAgent(NAMES, [], LineReader(io.StringIO(script)), lambda: state, echo=echo,
+                       colour=False)
+    return agent, out
+
+
+async def test_a_wrong_suit_letter_asks_again() -> None:
+    state, seat, view, moves = _with_face("moderno", Card(Rank.WILD, None))
+    agent, out = _agent("1\nx\ng\n", state)
+    move = await agent(state, seat, view)
+    assert isinstance(move, Play) and move.suit is Suit.GREEN and move in moves
+    text = "".join(out)
+    assert "no such suit: type one of b, g, r, y" in text
+    assert text.count("Name a suit") == 2
+
+
+async def test_help_shows_the_variants_rules_and_leaving_is_confirmed() -> None:
+    from dernier_p2p.cli.human import LEAVE_WARNING
+
+    state, seat, view = _table("moderno")
+    agent, out = _agent("?\nq\nn\nd\n", state)
+    move = await agent(state, seat, view)
+    assert isinstance(move, Draw)  # "n" kept the seat; "d" was then taken
+    text = "".join(out)
+    assert "Moderno (112 cards)" in text and "fewest penalty points win" in text
+    assert LEAVE_WARNING in text and "the transcript will name you at fault" in text
+
+
+async def test_leaving_after_the_warning() -> None:
+    from dernier_p2p.cli.human import QuitGame
+
+    state, seat, view = _table("dernier")
+    agent, _ = _agent("q\ny\n", state)
+    with pytest.raises(QuitGame):
+        await agent(state, seat, view)
+
+
+async def test_a_refused_card_says_why_in_the_engines_words() -> None:
+    state, seat, view = _table("dernier")
+    suit = next(s for s in Suit if s not in (state.top.suit, state.named_suit))
+    rank = next(r for r in (Rank.N4, Rank.N5) if r is not state.top.rank)
+    view[state.hands[seat][0]] = Card(rank, suit)
+    agent, out = _agent("1\nd\n", state)
+    assert isinstance(await agent(state, seat, view), Draw)
+    assert "cannot be played now: " in "".join(out)

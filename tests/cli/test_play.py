@@ -129,3 +129,11 @@ def test_end_of_input_leaves_cleanly(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "You left the table." in proc.stdout
     assert "Traceback" not in proc.stderr
+
+
+def test_join_addresses_put_ipv6_in_brackets() -> None:
+    from dernier_p2p.cli.main import _parse_address, host_port
+
+    assert host_port("::1", 47650) == "[::1]:47650"
+    assert host_port("192.168.1.5", 47650) == "192.168.1.5:47650"
+    assert _parse_address(host_port("::1", 47650)) == ("::1", 47650)

@@ -53,7 +53,9 @@ def test_a_flipped_signature_byte_names_the_host(
     bad.write_bytes(bytes(data))
     proc = dernier(tmp_path, "verify", str(bad))
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert f"FAULT at record {index}: BAD_SIGNATURE: seat 0 (Bot 0) is at fault" in proc.stdout
+    damaged = "the file was altered or damaged, or seat 0 (Bot 0)"
+    assert f"FAULT at record {index}: BAD_SIGNATURE: {damaged}" in proc.stdout
+    assert "the file is the likelier culprit" in proc.stdout
     assert "Traceback" not in proc.stderr
 
 
@@ -62,7 +64,8 @@ def test_a_dropped_record_names_the_host(transcript: Path, tmp_path: Path) -> No
     bad = _rewrite(transcript, tmp_path / "dropped", bodies[:20] + bodies[21:])
     proc = dernier(tmp_path, "verify", str(bad))
     assert proc.returncode == 1
-    assert "FAULT at record 20: BAD_CHAIN: seat 0 (Bot 0) is at fault" in proc.stdout
+    damaged = "the file was altered or damaged, or seat 0 (Bot 0)"
+    assert f"FAULT at record 20: BAD_CHAIN: {damaged}" in proc.stdout
 
 
 def test_a_transcript_cut_after_a_record_is_incomplete(transcript: Path, tmp_path: Path) -> None:

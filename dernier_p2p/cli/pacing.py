@@ -1,0 +1,96 @@
+"""Human pacing of a table whose other seats run in this process (``dernier play``).
+
+A :class:`Pacer` is shared by the human's agent and the bots' agents. While the human has an
+out-of-turn offer open (a jump-in, a late declaration, a catch) the bots hold their moves until
+the human answers, lets it go, or the offer's window (``offer_s``) runs out; at the end of a hand
+they hold until the human has seen every hand and pressed a key. Times come from trio's clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import trio
+
+from dernier_p2p.net.agent import Agent, Policy
+from dernier_p2p.rules import Card, Move, State
+
+DEFAULT_OFFER_S = 3.0
+
+
+class Pacer:
+    """Who the bots wait for: an open offer (until its deadline) or the end-of-hand key."""
+
+    def __init__(self, offer_s: float = DEFAULT_OFFER_S, hand_key: bool = True) -> None:
+        self.offer_s = offer_s
+        self.hand_key = hand_key
+        self.offer_until: float | None = None
+        self._offer_for: object = None
+        self.hand_held = False
+        self._changed = trio.Event()
+
+    def _wake(self) -> None:
+        self._changed.set()
+        self._changed = trio.Event()
+
+    def open_offer(self, key: object) -> float:
+        """Open (or keep) the offer for table state ``key``; its deadline on trio's clock."""
+        if self._offer_for is not key or self.offer_until is None:
+            self._offer_for = key
+            self.offer_until = trio.current_time() + self.offer_s
+            self._wake()
+        return self.offer_until
+
+    def close_offer(self) -> None:
+        """The offer was answered, let go, or overtaken by the table."""
+        if self.offer_until is not None:
+            self.offer_until = None
+            self._wake()
+
+    def offer_left(self) -> float:
+        """Seconds left on the open offer (0 if none)."""
+        if self.offer_until is None:
+            return 0.0
+        return max(0.0, self.offer_until - trio.current_time())
+
+    def hold_hand(self) -> None:
+        """A hand has ended: hold the bots until :meth:`release_hand` (if ``hand_key``)."""
+        if self.hand_key and not self.hand_held:
+            self.hand_held = True
+            self._wake()
+
+    def release_hand(self) -> None:
+        if self.hand_held:
+            self.hand_held = False
+            self._wake()
+
+    async def hand_ended(self) -> None:
+        """Wait until a hand's end is held for a key."""
+        while not self.hand_held:
+            await self._changed.wait()
+
+    async def clear_hand(self) -> None:
+        """Wait until no hand's end is held."""
+        while self.hand_held:
+            await self._changed.wait()
+
+    async def clear(self) -> None:
+        """Wait until no offer is open and no hand's end is held."""
+        while True:
+            if self.offer_until is not None and trio.current_time() >= self.offer_until:
+                self.offer_until = None
+            if self.offer_until is None and not self.hand_held:
+                return
+            with trio.move_on_at(self.offer_until or float("inf")):
+                await self._changed.wait()
+
+
+def paced_bot(policy: Policy, pacer: Pacer, delay: float) -> Agent:
+    """A bot agent that waits ``delay`` seconds, then for the pacer to be clear, then moves."""
+
+    async def agent(state: State, seat: int, view: Mapping[int, Card]) -> Move | None:
+        await trio.sleep(delay)
+        await pacer.clear()
+        return policy(state, seat, view)
+
+    return agent
