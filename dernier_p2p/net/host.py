@@ -267,6 +267,7 @@ class Host:
         self.admission = Admission(
             Limits(config.max_pending, config.per_address, config.handshake_s)
         )
+        self.stopped: ProtocolError | None = None  # a fault that ended the match, with evidence
 
     @property
     def records(self) -> list[dict[str, Any]]:
@@ -579,15 +580,28 @@ class Host:
             await self._publish(rec)  # relayed first, applied by the host's session after
             return
         try:  # another seat's: the host's session checks it completely before relaying it
-            out = await self.me.receive(rec, _ms())
+            out = await self.me.receive(rec, _ms(), keep_evidence=False)
         except ProtocolError as exc:
-            if exc.seat != seat or self.me.session.fault is not None:
-                log.error("host session refused record %d: %s", rec["i"], exc)
+            if self.me.session.fault is None:  # refused, nothing changed: the match goes on
+                self._retract()
+                self._fault(seat, exc.code, exc.detail)
+                return
+            # a fault the record proves (an illegal play its token reveals, a complaint
+            # judged): every peer must hold the evidence, so it is relayed and the match ends
+            if not self.me.keep(rec, exc):
                 raise
-            self._retract()
-            self._fault(seat, exc.code, exc.detail)
+            self._relay(rec)
+            self._stop(exc)
             return
         await self._publish(rec, out)
+
+    def _stop(self, exc: ProtocolError) -> None:
+        """End the match on a fault whose evidence (record ``exc.evidence``) is relayed: the
+        connections get every queued record, then close; :meth:`run` raises ``exc``."""
+        log.error("the match stops at record %s: %s", exc.evidence, exc)
+        self.stopped = exc
+        self.deadlines.clear()
+        self.done.set()
 
     def _retract(self) -> None:
         """Forget the last record (refused by the host's session, never relayed): the
@@ -611,6 +625,8 @@ class Host:
         head_i = session.chain.index_of(env["head"])
         if body["type"] != "move" or head_i is None or session.finished:
             return
+        if body["move"] == "play" and not session.held_at(head_i, seat, body["slot"]):
+            raise ProtocolError("NOT_HELD", seat, f"seat {seat} held no slot {body['slot']}")
         if not session.legal_at(head_i, seat, body):
             raise ProtocolError("ILLEGAL_MOVE", seat, "not a legal move at the head it echoes")
 
@@ -625,9 +641,12 @@ class Host:
         if out is None:
             try:
                 out = await self.me.receive(rec, now)
-            except ProtocolError as exc:  # the host's session refuses its own record
-                log.error("host session refused record %d: %s", rec["i"], exc)
-                raise
+            except ProtocolError as exc:  # the host's session refuses a relayed record
+                if exc.evidence != rec["i"] or self.me.evidence is not rec:
+                    log.error("host session refused record %d: %s", rec["i"], exc)
+                    raise
+                self._stop(exc)  # every peer refuses it too: the record is the evidence
+                return
         for env in out:
             self._submit(self.seat, env)
         body = rec["env"]["body"]
@@ -794,6 +813,8 @@ class Host:
             if self.me is not None:
                 self.me.close()
         assert self.me is not None
+        if self.stopped is not None:
+            raise self.stopped
         return self.me.session.result
 
 

@@ -135,6 +135,8 @@ class LocalSeat:
         self.offload = offload
         self.busy = False  # a record is being applied in a worker thread
         self.offloaded = 0  # records applied in a worker thread so far
+        self.stopped: ProtocolError | None = None  # the fault that stopped the match, if any
+        self.evidence: dict[str, Any] | None = None  # the record that proves it
 
     @classmethod
     def restore(
@@ -217,24 +219,54 @@ class LocalSeat:
         return out
 
     # ------------------------------------------------------------------ records
-    def apply(self, record: dict[str, Any], now_ms: int) -> list[dict[str, Any]]:
-        """Verify and apply one record; return the envelopes to send. Raises ProtocolError
-        (nothing applied, nothing written) if the record is refused."""
+    def apply(
+        self, record: dict[str, Any], now_ms: int, keep_evidence: bool = True
+    ) -> list[dict[str, Any]]:
+        """Verify and apply one record; return the envelopes to send. Raises ProtocolError if
+        the record is refused; nothing is applied then, and nothing written unless the record
+        is the evidence of the fault (see :meth:`keep`; ``keep_evidence=False`` leaves that to
+        the caller)."""
         self._announce_work(record)
-        return self._applied(record, self.session.receive(record, now_ms))
+        try:
+            out = self.session.receive(record, now_ms)
+        except ProtocolError as exc:
+            if keep_evidence:
+                self.keep(record, exc)
+            raise
+        return self._applied(record, out)
 
-    async def receive(self, record: dict[str, Any], now_ms: int) -> list[dict[str, Any]]:
+    def keep(self, record: dict[str, Any], exc: ProtocolError) -> bool:
+        """Write ``record`` to the transcript if it is the evidence of the fault ``exc`` (it
+        passed every check of the chain and its body shows the fault, section 19): the
+        transcript then ends with the signed proof against the seat named. Once per match;
+        returns whether it was written."""
+        if self.stopped is not None or exc.evidence is None or exc.evidence != record.get("i"):
+            return False
+        self.stopped = exc
+        self.evidence = record
+        if self.writer is not None:
+            self.writer.append(record)
+        self._wake()
+        return True
+
+    async def receive(
+        self, record: dict[str, Any], now_ms: int, keep_evidence: bool = True
+    ) -> list[dict[str, Any]]:
         """:meth:`apply` for the trio loop: with :attr:`offload`, a record whose checking is
         long (a shuffle to verify or to compute, see :func:`long_work`) is applied in a worker
         thread, so the loop keeps relaying and printing meanwhile. One record at a time: the
         caller awaits each before the next, and while it runs :attr:`busy` is true (the agent
         is not asked, no ack is signed)."""
         if not self.offload or not self._announce_work(record):
-            return self.apply(record, now_ms)
+            return self.apply(record, now_ms, keep_evidence)
         self.busy = True
         self.offloaded += 1
         try:
             out = await trio.to_thread.run_sync(self.session.receive, record, now_ms)
+        except ProtocolError as exc:
+            if keep_evidence:
+                self.keep(record, exc)
+            raise
         finally:
             self.busy = False
             self._wake()

@@ -5,6 +5,12 @@ of :data:`CODES` (stable: it is written to logs and shown to players); ``seat`` 
 whose fault it is. For a sequenced record that seat is usually the host, since the host must
 refuse a bad envelope before sequencing it; for an envelope refused by the host it is the seat of
 the connection it came from.
+
+``evidence`` is the index of the record that proves the fault when the chain of records holds it:
+a record that passed every check of the chain (host signature, index, author signature, counter,
+head echo, schema) and whose body, applied to the state of the match, shows the fault (an
+illegal play revealed by its token, a false complaint, a bad proof). Such a record is kept in
+every transcript: it is the signed evidence against the seat named. ``None`` otherwise.
 """
 
 from __future__ import annotations
@@ -44,7 +50,9 @@ CODES: dict[str, str] = {
 class ProtocolError(Exception):
     """A protocol fault: ``code`` (one of :data:`CODES`), ``seat`` at fault, ``detail``."""
 
-    def __init__(self, code: str, seat: int | None, detail: str) -> None:
+    def __init__(
+        self, code: str, seat: int | None, detail: str, evidence: int | None = None
+    ) -> None:
         if not isinstance(code, str) or not code:
             raise ValueError("an error code is a non-empty string")
         who = "unknown seat" if seat is None else f"seat {seat}"
@@ -52,9 +60,10 @@ class ProtocolError(Exception):
         self.code = code
         self.seat = seat
         self.detail = detail
+        self.evidence = evidence
 
-    def __reduce__(self):  # keep pickling/copying working with the three-argument constructor
-        return (type(self), (self.code, self.seat, self.detail))
+    def __reduce__(self):  # keep pickling/copying working with the four-argument constructor
+        return (type(self), (self.code, self.seat, self.detail, self.evidence))
 
 
 def from_deck_error(exc: DeckError) -> ProtocolError:

@@ -371,6 +371,13 @@ class Session:
             return False
         return self._legal_at(head_index, seat, body, None)
 
+    def held_at(self, head_index: int, seat: int, slot: int) -> bool:
+        """Whether ``seat`` holds ``slot`` now or held it after record ``head_index``. A play
+        of a slot held at neither moment is ``NOT_HELD`` (the host refuses it before
+        sequencing with that code, as every peer would judge it, 7.4)."""
+        st = self._history.get(head_index, (None, False))[0]
+        return slot in self.state.hands[seat] or (st is not None and slot in st.hands[seat])
+
     def announce(self, body: dict) -> dict:
         """The host's own envelope for a host-only body (``timeout``, ``left``)."""
         if self.seat is None or self.seat != self.host:
@@ -386,7 +393,11 @@ class Session:
         rec = self.chain.check(record)
         env, i, author = rec["env"], rec["i"], rec["env"]["seat"]
         head_i = self.chain.index_of(env["head"])
-        follow = self._check_body(author, env["body"], head_i)  # no change on a fault
+        try:
+            follow = self._check_body(author, env["body"], head_i)  # no change on a fault
+        except ProtocolError as exc:  # the signed record itself is the evidence
+            exc.evidence = i
+            raise
         self.chain.commit(rec)
         if author == self.seat:  # a resumed session skips the counters it used before
             self._author.next_n = max(self._author.next_n, env["n"] + 1)
@@ -396,10 +407,13 @@ class Session:
                 follow()
                 self._pump()
         except ProtocolError as exc:
+            exc.evidence = i
             self.fault = exc
             raise
         except DeckError as exc:
-            self.fault = ProtocolError("DECK_FAULT", exc.seat, f"{type(exc).__name__}: {exc}")
+            self.fault = ProtocolError(
+                "DECK_FAULT", exc.seat, f"{type(exc).__name__}: {exc}", evidence=i
+            )
             raise self.fault from None
         self._history[i] = (self.state, self.quiescent)
         self._history.pop(i - HISTORY, None)
