@@ -308,12 +308,15 @@ def host_port(host: str, port: int) -> str:
 @click.option("--turn-seconds", type=click.IntRange(1, 86_400), default=120, show_default=True,
               help="Time a seat may keep the table waiting before it is timed out.")
 @offer_option
+@click.option("--relay-first", is_flag=True,
+              help="Relay each record before checking it (less latency; a bad message then "
+                   "ends the match, naming its author, instead of being refused).")
 @peer_options
 def host(
     variant: str, players: int, hands: int | None, target: int | None, port: int, bind: str,
     advertise: str | None, name: str, table_name: str | None, no_announce: bool,
-    turn_seconds: int, offer_seconds: float, key: Path | None, transcript: Path | None,
-    bot: bool, no_colour: bool,
+    turn_seconds: int, offer_seconds: float, relay_first: bool, key: Path | None,
+    transcript: Path | None, bot: bool, no_colour: bool,
 ) -> None:
     """Host a table for players on other machines (you play seat 0)."""
     from dernier_p2p.cli.table import Seating, host_table
@@ -338,6 +341,7 @@ def host(
         name=name, table_name=(table_name or f"{name}'s table")[:32], bind=bind, port=port,
         advertise=advertise, transcript=path,
         announce_to=None if no_announce else (BROADCAST, DEFAULT_PORT),
+        check_first=not relay_first,
     )
     click.echo(f"Transcript: {path}")
     seating = Seating(bot=bot, colour=_colour(no_colour), offer_s=offer_seconds)
