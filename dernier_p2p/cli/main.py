@@ -439,14 +439,17 @@ def _summary_lines(summary: Any) -> list[str]:
 
 @main.command()
 @transcript_argument
-def verify(file: Path) -> None:
+@click.option("--envelopes", type=click.Path(path_type=Path), default=None,
+              help="An envelope side file (a host's FILE.envelopes): envelopes received but "
+                   "never sequenced are judged after the last record.")
+def verify(file: Path, envelopes: Path | None) -> None:
     """Audit a transcript: chain, signatures, deck proofs, every move and every hand's reveal.
 
     Exit 0 when it checks, 1 when a fault is found (the seat at fault is named), 2 when the
     file cannot be read as a transcript."""
     from dernier_p2p.protocol.verify import UNREADABLE, verify_file
 
-    verdict = verify_file(file)
+    verdict = verify_file(file, envelopes=envelopes)
     if verdict.code == UNREADABLE:
         _fail(f"Cannot read the transcript: {verdict.detail}", EXIT_UNREADABLE)
     if verdict.ok:

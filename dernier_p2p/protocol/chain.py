@@ -184,6 +184,11 @@ class ChainChecker:
                 )
         return env
 
+    def count_unsequenced(self, env: dict) -> None:
+        """Take the counter of an envelope :meth:`check_envelope` passed that no record
+        carries (an envelope judged from a side file after the last record, section 21.1)."""
+        self._next_n[env["seat"]] += 1
+
     def _signer(self, rec: dict) -> int:
         """The seat that must have signed ``rec``; raises if ``h`` may not sign it."""
         h = rec["h"]

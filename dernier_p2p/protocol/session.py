@@ -424,6 +424,48 @@ class Session:
             return []
         return [self._author.envelope(b, self.head) for b in self._outbox]
 
+    def judge_unsequenced(self, envelope: Any) -> ProtocolError | None:
+        """Judge an envelope that no record carries, after the last record (an envelope side
+        file, PROTOCOL.md 21.1): the fault it proves against its author, or None.
+
+        Only an envelope that could have been the next record counts: signed by its author,
+        of this game, its counter the author's next, its head a record this session holds, its
+        body of the schema; anything else proves nothing and is passed over (None). A sound one
+        is applied as if sequenced (its counter is taken), so the next can be judged after it.
+        The faults it can prove are those a record proves (PROTOCOL.md 19.1): a fault found
+        applying it (an illegal play its token reveals, a complaint judged, a failed audit) or
+        a proof that fails (``BadProof``); a message merely not due proves nothing, since the
+        host's order may have made it so."""
+        if self.fault is not None or self.finished:
+            return None
+        try:
+            env = self.chain.check_envelope(envelope, None)
+        except ProtocolError:
+            return None
+        author, body = env["seat"], env["body"]
+        if body["type"] in ("table", "timeout", "left", "host_change"):
+            return None  # host bodies prove nothing without the host's record
+        head_i = self.chain.index_of(env["head"])
+        try:
+            follow = self._check_body(author, body, head_i)
+        except ProtocolError as exc:
+            if self.fault is exc or "BadProof" in exc.detail:
+                self.fault = exc
+                return exc
+            return None
+        self.chain.count_unsequenced(env)
+        self._outbox = []
+        try:
+            follow()
+            self._pump()
+        except ProtocolError as exc:
+            self.fault = exc
+            return exc
+        except DeckError as exc:
+            self.fault = ProtocolError("DECK_FAULT", exc.seat, f"{type(exc).__name__}: {exc}")
+            return self.fault
+        return None
+
     # ------------------------------------------------------------------ body checks
     def _check_body(self, author: int, body: dict, head_i: int):
         """Check a body against the current state without changing it; return the action."""

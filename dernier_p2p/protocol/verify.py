@@ -12,8 +12,14 @@ The result is a :class:`Verdict`: ``ok`` (the transcript checks and the match is
 first fault with its code, the seat at fault, the detail and the index of the record where it
 was found. A transcript that checks but stops before the match is over is ``INCOMPLETE``,
 naming the seat(s) the table was waiting on. A file that cannot be read as a transcript is
-``UNREADABLE`` (no seat). The summary tells what the transcript holds: variant, players, hands
+``UNREADABLE`` (no seat). An envelope side file (envelopes a host received, PROTOCOL.md 21.1)
+adds the envelopes never sequenced: judged after the last record, one may prove a fault of its
+author when the host stopped relaying. The summary tells what the transcript holds: variant, players, hands
 played, scores and winner.
+
+An envelope side file (the envelopes a host received, PROTOCOL.md 21.1) adds the envelopes no
+record carries: judged after the last record, one may prove a fault of its author even when the
+host never relayed it.
 """
 
 from __future__ import annotations
@@ -92,8 +98,14 @@ def _table_summary(record: Any, summary: Summary) -> None:
         pass
 
 
-def check_records(records: Sequence[Any], on_record: OnRecord | None = None) -> Verdict:
-    """Audit a list of records (record 0 first); see the module docstring."""
+def check_records(
+    records: Sequence[Any],
+    on_record: OnRecord | None = None,
+    envelopes: Sequence[Any] = (),
+) -> Verdict:
+    """Audit a list of records (record 0 first); see the module docstring. ``envelopes``: an
+    envelope side file's entries, judged after the last record when every record checks
+    (:func:`judge_envelopes`)."""
     summary = Summary(records=len(records))
     if not records:
         return Verdict(False, EMPTY, None, "the transcript holds no record", None, summary)
@@ -121,7 +133,10 @@ def check_records(records: Sequence[Any], on_record: OnRecord | None = None) -> 
         if on_record is not None:
             on_record(i, records[i], session, session.events[seen:])
         seen = len(session.events)
+    found = judge_envelopes(session, envelopes)
     _summarise(session, summary)
+    if found is not None:
+        return Verdict(False, found.code, found.seat, found.detail, None, summary)
     if not session.finished:
         waiting = session.waiting_on()
         who = ", ".join(f"seat {s}" for s in waiting) or "no seat"
@@ -129,6 +144,22 @@ def check_records(records: Sequence[Any], on_record: OnRecord | None = None) -> 
         seat = waiting[0] if len(waiting) == 1 else None
         return Verdict(False, INCOMPLETE, seat, detail, None, summary)
     return Verdict(True, summary=summary)
+
+
+def judge_envelopes(session: Session, envelopes: Sequence[Any]) -> ProtocolError | None:
+    """The first fault that an envelope of a side file proves after the last record (see
+    :meth:`Session.judge_unsequenced`): envelopes already sequenced or that could not have been
+    the next record are passed over. The detail says the envelope was never sequenced."""
+    for k, env in enumerate(envelopes):
+        try:
+            exc = session.judge_unsequenced(env)
+        except Exception:  # a malformed side entry proves nothing
+            continue
+        if exc is not None:
+            n = env.get("n") if isinstance(env, dict) else None
+            where = f"envelope {k} of the side file (seat {env.get('seat')}, counter {n})"
+            return ProtocolError(exc.code, exc.seat, f"{exc.detail} [{where}, never sequenced]")
+    return None
 
 
 def read_records(path: str | os.PathLike[str]) -> list[Any] | Verdict:
@@ -143,9 +174,20 @@ def read_records(path: str | os.PathLike[str]) -> list[Any] | Verdict:
         return Verdict(False, UNREADABLE, None, f"{path}: {exc.strerror or exc}")
 
 
-def verify_file(path: str | os.PathLike[str], on_record: OnRecord | None = None) -> Verdict:
-    """Read and audit the transcript at ``path``."""
+def verify_file(
+    path: str | os.PathLike[str],
+    on_record: OnRecord | None = None,
+    envelopes: str | os.PathLike[str] | None = None,
+) -> Verdict:
+    """Read and audit the transcript at ``path``, with the envelope side file ``envelopes``
+    (PROTOCOL.md 21.1) if given."""
     records = read_records(path)
     if isinstance(records, Verdict):
         return records
-    return check_records(records, on_record)
+    side: list[Any] = []
+    if envelopes is not None:
+        side_read = read_records(envelopes)
+        if isinstance(side_read, Verdict):
+            return side_read
+        side = side_read
+    return check_records(records, on_record, side)
