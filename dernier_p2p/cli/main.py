@@ -339,7 +339,7 @@ def host(
         timers=Timers(turn_ms=turn_seconds * 1000, declare_ms=int(offer_seconds * 1000),
                       grace_ms=15_000),
         name=name, table_name=(table_name or f"{name}'s table")[:32], bind=bind, port=port,
-        advertise=advertise, transcript=path,
+        advertise=advertise, transcript=path, envelopes=f"{path}.envelopes",
         announce_to=None if no_announce else (BROADCAST, DEFAULT_PORT),
         check_first=not relay_first,
     )

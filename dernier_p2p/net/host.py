@@ -58,7 +58,7 @@ from dernier_p2p.net.admission import (
 from dernier_p2p.net.agent import Agent
 from dernier_p2p.net.discovery import DEFAULT_PORT, Announcement, announce, announce_target
 from dernier_p2p.net.framing import FramedStream, FrameError, PeerClosed, serve_framed
-from dernier_p2p.net.seat import LocalSeat
+from dernier_p2p.net.seat import BackgroundWriter, LocalSeat
 from dernier_p2p.net.timers import Deadlines, Grace, Timers, Window
 from dernier_p2p.protocol.errors import ProtocolError
 from dernier_p2p.protocol.sequencer import Sequencer
@@ -92,6 +92,10 @@ class HostConfig:
     coin message not due) is refused with an error frame and never enters the chain. It costs
     latency: the host verifies each proof before the peers start on theirs. Without it the
     record is relayed first and such a message stops the match, naming its author.
+
+    ``envelopes``: the envelope side file (PROTOCOL.md 21.1): every envelope received from a
+    connection is appended to it before it is checked, so that the signed evidence of a fault
+    survives even if this host never relays it (``dernier verify --envelopes``).
     """
 
     players: int
@@ -104,6 +108,7 @@ class HostConfig:
     port: int = 0
     advertise: str | None = None
     transcript: str | os.PathLike[str] | None = None
+    envelopes: str | os.PathLike[str] | None = None
     max_errors: int = 5
     handshake_s: float = HANDSHAKE_S
     max_pending: int = MAX_PENDING
@@ -268,6 +273,10 @@ class Host:
             Limits(config.max_pending, config.per_address, config.handshake_s)
         )
         self.stopped: ProtocolError | None = None  # a fault that ended the match, with evidence
+        self.side = None if config.envelopes is None else BackgroundWriter(config.envelopes)
+        if self.side is not None and self.side.count:
+            self.side.close()
+            raise ValueError(f"envelope file {config.envelopes} already holds envelopes")
 
     @property
     def records(self) -> list[dict[str, Any]]:
@@ -509,6 +518,8 @@ class Host:
 
     # ------------------------------------------------------------------ sequencing
     def _on_env(self, seat: int, env: Any) -> None:
+        if self.side is not None and seat != self.seat and isinstance(env, dict):
+            self.side.append(env)
         self._inbox.send_nowait((seat, env, False))
 
     def _must_hold(self, seat: int, env: Any) -> bool:
@@ -812,6 +823,8 @@ class Host:
         finally:
             if self.me is not None:
                 self.me.close()
+            if self.side is not None:
+                self.side.close()
         assert self.me is not None
         if self.stopped is not None:
             raise self.stopped

@@ -12,9 +12,7 @@ The result is a :class:`Verdict`: ``ok`` (the transcript checks and the match is
 first fault with its code, the seat at fault, the detail and the index of the record where it
 was found. A transcript that checks but stops before the match is over is ``INCOMPLETE``,
 naming the seat(s) the table was waiting on. A file that cannot be read as a transcript is
-``UNREADABLE`` (no seat). An envelope side file (envelopes a host received, PROTOCOL.md 21.1)
-adds the envelopes never sequenced: judged after the last record, one may prove a fault of its
-author when the host stopped relaying. The summary tells what the transcript holds: variant, players, hands
+``UNREADABLE`` (no seat). The summary tells what the transcript holds: variant, players, hands
 played, scores and winner.
 
 An envelope side file (the envelopes a host received, PROTOCOL.md 21.1) adds the envelopes no

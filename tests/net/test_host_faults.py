@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from dernier_p2p.wire.transcript import read_transcript
+from dernier_p2p.wire.transcript import TranscriptWriter, read_transcript
 from tests.cli.helpers import dernier, env_for, spawn
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -101,6 +101,18 @@ def check_evidence(tmp: Path, players: int, code: str, detail: str) -> None:
         want = f"FAULT at record {last['i']}: {code}: seat 1 (cheat) is at fault"
         assert want in check.stdout and detail in check.stdout, check.stdout
         assert "INCOMPLETE" not in check.stdout
+    # had the host never relayed it, its envelope side file would still prove the fault
+    cut = tmp / "cut"
+    with TranscriptWriter(cut) as writer:
+        for rec in records[0][:-1]:
+            writer.append(rec)
+    assert "INCOMPLETE" in dernier(tmp, "verify", str(cut)).stdout
+    side = list(read_transcript(tmp / "t0.envelopes"))
+    assert last["env"] in side
+    check = dernier(tmp, "verify", str(cut), "--envelopes", str(tmp / "t0.envelopes"))
+    assert check.returncode == 1, check.stdout
+    assert f"FAULT: {code}: seat 1 (cheat) is at fault" in check.stdout, check.stdout
+    assert detail in check.stdout and "never sequenced" in check.stdout, check.stdout
 
 
 @pytest.mark.slow
