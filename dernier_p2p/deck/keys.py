@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
+from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from dernier_p2p.deck import group as g
@@ -42,6 +42,26 @@ def x25519_public(private: bytes) -> bytes:
     """The X25519 public key of a 32-byte private key."""
     key = X25519PrivateKey.from_private_bytes(private)
     return key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+
+
+_P25519 = 2**255 - 19
+_PROBE = X25519PrivateKey.from_private_bytes(bytes(range(1, 33)))
+
+
+def check_xpub(xpub: object, seat: int) -> bytes:
+    """``xpub`` if it is a usable X25519 public key: 32 bytes, a canonical coordinate (below
+    2^255 - 19) and not of small order (an exchange with it gives a non-zero secret);
+    :class:`BadElement` naming ``seat`` otherwise. Every key a seat boxes a card to passes
+    this when it is revealed, so sealing to it cannot fail later."""
+    if not isinstance(xpub, bytes) or len(xpub) != 32:
+        raise BadElement("transfer key must be 32 bytes", seat)
+    if int.from_bytes(xpub, "little") >= _P25519:
+        raise BadElement("transfer key is not a canonical X25519 coordinate", seat)
+    try:
+        _PROBE.exchange(X25519PublicKey.from_public_bytes(xpub))
+    except ValueError:  # the all-zero shared secret of a small-order point
+        raise BadElement("transfer key is of small order (unusable)", seat) from None
+    return xpub
 
 
 def key_commitment(game: bytes, hand: int, seat: int, X: bytes, xpub: bytes, nonce: bytes) -> bytes:
@@ -78,8 +98,7 @@ class KeyReveal:
         except (KeyError, TypeError):
             raise BadElement("key reveal lacks a share", seat) from None
         xpub, nonce = obj.get("xpub"), obj.get("nonce")
-        if not isinstance(xpub, bytes) or len(xpub) != 32:
-            raise BadElement("transfer key must be 32 bytes", seat)
+        check_xpub(xpub, seat)
         if not isinstance(nonce, bytes) or len(nonce) != 32:
             raise BadElement("key nonce must be 32 bytes", seat)
         return cls(seat, share, xpub, nonce, Proof.from_wire(obj.get("proof"), seat))

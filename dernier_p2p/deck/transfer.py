@@ -149,9 +149,12 @@ def box_plaintext(
     and its box sealed with the ephemeral X25519 private key ``eph``."""
     commit = transfer_commitment(game, hand, giver, receiver, position, plaintext)
     epk = x25519_public(eph)
-    shared = X25519PrivateKey.from_private_bytes(eph).exchange(
-        X25519PublicKey.from_public_bytes(receiver_xpub)
-    )
+    try:  # keys are checked when revealed (keys.check_xpub); this is the last line of defence
+        shared = X25519PrivateKey.from_private_bytes(eph).exchange(
+            X25519PublicKey.from_public_bytes(receiver_xpub)
+        )
+    except ValueError:
+        raise BadElement("the receiver's transfer key is unusable", receiver) from None
     head = Transfer(giver, receiver, position, epk, b"", commit)
     box = _aead(shared, game, hand, epk, receiver_xpub).encrypt(
         NONCE, plaintext, _aad(game, hand, head)

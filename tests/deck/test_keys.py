@@ -120,3 +120,51 @@ def test_missing_reveal_is_named_and_bad_secret_refused() -> None:
     with pytest.raises(BadCommitment) as err2:
         check_secret(GAME, HAND, setup.reveals[0], ks[0].x + 1)
     assert err2.value.seat == 0
+
+
+P25519 = 2**255 - 19
+SMALL_ORDER_XPUBS = [  # u-coordinates of small order (the blocklist libsodium uses)
+    u.to_bytes(32, "little")
+    for u in (
+        0,
+        1,
+        325606250916557431795983626356110631294008115727848805560023387167927233504,
+        39382357235489614581723060781553021112529911719440698176882885853963445705823,
+        P25519 - 1,
+    )
+]
+
+
+def test_small_order_and_non_canonical_transfer_keys_are_refused_naming_the_seat() -> None:
+    k = secrets(1)[0]
+    wire = k.reveal(Drbg(b"p" * 32)).to_wire()
+    for bad in [*SMALL_ORDER_XPUBS, P25519.to_bytes(32, "little"), b"\xff" * 32, b"\x09"]:
+        with pytest.raises(BadElement) as err:
+            KeyReveal.from_wire(4, {**wire, "xpub": bad})
+        assert err.value.seat == 4
+    assert KeyReveal.from_wire(4, wire).xpub == k.xpub
+
+
+def test_a_committed_and_proven_small_order_key_is_refused_at_its_reveal() -> None:
+    """The reviewed attack: a seat commits to and proves an all-zero transfer key; it is
+    refused at its reveal, before anyone boxes a card to it."""
+    ks = secrets(2)
+    setup = KeySetup(GAME, HAND, 2)
+    zero = bytes(32)
+    cheat = ks[1]
+    ctx = make_context(GAME, HAND, "key", 1)
+    proof = prove_schnorr(cheat.x, cheat.share, ctx, Drbg(b"q" * 32), bind=zero)
+    setup.add_commitment(0, ks[0].commitment())
+    setup.add_commitment(1, key_commitment(GAME, HAND, 1, cheat.share, zero, cheat.nonce))
+    wire = {"share": cheat.share, "xpub": zero, "nonce": cheat.nonce, "proof": proof.to_wire()}
+    with pytest.raises(BadElement) as err:
+        setup.add_reveal(KeyReveal.from_wire(1, wire))
+    assert err.value.seat == 1
+
+
+def test_sealing_to_an_unusable_key_is_the_receivers_fault_not_a_crash() -> None:
+    from dernier_p2p.deck.transfer import box_plaintext
+
+    with pytest.raises(BadElement) as err:
+        box_plaintext(GAME, HAND, 0, 3, bytes(32), 5, b"plain", b"e" * 32)
+    assert err.value.seat == 3
