@@ -84,7 +84,9 @@ def _transcript_path(path: Path | None, variant: str) -> Path:
             return new_transcript_path(variant)
         except OSError as exc:
             raise click.UsageError(f"cannot create the transcripts folder: {exc}") from None
-    if path.exists() and (path.is_dir() or path.stat().st_size > 0):
+    if os.path.islink(path):  # a link (dangling or not) is never written through
+        raise click.BadParameter(f"{path} is a symbolic link", param_hint="--transcript")
+    if os.path.lexists(path) and (not path.is_file() or path.stat().st_size > 0):
         raise click.BadParameter(f"{path} already exists", param_hint="--transcript")
     if not path.parent.is_dir():
         raise click.BadParameter(f"no folder {path.parent}", param_hint="--transcript")
@@ -449,7 +451,10 @@ def verify(file: Path, envelopes: Path | None) -> None:
     file cannot be read as a transcript."""
     from dernier_p2p.protocol.verify import UNREADABLE, verify_file
 
-    verdict = verify_file(file, envelopes=envelopes)
+    try:
+        verdict = verify_file(file, envelopes=envelopes)
+    except Exception as exc:  # a file the checks did not foresee: a message, never a traceback
+        _fail(f"Cannot read the transcript: {type(exc).__name__}: {exc}", EXIT_UNREADABLE)
     if verdict.code == UNREADABLE:
         _fail(f"Cannot read the transcript: {verdict.detail}", EXIT_UNREADABLE)
     if verdict.ok:
@@ -480,7 +485,10 @@ def replay(file: Path, no_colour: bool) -> None:
     from dernier_p2p.protocol.replay import replay_file
     from dernier_p2p.protocol.verify import UNREADABLE
 
-    rp = replay_file(file)
+    try:
+        rp = replay_file(file)
+    except Exception as exc:  # a file the checks did not foresee: a message, never a traceback
+        _fail(f"Cannot read the transcript: {type(exc).__name__}: {exc}", EXIT_UNREADABLE)
     if rp.verdict.code == UNREADABLE:
         _fail(f"Cannot read the transcript: {rp.verdict.detail}", EXIT_UNREADABLE)
     for line in replay_lines(rp, _colour(no_colour)):

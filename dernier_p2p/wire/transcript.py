@@ -22,6 +22,7 @@ returning.
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass
@@ -174,12 +175,22 @@ class TranscriptWriter:
 
     An existing file is checked first (a malformed one raises :class:`TranscriptError`); a torn
     tail is cut off and described by :attr:`dropped`. One writer at a time may hold a file.
+    The path is opened with ``O_NOFOLLOW``: a symbolic link (even a dangling one) or anything
+    but a regular file is refused (:class:`TranscriptError`), never written through.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, max_record: int = MAX_RECORD) -> None:
         self.max_record = max_record
-        self._fd: int | None = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
         try:
+            self._fd: int | None = os.open(path, flags, 0o600)
+        except OSError as exc:
+            if os.path.islink(path):  # O_NOFOLLOW: ELOOP on Linux, EMLINK on some BSDs
+                raise TranscriptError(f"{os.fspath(path)} is a symbolic link") from None
+            raise exc
+        try:
+            if not stat.S_ISREG(os.fstat(self._fd).st_mode):
+                raise TranscriptError(f"{os.fspath(path)} is not a regular file")
             _lock(self._fd)
             records = read_transcript(path, allow_torn_tail=True, max_record=max_record)
             self.count = len(records)

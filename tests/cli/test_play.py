@@ -137,3 +137,16 @@ def test_join_addresses_put_ipv6_in_brackets() -> None:
     assert host_port("::1", 47650) == "[::1]:47650"
     assert host_port("192.168.1.5", 47650) == "192.168.1.5:47650"
     assert _parse_address(host_port("::1", 47650)) == ("::1", 47650)
+
+
+def test_a_transcript_path_that_is_a_symbolic_link_is_refused(tmp_path: Path) -> None:
+    target = tmp_path / "victim"
+    for link, make_target in (("dangling", False), ("existing", True)):
+        if make_target:
+            target.write_bytes(b"")
+        path = tmp_path / link
+        path.symlink_to(target)
+        proc = dernier(tmp_path, "play", "--auto", "--transcript", str(path))
+        assert proc.returncode == 2 and "symbolic link" in proc.stderr, proc.stderr
+        assert "Traceback" not in proc.stderr
+    assert target.read_bytes() == b""  # nothing written through either link

@@ -140,3 +140,24 @@ def test_replay_of_a_tampered_file_stops_at_the_fault(transcript: Path, tmp_path
     proc = dernier(tmp_path, "replay", "--no-colour", str(bad))
     assert proc.returncode == 1
     assert "Replay stops at record 20: BAD_CHAIN (seat 0)" in proc.stdout
+
+
+def test_hostile_records_exit_2_without_a_traceback(transcript: Path, tmp_path: Path) -> None:
+    """A transcript holding the reviewed 600-deep record, a huge container or an extension
+    type: `verify` and `replay` say the file cannot be read (exit 2), never a traceback."""
+    bodies = [body for _, body in frames(transcript.read_bytes())]
+    cases = {
+        "deep": b"\x91" * 600 + b"\xc0",
+        "huge": b"\xdd\xff\xff\xff\xff",
+        "ext": b"\xd4\x01\x00",
+    }
+    for name, evil in cases.items():
+        path = _rewrite(transcript, tmp_path / name, [*bodies[:5], evil, *bodies[5:]])
+        for command in ("verify", "replay"):
+            result = CliRunner().invoke(main, [command, str(path)])
+            assert result.exit_code == 2, (name, command, result.output)
+            assert "Cannot read the transcript" in result.output and "record 5" in result.output
+            assert result.exception is None or isinstance(result.exception, SystemExit)
+    proc = dernier(tmp_path, "verify", str(tmp_path / "deep"))  # one as a real process
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "OVERSIZED" in proc.stderr or "nested deeper" in proc.stderr

@@ -343,3 +343,24 @@ def test_error_message_names_the_place(tmp_path: Path) -> None:
 def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
         read_transcript(tmp_path / "absent")
+
+
+def test_the_writer_never_writes_through_a_link_or_into_a_non_file(tmp_path) -> None:
+    import os
+
+    from dernier_p2p.wire.transcript import TranscriptError, TranscriptWriter
+
+    target = tmp_path / "target"
+    dangling = tmp_path / "dangling"
+    dangling.symlink_to(target)
+    with pytest.raises(TranscriptError, match="symbolic link"):
+        TranscriptWriter(dangling)
+    assert not target.exists()
+    target.write_bytes(b"keep")
+    with pytest.raises(TranscriptError, match="symbolic link"):
+        TranscriptWriter(dangling)
+    assert target.read_bytes() == b"keep"
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(TranscriptError, match="not a regular file"):
+        TranscriptWriter(fifo)
