@@ -25,6 +25,7 @@ from typing import Any
 
 import trio
 
+from dernier_p2p.net import firewall
 from dernier_p2p.net.handshake import NetError, check_name
 from dernier_p2p.wire.canonical import EncodingError, decode, encode
 from dernier_p2p.wire.version import PROTOCOL_VERSION
@@ -199,6 +200,10 @@ async def listen(
                 try:
                     item = Announcement.from_bytes(data, host)
                 except BadAnnouncement:
+                    listing.ignored += 1
+                    continue
+                except Exception as exc:  # the firewall: one datagram never ends discovery
+                    firewall.report(host, exc, "datagram ignored")
                     listing.ignored += 1
                     continue
                 listing.tables[(host, item.port)] = item

@@ -97,7 +97,7 @@ def test_malformed_datagrams_are_refused(data: bytes) -> None:
         Announcement.from_bytes(data)
 
 
-async def _hear(target: str, bind: str) -> Listing:
+async def _hear(target: str, bind: str, junk_data: tuple[bytes, ...] = (b"junk",)) -> Listing:
     """Listen on ``bind``:<ephemeral> while an announcer sends to ``target`` and junk arrives."""
     box: list[Listing] = []
     free = [2]
@@ -109,7 +109,8 @@ async def _hear(target: str, bind: str) -> Listing:
         async with trio.open_nursery() as nursery:
             port = await nursery.start(run_listener)
             with trio.socket.socket(trio.socket.AF_INET, trio.socket.SOCK_DGRAM) as junk:
-                await junk.sendto(b"junk", ("127.0.0.1", port))
+                for data in junk_data:
+                    await junk.sendto(data, ("127.0.0.1", port))
             nursery.start_soon(
                 partial(
                     announce,
@@ -134,6 +135,14 @@ async def test_listener_hears_a_unicast_announcer_and_skips_junk() -> None:
     latest = listing.tables[("127.0.0.1", 40123)]
     assert latest.free == 1  # the latest announcement replaces the earlier ones
     assert latest.address == "127.0.0.1"
+
+
+async def test_one_hostile_datagram_never_ends_discovery() -> None:
+    """The reviewed datagram (~500 levels deep) and a huge container are ignored."""
+    evil = (b"\x91" * 500 + b"\xc0", b"\xdd\xff\xff\xff\xff", b"\x81\xa1k" * 150 + b"\xc0")
+    listing = await _hear("127.0.0.1", "127.0.0.1", evil)
+    assert listing.ignored == 3
+    assert list(listing.tables) == [("127.0.0.1", 40123)]
 
 
 async def test_listener_hears_a_loopback_broadcast() -> None:
