@@ -1,4 +1,4 @@
-"""The ``dernier`` command line: play, host, join, verify, replay, bench.
+"""The ``dernier`` command line: play, host, join, relay, verify, replay, bench.
 
 Exit codes: 0 success (for ``verify``: the transcript checks); 1 a failure at run time (a
 refused or lost connection, a fault found by the protocol or by ``verify``); 2 wrong usage or a
@@ -185,7 +185,12 @@ def _run(main_fn: Callable[[], Awaitable[Any]], where: str = "") -> Any:
                 hint = " (a second player on this machine needs its own --key FILE)"
             _fail(f"The host refused: {leaf.code}: {leaf.detail}{hint}")
         if isinstance(leaf, NetError):
-            _fail(f"Connection failed{where}: {leaf.code}: {leaf.detail}")
+            hint = ""
+            if leaf.code == "UNREACHABLE":
+                hint = ("\nCheck that the table is still open and the code is the latest. If the "
+                        "host's router cannot open a port, the host can add --relay HOST:PORT "
+                        "(anyone with a reachable machine can run `dernier relay`).")
+            _fail(f"Connection failed{where}: {leaf.code}: {leaf.detail}{hint}")
         if isinstance(leaf, HostLost):
             _fail(f"The host is gone: {leaf}")
         if isinstance(leaf, trio.TooSlowError):
@@ -313,20 +318,30 @@ def host_port(host: str, port: int) -> str:
 @click.option("--relay-first", is_flag=True,
               help="Relay each record before checking it (less latency; a bad message then "
                    "ends the match, naming its author, instead of being refused).")
+@click.option("--relay", "relay", default=None, metavar="HOST:PORT",
+              help="A relay (`dernier relay`) through which players who cannot reach this "
+                   "machine connect.")
+@click.option("--no-map", is_flag=True,
+              help="Do not ask the router to open the port (UPnP / NAT-PMP).")
 @peer_options
 def host(
     variant: str, players: int, hands: int | None, target: int | None, port: int, bind: str,
     advertise: str | None, name: str, table_name: str | None, no_announce: bool,
-    turn_seconds: int, offer_seconds: float, relay_first: bool, key: Path | None,
+    turn_seconds: int, offer_seconds: float, relay_first: bool, relay: str | None,
+    no_map: bool, key: Path | None,
     transcript: Path | None, bot: bool, no_colour: bool,
 ) -> None:
-    """Host a table for players on other machines (you play seat 0)."""
+    """Host a table for players on other machines (you play seat 0).
+
+    Prints an invite code (`dernier join dn1-...`) holding every way to reach the table: this
+    machine's address, a port opened on the router by UPnP or NAT-PMP, and the --relay."""
     from dernier_p2p.cli.table import Seating, host_table
     from dernier_p2p.net.discovery import BROADCAST, DEFAULT_PORT
     from dernier_p2p.net.host import HostConfig
     from dernier_p2p.net.timers import Timers
 
     options = _match_options(variant, players, hands, target)
+    relay_at = None if relay is None else _parse_address(relay, "--relay")
     identity = _identity(key)
     path = _transcript_path(transcript, variant)
     if advertise is None:
@@ -347,14 +362,17 @@ def host(
     )
     click.echo(f"Transcript: {path}")
     seating = Seating(bot=bot, colour=_colour(no_colour), offer_s=offer_seconds)
-    seat = _run(lambda: host_table(identity, config, seating), f" on {host_port(bind, port)}")
+    seat = _run(
+        lambda: host_table(identity, config, seating, relay=relay_at, map_port=not no_map),
+        f" on {host_port(bind, port)}",
+    )
     _final(seat, path)
 
 
-def _parse_address(value: str) -> tuple[str, int]:
+def _parse_address(value: str, hint: str = "ADDRESS") -> tuple[str, int]:
     where, sep, port = value.rpartition(":")
     if not sep or not where or not port.isdigit() or not 1 <= int(port) <= 65535:
-        raise click.BadParameter(f"{value!r} is not HOST:PORT", param_hint="ADDRESS")
+        raise click.BadParameter(f"{value!r} is not HOST:PORT", param_hint=hint)
     return where.strip("[]"), int(port)
 
 
@@ -395,26 +413,88 @@ def join(
     address: str | None, name: str, listen_on: str | None, wait: float, offer_seconds: float,
     key: Path | None, transcript: Path | None, bot: bool, no_colour: bool,
 ) -> None:
-    """Join a table at ADDRESS (HOST:PORT), or pick one heard on the LAN."""
+    """Join a table by its invite code (dn1-...), at ADDRESS (HOST:PORT), or pick one heard on
+    the LAN."""
     from dernier_p2p.cli.table import Seating, join_table
     from dernier_p2p.net.peer import PeerConfig
 
-    where = _parse_address(address) if address is not None else None
+    dialer = _invite_dialer(address) if address is not None else None
+    where = _parse_address(address) if address is not None and dialer is None else None
     identity = _identity(key)
     path = _transcript_path(transcript, "table")
-    if where is None:
+    if where is None and dialer is None:
         where = _discover(wait)
     config = PeerConfig(
         name=name, transcript=path, listen=None if listen_on is None else (listen_on, 0),
-        connect_s=10.0,
+        connect_s=10.0 if dialer is None else 10.0 + 5.0 * len(dialer.routes),
+        dial=dialer, check_host=None if dialer is None else dialer.check_host,
     )
-    click.echo(f"Joining {host_port(*where)}. Transcript: {path}")
+    if dialer is not None:
+        from dernier_p2p.net.invite import show_fingerprint
+
+        fp = show_fingerprint(dialer.invite.fingerprint)
+        click.echo(f"Invite for the host with key fingerprint {fp}; trying "
+                   + ", then ".join(str(r) for r in dialer.routes) + f". Transcript: {path}")
+        where, place = ("", 0), " to the table"
+    else:
+        assert where is not None
+        place = f" to {host_port(*where)}"
+        click.echo(f"Joining {host_port(*where)}. Transcript: {path}")
     seating = Seating(bot=bot, colour=_colour(no_colour), offer_s=offer_seconds)
-    seat = _run(lambda: join_table(identity, where, config, seating),
-                f" to {host_port(*where)}")
+    seat = _run(lambda: join_table(identity, where, config, seating), place)
     if seat is None:
         _fail("The table never started.")
     _final(seat, path)
+
+
+def _invite_dialer(text: str) -> Any:
+    """A Dialer for an invite code; None if ``text`` is not meant as one (an address)."""
+    from dernier_p2p.net.invite import InviteError, decode
+    from dernier_p2p.net.reach import Dialer
+
+    if not text.strip().lower().startswith("dn") or ":" in text:
+        return None
+    try:
+        return Dialer(decode(text))
+    except InviteError as exc:
+        raise click.BadParameter(f"that invite code does not work: {exc}. Ask the host to send "
+                                 "it again (copy and paste it whole).", param_hint="CODE") from None
+
+
+# --------------------------------------------------------------------------- relay
+@main.command()
+@click.option("--port", type=click.IntRange(1, 65535), default=47640, show_default=True,
+              help="TCP port to listen on.")
+@click.option("--bind", default="0.0.0.0", show_default=True, help="Address to listen on.")
+@click.option("--record", type=click.Path(path_type=Path), default=None,
+              help="Write every forwarded frame to this file (to see what passed through).")
+def relay(port: int, bind: str, record: Path | None) -> None:
+    """Relay tables for hosts that players cannot reach: pairs a table's host with its
+    joiners and forwards their frames (all signed, private parts encrypted end to end)."""
+    import logging
+
+    import trio
+
+    from dernier_p2p.net.relay import Relay, serve_relay
+
+    logger = logging.getLogger("dernier_p2p.net.relay")
+    handler = logging.StreamHandler(sys.stdout)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+
+    async def serve() -> None:
+        sink = None if record is None else open(record, "ab")  # noqa: SIM115
+        try:
+            async with trio.open_nursery() as nursery:
+                await nursery.start(serve_relay, Relay(sink), port, bind)
+                click.echo(f"Relay listening on {bind}:{port}. Hosts use: dernier host "
+                           f"--relay THIS-MACHINE'S-ADDRESS:{port}")
+        finally:
+            if sink is not None:
+                sink.close()
+
+    _run(serve, f" on {bind}:{port}")
 
 
 # --------------------------------------------------------------------------- verify / replay

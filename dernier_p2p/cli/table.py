@@ -186,28 +186,47 @@ async def _announce_joins(host: Host, echo: Callable[..., None]) -> None:
 
 
 async def host_table(
-    identity: IdentityKey, config: HostConfig, seating: Seating
+    identity: IdentityKey,
+    config: HostConfig,
+    seating: Seating,
+    *,
+    relay: tuple[str, int] | None = None,
+    map_port: bool = False,
 ) -> LocalSeat | None:
-    """Host a table for peers on other machines; the user plays seat 0."""
+    """Host a table for peers on other machines; the user plays seat 0. The table is made
+    reachable (router mapping, ``relay``; see :mod:`.internet`) and its invite code printed."""
+    from dernier_p2p.cli.internet import open_routes
+
     host = Host(identity, config, None)
     host.agent = _user_agent(seating, host)
+    finished = trio.Event()  # the host has sent its last records and closed
+
+    async def run_host(task_status: trio.TaskStatus[Host] = trio.TASK_STATUS_IGNORED) -> None:
+        await host.run(task_status=task_status)
+        finished.set()
+
     async with trio.open_nursery() as nursery:
-        await nursery.start(host.run)
+        await nursery.start(run_host)
         where = config.advertise or config.bind
         address = f"[{where}]:{host.port}" if ":" in where else f"{where}:{host.port}"
         seating.echo(
-            f"Hosting a {config.variant} table for {config.players} on port {host.port}. "
-            f"Others join with: dernier join {address}"
+            f"Hosting a {config.variant} table for {config.players} on port {host.port}."
         )
-        nursery.start_soon(_announce_joins, host, seating.echo)
-        nursery.start_soon(seating.follow, host)
+        async with open_routes(host, seating.echo, advertise=where, relay=relay,
+                               map_port=map_port) as invite:
+            seating.echo(f"Others join with: dernier join {invite.encode()}")
+            seating.echo(f"  (on this network also: dernier join {address})")
+            nursery.start_soon(_announce_joins, host, seating.echo)
+            nursery.start_soon(seating.follow, host)
+            await finished.wait()  # relayed connections and the mapping last until then
     return seating.seat
 
 
 async def join_table(
     identity: IdentityKey, address: tuple[str, int], config: PeerConfig, seating: Seating
 ) -> LocalSeat | None:
-    """Join the table at ``address`` and play until the match is over."""
+    """Join the table at ``address`` (or through ``config.dial``, an invite code's routes) and
+    play until the match is over."""
     seating.bot_seed = int.from_bytes(os.urandom(4), "little")
     peer = Peer(identity, address, None, config)
     peer.agent = _user_agent(seating, peer)
@@ -217,7 +236,9 @@ async def join_table(
 
         async def seated() -> None:
             await peer.joined.wait()
-            seating.echo(f"Seated at seat {peer.seat}; waiting for the table to fill.")
+            used = getattr(config.dial, "used", None)
+            how = "" if used is None else f" (connected {used.describe()})"
+            seating.echo(f"Seated at seat {peer.seat}{how}; waiting for the table to fill.")
 
         nursery.start_soon(seated)
     return seating.seat

@@ -58,8 +58,19 @@ class Route:
     token: bytes | None = None
 
     def __str__(self) -> str:
-        where = f"[{self.host}]" if ":" in self.host else self.host
-        return f"{self.kind} {where}:{self.port}"
+        return f"{self.kind} {self.where}"
+
+    @property
+    def where(self) -> str:
+        """``host:port`` (an IPv6 address in brackets)."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{host}:{self.port}"
+
+    def describe(self) -> str:
+        """How a connection by this route reads to a player."""
+        return {"direct": f"directly at {self.where}",
+                "mapped": f"through the host's router at {self.where}",
+                "relay": f"through the relay {self.where}"}[self.kind]
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,119 @@
+"""Making a hosted table reachable from the Internet, and saying so at each step.
+
+:func:`open_routes` runs beside a :class:`~dernier_p2p.net.host.Host`: it asks the router for a
+port mapping (UPnP, then NAT-PMP), registers the table with a relay if one is given (and again
+if the relay goes away), tells the user what worked and what to do when nothing did, and
+builds the invite code. The mapping is removed when the table closes.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import trio
+
+from dernier_p2p.net.invite import Invite, Route, fingerprint, show_fingerprint
+from dernier_p2p.net.portmap import Attempt, Mapping, mapped
+from dernier_p2p.net.relay import RelayLost, host_through_relay, new_token
+
+RETRY_S = 5.0
+
+
+def _is_loopback(address: str) -> bool:
+    try:
+        return ipaddress.ip_address(address).is_loopback
+    except ValueError:
+        return address == "localhost"
+
+
+@asynccontextmanager
+async def open_routes(
+    host: Any,
+    echo: Callable[..., None],
+    *,
+    advertise: str,
+    relay: tuple[str, int] | None = None,
+    map_port: bool = True,
+    map_timeout_s: float = 2.0,
+) -> AsyncIterator[Invite]:
+    """Make ``host`` (a running Host) reachable; yield its :class:`Invite` while it lasts."""
+    port = host.port
+    routes = [Route("direct", advertise, port)]
+    wanted = map_port and not _is_loopback(advertise)
+    attempt = Attempt()
+    if wanted:
+        echo(f"Opening port {port} on your router (UPnP, then NAT-PMP)...")
+    async with trio.open_nursery() as nursery, _maybe_mapped(wanted, port, attempt,
+                                                              map_timeout_s) as mapping:
+        if mapping is not None:
+            echo(f"  done ({mapping.method}): reachable at "
+                 f"{mapping.external_ip}:{mapping.external_port}")
+            routes.append(Route("mapped", mapping.external_ip, mapping.external_port))
+        elif wanted:
+            echo("  no router mapping (" + "; ".join(attempt.notes) + ")")
+        if relay is not None:
+            token = new_token()
+            registered = await _register(nursery, host, relay, token, echo)
+            routes.append(Route("relay", relay[0], relay[1], token))
+            if registered and mapping is None:
+                echo(f"Players outside your network will connect through the relay "
+                     f"{relay[0]}:{relay[1]}.")
+        if mapping is None and relay is None and not _is_loopback(advertise):
+            echo("Nothing makes this table reachable from the Internet: players on your own "
+                 f"network can join; for others, forward TCP port {port} on your router to "
+                 f"this machine, or add --relay HOST:PORT (anyone with a reachable machine "
+                 "can run `dernier relay`).")
+        invite = Invite(fingerprint(host.identity.public_bytes()), tuple(routes))
+        echo(f"Host key fingerprint: {show_fingerprint(invite.fingerprint)}")
+        yield invite
+        nursery.cancel_scope.cancel()
+
+
+@asynccontextmanager
+async def _maybe_mapped(
+    wanted: bool, port: int, attempt: Attempt, timeout_s: float
+) -> AsyncIterator[Mapping | None]:
+    if not wanted:
+        yield None
+        return
+    async with mapped(port, attempt, timeout_s=timeout_s) as mapping:
+        yield mapping
+
+
+async def _register(
+    nursery: trio.Nursery, host: Any, relay: tuple[str, int], token: bytes,
+    echo: Callable[..., None],
+) -> bool:
+    """Register with the relay and keep it registered (again after a loss, every RETRY_S);
+    whether the first registration worked."""
+    where = f"{relay[0]}:{relay[1]}"
+    first = trio.Event()
+    state = {"ok": False, "quiet": False}  # registered now; a failure already told
+
+    class Ready:  # host_through_relay's task status: the registration is open
+        def started(self, value: object = None) -> None:
+            if first.is_set():
+                echo(f"Registered with the relay {where} again.")
+            state.update(ok=True, quiet=False)
+            first.set()
+
+    async def keep() -> None:
+        while True:
+            try:
+                await host_through_relay(relay, token, host.handle,
+                                         task_status=Ready())  # type: ignore[arg-type]
+            except RelayLost as exc:
+                if not state["quiet"]:
+                    echo(f"Relay: {exc}; trying again every {RETRY_S:g} s.")
+                state.update(ok=False, quiet=True)
+                first.set()
+            await trio.sleep(RETRY_S)
+
+    nursery.start_soon(keep)
+    await first.wait()
+    if state["ok"]:
+        echo(f"Registered the table with the relay {where}.")
+    return state["ok"]

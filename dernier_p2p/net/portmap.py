@@ -1,0 +1,253 @@
+"""Asking the home router to open a port: UPnP-IGD (through miniupnpc), then NAT-PMP.
+
+:func:`mapped` is an async context manager: it asks the router to forward a TCP port to this
+machine, renews the mapping at half its lease while the table lasts and removes it on exit (also
+on an error or Ctrl-C). It yields a :class:`Mapping`, or None when no router answered (the
+reason is in :attr:`Attempt.notes`), so the caller can fall back to a relay.
+
+UPnP-IGD uses the maintained ``miniupnpc`` library (wheels for Linux, macOS and Windows; its
+blocking calls run in a worker thread). NAT-PMP (RFC 6886) is a two-message UDP exchange with
+the default gateway and is written here: :func:`pack_map`, :func:`parse_reply` are pure.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import struct
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+
+import trio
+
+log = logging.getLogger("dernier_p2p.net.portmap")
+
+LEASE_S = 3600
+NATPMP_PORT = 5351
+DESCRIPTION = "dernier table"
+
+
+@dataclass(frozen=True)
+class Mapping:
+    """A port the router forwards: ``method`` (UPnP or NAT-PMP), the outside address and port,
+    this machine's port, the lease in seconds (0: until removed) and, for NAT-PMP, the
+    gateway."""
+
+    method: str
+    external_ip: str
+    external_port: int
+    internal_port: int
+    lease_s: int
+    gateway: str = ""
+
+
+@dataclass
+class Attempt:
+    """What was tried: a line per method that did not give a mapping."""
+
+    notes: list[str] = field(default_factory=list)
+
+
+class MappingError(Exception):
+    """A router answered but refused or gave something unusable."""
+
+
+# ------------------------------------------------------------------------------ UPnP-IGD
+def _upnp_add(port: int, timeout_s: float, lease_s: int) -> tuple[Mapping, object]:
+    try:
+        import miniupnpc
+    except ImportError:
+        raise MappingError("the miniupnpc library is not installed") from None
+    upnp = miniupnpc.UPnP()
+    upnp.discoverdelay = int(timeout_s * 1000)
+    try:
+        found = upnp.discover()
+    except Exception:  # miniupnpc raises a bare Exception when nothing answers
+        found = 0
+    if found == 0:
+        raise MappingError("no UPnP router answered")
+    try:
+        upnp.selectigd()
+    except Exception as exc:  # miniupnpc raises a bare Exception
+        raise MappingError(f"no usable UPnP router: {exc}") from None
+    external = upnp.externalipaddress()
+    _check_public(external)
+    try:
+        ok = upnp.addportmapping(port, "TCP", upnp.lanaddr, port, DESCRIPTION, "", lease_s)
+    except Exception as exc:
+        ok = False
+        log.info("UPnP: port %d refused (%s); asking for any port", port, exc)
+    external_port = port
+    if not ok:
+        try:
+            external_port = int(upnp.addanyportmapping(port, "TCP", upnp.lanaddr, port,
+                                                       DESCRIPTION, "", lease_s))
+        except Exception as exc:
+            raise MappingError(f"the UPnP router refused the mapping: {exc}") from None
+    return Mapping("UPnP", external, external_port, port, lease_s), upnp
+
+
+def _upnp_remove(upnp: object, mapping: Mapping) -> None:
+    try:
+        upnp.deleteportmapping(mapping.external_port, "TCP")  # type: ignore[attr-defined]
+    except Exception as exc:
+        log.info("UPnP: removing the mapping failed: %s", exc)
+
+
+def _check_public(address: str | None) -> None:
+    try:
+        ip = ipaddress.ip_address(address or "")
+    except ValueError:
+        raise MappingError(f"the router gave no outside address ({address!r})") from None
+    if ip.is_private or ip.is_loopback or ip.is_unspecified or ip in _CGNAT:
+        raise MappingError(f"the router's outside address {ip} is private (a second router or "
+                           "the provider's NAT is in the way)")
+
+
+_CGNAT = ipaddress.ip_network("100.64.0.0/10")
+
+
+# ------------------------------------------------------------------------------ NAT-PMP
+OP_ADDRESS = 0
+OP_MAP_TCP = 2
+RESULTS = {1: "unsupported version", 2: "not authorised or refused", 3: "network failure",
+           4: "out of resources", 5: "unsupported opcode"}
+
+
+def pack_address() -> bytes:
+    """The NAT-PMP request for the router's outside address."""
+    return bytes([0, OP_ADDRESS])
+
+
+def pack_map(internal: int, external: int, lease_s: int) -> bytes:
+    """The NAT-PMP request to map TCP ``internal`` (lease 0 with external 0 removes it)."""
+    return struct.pack("!BBHHHI", 0, OP_MAP_TCP, 0, internal, external, lease_s)
+
+
+def parse_reply(data: bytes, op: int) -> tuple[int, ...]:
+    """A NAT-PMP reply to ``op``: (outside address as int,) for op 0, (internal, external,
+    lease) for a mapping. :class:`MappingError` for anything else or a refusal."""
+    if len(data) < 8 or data[0] != 0 or data[1] != 128 + op:
+        raise MappingError("not a NAT-PMP reply to our request")
+    result = struct.unpack("!H", data[2:4])[0]
+    if result:
+        raise MappingError(f"NAT-PMP refused: {RESULTS.get(result, f'result {result}')}")
+    if op == OP_ADDRESS:
+        if len(data) != 12:
+            raise MappingError("a NAT-PMP address reply is 12 bytes")
+        return (struct.unpack("!I", data[8:12])[0],)
+    if len(data) != 16:
+        raise MappingError("a NAT-PMP mapping reply is 16 bytes")
+    return struct.unpack("!HHI", data[8:16])
+
+
+def default_gateway() -> str | None:
+    """The IPv4 default gateway from /proc/net/route (Linux); None if unknown."""
+    try:
+        with open("/proc/net/route") as table:
+            for line in table.readlines()[1:]:
+                fields = line.split()
+                if len(fields) > 3 and fields[1] == "00000000" and int(fields[3], 16) & 2:
+                    return str(ipaddress.IPv4Address(struct.pack("<I", int(fields[2], 16))))
+    except OSError:
+        return None
+    return None
+
+
+async def _natpmp(gateway: str, request: bytes, op: int, timeout_s: float) -> tuple[int, ...]:
+    sock = trio.socket.socket(trio.socket.AF_INET, trio.socket.SOCK_DGRAM)
+    with sock:
+        await sock.connect((gateway, NATPMP_PORT))
+        wait = 0.25
+        deadline = trio.current_time() + timeout_s
+        while trio.current_time() < deadline:
+            await sock.send(request)
+            with trio.move_on_after(min(wait, deadline - trio.current_time())):
+                while True:
+                    try:
+                        return parse_reply(await sock.recv(64), op)
+                    except MappingError as exc:
+                        if "refused" in str(exc):
+                            raise
+            wait *= 2
+    raise MappingError(f"no NAT-PMP answer from {gateway}")
+
+
+async def _natpmp_add(port: int, timeout_s: float, lease_s: int) -> Mapping:
+    gateway = default_gateway()
+    if gateway is None:
+        raise MappingError("no default gateway to ask")
+    try:
+        (raw,) = await _natpmp(gateway, pack_address(), OP_ADDRESS, timeout_s)
+        external = str(ipaddress.IPv4Address(raw))
+        _check_public(external)
+        _, external_port, lease = await _natpmp(gateway, pack_map(port, port, lease_s),
+                                                OP_MAP_TCP, timeout_s)
+    except OSError as exc:
+        raise MappingError(f"NAT-PMP: {exc.strerror or exc}") from None
+    return Mapping("NAT-PMP", external, external_port, port, lease, gateway)
+
+
+async def _natpmp_remove(mapping: Mapping) -> None:
+    try:
+        await _natpmp(mapping.gateway, pack_map(mapping.internal_port, 0, 0), OP_MAP_TCP, 1.0)
+    except (MappingError, OSError) as exc:
+        log.info("NAT-PMP: removing the mapping failed: %s", exc)
+
+
+# ------------------------------------------------------------------------------ both
+async def _add(port: int, timeout_s: float, lease_s: int, attempt: Attempt
+               ) -> tuple[Mapping, object] | None:
+    try:
+        return await trio.to_thread.run_sync(_upnp_add, port, timeout_s, lease_s,
+                                             abandon_on_cancel=True)
+    except MappingError as exc:
+        attempt.notes.append(f"UPnP: {exc}")
+    try:
+        return await _natpmp_add(port, timeout_s, lease_s), None
+    except MappingError as exc:
+        attempt.notes.append(f"NAT-PMP: {exc}")
+    return None
+
+
+async def _remove(mapping: Mapping, upnp: object) -> None:
+    if mapping.method == "UPnP":
+        await trio.to_thread.run_sync(_upnp_remove, upnp, mapping, abandon_on_cancel=True)
+    else:
+        await _natpmp_remove(mapping)
+
+
+@asynccontextmanager
+async def mapped(
+    port: int, attempt: Attempt | None = None, *, timeout_s: float = 2.0, lease_s: int = LEASE_S
+) -> AsyncIterator[Mapping | None]:
+    """Map TCP ``port`` on the router for the duration of the block (renewed at half the
+    lease, removed at the end); yield the :class:`Mapping` or None (see ``attempt.notes``)."""
+    attempt = attempt if attempt is not None else Attempt()
+    got = await _add(port, timeout_s, lease_s, attempt)
+    if got is None:
+        yield None
+        return
+    mapping, upnp = got
+    log.info("%s mapping: %s:%d -> port %d, lease %d s", mapping.method, mapping.external_ip,
+             mapping.external_port, port, mapping.lease_s)
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_renew, mapping, lease_s)
+            yield mapping
+            nursery.cancel_scope.cancel()
+    finally:
+        with trio.CancelScope(shield=True), trio.move_on_after(5):
+            await _remove(mapping, upnp)
+            log.info("%s mapping of port %d removed", mapping.method, port)
+
+
+async def _renew(mapping: Mapping, lease_s: int) -> None:
+    while mapping.lease_s:
+        await trio.sleep(max(1.0, mapping.lease_s / 2))
+        got = await _add(mapping.internal_port, 2.0, lease_s, Attempt())
+        if got is None:
+            log.warning("renewing the %s mapping failed", mapping.method)
+        else:
+            log.info("%s mapping renewed", mapping.method)

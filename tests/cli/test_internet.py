@@ -1,0 +1,101 @@
+"""The host's and joiner's messages for Internet play, over loopback: invite codes, a wrong
+host key, a mistyped code, a dead relay and routes that all fail."""
+
+from __future__ import annotations
+
+import re
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+from dernier_p2p.net.invite import Invite, Route, decode, fingerprint
+from dernier_p2p.wire.identity import IdentityKey
+
+from .helpers import dernier, spawn
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _code(proc: subprocess.Popen[bytes], out: Path, limit: float = 30) -> str:
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline and proc.poll() is None:
+        found = re.search(r"dernier join (dn1-[a-z2-7]+)", out.read_text())
+        if found:
+            return found.group(1)
+        time.sleep(0.05)
+    raise AssertionError(f"no invite code: {out.read_text()}")
+
+
+def _host(tmp_path: Path, out: Path, *extra: str) -> subprocess.Popen[bytes]:
+    return spawn(tmp_path, out, "host", "--players", "2", "--hands", "1", "--port", "0",
+                 "--bind", "127.0.0.1", "--no-announce", "--key", str(tmp_path / "k0.pem"),
+                 "--transcript", str(tmp_path / "t0"), "--bot", "--no-colour", *extra)
+
+
+def test_a_code_naming_another_key_is_refused_and_a_mistyped_code_is_caught(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "host.out"
+    host = _host(tmp_path, out)
+    try:
+        code = _code(host, out)
+        real = decode(code)
+        assert [r.kind for r in real.routes] == ["direct"]  # loopback: no mapping, no relay
+        other = IdentityKey.generate(b"\x09" * 32).public_bytes()
+        forged = Invite(fingerprint(other), real.routes).encode()
+        proc = dernier(tmp_path, "join", forged, "--key", str(tmp_path / "k1.pem"), "--bot",
+                       timeout=60)
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        assert "WRONG_HOST" in proc.stderr and "not the one in the invite code" in proc.stderr
+        assert "Traceback" not in proc.stderr
+        typo = code[:-3] + ("a" if code[-3] != "a" else "b") + code[-2:]
+        proc = dernier(tmp_path, "join", typo, "--key", str(tmp_path / "k1.pem"), timeout=60)
+        assert proc.returncode == 2 and "does not check" in proc.stderr, proc.stderr
+        # the right code still works: the host was not disturbed by the refused joiner
+        proc = dernier(tmp_path, "join", code, "--key", str(tmp_path / "k1.pem"), "--bot",
+                       "--no-colour", "--transcript", str(tmp_path / "t1"), timeout=120)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "connected directly at 127.0.0.1:" in proc.stdout
+        assert host.wait(timeout=60) == 0
+    finally:
+        if host.poll() is None:
+            host.kill()
+            host.wait()
+
+
+def test_a_dead_relay_is_reported_and_the_host_still_serves(tmp_path: Path) -> None:
+    out = tmp_path / "host.out"
+    dead = _free_port()
+    host = _host(tmp_path, out, "--relay", f"127.0.0.1:{dead}")
+    try:
+        code = _code(host, out)
+        text = out.read_text()
+        assert f"Relay: relay 127.0.0.1:{dead} unreachable" in text, text
+        assert [r.kind for r in decode(code).routes] == ["direct", "relay"]
+        proc = dernier(tmp_path, "join", code, "--key", str(tmp_path / "k1.pem"), "--bot",
+                       "--no-colour", "--transcript", str(tmp_path / "t1"), timeout=120)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert host.wait(timeout=60) == 0
+    finally:
+        if host.poll() is None:
+            host.kill()
+            host.wait()
+
+
+def test_a_code_whose_routes_all_fail_says_why_without_hanging(tmp_path: Path) -> None:
+    dead = _free_port()
+    key = IdentityKey.generate(b"\x0a" * 32).public_bytes()
+    code = Invite(fingerprint(key), (Route("direct", "127.0.0.1", dead),
+                                     Route("relay", "127.0.0.1", dead, b"r" * 8))).encode()
+    started = time.monotonic()
+    proc = dernier(tmp_path, "join", code, "--key", str(tmp_path / "k1.pem"), timeout=60)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "UNREACHABLE" in proc.stderr and f"direct 127.0.0.1:{dead}" in proc.stderr
+    assert f"relay 127.0.0.1:{dead}" in proc.stderr and "--relay" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert time.monotonic() - started < 50

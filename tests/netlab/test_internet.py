@@ -1,0 +1,146 @@
+"""Internet play behind home routers, with real parts: namespaces, NAT, miniupnpd, processes.
+
+Each test builds its own small Internet (see :mod:`.lab`) and runs ``dernier`` as real processes
+inside it: a host behind a router that it opens by UPnP, and a host and two joiners behind
+three routers without UPnP who play through a ``dernier relay`` on the Internet side.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from dernier_p2p.net.relay import read_record
+from dernier_p2p.wire.canonical import decode
+from dernier_p2p.wire.transcript import read_transcript
+from tests.net.helpers import verify
+
+from .lab import Lab
+
+pytestmark = pytest.mark.slow
+ROOT = Path(__file__).resolve().parents[2]
+COMMON = ["--bot", "--no-colour"]
+
+
+def _env(home: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(HOME=str(home), XDG_DATA_HOME=str(home / "data"), PYTHONUNBUFFERED="1",
+               PYTHONPATH=str(ROOT))
+    return env
+
+
+def _dernier(lab: Lab, ns: str, home: Path, out: Path, *args: str) -> subprocess.Popen[bytes]:
+    return lab.spawn(ns, out, sys.executable, "-m", "dernier_p2p", *args, env=_env(home))
+
+
+def _wait_for(out: Path, pattern: str, proc: subprocess.Popen[bytes], limit: float = 30) -> str:
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        found = re.search(pattern, out.read_text())
+        if found:
+            return found.group(1)
+        if proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    raise AssertionError(f"{pattern!r} never came: {out.read_text()}")
+
+
+def _finish(procs: list[subprocess.Popen[bytes]], outs: list[Path], limit: float = 120) -> None:
+    codes = [p.wait(timeout=limit) for p in procs]
+    assert codes == [0] * len(procs), [o.read_text() for o in outs]
+
+
+def _verified(paths: list[Path], hands: int) -> list[dict]:
+    """The seats' transcripts, equal and verified, of a match of ``hands`` hands."""
+    texts = [list(read_transcript(p)) for p in paths]
+    assert all(t == texts[0] for t in texts)
+    assert verify(texts[0]).summary.hands == hands
+    return texts[0]
+
+
+def test_a_host_behind_a_upnp_router_is_joined_from_the_internet(
+    netlab: Callable[[dict[str, bool]], Lab], tmp_path: Path
+) -> None:
+    lab = netlab({"A": True})
+    router = lab.rtr["A"]
+    outs = [tmp_path / "host.out", tmp_path / "join.out"]
+    host = _dernier(lab, router.home_ns, tmp_path, outs[0], "host", "--players", "2",
+                    "--hands", "2", "--port", "47630", "--no-announce",
+                    "--key", str(tmp_path / "k0.pem"), "--transcript", str(tmp_path / "t0"),
+                    *COMMON)
+    code = _wait_for(outs[0], r"dernier join (dn1-[a-z2-7]+)", host)
+    text = outs[0].read_text()
+    assert "Opening port 47630 on your router" in text
+    assert f"done (UPnP): reachable at {router.wan_ip}:47630" in text, text
+    join = _dernier(lab, lab.wan, tmp_path, outs[1], "join", code,
+                    "--key", str(tmp_path / "k1.pem"), "--transcript", str(tmp_path / "t1"),
+                    *COMMON)
+    _finish([host, join], outs)
+    joined = outs[1].read_text()
+    assert f"connected through the host's router at {router.wan_ip}:47630" in joined, joined
+    _verified([tmp_path / "t0", tmp_path / "t1"], hands=2)
+    upnp_log = (lab.tmp / "miniupnpd-A.log").read_text()
+    assert "redirecting port 47630 to 192.168.10.2:47630" in upnp_log
+    assert "removing redirect rule port 47630" in upnp_log  # the mapping went with the table
+    # The router goes off the Internet: the same code now fails fast and says why.
+    lab.unplug("A")
+    started = time.monotonic()
+    again = subprocess.run(lab.cmd(lab.wan, sys.executable, "-m", "dernier_p2p", "join", code,
+                                   "--key", str(tmp_path / "k1.pem"), *COMMON),
+                           capture_output=True, text=True, timeout=60, env=_env(tmp_path))
+    assert again.returncode == 1, again.stdout + again.stderr
+    assert "UNREACHABLE" in again.stderr and "mapped" in again.stderr, again.stderr
+    assert "--relay" in again.stderr  # what to do next
+    assert time.monotonic() - started < 40
+
+
+def test_three_homes_without_upnp_play_through_a_relay_that_sees_only_signed_frames(
+    netlab: Callable[[dict[str, bool]], Lab], tmp_path: Path
+) -> None:
+    lab = netlab({"A": False, "B": False, "C": False})
+    record = tmp_path / "relay.rec"
+    outs = [tmp_path / f"{n}.out" for n in ("relay", "host", "j1", "j2")]
+    relay = _dernier(lab, lab.wan, tmp_path, outs[0], "relay", "--port", "47640",
+                     "--record", str(record))
+    _wait_for(outs[0], r"(Relay listening)", relay)
+    host = _dernier(lab, lab.rtr["A"].home_ns, tmp_path, outs[1], "host", "--players", "3",
+                    "--hands", "1", "--port", "47630", "--no-announce",
+                    "--relay", f"{lab.wan_ip}:47640", "--key", str(tmp_path / "k0.pem"),
+                    "--transcript", str(tmp_path / "t0"), *COMMON)
+    code = _wait_for(outs[1], r"dernier join (dn1-[a-z2-7]+)", host)
+    text = outs[1].read_text()
+    assert "no router mapping (UPnP: no UPnP router answered; NAT-PMP:" in text, text
+    assert f"connect through the relay {lab.wan_ip}:47640" in text
+    joins = [
+        _dernier(lab, lab.rtr[x].home_ns, tmp_path, outs[2 + k], "join", code, "--name", f"J{k}",
+                 "--key", str(tmp_path / f"k{k + 1}.pem"),
+                 "--transcript", str(tmp_path / f"t{k + 1}"), *COMMON)
+        for k, x in enumerate("BC")
+    ]
+    _finish([host, *joins], outs[1:])
+    for out in outs[2:]:
+        assert f"connected through the relay {lab.wan_ip}:47640" in out.read_text()
+    records = _verified([tmp_path / f"t{k}" for k in range(3)], hands=1)
+    relay.terminate()
+    relay.wait(timeout=10)
+    # What the relay forwarded: handshakes, then only signed envelopes and signed records,
+    # each one of the verified transcript's (its private cards are ciphertexts inside them).
+    envs = [r["env"] for r in records]
+    seen = {"challenge": 0, "hello": 0, "welcome": 0, "env": 0, "rec": 0}
+    for _call, way, frame in read_record(record.read_bytes()):
+        msg = decode(frame)
+        seen[msg["k"]] += 1
+        if msg["k"] == "rec":
+            assert way == 1 and msg["rec"] == records[msg["rec"]["i"]]
+        elif msg["k"] == "env":
+            assert way == 0 and msg["env"] in envs
+    assert seen["hello"] == 2 and seen["rec"] == 2 * len(records) and seen["env"] > 0
+    log = outs[0].read_text()
+    assert log.count("paired with its host") == 2 and "registered" in log
