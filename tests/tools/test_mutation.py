@@ -1,0 +1,33 @@
+"""The mutation runner's set-up (the run itself takes hours and is not part of the suite)."""
+
+from __future__ import annotations
+
+import importlib.util
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location("mutation", ROOT / "tools" / "mutation.py")
+mutation = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(mutation)
+
+
+def test_targets_are_every_module_of_deck_protocol_wire_and_legal_and_scoring():
+    pkg = ROOT / "dernier_p2p"
+    want = {f"{p}/{f.name}" for p in ("deck", "protocol", "wire") for f in (pkg / p).glob("*.py")
+            if f.name != "__init__.py"}
+    want |= {"rules/legal.py", "rules/scoring.py"}
+    targets = mutation.all_targets()
+    assert set(targets) == want and len(targets) == len(want)
+    assert targets[:2] == ["deck/group.py", "deck/tokens.py"]
+
+
+def test_each_target_mutates_only_itself_against_its_own_test_folder(tmp_path):
+    (tmp_path / "dernier_p2p").mkdir()
+    mutation.prepare("wire/hashing.py", tmp_path / "w", fresh=True)
+    conf = tomllib.loads((tmp_path / "w" / "pyproject.toml").read_text())["tool"]["mutmut"]
+    assert conf["only_mutate"] == ["dernier_p2p/wire/hashing.py"]
+    assert conf["pytest_add_cli_args_test_selection"] == ["tests/wire"]
+    assert (tmp_path / "w" / "dernier_p2p" / "wire" / "hashing.py").read_bytes() == (
+        ROOT / "dernier_p2p" / "wire" / "hashing.py").read_bytes()
+    assert (tmp_path / "w" / "tests" / "wire").is_dir()

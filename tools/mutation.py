@@ -1,0 +1,155 @@
+"""Mutation run: mutmut over one source file at a time, against that package's own tests.
+
+    python tools/mutation.py                      # every target below, in order
+    python tools/mutation.py deck/group.py rules/legal.py --budget 900 --children 1
+
+For each target ``PKG/FILE.py`` a scratch copy of the project (``dernier_p2p``, ``tests``,
+``pyproject.toml`` with a ``[tool.mutmut]`` table) is made under ``--workdir`` (default
+``build/mutation/<target>``); mutmut mutates only that file and runs, for each mutant, the tests
+of ``tests/PKG`` that reach the mutated function (``-x``, slow-marked tests left out), under
+``nice``. A run interrupted by its ``--budget`` (seconds) leaves the rest "not checked"; running
+the same target again resumes where it stopped (``--fresh`` starts over). The figures per target
+(killed, survived, timeout, no tests, not checked) are printed as a Markdown table and each
+surviving mutant's diff is written to ``<workdir>/survivors.txt``. Not part of the test suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = "dernier_p2p"
+PACKAGES = ("deck", "protocol", "wire")  # every module of these, and EXTRA
+EXTRA = ("rules/legal.py", "rules/scoring.py")
+FIRST = (  # the checks on untrusted input first, then the rest in name order
+    "deck/group.py",
+    "deck/tokens.py",
+    "deck/proofs.py",
+    "protocol/chain.py",
+    "protocol/envelope.py",
+    "rules/scoring.py",
+    "rules/legal.py",
+    "deck/shuffle.py",
+    "wire/canonical.py",
+    "wire/hashing.py",
+    "wire/version.py",
+    "wire/identity.py",
+    "wire/transcript.py",
+)
+
+
+def all_targets() -> list[str]:
+    """FIRST, then every other module of PACKAGES and EXTRA (``__init__`` aside)."""
+    found = {f"{p}/{f.name}" for p in PACKAGES for f in (ROOT / PACKAGE / p).glob("*.py")}
+    found = (found | set(EXTRA)) - {f"{p}/__init__.py" for p in PACKAGES}
+    return [t for t in FIRST if t in found] + sorted(found - set(FIRST))
+
+
+MUTMUT = str(Path(sys.executable).with_name("mutmut"))
+
+
+def config_table(target: str) -> str:
+    tests = "tests/" + target.split("/")[0]
+    return (
+        "\n[tool.mutmut]\n"
+        f'source_paths = ["{PACKAGE}"]\n'
+        f'only_mutate = ["{PACKAGE}/{target}"]\n'
+        f'pytest_add_cli_args_test_selection = ["{tests}"]\n'
+        'pytest_add_cli_args = ["-p", "no:cacheprovider", "-m", "not slow"]\n'
+        "use_git_change_detection = false\n"
+    )
+
+
+def prepare(target: str, work: Path, fresh: bool) -> None:
+    """A scratch copy of the project configured for ``target`` (kept to resume unless fresh)."""
+    if fresh and work.exists():
+        shutil.rmtree(work)
+    if (work / "mutants").exists():
+        return
+    work.mkdir(parents=True, exist_ok=True)
+    ignore = shutil.ignore_patterns("__pycache__", "*.so", "compiled.json", ".hypothesis")
+    for name in (PACKAGE, "tests"):
+        shutil.rmtree(work / name, ignore_errors=True)
+        shutil.copytree(ROOT / name, work / name, ignore=ignore)
+    text = (ROOT / "pyproject.toml").read_text()
+    (work / "pyproject.toml").write_text(text + config_table(target))
+
+
+def run(target: str, work: Path, children: int, budget: float | None) -> float:
+    """Run mutmut in ``work`` for at most ``budget`` seconds; return the seconds taken."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["DERNIER_PURE_PYTHON"] = "1"
+    cmd = ["nice", "-n", "10", MUTMUT, "run", "--max-children", str(children)]
+    start = time.monotonic()
+    with open(work / "run.log", "ab") as log:
+        proc = subprocess.Popen(cmd, cwd=work, env=env, stdout=log, stderr=log,
+                                start_new_session=True)
+        try:
+            proc.wait(timeout=budget)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 15)  # mutmut and its workers; finished results are on disk
+            proc.wait()
+    return time.monotonic() - start
+
+
+def summarise(target: str, work: Path) -> dict:
+    """The counts of mutmut's result files, and the survivors' diffs in survivors.txt."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    subprocess.run([MUTMUT, "export-cicd-stats"], cwd=work, env=env, capture_output=True)
+    stats_file = work / "mutants" / "mutmut-cicd-stats.json"
+    stats = json.loads(stats_file.read_text()) if stats_file.exists() else {}
+    listing = subprocess.run([MUTMUT, "results", "--all", "true"], cwd=work, env=env,
+                             capture_output=True, text=True).stdout
+    survivors, unchecked = [], 0
+    for line in listing.splitlines():
+        name, _, status = line.strip().rpartition(": ")
+        if status == "survived":
+            survivors.append(name)
+        elif status == "not checked":
+            unchecked += 1
+    with open(work / "survivors.txt", "w") as out:
+        for name in survivors:
+            diff = subprocess.run([MUTMUT, "show", name], cwd=work, env=env,
+                                  capture_output=True, text=True).stdout
+            out.write(f"## {name}\n{diff}\n")
+    stats["not_checked"] = unchecked
+    stats["target"] = target
+    return stats
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("targets", nargs="*", help="PKG/FILE.py under dernier_p2p (default all)")
+    parser.add_argument("--workdir", type=Path, default=ROOT / "build" / "mutation")
+    parser.add_argument("--children", type=int, default=1, help="parallel mutants (default 1)")
+    parser.add_argument("--budget", type=float, default=None, help="seconds per target")
+    parser.add_argument("--fresh", action="store_true", help="discard earlier results")
+    parser.add_argument("--summary-only", action="store_true", help="only print the figures")
+    args = parser.parse_args()
+    targets = args.targets or all_targets()
+    for t in targets:
+        if not (ROOT / PACKAGE / t).is_file():
+            parser.error(f"no such module: {PACKAGE}/{t}")
+    print("| module | mutants | killed | survived | timeout | no tests | not checked | s |")
+    print("|---|---|---|---|---|---|---|---|")
+    for target in targets:
+        work = args.workdir / target.replace("/", "__")
+        took = 0.0
+        if not args.summary_only:
+            prepare(target, work, args.fresh)
+            took = run(target, work, args.children, args.budget)
+        s = summarise(target, work)
+        print(f"| {target} | {s.get('total', 0)} | {s.get('killed', 0)} | "
+              f"{s.get('survived', 0)} | {s.get('timeout', 0)} | {s.get('no_tests', 0)} | "
+              f"{s['not_checked']} | {took:.0f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
