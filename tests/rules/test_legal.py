@@ -7,7 +7,7 @@ move is put to ``apply``: each card of the seat's hand with every suit (or none)
 suit, ChooseHandSize 0..15 and both cuts. Faces are those the seat knows (its view, as
 legal_moves is given it; a face the engine cannot see is checked by the audit, docs/RULES.md).
 The moves apply accepts (originale's wrong plays, taken back with a penalty, aside) must be
-exactly the moves legal_moves lists for that seat.
+the moves legal_moves lists for that seat, each listed once (see check_state).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from dernier_p2p.rules import (
     to_act,
 )
 from dernier_p2p.rules.events import TakenBack
-from dernier_p2p.rules.simulate import Dealer
+from dernier_p2p.rules.simulate import Dealer, Table
 
 SUITS_OR_NONE = (None, *Suit)
 
@@ -52,15 +52,6 @@ def outcome(state, move):
     if any(isinstance(e, TakenBack) for e in events):
         return None
     return tuple(after), after.shown, events
-
-
-def is_ignored_declaration(state, move, result) -> bool:
-    """A DERNIER said with a play that does not leave one card: apply ignores it (the result is
-    that of the same play without it), so legal_moves lists the play once, without it."""
-    if not isinstance(move, Play) or not move.declare:
-        return False
-    plain = Play(move.seat, move.slot, move.card, move.suit, move.target, False)
-    return outcome(state, plain) == result
 
 
 def candidates(state, seat: int, view: dict) -> list:
@@ -82,33 +73,53 @@ def candidates(state, seat: int, view: dict) -> list:
 
 
 def check_state(state, dealer: Dealer) -> int:
-    """Compare the lists of every seat with the brute force; return the moves compared."""
+    """Compare the lists of every seat with the brute force; return the moves compared.
+
+    Each listed move is accepted, with an outcome (state and events) no other listed move has;
+    each accepted candidate is listed, or has the outcome of a listed play of the same card
+    (apply ignores the field: a DERNIER said with a play that leaves more than one card, or a
+    target named for a swap that is the last card and ends the hand before any exchange)."""
     compared = 0
     for seat in range(state.players):
         view = dealer.view(state, seat)
         listed = legal_moves(state, seat, view)
-        assert len(set(listed)) == len(listed), f"a move listed twice: {listed}"
-        brute = set()
-        for move in candidates(state, seat, view):
+        outcomes: dict = {}
+        for move in listed:
             result = outcome(state, move)
-            if result is not None and not is_ignored_declaration(state, move, result):
-                brute.add(move)
-        missing, extra = brute - set(listed), set(listed) - brute
-        assert not missing and not extra, (
-            f"seat {seat}: accepted but not listed {sorted(map(repr, missing))}; "
-            f"listed but refused {sorted(map(repr, extra))}; state {state!r}"
-        )
+            assert result is not None, f"seat {seat}: {move!r} listed but refused; {state!r}"
+            same = [m for m, r in outcomes.items() if r == result]
+            assert not same, f"seat {seat}: {move!r} and {same} listed, one outcome; {state!r}"
+            outcomes[move] = result
+        for move in candidates(state, seat, view):
+            if move in outcomes:
+                continue
+            result = outcome(state, move)
+            if result is None:
+                continue
+            twins = [m for m, r in outcomes.items() if r == result and isinstance(move, Play)
+                     and isinstance(m, Play) and (m.slot, m.card) == (move.slot, move.card)]
+            assert twins, f"seat {seat}: {move!r} accepted but not listed; {state!r}"
         compared += len(listed)
     return compared
 
 
-def walk(variant: str, players: int, seed: int, samples: int, **options) -> dict:
-    """Play a seeded random match, checking ``samples`` states spread along it."""
+def walk(
+    variant: str,
+    players: int,
+    seed: int,
+    samples: int,
+    hoard: bool = False,
+    rate: float = 0.25,
+    **options,
+) -> dict:
+    """Play a seeded random match, checking ``samples`` states spread along it (and every
+    state with a chain pending, a declaration owed or an empty pile; others at ``rate``).
+    ``hoard``: the seats draw rather than play, to run the pile dry."""
     rules = get_variant(variant, match=MatchFormat("hands", 2), **options)
     dealer = Dealer(rules, seed)
     rng = random.Random(seed)
     state = new_match(rules, players)
-    seen = {"states": 0, "moves": 0, "phases": set()}
+    seen = {"states": 0, "moves": 0, "phases": set(), "dry": 0}
     for _ in range(4000):
         if state.match_over or seen["states"] >= samples:
             break
@@ -116,10 +127,12 @@ def walk(variant: str, players: int, seed: int, samples: int, **options) -> dict
         if request is not None:
             state, _ = apply(state, dealer.chance_move(state, request))
             continue
-        rare = state.phase is not Phase.PLAY or state.pending_draw or state.owes
-        if rare or rng.random() < 0.25:
+        dry = state.phase is Phase.PLAY and not state.pile
+        rare = state.phase is not Phase.PLAY or state.pending_draw or state.owes or dry
+        if rare or rng.random() < rate:
             seen["moves"] += check_state(state, dealer)
             seen["states"] += 1
+            seen["dry"] += dry
             seen["phases"].add(state.phase)
         actor = to_act(state)
         move = None
@@ -130,7 +143,13 @@ def walk(variant: str, players: int, seed: int, samples: int, **options) -> dict
         if move is None:
             legal = legal_moves(state, actor, dealer.view(state, actor))
             plays = [m for m in legal if isinstance(m, Play)]
-            move = rng.choice(plays) if plays and rng.random() < 0.9 else rng.choice(legal)
+            draws = [m for m in legal if isinstance(m, (Draw, Pass))]
+            if hoard and draws and rng.random() < 0.9:
+                move = draws[0]
+            elif plays and rng.random() < 0.9:
+                move = rng.choice(plays)
+            else:
+                move = rng.choice(legal)
         state, _ = apply(state, move)
     return seen
 
@@ -155,3 +174,41 @@ def test_legal_moves_are_exactly_the_moves_apply_accepts(variant: str, options: 
         total += seen["moves"]
         seen_phases |= seen["phases"]
     assert total > 0 and Phase.PLAY in seen_phases
+
+
+@pytest.mark.parametrize("variant", ["standard", "moderno"])
+def test_an_empty_pile_with_discards_to_reshuffle_still_offers_a_draw(variant: str) -> None:
+    seen = walk(variant, 2, 21, samples=10, hoard=True, rate=0.0)
+    assert seen["dry"] >= 5  # the brute force met states with the pile run dry
+
+
+def test_an_undeclared_last_card_its_catch_and_the_obligation_lapsing_on_a_draw() -> None:
+    """standard, two seats: seat 1 plays a skip down to one card without declaring; seat 0 may
+    catch it. Seat 1 moves again and draws: with two cards its obligation lapses."""
+    rules = get_variant("standard", hand_size=3)
+    t = Table(rules, ["1Y 2Y 3Y", "7G SKIPG 9B"], first="4G", then="8Y 6R 5R")
+    t.play(1, "7G")
+    t.draw(0)
+    t.pass_(0)
+    t.play(1, "SKIPG")
+    assert t.state.owes == (1,) and t.state.turn == 1
+    check_state(t.state, t.dealer)
+    assert Catch(0, 1) in t.legal(0)
+    t.draw(1)  # two cards: the obligation lapses
+    assert t.state.owes == () and t.state.hand_sizes[1] == 2
+    check_state(t.state, t.dealer)
+    assert Declare(1) not in t.legal(1) and Catch(0, 1) not in t.legal(0)
+
+
+def test_a_swap_card_played_as_the_last_card() -> None:
+    """moderno: a swap that is the last card in hand goes out before any exchange: listed once,
+    with no target (apply accepts a target and ignores it)."""
+    rules = get_variant("moderno", hand_size=2)
+    t = Table(rules, ["1Y 2Y", "5G SWAPG"], first="4G", then="8Y 6R 5R")
+    t.play(1, "5G", declare=True)
+    t.draw(0)
+    t.pass_(0)
+    assert t.state.turn == 1 and t.state.hand_sizes[1] == 1
+    check_state(t.state, t.dealer)
+    plays = [m for m in t.legal(1) if isinstance(m, Play)]
+    assert [(str(m.card), m.target) for m in plays] == [("SWAPG", None)]
