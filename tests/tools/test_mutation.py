@@ -31,3 +31,16 @@ def test_each_target_mutates_only_itself_against_its_own_test_folder(tmp_path):
     assert (tmp_path / "w" / "dernier_p2p" / "wire" / "hashing.py").read_bytes() == (
         ROOT / "dernier_p2p" / "wire" / "hashing.py").read_bytes()
     assert (tmp_path / "w" / "tests" / "wire").is_dir()
+
+
+def test_heavy_integration_files_are_left_out_except_for_their_own_module():
+    def args(target, full=False):
+        text = "[x]\n" + mutation.config_table(target, full).split("\n", 2)[2]
+        return tomllib.loads(text)["x"]["pytest_add_cli_args"]
+
+    assert "--ignore=tests/deck/test_table.py" in args("deck/group.py")
+    assert "--ignore=tests/deck/test_table.py" not in args("deck/table.py")
+    assert "--ignore=tests/deck/test_audit.py" in args("deck/table.py")
+    assert not [a for a in args("deck/group.py", full=True) if a.startswith("--ignore")]
+    assert not [a for a in args("wire/identity.py") if a.startswith("--ignore")]
+    assert all(Path(ROOT, f).is_file() for f in mutation.HEAVY)
