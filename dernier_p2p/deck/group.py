@@ -135,16 +135,3 @@ def hash_to_element(label: bytes, data: bytes) -> Element:
         raise ValueError("label longer than 255 bytes")
     r = hashlib.sha512(bytes([len(label)]) + label + data).digest()[:32]
     return _na.crypto_core_ed25519_from_uniform(r)
-
-
-def hash_to_scalar(data: bytes) -> int:
-    """A scalar from bytes: SHA-512(data) read little-endian, reduced mod ORDER."""
-    return int.from_bytes(hashlib.sha512(data).digest(), "little") % ORDER
-
-
-def random_scalar(rand: bytes) -> int:
-    """A scalar from at least 64 bytes of caller-supplied randomness (nonzero)."""
-    if len(rand) < 64:
-        raise ValueError("need at least 64 random bytes for a scalar")
-    k = int.from_bytes(rand[:64], "little") % ORDER
-    return k or 1

@@ -87,3 +87,18 @@ def test_mul_edge_scalars_by_name() -> None:
     assert g.mul(-1, p) == g.neg(p)
     assert g.mul(g.ORDER + 1, p) == p
     assert g.mul(2, g.IDENTITY) == g.IDENTITY
+
+
+def test_multi_mul_needs_one_scalar_per_point() -> None:
+    with pytest.raises(ValueError):
+        g.multi_mul([1, 2], [g.GENERATOR])
+    with pytest.raises(ValueError):
+        g.multi_mul([1], [g.GENERATOR, g.GENERATOR])
+    assert g.multi_mul([], []) == g.IDENTITY
+
+
+def test_hash_to_element_labels_up_to_255_bytes() -> None:
+    longest = g.hash_to_element(b"l" * 255, b"x")
+    assert g.decode(longest) == longest != g.hash_to_element(b"l" * 254, b"x")
+    with pytest.raises(ValueError):
+        g.hash_to_element(b"l" * 256, b"x")

@@ -98,3 +98,18 @@ def test_context_bounds_and_types() -> None:
     for args in bad:
         with pytest.raises(ValueError):
             make_context(*args)
+
+
+def test_a_failed_proof_names_the_seat_given_else_the_context_seat() -> None:
+    d = Drbg(b"u" * 32)
+    x = d.scalar()
+    X, H = g.base_mul(x), g.base_mul(d.scalar())
+    schnorr = prove_schnorr(x, X, ctx(seat=2), d)
+    dleq = prove_dleq(x, X, H, g.mul(x, H), ctx(seat=2), d)
+    for blame, want in ((None, 3), (7, 7)):
+        with pytest.raises(BadProof) as err:
+            verify_schnorr(X, schnorr, ctx(seat=3), seat=blame)
+        assert err.value.seat == want
+        with pytest.raises(BadProof) as err:
+            verify_dleq(X, H, g.mul(x, H), dleq, ctx(seat=3), seat=blame)
+        assert err.value.seat == want

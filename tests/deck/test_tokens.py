@@ -121,3 +121,12 @@ def test_verify_token_blames_the_owner_unless_told_otherwise() -> None:
             verify_token(GAME, HAND, share, ct, token, position, blame=0)
         assert err.value.seat == 0
     verify_token(GAME, HAND, share, ct, good, 5, blame=0)
+
+
+def test_a_decryption_that_is_no_card_names_the_seat_given() -> None:
+    d, xs, ct = setup()
+    values = [own_token_value(x, ct) for x in xs]
+    assert decrypt_card(DECK, ct, values, seat=4) == 17
+    with pytest.raises(NotACard) as err:
+        decrypt_card(DECK, ct, values[:2] + [g.GENERATOR], seat=4)
+    assert err.value.seat == 4
