@@ -197,17 +197,22 @@ async def _natpmp_remove(mapping: Mapping) -> None:
 
 
 # ------------------------------------------------------------------------------ both
-async def _add(port: int, timeout_s: float, lease_s: int, attempt: Attempt
-               ) -> tuple[Mapping, object] | None:
-    try:
-        return await trio.to_thread.run_sync(_upnp_add, port, timeout_s, lease_s,
-                                             abandon_on_cancel=True)
-    except MappingError as exc:
-        attempt.notes.append(f"UPnP: {exc}")
-    try:
-        return await _natpmp_add(port, timeout_s, lease_s), None
-    except MappingError as exc:
-        attempt.notes.append(f"NAT-PMP: {exc}")
+METHODS = ("UPnP", "NAT-PMP")
+
+
+async def _add(port: int, timeout_s: float, lease_s: int, attempt: Attempt,
+               methods: tuple[str, ...] = METHODS) -> tuple[Mapping, object] | None:
+    if "UPnP" in methods:
+        try:
+            return await trio.to_thread.run_sync(_upnp_add, port, timeout_s, lease_s,
+                                                 abandon_on_cancel=True)
+        except MappingError as exc:
+            attempt.notes.append(f"UPnP: {exc}")
+    if "NAT-PMP" in methods:
+        try:
+            return await _natpmp_add(port, timeout_s, lease_s), None
+        except MappingError as exc:
+            attempt.notes.append(f"NAT-PMP: {exc}")
     return None
 
 
@@ -220,12 +225,18 @@ async def _remove(mapping: Mapping, upnp: object) -> None:
 
 @asynccontextmanager
 async def mapped(
-    port: int, attempt: Attempt | None = None, *, timeout_s: float = 2.0, lease_s: int = LEASE_S
+    port: int,
+    attempt: Attempt | None = None,
+    *,
+    timeout_s: float = 2.0,
+    lease_s: int = LEASE_S,
+    methods: tuple[str, ...] = METHODS,
 ) -> AsyncIterator[Mapping | None]:
     """Map TCP ``port`` on the router for the duration of the block (renewed at half the
-    lease, removed at the end); yield the :class:`Mapping` or None (see ``attempt.notes``)."""
+    lease, by the method that worked; removed at the end); yield the :class:`Mapping` or None
+    (see ``attempt.notes``). ``methods``: which of UPnP and NAT-PMP to try, in that order."""
     attempt = attempt if attempt is not None else Attempt()
-    got = await _add(port, timeout_s, lease_s, attempt)
+    got = await _add(port, timeout_s, lease_s, attempt, methods)
     if got is None:
         yield None
         return
@@ -234,7 +245,7 @@ async def mapped(
              mapping.external_port, port, mapping.lease_s)
     try:
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(_renew, mapping, lease_s)
+            nursery.start_soon(_renew, mapping, lease_s, upnp)
             yield mapping
             nursery.cancel_scope.cancel()
     finally:
@@ -243,11 +254,30 @@ async def mapped(
             log.info("%s mapping of port %d removed", mapping.method, port)
 
 
-async def _renew(mapping: Mapping, lease_s: int) -> None:
+async def _renew(mapping: Mapping, lease_s: int, upnp: object) -> None:
+    """Ask again at half the lease, by the same method (a router that restarted forgets)."""
     while mapping.lease_s:
         await trio.sleep(max(1.0, mapping.lease_s / 2))
-        got = await _add(mapping.internal_port, 2.0, lease_s, Attempt())
-        if got is None:
-            log.warning("renewing the %s mapping failed", mapping.method)
+        try:
+            if mapping.method == "UPnP":
+                await trio.to_thread.run_sync(_upnp_renew, upnp, mapping, lease_s,
+                                              abandon_on_cancel=True)
+            else:
+                await _natpmp(mapping.gateway, pack_map(mapping.internal_port,
+                                                        mapping.external_port, lease_s),
+                              OP_MAP_TCP, 2.0)
+        except (MappingError, OSError) as exc:
+            log.warning("renewing the %s mapping failed: %s", mapping.method, exc)
         else:
             log.info("%s mapping renewed", mapping.method)
+
+
+def _upnp_renew(upnp: object, mapping: Mapping, lease_s: int) -> None:
+    try:
+        ok = upnp.addportmapping(  # type: ignore[attr-defined]
+            mapping.external_port, "TCP", upnp.lanaddr,  # type: ignore[attr-defined]
+            mapping.internal_port, DESCRIPTION, "", lease_s)
+    except Exception as exc:
+        raise MappingError(str(exc)) from None
+    if not ok:
+        raise MappingError("the router refused the renewal")

@@ -144,3 +144,36 @@ def test_three_homes_without_upnp_play_through_a_relay_that_sees_only_signed_fra
     assert seen["hello"] == 2 and seen["rec"] == 2 * len(records) and seen["env"] > 0
     log = outs[0].read_text()
     assert log.count("paired with its host") == 2 and "registered" in log
+
+
+@pytest.mark.parametrize("method, renewed, removed", [
+    ("UPnP", "updating existing port mapping 47631 TCP", "removing redirect rule port 47631"),
+    ("NAT-PMP", "port 47631 tcp already redirected", "NAT-PMP TCP port 47631 mapping removed"),
+])
+def test_each_mapping_method_opens_the_port_renews_it_and_removes_it(
+    netlab: Callable[[dict[str, bool]], Lab], tmp_path: Path, method: str, renewed: str,
+    removed: str,
+) -> None:
+    lab = netlab({"A": True})
+    router = lab.rtr["A"]
+    out = tmp_path / "map.out"
+    proc = lab.spawn(router.home_ns, out, sys.executable, "-m", "tests.netlab.map_port", method,
+                     "47631", env=_env(tmp_path))
+    _wait_for(out, r"(MAPPED Mapping)", proc)
+    assert f"method='{method}', external_ip='{router.wan_ip}', external_port=47631" in (
+        out.read_text())
+    reach = subprocess.run(
+        lab.cmd(lab.wan, sys.executable, "-c",
+                f"import socket; socket.create_connection(('{router.wan_ip}', 47631), 5)"),
+        capture_output=True, text=True, timeout=30)
+    assert reach.returncode == 0, reach.stderr  # the Internet reaches the home through it
+    assert proc.wait(timeout=30) == 0
+    text = out.read_text()
+    assert "ACCEPTED" in text and "mapping renewed" in text and "removed" in text, text
+    upnp_log = (lab.tmp / "miniupnpd-A.log").read_text()
+    assert renewed in upnp_log and removed in upnp_log
+    gone = subprocess.run(
+        lab.cmd(lab.wan, sys.executable, "-c",
+                f"import socket; socket.create_connection(('{router.wan_ip}', 47631), 3)"),
+        capture_output=True, text=True, timeout=30)
+    assert gone.returncode != 0  # the port is closed again

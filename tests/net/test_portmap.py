@@ -1,0 +1,65 @@
+"""NAT-PMP messages (RFC 6886) built and read without a network: requests, replies, refusals
+and hostile replies. The exchange with a real router runs in tests/netlab."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dernier_p2p.net.portmap import (
+    OP_ADDRESS,
+    OP_MAP_TCP,
+    MappingError,
+    _check_public,
+    pack_address,
+    pack_map,
+    parse_reply,
+)
+
+
+def test_requests_have_the_rfc_layout() -> None:
+    assert pack_address() == b"\x00\x00"
+    assert pack_map(47630, 47630, 3600) == bytes.fromhex("00020000ba0eba0e00000e10")
+    assert pack_map(47630, 0, 0) == bytes.fromhex("00020000ba0e000000000000")  # a removal
+
+
+def test_replies_are_read() -> None:
+    address = struct.pack("!BBHI4s", 0, 128, 0, 77, bytes([203, 0, 113, 10]))
+    assert parse_reply(address, OP_ADDRESS) == (0xCB00710A,)
+    mapping = struct.pack("!BBHIHHI", 0, 130, 0, 77, 47630, 50000, 7200)
+    assert parse_reply(mapping, OP_MAP_TCP) == (47630, 50000, 7200)
+
+
+@pytest.mark.parametrize(
+    "data, op, says",
+    [
+        (struct.pack("!BBHIHHI", 0, 130, 2, 1, 1, 1, 1), OP_MAP_TCP, "not authorised"),
+        (struct.pack("!BBHIHHI", 0, 130, 9, 1, 1, 1, 1), OP_MAP_TCP, "result 9"),
+        (struct.pack("!BBHIHHI", 0, 129, 0, 1, 1, 1, 1), OP_MAP_TCP, "not a NAT-PMP reply"),
+        (struct.pack("!BBHIHHI", 1, 130, 0, 1, 1, 1, 1), OP_MAP_TCP, "not a NAT-PMP reply"),
+        (b"\x00\x82\x00", OP_MAP_TCP, "not a NAT-PMP reply"),
+        (struct.pack("!BBHIHH", 0, 130, 0, 1, 1, 1), OP_MAP_TCP, "16 bytes"),
+        (struct.pack("!BBHIH", 0, 128, 0, 1, 1), OP_ADDRESS, "12 bytes"),
+    ],
+)
+def test_refusals_and_malformed_replies_are_mapping_errors(data: bytes, op: int, says: str) -> None:
+    with pytest.raises(MappingError, match=says):
+        parse_reply(data, op)
+
+
+@given(st.binary(max_size=40), st.sampled_from([OP_ADDRESS, OP_MAP_TCP]))
+def test_hostile_replies_never_raise_anything_else(data: bytes, op: int) -> None:
+    try:
+        parse_reply(data, op)
+    except MappingError:
+        pass
+
+
+@pytest.mark.parametrize("address", ["192.168.1.1", "10.0.0.1", "100.64.3.2", "0.0.0.0", None,
+                                     "", "garbage"])
+def test_a_private_or_missing_outside_address_is_not_a_usable_mapping(address: str | None) -> None:
+    with pytest.raises(MappingError):
+        _check_public(address)
