@@ -9,8 +9,12 @@ paired by it, every frame forwarded by it). Printed for both, side by side:
 - **move latency**: per seat move, from its author sending it until every seat has applied it;
   median and 99th percentile over the match.
 
-Run: ``python benchmarks/bench_relay.py [--hands N] [--rounds R]`` (default 2 hands, 1 round;
-each round plays direct then relayed).
+- **frame round trip**: a 200-byte frame sent and echoed back, direct and through the relay
+  (the relay in its own process), median and 99th percentile over ``--pings`` round trips: the
+  cost of the extra hop by itself, with no game work around it.
+
+Run: ``python benchmarks/bench_relay.py [--hands N] [--rounds R] [--pings P]`` (default 2 hands,
+1 round, 500 pings; each round plays direct then relayed).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import os
 import statistics
 import sys
 import tempfile
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -144,10 +149,50 @@ def play(ctx: Any, hands: int, relay: int | None) -> tuple[float, list[float]]:
     return data[0]["first_play"] - data[0]["full_at"], latencies
 
 
+async def _pings(relay: int, count: int) -> dict[str, list[float]]:
+    """Round trips of a 200-byte frame to an echo handler, direct and through the relay."""
+    import time
+
+    import trio
+
+    from dernier_p2p.net.framing import FramedStream, open_framed, serve_framed
+    from dernier_p2p.net.handshake import MAX_FRAME
+    from dernier_p2p.net.relay import host_through_relay, join_through_relay
+
+    async def echo(stream: FramedStream) -> None:
+        while True:
+            await stream.send(await stream.receive())
+
+    out: dict[str, list[float]] = {}
+    async with trio.open_nursery() as nursery:
+        listeners = await nursery.start(
+            partial(serve_framed, echo, 0, host="127.0.0.1", max_frame=MAX_FRAME)
+        )
+        port = listeners[0].socket.getsockname()[1]
+        await nursery.start(host_through_relay, ("127.0.0.1", relay), b"pingpong", echo)
+        frame = b"x" * 200
+        for name in ("direct", "relay"):
+            if name == "direct":
+                stream = await open_framed("127.0.0.1", port, MAX_FRAME)
+            else:
+                stream = await join_through_relay(("127.0.0.1", relay), b"pingpong")
+            times = []
+            for _ in range(count):
+                t0 = time.perf_counter()
+                await stream.send(frame)
+                await stream.receive()
+                times.append((time.perf_counter() - t0) * 1000)
+            out[name] = times
+            await stream.aclose()
+        nursery.cancel_scope.cancel()
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hands", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--pings", type=int, default=500)
     args = parser.parse_args()
     ctx = mp.get_context("spawn")
     port_q = ctx.Queue()
@@ -157,6 +202,12 @@ def main() -> None:
     print(f"dernier, {SEATS} seats (host + 3 peers), one process each, loopback TCP; the relay "
           f"is a fifth process; {args.hands} hands per match")
     try:
+        import trio
+
+        rtt = trio.run(_pings, relay_port, args.pings)
+        for name, times in rtt.items():
+            print(f"frame round trip {name:6}: median {statistics.median(times):.3f} ms, "
+                  f"p99 {percentile(times, 0.99):.3f} ms over {len(times)}")
         for r in range(args.rounds):
             for name, via in (("direct", None), ("relay ", relay_port)):
                 first, lat = play(ctx, args.hands, via)
