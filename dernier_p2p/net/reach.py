@@ -41,6 +41,8 @@ class Dialer:
                     stream = await _open(route)
             except trio.TooSlowError:
                 failures.append(f"{route}: no answer in {self.per_route_s:g} s")
+            except hs.NetError as exc:  # a relay that refused: no such table (any more)
+                failures.append(f"{route}: {exc.code}: {exc.detail}")
             except (OSError, PeerClosed, trio.BrokenResourceError) as exc:
                 reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
                 failures.append(f"{route}: {reason}")

@@ -10,6 +10,7 @@ own handshake and records then run end to end through it. Relay frames::
     relay  -> host   {"k": "relay-ready"}                      (or an error frame)
     joiner -> relay  {"k": "relay-join", "version": 2, "token": 8 bytes}
     relay  -> host   {"k": "relay-call", "id": int}            (on the registration)
+    relay  -> joiner {"k": "relay-paired"}                     (or an error frame)
     host   -> relay  {"k": "relay-answer", "version": 2, "token": 8 bytes, "id": int}
                      (a new connection; after it, both connections are paired)
     relay  -> host   {"k": "relay-ping"}  every PING_S on the registration (liveness)
@@ -161,6 +162,11 @@ class Relay:
             await _refuse(stream, NO_TABLE, "the table's host did not answer")
             return
         other, done = answer
+        try:
+            await hs.send_message(stream, {"k": "relay-paired"})
+        except DROPPED:
+            done.set()
+            return
         self.stats.pairs += 1
         log.info("relay: table %s: joiner %d paired with its host", token.hex(), call)
         try:
@@ -325,12 +331,15 @@ async def _answer_call(address: tuple[str, int], token: bytes, call: int, handle
 
 # ------------------------------------------------------------------------------ the joiner's side
 async def join_through_relay(address: tuple[str, int], token: bytes) -> FramedStream:
-    """Open a connection to the table ``token`` through the relay ``address``: the host's
-    challenge is its first frame. An ``error`` frame from the relay (no such table) arrives in
-    its place and is raised by the handshake as a :class:`~.handshake.RemoteError`."""
+    """Open a connection to the table ``token`` through the relay ``address``, paired with its
+    host: the host's challenge is the next frame. :class:`~.handshake.RemoteError` if the relay
+    refuses (NO_TABLE: no such table, or its host did not answer)."""
     stream = await open_framed(*address, hs.MAX_FRAME)
     try:
         await hs.send_message(stream, _opening("relay-join", token))
+        reply = await hs.receive_message(stream)
+        if reply.get("k") != "relay-paired":
+            raise hs.NetError(hs.UNEXPECTED, f"the relay answered {reply.get('k')!r}")
     except BaseException:
         await trio.aclose_forcefully(stream)
         raise

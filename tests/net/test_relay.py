@@ -151,9 +151,8 @@ async def test_the_relay_refuses_unknown_tables_taken_tokens_and_junk() -> None:
     with trio.fail_after(20):
         async with trio.open_nursery() as nursery:
             port = (await nursery.start(serve_relay, relay, 0, LOOP))[0].socket.getsockname()[1]
-            stream = await join_through_relay((LOOP, port), b"n" * 8)
             with pytest.raises(hs.RemoteError) as err:
-                await hs.receive_message(stream)
+                await join_through_relay((LOOP, port), b"n" * 8)
             assert err.value.code == NO_TABLE
             await nursery.start(host_through_relay, (LOOP, port), b"k" * 8, _never)
             with pytest.raises(RelayLost, match=TOKEN_TAKEN):
@@ -201,3 +200,24 @@ async def test_the_host_hears_when_its_relay_goes_away() -> None:
             scope.cancel()  # the relay stops: its connections close
     assert len(lost) == 1 and "went away" in str(lost[0])
 
+
+
+async def test_a_relay_without_the_table_sends_the_joiner_on_to_the_next_route() -> None:
+    relay = Relay()
+    config = HostConfig(players=2, options=ONE_HAND, timers=FAST, game=GAME, seed=seed(0),
+                        linger_s=0.1)
+    host = Host(KEYS[0], config, None)
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            port = (await nursery.start(serve_relay, relay, 0, LOOP))[0].socket.getsockname()[1]
+            await nursery.start(host.run)
+            invite = Invite(fingerprint(KEYS[0].public_bytes()),
+                            (Route("relay", LOOP, port, b"gone" * 2),
+                             Route("direct", LOOP, host.port)))
+            dialer = Dialer(invite)
+            stream = await dialer()
+            assert dialer.used == invite.routes[1]
+            nonce, table = hs.check_challenge(await hs.receive_message(stream))
+            assert table["key"] == KEYS[0].public_bytes()
+            await stream.aclose()
+            nursery.cancel_scope.cancel()
