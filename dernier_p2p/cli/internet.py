@@ -11,13 +11,14 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any
 
 import trio
 
 from dernier_p2p.net.invite import Invite, Route, fingerprint, show_fingerprint
 from dernier_p2p.net.portmap import Attempt, Mapping, mapped
-from dernier_p2p.net.relay import RelayLost, host_through_relay, new_token
+from dernier_p2p.net.relay import keep_registered, new_token
 
 RETRY_S = 5.0
 
@@ -88,32 +89,17 @@ async def _register(
     echo: Callable[..., None],
 ) -> bool:
     """Register with the relay and keep it registered (again after a loss, every RETRY_S);
-    whether the first registration worked."""
+    whether the first registration worked. Tells the user of each loss and comeback."""
     where = f"{relay[0]}:{relay[1]}"
-    first = trio.Event()
-    state = {"ok": False, "quiet": False}  # registered now; a failure already told
+    seen = [0]
 
-    class Ready:  # host_through_relay's task status: the registration is open
-        def started(self, value: object = None) -> None:
-            if first.is_set():
-                echo(f"Registered with the relay {where} again.")
-            state.update(ok=True, quiet=False)
-            first.set()
+    def notify(kind: str, text: str) -> None:
+        if kind == "lost":
+            echo(f"Relay: {text}; trying again every {RETRY_S:g} s.")
+        else:
+            seen[0] += 1
+            echo(f"Registered the table with the relay {where}"
+                 + (" again." if seen[0] > 1 else "."))
 
-    async def keep() -> None:
-        while True:
-            try:
-                await host_through_relay(relay, token, host.handle,
-                                         task_status=Ready())  # type: ignore[arg-type]
-            except RelayLost as exc:
-                if not state["quiet"]:
-                    echo(f"Relay: {exc}; trying again every {RETRY_S:g} s.")
-                state.update(ok=False, quiet=True)
-                first.set()
-            await trio.sleep(RETRY_S)
-
-    nursery.start_soon(keep)
-    await first.wait()
-    if state["ok"]:
-        echo(f"Registered the table with the relay {where}.")
-    return state["ok"]
+    return bool(await nursery.start(partial(keep_registered, relay, token, host.handle,
+                                            retry_s=RETRY_S, notify=notify)))

@@ -311,6 +311,47 @@ async def host_through_relay(
     raise lost
 
 
+async def keep_registered(
+    address: tuple[str, int],
+    token: bytes,
+    handler: Handler,
+    *,
+    retry_s: float = 5.0,
+    notify: Callable[[str, str], None] | None = None,
+    task_status: trio.TaskStatus[bool] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Keep the table ``token`` registered at the relay until cancelled: after a failure or a
+    loss, register again every ``retry_s`` (a restarted relay gets the table back, and the
+    peers' resumes through it succeed). ``notify(kind, text)`` hears "ready" for every
+    registration and "lost" for the first failure after one (or before any). ``nursery.start``
+    reports whether the first attempt registered."""
+    started = False
+    quiet = False  # a failure already told, no registration since
+
+    class Ready:
+        def started(self, value: object = None) -> None:
+            nonlocal started, quiet
+            quiet = False
+            if notify is not None:
+                notify("ready", f"registered with the relay {_show(address)}")
+            if not started:
+                started = True
+                task_status.started(True)
+
+    while True:
+        try:
+            await host_through_relay(address, token, handler,
+                                     task_status=Ready())  # type: ignore[arg-type]
+        except RelayLost as exc:
+            if not quiet and notify is not None:
+                notify("lost", str(exc))
+            quiet = True
+            if not started:
+                started = True
+                task_status.started(False)
+        await trio.sleep(retry_s)
+
+
 async def _answer_call(address: tuple[str, int], token: bytes, call: int, handler: Handler) -> None:
     try:
         with trio.fail_after(OPEN_S):

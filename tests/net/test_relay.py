@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +24,12 @@ from dernier_p2p.net.relay import (
     RelayLost,
     host_through_relay,
     join_through_relay,
+    keep_registered,
     new_token,
     read_record,
     serve_relay,
 )
+from dernier_p2p.net.timers import Timers
 from dernier_p2p.wire.canonical import decode
 
 from .helpers import FAST, GAME, KEYS, ONE_HAND, same_result, seed, transcripts, verify
@@ -221,3 +224,62 @@ async def test_a_relay_without_the_table_sends_the_joiner_on_to_the_next_route()
             assert table["key"] == KEYS[0].public_bytes()
             await stream.aclose()
             nursery.cancel_scope.cancel()
+
+
+async def test_a_relay_that_restarts_mid_match_gets_the_table_back_and_the_peers_resume(
+    tmp_path: Path,
+) -> None:
+    timers = Timers(turn_ms=5_000, declare_ms=30, grace_ms=8_000)
+    config = HostConfig(players=3, options=ONE_HAND, timers=timers, game=GAME, seed=seed(0),
+                        transcript=tmp_path / "t0.bin", linger_s=0.5)
+    host = Host(KEYS[0], config, bot_agent(HeuristicBot(0)))
+    token, results, peers, events = new_token(), {}, {}, []
+    relay_port = await _free_port()
+    with trio.fail_after(90):
+        async with trio.open_nursery() as nursery:
+            relay_scope = trio.CancelScope()
+
+            async def run_relay(task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+                with relay_scope:
+                    await serve_relay(Relay(), relay_port, LOOP, task_status=task_status)
+
+            await nursery.start(run_relay)
+
+            async def run_host(task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+                results[0] = await host.run(task_status=task_status)
+                nursery.cancel_scope.cancel()
+
+            await nursery.start(run_host)
+            assert await nursery.start(partial(
+                keep_registered, (LOOP, relay_port), token, host.handle, retry_s=0.2,
+                notify=lambda kind, text: events.append(kind)))
+            invite = Invite(fingerprint(KEYS[0].public_bytes()),
+                            (Route("relay", LOOP, relay_port, token),))
+
+            async def run_peer(seat: int) -> None:
+                dialer = Dialer(invite)
+                peers[seat] = Peer(KEYS[seat], ("", 0), bot_agent(HeuristicBot(seat)),
+                                   PeerConfig(name=f"p{seat}", seed=seed(seat),
+                                              transcript=tmp_path / f"t{seat}.bin",
+                                              linger_s=0.5, dial=dialer,
+                                              check_host=dialer.check_host))
+                results[seat] = await peers[seat].run()
+
+            for seat in (1, 2):
+                nursery.start_soon(run_peer, seat)
+                with trio.fail_after(10):
+                    while len(host.players) <= seat:
+                        await trio.sleep(0.005)
+            with trio.fail_after(30):
+                while len(host.records) < 40:
+                    await trio.sleep(0.005)
+            relay_scope.cancel()  # the relay dies: every relayed connection with it
+            await trio.sleep(0.3)
+            relay_scope = trio.CancelScope()
+            await nursery.start(run_relay)  # it comes back on the same port
+    texts = transcripts(tmp_path, range(3))
+    assert texts[0] == texts[1] == texts[2]
+    verdict = verify(texts[0])
+    assert all(same_result(results[s], verdict) for s in range(3))
+    assert all(peers[s].resumes >= 1 for s in (1, 2))
+    assert events[:3] == ["ready", "lost", "ready"]
