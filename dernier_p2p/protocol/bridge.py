@@ -90,9 +90,11 @@ def rules_from_table(variant: str, options: dict) -> Rules:
     """The rule set of a ``table`` body: ``variant`` with its option overrides.
 
     ``match`` travels as ``[kind, value]``; lists become tuples; anything the rules refuse is a
-    ``ValueError``."""
+    ``ValueError``, as are ``name`` and ``deck`` (the deck is the variant's, PROTOCOL.md 17.1)."""
     over: dict[str, Any] = {}
     for key, val in options.items():
+        if key in ("name", "deck"):
+            raise ValueError(f"{key} is not a table option: the variant decides it")
         if key == "match":
             if not isinstance(val, (list, tuple)) or len(val) != 2:
                 raise ValueError("the match option is [kind, value]")

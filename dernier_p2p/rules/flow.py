@@ -277,19 +277,22 @@ def apply_effects(
 
 
 def declarations_after_play(
-    s: list, seat: int, declare: bool, changed: tuple[int, ...], ev: Events
+    s: list, seat: int, declare: bool, changed: tuple[int, ...], ev: Events, left: int = -1
 ) -> None:
-    """After a play: the mover's DERNIER, and seats a swap/rotate left at one card."""
+    """After a play: the mover's DERNIER, and seats a swap/rotate left at one card. ``left`` is
+    the number of cards the mover kept before any exchange: with ``declare_before_exchange`` a
+    swap/rotate played as the second-last card is judged on that one card, as any play is."""
     rules: Rules = s[0]
     hands = s[HANDS]
     owes = [x for x in s[OWES] if x != seat]
-    if len(hands[seat]) == 1:
+    early = left == 1 and bool(changed) and rules.declare_before_exchange
+    if early or len(hands[seat]) == 1:
         if declare:
             ev.append(Declared(seat))
-        elif rules.declaration == "with_play" and seat not in changed:
+        elif rules.declaration == "with_play" and (early or seat not in changed):
             ev.append(Penalty(seat, rules.declaration_penalty, "declaration"))
             queue_draw(s, seat, rules.declaration_penalty, "penalty-declaration")
-        else:
+        elif len(hands[seat]) == 1:
             owes.append(seat)
     for x in changed:
         if x != seat and len(hands[x]) == 1 and x not in owes:

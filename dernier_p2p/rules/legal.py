@@ -26,6 +26,7 @@ from dernier_p2p.rules.state import (
 from dernier_p2p.rules.variants import (
     NAMES,
     NAMES_OPT,
+    ROTATE,
     SWAP,
     WILD,
 )
@@ -186,7 +187,8 @@ def _add_plays(
         targets = (None,)
     for target in targets:
         after = size - 1 if target is None else len(st.hands[target])
-        declares = _BOTH if after == 1 else _NO_DECLARE
+        early = size == 2 and f & (SWAP | ROTATE) and st.rules.declare_before_exchange
+        declares = _BOTH if after == 1 or early else _NO_DECLARE
         for suit in suits:
             for declare in declares:
                 out.append(_mk_play(seat, slot, card, suit, target, declare))

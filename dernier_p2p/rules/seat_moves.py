@@ -235,7 +235,7 @@ def on_play(st: State, s: list, mv: Play, ev: Events) -> None:
         s[TURN] = (seat + s[DIRECTION]) % st.players
         changed = ()
     if changed or len(new_hand) == 1 or s[OWES]:
-        declarations_after_play(s, seat, declare, changed, ev)
+        declarations_after_play(s, seat, declare, changed, ev, len(new_hand))
     if s[OWED]:
         settle(s, ev)
 
@@ -418,7 +418,8 @@ def on_name_suit(st: State, s: list, mv: NameSuit, ev: Events) -> None:
         ev.append(SuitNamed(seat, mv.suit))
         s[TURN] = seat
     else:
-        apply_effects(s, st.dealer, st.top, mv.suit, None, ev)
+        apply_effects(s, st.dealer, st.top, mv.suit, None, ev,
+                      hand_moves=st.rules.first_rotate_acts)
     settle(s, ev)
 
 

@@ -79,6 +79,11 @@ class Rules:
     reverse_skips_with_two: bool = False  # (reading) with 2 players a reverse changes nothing else
     first_card: str = "dealer"  # "dealer": as if played by the dealer; "standard": seed 004
     first_swap_acts: bool = False  # (reading, moderno) a first SWAP does nothing
+    first_rotate_acts: bool = True  # (reading, moderno) a first ROTATE rotates the hands
+    # (seed 003) a swap/rotate played as the second-last card needs the declaration with the
+    # play, judged on the one card left before the exchange; False: judged on the hand the
+    # exchange leaves (a player who receives several cards owes nothing)
+    declare_before_exchange: bool = True
     declaration: str = "window"  # "window" | "with_play" | "catch"
     declaration_penalty: int = 2
     skipped_one_card_declares: bool = False  # dernier: a one-card player skipped by a Q
@@ -188,6 +193,8 @@ _BOOLS = (
     "taking_ends_turn",
     "reverse_skips_with_two",
     "first_swap_acts",
+    "first_rotate_acts",
+    "declare_before_exchange",
     "skipped_one_card_declares",
     "last_card_draws",
     "jump_in",

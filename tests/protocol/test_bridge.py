@@ -14,7 +14,7 @@ from dernier_p2p.rules import (
     TakenBack,
     parse_card,
 )
-from dernier_p2p.rules.cards import deck_cards
+from dernier_p2p.rules.cards import Rank, deck_cards
 
 
 def deal(p, to):
@@ -74,6 +74,13 @@ def test_rules_from_table_options():
         rules_from_table("nope", {})
     with pytest.raises(ValueError):
         rules_from_table("dernier", {"match": "hands"})
+    for key, val in (("deck", "moderno-112"), ("name", "moderno")):  # the variant decides them
+        with pytest.raises(ValueError):
+            rules_from_table("dernier", {key: val})
+    # rank options travel as their strings (PROTOCOL.md 17.2)
+    r = rules_from_table("moderno", {"skip_ranks": ["SKIP", "REVERSE"], "reverse_ranks": [],
+                                     "chain_draws": [["DRAW2", 2]], "forced_draws": [["WILD4", 4]]})
+    assert r.skip_ranks == (Rank.SKIP, Rank.REVERSE) and r.forced_draws == ((Rank.WILD4, 4),)
 
 
 def test_card_faces_share_deck_indices():

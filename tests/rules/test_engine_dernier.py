@@ -444,3 +444,25 @@ def test_a_seats_own_moves_leave_its_declaration_window_open():
     ev = t.draw(0)
     assert not any(isinstance(e, Penalty) for e in ev)
 
+
+
+def test_two_declaration_penalties_in_one_move_follow_the_order_the_windows_opened():
+    """Seat 1's Q skips seat 2 (one card: it must declare again) and leaves seat 1 at one card
+    undeclared. Seat 0's draw closes both windows: the skipped seat draws first, then the Q's
+    player, each two cards from the front of the pile, then seat 0 its own card."""
+    rules = get_variant("dernier", hand_size=3)
+    t = Table(rules, ["8Y 10Y 2B", "4Y QY 5G", "6Y 9Y 9B"], first="3Y", dealer=1,
+              then="JB JR JG JY KB")
+    t.play(2, "6Y")
+    t.play(0, "8Y")
+    t.play(1, "4Y")
+    t.play(2, "9Y", declare=True)
+    t.play(0, "10Y", declare=True)
+    ev = t.play(1, "QY")
+    assert Skipped(2) in ev and t.state.owes == (2, 1) and t.state.turn == 0
+    pile = t.state.pile
+    ev = t.draw(0)
+    assert [e.seat for e in ev if isinstance(e, Penalty)] == [2, 1]
+    assert [(e.seat, e.slots) for e in ev if isinstance(e, Drew)] == [
+        (2, pile[0:2]), (1, pile[2:4]), (0, pile[4:5]),
+    ]

@@ -16,6 +16,7 @@ from dernier_p2p.rules import (
     Reshuffled,
     Skipped,
     Suit,
+    Timeout,
     get_variant,
 )
 from dernier_p2p.rules.simulate import Table
@@ -227,7 +228,7 @@ def rotated_to_one_card():
     """Seat 1 plays a rotate from two cards: seat 2 receives its last card, owes SOLO and
     is next to play; seat 0 now holds seat 2's old hand (with a rotate)."""
     t = Table(M2, ["3Y 4Y", "ROTATE 1G", "ROTATE 9B"], first="5G", then="7R 8R 9R")
-    t.play(1, "ROTATE", suit=Suit.GREEN)
+    t.play(1, "ROTATE", suit=Suit.GREEN, declare=True)  # SOLO! on its second-last card
     assert t.hand(2) == ["1G"] and t.state.owes == (2,) and t.state.turn == 2
     return t
 
@@ -246,6 +247,79 @@ def test_a_receiver_whose_turn_is_next_is_not_penalised_by_its_own_move():
 
 def test_another_seats_move_closes_a_receivers_window():
     t = rotated_to_one_card()
-    ev = t.play(0, "ROTATE", suit=Suit.RED)  # a jump-in by seat 0
+    ev = t.play(0, "ROTATE", suit=Suit.RED, declare=True)  # a jump-in by seat 0
     assert isinstance(ev[0], Penalty) and ev[0].seat == 2 and JumpedIn(0) in ev
     assert [e.seat for e in ev if isinstance(e, Drew)] == [2]
+
+
+# --- the declaration of a swap or rotate played as the second-last card (seed 003) ---------
+
+
+def _swap_from_two(rules, declare):
+    """Seat 1 plays its swap as its second-last card and takes seat 0's hand of three."""
+    t = Table(rules, ["1Y 2Y 3Y", "5G SWAPG 9B", "1R 2R 3R"], first="5R", then="8Y 8R 6Y 6R")
+    t.play(1, "5G")
+    t.draw(2)
+    t.pass_(2)
+    t.draw(0)
+    t.pass_(0)
+    return t, t.play(1, "SWAPG", target=0, declare=declare)
+
+
+def test_a_swap_as_second_last_card_without_solo_costs_two_at_once():
+    """Seed 003: SOLO! is said before discarding the second-last card; forgotten, draw two.
+    The exchange that brings several cards back does not excuse it."""
+    m = get_variant("moderno", hand_size=3)
+    t, ev = _swap_from_two(m, False)
+    assert Penalty(1, 2, "declaration") in ev
+    assert [(e.seat, e.reason) for e in ev if isinstance(e, Drew)] == [(1, "penalty-declaration")]
+    assert t.state.hand_sizes == (1, 4 + 2, 4)
+    # the legal moves offered both declarations for that play
+    t2 = Table(m, ["1Y 2Y 3Y", "5G SWAPG 9B", "1R 2R 3R"], first="5R", then="8Y 8R 6Y 6R")
+    t2.play(1, "5G")
+    t2.draw(2)
+    t2.pass_(2)
+    t2.draw(0)
+    t2.pass_(0)
+    swaps = [mv for mv in t2.legal(1) if isinstance(mv, Play) and mv.target == 0]
+    assert {mv.declare for mv in swaps} == {False, True}
+    _, ev = _swap_from_two(m, True)
+    assert not any(isinstance(e, Penalty) for e in ev)
+
+
+def test_declare_before_exchange_off_keeps_the_hand_after_the_exchange_reading():
+    m = get_variant("moderno", hand_size=3, declare_before_exchange=False)
+    t, ev = _swap_from_two(m, False)
+    assert not any(isinstance(e, Penalty) for e in ev)
+    assert t.state.hand_sizes == (1, 4, 4) and t.state.owes == (0,)
+
+
+def test_a_rotate_as_second_last_card_without_solo_costs_two():
+    t = Table(M2, ["3Y 4Y", "ROTATE 1G", "ROTATE 9B"], first="5G", then="7R 8R 9R")
+    ev = t.play(1, "ROTATE", suit=Suit.GREEN)
+    assert Penalty(1, 2, "declaration") in ev
+    # the receiver of the last card still owes its own SOLO! within its window
+    assert t.state.owes == (2,) and t.hand(2) == ["1G"]
+
+
+def test_first_rotate_acts_off_only_names_the_colour():
+    m = get_variant("moderno", first_rotate_acts=False)
+    t = Table(m, [H0, H1, H2], first="ROTATE")
+    hands = t.state.hands
+    ev = t.move(NameSuit(0, Suit.BLUE))
+    assert not any(isinstance(e, HandsRotated) for e in ev)
+    assert t.state.hands == hands
+    assert snap(t) == (1, "ROTATE", Suit.BLUE, 0, (8, 8, 8))
+
+
+def test_a_timeout_after_drawing_passes_without_another_draw():
+    """moderno and standard: a time-out takes the chain or draws one, unless the seat has
+    already drawn this turn: then the turn just passes."""
+    for rules in (M, get_variant("standard", hand_size=8)):
+        t = Table(rules, [H0, "5G 7G SKIPG DRAW2R WILD WILD4 9B 8G",
+                          "1R 2R 3R 4R SKIPB REVERSEB 8B WILD"], first="5R", then="7B")
+        t.draw(1)
+        assert t.state.drawn >= 0
+        ev = t.move(Timeout(1))
+        assert not any(isinstance(e, Drew) for e in ev)
+        assert t.state.turn == 2 and t.state.hand_sizes[1] == 9

@@ -337,3 +337,39 @@ def test_matta_answered_by_a_matta_adds_five():
     assert snap(t) == (0, "JOKER", Suit.YELLOW, 0, (15, 4, 4))
     t.play(0, "2Y")  # plays on with the named suit
     assert snap(t) == (1, "2Y", None, 0, (14, 4, 4))
+
+
+def test_deal_order_and_the_cutter_skipped_in_the_last_round():
+    """The cut comes before the hand size; Dealt events run from the dealer's next seat; the
+    deal goes round by round, and the cutter who kept a card is left out of the last round."""
+    t = Table(ORIG, ["", "", "", ""], first="3B", bottom="QG")
+    assert t.state.phase is Phase.CUT
+    illegal(t, ChooseHandSize(0, 5), "wrong-phase")
+    t.move(Cut(3, True, parse_card("QG")))
+    pile = t.state.pile
+    ev = t.move(ChooseHandSize(0, 5))
+    dealt = [(e.seat, e.slots) for e in ev if type(e).__name__ == "Dealt"]
+    assert [seat for seat, _ in dealt] == [1, 2, 3, 0]
+    # rounds 0..3 give seats 1, 2, 3, 0 one card each; round 4 skips the cutter (seat 3)
+    want = {1: [], 2: [], 3: [], 0: []}
+    k = 0
+    for rnd in range(5):
+        for seat in (1, 2, 3, 0):
+            if seat == 3 and rnd == 4:
+                continue
+            want[seat].append(pile[k])
+            k += 1
+    assert {seat: list(slots) for seat, slots in dealt} == want
+
+
+def test_a_forgotten_declaration_is_drawn_after_the_plays_own_draws():
+    """with_play: a 7 played as the second-last card without DERNIER: the previous player's
+    draw (the 7's effect) comes first, then the player's two penalty cards."""
+    rules = get_variant("originale", cut=False, hand_size_range=None, hand_size=2)
+    t = Table(rules, ["4Y 5Y", "7Y 5B", "9R 9G"], first="3Y", then="AY 2G 3G")
+    pile = t.state.pile
+    ev = t.play(1, "7Y")
+    assert [(e.seat, e.reason, e.slots) for e in ev if isinstance(e, Drew)] == [
+        (0, "penalty-7", pile[:1]),
+        (1, "penalty-declaration", pile[1:3]),
+    ]

@@ -88,7 +88,7 @@ def test_swap_leaves_the_target_with_one_card_who_must_declare():
     t.pass_(2)
     t.draw(0)
     t.pass_(0)
-    ev = t.play(1, "SWAPG", target=0)
+    ev = t.play(1, "SWAPG", target=0, declare=True)  # SOLO! on its second-last card
     assert t.state.hand_sizes == (1, 4, 4)
     assert t.state.owes == (0,)
     assert Declare(0) in t.legal(0)
@@ -105,7 +105,7 @@ def test_swap_then_declare_in_time():
     t.pass_(2)
     t.draw(0)
     t.pass_(0)
-    t.play(1, "SWAPG", target=0)
+    t.play(1, "SWAPG", target=0, declare=True)
     t.move(Declare(0))
     ev = t.draw(2)
     assert not any(isinstance(e, Penalty) for e in ev)

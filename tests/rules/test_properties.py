@@ -411,7 +411,7 @@ def test_a_penalty_reshuffle_during_a_play_keeps_every_card() -> None:
     rest = tuple(x for x in s.hands[0] if x not in keep)
     table.state = s._replace(hands=(keep, s.hands[1] + rest + s.pile[1:]), pile=s.pile[:1])
     assert _slot_count(table.state) == 112
-    table.play(0, "ROTATE", suit=Suit.GREEN)
+    table.play(0, "ROTATE", suit=Suit.GREEN, declare=True)  # SOLO! on its second-last card
     assert table.state.owes == (1,) and table.state.hand_sizes == (105, 1)
     table.play(0, "ROTATE", suit=Suit.GREEN)  # seat 0 now holds seat 1's rotate: a jump-in
     kinds = [type(e) for e in table.events]
