@@ -3,11 +3,13 @@ and one full small hand, all from fixed seeds.
 
 Another implementation checks itself byte for byte: every card element, and every message of
 the hand as canonical msgpack (hex), given the same per-seat Drbg seeds and operations.
-Regenerate with ``python -m dernier_p2p.deck.vectors tests/deck/vectors``.
+They ship with the specification in ``vectors/`` (PROTOCOL.md Appendix A); regenerate with
+``python -m dernier_p2p.deck.vectors vectors``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 from pathlib import Path
@@ -22,6 +24,7 @@ from dernier_p2p.deck.keys import KeySecret
 from dernier_p2p.deck.table import DeckTable, apply_all, start_all
 from dernier_p2p.deck.tokens import make_token
 from dernier_p2p.deck.transfer import seal_transfer
+from dernier_p2p.rules.cards import deck_cards
 from dernier_p2p.wire.canonical import encode
 
 HAND_GAME = b"dernier-p2p/kat/game-1"
@@ -149,10 +152,48 @@ def hand_vector() -> dict:
     }
 
 
+def face_pairs(deck: str) -> list[list]:
+    """Every face of ``deck`` in index order as ``[rank, suit or None]`` (PROTOCOL.md 8.2)."""
+    return [[c.rank.value, None if c.suit is None else int(c.suit)] for c in deck_cards(deck)]
+
+
+def basics_vectors() -> dict:
+    """The encoding of the neutral element, the face of every card index of every deck (the
+    first 20 and a hash of the whole list), and the Drbg's blocks, ``below`` and
+    ``permutation`` from seed ``0x42 * 32``."""
+    decks = {}
+    for name in sorted(DECK_SIZES):
+        faces = face_pairs(name)
+        decks[name] = {
+            "size": len(faces),
+            "first_20": faces[:20],
+            "sha256_of_canonical_list": hashlib.sha256(encode(faces)).hexdigest(),
+        }
+    d = Drbg(bytes([0x42]) * 32)
+    stream = d.read(2048)
+    d = Drbg(bytes([0x42]) * 32)
+    below = [[m, d.below(m)] for m in (1, 2, 3, 10, 255, 256, 1000, 2**40 + 1)]
+    perm = d.permutation(10)
+    scalar = d.scalar()
+    return {
+        "identity_element": g.IDENTITY.hex(),
+        "decks": decks,
+        "drbg": {
+            "seed": (bytes([0x42]) * 32).hex(),
+            "block0_first_32": stream[:32].hex(),
+            "block1_first_32": stream[1024:1056].hex(),
+            "then_below_m": below,
+            "then_permutation_10": perm,
+            "then_scalar": g.encode_scalar(scalar).hex(),
+        },
+    }
+
+
 def write(directory: Path) -> None:
-    """Write ``cards.json`` and ``hand.json`` into ``directory``."""
+    """Write the vector files into ``directory``."""
     directory.mkdir(parents=True, exist_ok=True)
     for name, obj in (
+        ("basics.json", basics_vectors()),
         ("cards.json", card_vectors()),
         ("primitives.json", primitive_vectors()),
         ("hand.json", hand_vector()),
@@ -161,4 +202,4 @@ def write(directory: Path) -> None:
 
 
 if __name__ == "__main__":
-    write(Path(sys.argv[1] if len(sys.argv) > 1 else "tests/deck/vectors"))
+    write(Path(sys.argv[1] if len(sys.argv) > 1 else "vectors"))

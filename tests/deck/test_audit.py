@@ -23,10 +23,15 @@ from dernier_p2p.deck.errors import (
     MissingMessage,
 )
 from dernier_p2p.deck.table import DeckTable, TransferDispute, apply_all, start_all
-from dernier_p2p.deck.vectors import card_vectors, hand_vector, primitive_vectors
+from dernier_p2p.deck.vectors import (
+    basics_vectors,
+    card_vectors,
+    hand_vector,
+    primitive_vectors,
+)
 from dernier_p2p.wire.canonical import decode
 
-VECTORS = Path(__file__).parent / "vectors"
+VECTORS = Path(__file__).parents[2] / "vectors"  # shipped with PROTOCOL.md
 GAME, HAND, N, DECK = b"game-audit", 1, 3, "dernier-54"
 
 
@@ -112,6 +117,17 @@ def test_card_vectors_match() -> None:
     stored = json.loads((VECTORS / "cards.json").read_text())
     assert stored == card_vectors()
     assert len(stored["decks"]["moderno-112"]) == 112
+
+
+def test_basics_vectors_match() -> None:
+    """The neutral element's encoding, every deck's faces and the Drbg (PROTOCOL.md A.6)."""
+    stored = json.loads((VECTORS / "basics.json").read_text())
+    assert stored == json.loads(json.dumps(basics_vectors()))
+    assert stored["identity_element"] == "01" + "00" * 31
+    # the number pairs of the coloured decks come twice in a row (8.2)
+    assert stored["decks"]["moderno-112"]["first_20"][:4] == [["1", 0], ["1", 0], ["2", 0],
+                                                               ["2", 0]]
+    assert stored["decks"]["standard-108"]["first_20"][:3] == [["0", 0], ["1", 0], ["1", 0]]
 
 
 def test_primitive_vectors_match() -> None:

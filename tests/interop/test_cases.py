@@ -99,8 +99,8 @@ def test_transcripts_are_small_and_canonical():
 
 
 def test_protocol_appendix_quotes_the_vector_files():
-    vectors = json.loads((ROOT / "tests/protocol/vectors/envelope.json").read_text())
-    prims = json.loads((ROOT / "tests/deck/vectors/primitives.json").read_text())
+    vectors = json.loads((ROOT / "vectors/envelope.json").read_text())
+    prims = json.loads((ROOT / "vectors/primitives.json").read_text())
     flat = re.sub(r"\s+", "", PROTOCOL)
     for key in ("host_public_key", "author_public_key", "genesis_hash", "envelope_sig",
                 "envelope_signed_message", "envelope_canonical", "envelope_hash",
@@ -109,5 +109,11 @@ def test_protocol_appendix_quotes_the_vector_files():
     for key in ("x", "share", "xpub", "nonce", "commit"):
         assert prims["key"][key] in flat, key
     assert prims["key"]["proof"]["e"] in flat and prims["key"]["proof"]["s"] in flat
+    basics = json.loads((ROOT / "vectors/basics.json").read_text())
+    assert basics["identity_element"] in flat
+    for deck in basics["decks"].values():
+        assert deck["sha256_of_canonical_list"] in flat
+    for key in ("block0_first_32", "block1_first_32", "then_scalar"):
+        assert basics["drbg"][key] in flat, key
     example = encode({"b": 1, "a": [True, None, "x", b"\x01", -1, 300]}).hex()
     assert example in flat

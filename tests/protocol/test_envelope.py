@@ -25,7 +25,7 @@ from dernier_p2p.wire.canonical import decode, encode
 from dernier_p2p.wire.hashing import digest
 from tests.protocol import GAME, identities
 
-VECTOR = Path(__file__).parent / "vectors" / "envelope.json"
+VECTOR = Path(__file__).parents[2] / "vectors" / "envelope.json"
 
 IDS = identities(3)
 KEYS = [k.public_bytes() for k in IDS]

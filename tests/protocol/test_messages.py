@@ -38,7 +38,7 @@ from dernier_p2p.rules.variants import VARIANTS
 from dernier_p2p.wire.canonical import decode, encode
 from tests.protocol import identities, table_body
 
-HAND_VECTOR = Path(__file__).parents[1] / "deck" / "vectors" / "hand.json"
+HAND_VECTOR = Path(__file__).parents[2] / "vectors" / "hand.json"
 N = 3
 B32 = bytes(range(32))
 FACE = Card(Rank.N7, Suit.RED)

@@ -189,3 +189,16 @@ def test_winner_per_variant_and_match_format(name, fmt, seed):
         assert len(out) == 1
         if out[0] is not None:  # one hand: whoever went out wins the match
             assert state.winner == out[0]
+
+
+def test_ties_past_the_documented_keys_in_originale_and_standard():
+    """RULES.md "Ties in every variant": after the format's keys, fewest cards, then the
+    earliest last draw, then the lowest seat, in every variant."""
+    orig = get_variant("originale")  # wins 3: hands won first
+    assert standings(orig, (3, 3, 1), (3, 3, 1), (4, 2, 0), (5, 9, 1)) == (1, 0, 2)
+    assert standings(orig, (3, 3, 1), (3, 3, 1), (2, 2, 0), (9, 5, 1)) == (1, 0, 2)
+    assert standings(orig, (3, 3, 1), (3, 3, 1), (2, 2, 0), (-1, -1, 1)) == (0, 1, 2)
+    std = get_variant("standard")  # first to 500: points, then hands won
+    assert standings(std, (500, 500, 80), (2, 2, 1), (3, 1, 0), (4, 8, 2)) == (1, 0, 2)
+    assert standings(std, (500, 500, 80), (2, 2, 1), (1, 1, 0), (8, 4, 2)) == (1, 0, 2)
+    assert standings(std, (500, 500, 80), (2, 2, 1), (1, 1, 0), (4, 4, 2)) == (0, 1, 2)

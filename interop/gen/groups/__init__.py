@@ -11,6 +11,7 @@ from __future__ import annotations
 from types import ModuleType
 
 from interop.gen.groups import (
+    ambiguity,
     bodies,
     chain,
     cheats,
@@ -36,4 +37,5 @@ GROUPS: list[ModuleType] = [
     session,
     cheats,
     frames,
+    ambiguity,
 ]

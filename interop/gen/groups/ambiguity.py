@@ -1,0 +1,166 @@
+"""Ambiguity cases: each pins one point where a natural reading of PROTOCOL.md or RULES.md
+differs from the normative one, with an expected verdict that the other reading gets wrong
+(interop/README.md, "Ambiguity cases", lists them with the cases of other groups that do the
+same)."""
+
+from __future__ import annotations
+
+import sys
+
+from dernier_p2p.net import handshake as hs
+from dernier_p2p.protocol.envelope import record_hash
+from dernier_p2p.protocol.session import Session
+from dernier_p2p.rules import to_act
+from dernier_p2p.wire.canonical import encode
+from dernier_p2p.wire.hashing import digest
+from interop.gen.forge import SPECS, Spec, add, as_record, new_env, seal, with_body
+from interop.gen.scenarios import Base, first_base
+
+FILE = ("ambiguity", "Ambiguity cases: the normative reading where another one is natural")
+
+
+def build(bases: dict[str, Base]) -> None:
+    first = first_base(bases)
+    token_order_cases(first)
+    option_cases(first)
+    record0_order_cases(first)
+    handshake_version_cases(first)
+    if "dernier-3p-timeout" in bases:
+        stall_cases(bases["dernier-3p-timeout"])
+
+
+def _follow(b: Base, k: int, first: dict, env: dict) -> dict:
+    """``env`` sequenced as record ``k + 1``, after ``first`` took the place of record ``k``."""
+    rec = {"env": env, "h": first["h"], "hsig": bytes(64), "i": k + 1,
+           "prev": record_hash(first), "t": first["t"]}
+    return seal(b, rec)
+
+
+def token_order_cases(b: Base) -> None:
+    """Point 8: the order and grouping of tokens are what honest seats do, not a check. A
+    deal makes a seat owe several tokens at once; honest seats send one message per operation
+    (one token each here), so two consecutive messages of one seat are merged."""
+    k = None
+    for x in range(1, len(b.records) - 1):
+        r1, r2 = b.records[x], b.records[x + 1]
+        if (r1["env"]["body"]["type"] == r2["env"]["body"]["type"] == "tokens"
+                and r1["env"]["seat"] == r2["env"]["seat"] != r1["h"]):
+            k = x
+            break
+    if k is None:
+        print("  ambiguity: no two consecutive tokens messages of one seat", file=sys.stderr)
+        return
+    r = b.records[k]
+    body, s = r["env"]["body"], r["env"]["seat"]
+    toks = body["tokens"] + b.records[k + 1]["env"]["body"]["tokens"]
+    add("ambiguity-tokens-descending", "15", "the tokens of two operations in one message, in "
+        "descending position order (honest seats send one message per operation, ascending; "
+        "receivers check neither)", ["Ambiguity", "Deck", "TokenOrder"], b, k,
+        [with_body(b, k, {**body, "tokens": toks[::-1]})], None)
+    add("ambiguity-tokens-grouped", "15", "the tokens of two operations in one message",
+        ["Ambiguity", "Deck", "TokenOrder"], b, k,
+        [with_body(b, k, {**body, "tokens": toks})], None)
+    add("ambiguity-tokens-position-twice", "15", "one message with a position twice: refused "
+        "whatever the order rule", ["Ambiguity", "Deck", "TokenOrder"], b, k,
+        [with_body(b, k, {**body, "tokens": [toks[0], *toks]})], "DECK_FAULT", s)
+    again = new_env(b, k + 1, s, {**body, "tokens": toks[:1]})
+    add("ambiguity-tokens-sent-twice", "15", "a token sent again in a later message: it answers "
+        "no open obligation", ["Ambiguity", "Deck", "TokenOrder"], b, k + 1,
+        [as_record(b, k + 1, again)], "DECK_FAULT", s)
+
+
+def option_cases(b: Base) -> None:
+    """Point 5: option wire names and values (PROTOCOL.md 17.2)."""
+    body = b.records[0]["env"]["body"]
+    opts = body["options"]
+
+    def table(name: str, comment: str, options: dict, code: str | None) -> None:
+        add(f"ambiguity-options-{name}", "17.2", comment, ["Ambiguity", "Options"], b, 0,
+            [with_body(b, 0, {**body, "options": {**opts, **options}})], code,
+            "any" if code is None else 0)
+
+    table("ranks-as-strings", "rank options as their strings, pairs as arrays",
+          {"skip_ranks": ["Q"], "reverse_ranks": ["K"], "chain_draws": [["A", 2], ["JOKER", 4]],
+           "previous_draws": [["7", 1]], "declaration": "with_play", "jump_in": True}, None)
+    table("rank-long-name", "a rank spelled by its long name (QUEEN, not Q)",
+          {"skip_ranks": ["QUEEN"]}, "TABLE_MISMATCH")
+    table("rank-bare-string", "a rank set given as a bare string, not an array",
+          {"skip_ranks": "Q"}, "TABLE_MISMATCH")
+    table("deck", "the deck as an option (the variant decides it)",
+          {"deck": "moderno-112"}, "TABLE_MISMATCH")
+    table("match-map", "match as a map, not [kind, value]",
+          {"match": {"kind": "hands", "value": 1}}, "TABLE_MISMATCH")
+    table("first-rotate-off", "a moderno option on a dernier table: accepted (it changes "
+          "nothing without rotate cards)", {"first_rotate_acts": False}, None)
+
+
+def record0_order_cases(b: Base) -> None:
+    """Point 11: the order of record 0's checks."""
+    r0 = b.records[0]
+    body = r0["env"]["body"]
+    players = body["players"]
+    dup = [*players[:-1], {**players[-1], "key": players[0]["key"]}]
+    add("ambiguity-record0-version-before-keys", "5.3",
+        "a table of version 3 with a duplicate key: the version is checked first",
+        ["Ambiguity", "Record0", "Version"], b, 0,
+        [with_body(b, 0, {**body, "version": 3, "players": dup})], "VERSION", 0)
+    add("ambiguity-record0-keys-before-variant", "5.3",
+        "a duplicate key and an unknown variant: the schema (MALFORMED) before the rules",
+        ["Ambiguity", "Record0", "IdentityKey"], b, 0,
+        [with_body(b, 0, {**body, "variant": "tressette", "players": dup})], "MALFORMED", 0)
+    add("ambiguity-record0-fields-before-version", "5.3",
+        "a table of version 3 with an extra field: a body's fields before its version",
+        ["Ambiguity", "Record0", "Version"], b, 0,
+        [with_body(b, 0, {**body, "version": 3, "x": 1})], "MALFORMED", 0)
+
+
+def handshake_version_cases(b: Base) -> None:
+    """Point 12: a hello whose version is missing or not an integer is VERSION."""
+    ident = b.identities[1]
+    nonce = digest("dernier-p2p/interop-nonce", [b.name, "ambiguity"])
+    hello = hs.hello_message(ident, nonce, "seat one", None)
+
+    def case(id_: str, comment: str, msg: dict, code: str) -> None:
+        payload = encode(msg)
+        SPECS.append(Spec(f"ambiguity-{id_}", "4.2", comment, ["Ambiguity", "Handshake",
+                                                               "Version"],
+                          None, None, [], code, None, len(payload).to_bytes(4, "big") + payload,
+                          nonce))
+
+    case("hello-no-version", "a hello without version: VERSION, not MALFORMED",
+         {k: v for k, v in hello.items() if k != "version"}, "VERSION")
+    case("hello-version-string", "a hello whose version is the string \"2\"",
+         {**hello, "version": "2"}, "VERSION")
+    case("hello-small-order-key", "an unacceptable key (small order): BAD_SIGNATURE",
+         {**hello, "key": bytes(32)}, "BAD_SIGNATURE")
+
+
+def stall_cases(b: Base) -> None:
+    """Point 13: a timeout of a seat that owes a token for an operation already applied, and
+    is not the seat to act, is a stall, the same as left: the match (dernier) ends there, so a
+    later move nobody owes changes nothing. As a rules Timeout it would be ignored (the seat is
+    not to act) and that move refused (ILLEGAL_MOVE)."""
+    n = len(b.identities)
+    obs = Session(None, None, b.records[0])
+    k = None
+    for x in range(1, len(b.records)):
+        r = b.records[x]
+        s = r["env"]["seat"]
+        if (r["env"]["body"]["type"] == "tokens" and s != r["h"] and obs.quiescent
+                and to_act(obs.state) not in (None, s)):
+            k = x
+            break
+        obs.receive(r)
+    if k is None:
+        print("  ambiguity: no token owed by a seat not to act", file=sys.stderr)
+        return
+    r = b.records[k]
+    s, h = r["env"]["seat"], r["h"]
+    t = next(x for x in range(n) if x not in (s, h))
+    stall = as_record(b, k, new_env(b, k, h, {"type": "timeout", "seat": s}))
+    declare = new_env(b, k, t, {"type": "move", "hand": r["env"]["body"]["hand"],
+                                "move": "declare"})
+    add("ambiguity-stall-token-owed", "7.5",
+        "a timeout of a seat owing a draw's token is a stall (Leave): the match ends, and a "
+        "later move nobody owes changes nothing", ["Ambiguity", "Timeout", "Stall"], b, k,
+        [stall, _follow(b, k, stall, declare)], None)
