@@ -13,8 +13,8 @@ from dernier_p2p.protocol.session import Session
 from dernier_p2p.rules import to_act
 from dernier_p2p.wire.canonical import encode
 from dernier_p2p.wire.hashing import digest
-from interop.gen.forge import SPECS, Spec, add, as_record, new_env, seal, with_body
-from interop.gen.scenarios import Base, first_base
+from interop.gen.forge import SPECS, Spec, add, as_record, new_env, resign_env, seal, with_body
+from interop.gen.scenarios import Base, drive, first_base
 
 FILE = ("ambiguity", "Ambiguity cases: the normative reading where another one is natural")
 
@@ -27,6 +27,8 @@ def build(bases: dict[str, Base]) -> None:
     handshake_version_cases(first)
     if "dernier-3p-timeout" in bases:
         stall_cases(bases["dernier-3p-timeout"])
+    if "moderno-3p" in bases:
+        solo_swap_case(bases["moderno-3p"])
 
 
 def _follow(b: Base, k: int, first: dict, env: dict) -> dict:
@@ -164,3 +166,43 @@ def stall_cases(b: Base) -> None:
         "a timeout of a seat owing a draw's token is a stall (Leave): the match ends, and a "
         "later move nobody owes changes nothing", ["Ambiguity", "Timeout", "Stall"], b, k,
         [stall, _follow(b, k, stall, declare)], None)
+
+
+def solo_swap_case(b: Base) -> None:
+    """Point 16: a swap played as the second-last card without SOLO! costs two cards (seed 003)
+    even though the exchange brings several back. The match is replayed with the first swap
+    that was declared sent undeclared; the records that follow carry the tokens of the
+    penalty's two cards, which a reading without the penalty refuses as not due."""
+    seen: dict = {}
+
+    def tamper(table):
+        def hook(env: dict) -> dict:
+            body = env["body"]
+            if (seen or body.get("type") != "move" or body.get("move") != "play"
+                    or body.get("target") is None or body.get("declare") is not True):
+                return env
+            seen.update(k=len(table.records), seat=env["seat"])
+            return resign_env(table, {**env, "body": {**body, "declare": False}})
+
+        return hook
+
+    try:
+        run = drive(b.sc, b.trial, tamper=tamper)
+    except Exception as exc:  # a bot's move refused after the change: no case
+        print(f"  ambiguity: the undeclared swap replay failed: {exc!r}", file=sys.stderr)
+        return
+    if not seen:
+        print("  ambiguity: no declared swap to replay undeclared", file=sys.stderr)
+        return
+    k = seen["k"]
+    recs = run.table.records
+    assert [encode(x) for x in recs[:k]] == b.raw[:k], "the replay left the recorded match"
+    nxt = [recs[k]]
+    for r in recs[k + 1 : k + 40]:
+        nxt.append(r)
+        if r["env"]["body"]["type"] == "move":
+            break
+    add("ambiguity-solo-swap-second-last", "17", "moderno: a swap played as the second-last "
+        "card without SOLO!: the player draws two (the tokens of those cards follow), although "
+        "the exchange leaves several cards", ["Ambiguity", "Rules", "Declaration"], b, k, nxt,
+        None)
