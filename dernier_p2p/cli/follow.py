@@ -4,8 +4,10 @@
 after each record the session has checked, prints one line per rules event worth telling (see
 :mod:`.narrate`), a line per verified shuffle of the deck ("Shuffling hand 1: shuffle 2 of 4
 verified"), a line before each long check or computation of a shuffle ("Verifying Bob's shuffle
-(2 of 4)…", "Shuffling the deck: your shuffle, 3 of 4…"), and the session's own notices (a
-move that lost a race, a time-out, a stall, the deck audit of a finished hand, a new host).
+(2 of 4)…", "Shuffling the deck: your shuffle, 3 of 4…"), the session's own notices (a
+move that lost a race, a time-out, a stall, the deck audit of a finished hand, a new host), and
+the seats' connections ("Bea lost connection — waiting 60 s (reconnecting…)", a countdown line
+every 15 s from :meth:`Narrator.countdown`, "Bea is back."; see :func:`presence_line`).
 The lines also go to ``log`` for the table view.
 """
 
@@ -14,9 +16,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import trio
+
 from dernier_p2p.cli.narrate import narrate, reveal_lines, session_notice
 from dernier_p2p.cli.pacing import Pacer
-from dernier_p2p.net.seat import LocalSeat
+from dernier_p2p.net.seat import LocalSeat, Presence
 from dernier_p2p.protocol.session import SessionEvent
 from dernier_p2p.rules import events as ev
 
@@ -26,6 +30,33 @@ __all__ = ["Narrator", "names_of", "progress_line", "session_notice"]
 def names_of(seat: LocalSeat) -> list[str]:
     """The players' names from the table record."""
     return [str(p["name"]) for p in seat.session.table_body["players"]]
+
+
+def presence_line(p: Presence, names: list[str], me: int | None) -> str:
+    """The line for a drop or a return (``p.seat == me``: this seat's own connection)."""
+    secs = max(0, round(p.grace_ms / 1000))
+    if p.seat == me:
+        if p.state == "dropped":
+            return f"Connection to the host lost — reconnecting (up to {secs} s)…"
+        return "Reconnected to the table."
+    name = names[p.seat] if 0 <= p.seat < len(names) else f"seat {p.seat}"
+    if p.state == "dropped":
+        return f"{name} lost connection — waiting {secs} s (reconnecting…)"
+    return f"{name} is back."
+
+
+def countdown_line(p: Presence, names: list[str], now: float) -> str | None:
+    """A reminder while another seat is away ("Bea: 40 s left to reconnect"), or None once its
+    grace has run out."""
+    left = round(p.deadline - now)
+    if left <= 0:
+        return None
+    name = names[p.seat] if 0 <= p.seat < len(names) else f"seat {p.seat}"
+    return f"{name}: {left} s left to reconnect…"
+
+
+COUNTDOWN_EVERY = 15.0
+"""Seconds between two countdown lines while a seat is away (plain line mode)."""
 
 
 def progress_line(body: dict[str, Any], counts: dict[tuple[int, int], int], n: int) -> str | None:
@@ -58,6 +89,7 @@ class Narrator:
         self.seat: LocalSeat | None = None
         self._records = 1
         self._events = 0
+        self._presence = 0
         self._counts: dict[tuple[int, int], int] = {}
 
     def flush(self) -> None:
@@ -98,6 +130,34 @@ class Narrator:
         self._events = len(events)
         if scored and self.pacer is not None:
             self.pacer.hold_hand()
+        for p in seat.presence[self._presence :]:
+            line = presence_line(p, names, seat.seat)
+            self.log.append(line)
+            self.echo(line)
+        self._presence = len(seat.presence)
+
+    async def countdown(self, seat: LocalSeat, every: float = COUNTDOWN_EVERY) -> None:
+        """While another seat is away, a line every ``every`` seconds with the time it has left
+        to reconnect (run as a task beside :meth:`follow`)."""
+        names = names_of(seat)
+        shown = 0.0
+        while not seat.finished:
+            away = [p for s, p in sorted(seat.away().items()) if s != seat.seat]
+            if not away:
+                await seat.changed.wait()
+                continue
+            due = max(shown, *(p.at for p in away)) + every
+            now = trio.current_time()
+            if now < due:
+                with trio.move_on_at(due):
+                    await seat.changed.wait()
+                continue
+            self.flush()
+            shown = now
+            for p in away:
+                line = countdown_line(p, names, now)
+                if line:
+                    self.echo(line)
 
     def work(self, what: str, seat: int, number: int) -> None:
         """A line before a long step of the shuffle (see :data:`.seat.WorkNotice`)."""

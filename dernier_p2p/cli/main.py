@@ -323,12 +323,14 @@ def host_port(host: str, port: int) -> str:
                    "machine connect.")
 @click.option("--no-map", is_flag=True,
               help="Do not ask the router to open the port (UPnP / NAT-PMP).")
+@click.option("--grace-seconds", type=click.IntRange(1, 86_400), default=60, show_default=True,
+              help="Time a dropped player (or host) has to reconnect before counting as gone.")
 @peer_options
 def host(
     variant: str, players: int, hands: int | None, target: int | None, port: int, bind: str,
     advertise: str | None, name: str, table_name: str | None, no_announce: bool,
     turn_seconds: int, offer_seconds: float, relay_first: bool, relay: str | None,
-    no_map: bool, key: Path | None,
+    no_map: bool, grace_seconds: int, key: Path | None,
     transcript: Path | None, bot: bool, no_colour: bool,
 ) -> None:
     """Host a table for players on other machines (you play seat 0).
@@ -354,7 +356,7 @@ def host(
     config = HostConfig(
         players=players, variant=variant, options=options,
         timers=Timers(turn_ms=turn_seconds * 1000, declare_ms=int(offer_seconds * 1000),
-                      grace_ms=15_000),
+                      grace_ms=grace_seconds * 1000),
         name=name, table_name=(table_name or f"{name}'s table")[:32], bind=bind, port=port,
         advertise=advertise, transcript=path, envelopes=f"{path}.envelopes",
         announce_to=None if no_announce else (BROADCAST, DEFAULT_PORT),

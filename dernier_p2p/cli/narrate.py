@@ -94,6 +94,8 @@ def session_notice(event: SessionEvent, names: list[str], me: int | None) -> str
         case "audit-ok":
             return f"The deck of {event.detail} is audited: every shuffle and card checks."
         case "host-change":
+            if event.seat is not None and event.seat == me:
+                return "You host the table from now on."
             return f"{who} hosts the table from now on."
     return None
 

@@ -69,6 +69,7 @@ class Seating:
         assert self.narrator is not None
         self.seat = await source.local_seat()
         async with trio.open_nursery() as nursery:
+            nursery.start_soon(self.narrator.countdown, self.seat)
             if self.pacer is not None and self.pacer.hand_key and self.human is not None:
                 nursery.start_soon(self.human.hand_gate)
             await self.narrator.follow(self.seat)

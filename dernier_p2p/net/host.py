@@ -10,12 +10,15 @@ is full (the host is seat 0), then sequences record 0 (the ``table``) and runs t
 - each record is appended to the host's transcript, broadcast to every connection and applied
   by the host's own session, whose envelopes are sequenced in turn;
 - timers (see :mod:`.timers`): the seat the table waits on too long gets a ``timeout`` record;
-  a dropped connection that does not resume within ``grace_ms`` gets a ``left`` record; after a
+  a dropped connection that does not resume within ``grace_ms`` gets a ``left`` record (the
+  other connections get ``status`` frames: "dropped" with the grace left, then "back"); after a
   record that opens a declaration window, move envelopes other than declarations and catches
   are held for ``declare_ms`` (or until the window closes) so a declaration can come first.
 
 A peer that reconnects sends ``resume`` and receives a ``welcome`` with ``"last"`` (the index of
-the host's last record) followed by every record after the one it holds.
+the host's last record) followed by every record after the one it holds; a resume replaces at
+once a connection of that seat the host still holds (a stale one). A ``hello`` with the key of a
+seat of the running match is refused (UNKNOWN_KEY, :data:`SEATED_KEY`): that client resumes.
 
 Every record of another seat is applied by the host's own session *before* it is relayed
 (``HostConfig.check_first``): a message every peer would refuse (a deck message with a bad
@@ -28,7 +31,8 @@ seat taken or freed, until the table is full) and the match with ``await host.lo
 (the host's own :class:`~.seat.LocalSeat`, once record 0 is sequenced).
 
 A host built with ``takeover=`` (a peer's seat, after the host was lost; see :mod:`.peer`)
-gathers the other seats' resumes first, then sequences the host change.
+gathers the other seats' resumes first, then sequences the host change; the old host stays a
+seat and may resume with it within ``grace_ms`` (else it gets a ``left`` record like any seat).
 """
 
 from __future__ import annotations
@@ -74,6 +78,9 @@ SEND_QUEUE_BYTES = 32 << 20
 """Unsent bytes a connection may have queued before it is dropped as a slow reader."""
 INBOX_PER_SEAT = 64
 """Envelopes of one seat waiting to be sequenced before its connection is no longer read."""
+SEATED_KEY = "this key has a seat: resume"
+"""The detail of the UNKNOWN_KEY refusal of a ``hello`` whose key has a seat in the running
+match (the client should resume instead, PROTOCOL.md 4.4)."""
 
 
 @dataclass
@@ -332,13 +339,15 @@ class Host:
         if isinstance(opening, hs.Resume):
             for seat, p in self.players.items():
                 if p.key == opening.key and self.full.is_set() and seat != self.seat:
-                    if seat in self.left or seat == self.old_host:
+                    if seat in self.left:
                         raise hs.NetError(hs.UNKNOWN_KEY, f"seat {seat} has left the table")
                     if opening.have >= len(self.records) and not self.gathering:
                         raise hs.NetError(hs.MALFORMED, "resume beyond the host's last record")
                     return seat, opening.have
             raise hs.NetError(hs.UNKNOWN_KEY, "no seat of this game has that key")
         if any(p.key == opening.key for p in self.players.values()):
+            if self.full.is_set():
+                raise hs.NetError(hs.UNKNOWN_KEY, SEATED_KEY)
             raise hs.NetError(hs.DUPLICATE_KEY, "that identity key already has a seat")
         if self.full.is_set() or len(self.players) >= self.config.players:
             raise hs.NetError(hs.TABLE_FULL, f"all {self.config.players} seats are taken")
@@ -395,13 +404,19 @@ class Host:
         last = len(self.records) - 1
         if have is not None:
             welcome["last"] = last
-            self.grace.back(seat)
-            self._wake.set()
             log.info("seat %d resumed after record %d", seat, have)
         conn.push(hs.pack(welcome))
         if have is not None:
             for rec in self.records[have + 1 :]:
                 conn.push(hs.pack({"k": "rec", "rec": rec}))
+            now = _ms()
+            for other in self.grace.dropped_seats:  # who is away, as the others were told
+                if other != seat:
+                    conn.push(self._status_frame(other, "dropped", now))
+            if self.grace.is_dropped(seat):
+                self.grace.back(seat)
+                self._status(seat, "back")
+            self._wake.set()
         elif len(self.players) == self.config.players:
             self.full.set()
             self._lobby_wake()
@@ -433,9 +448,30 @@ class Host:
             self._lobby_note("leave", seat, name)
             log.info("seat %d left the lobby", seat)
         elif seat not in self.left and not self.done.is_set():
-            self.grace.dropped(seat, _ms())
-            self._wake.set()
-            log.warning("seat %d dropped; %d ms to resume", seat, self.grace.grace_ms)
+            self._dropped(seat)
+
+    def _dropped(self, seat: int) -> None:
+        """``seat``'s connection is gone: its grace starts and everyone is told."""
+        self.grace.dropped(seat, _ms())
+        self._wake.set()
+        log.warning("seat %d dropped; %d ms to resume", seat, self.grace.left_ms(seat, _ms()))
+        self._status(seat, "dropped")
+
+    def _status_frame(self, seat: int, state: str, now: int) -> bytes:
+        grace = self.grace.left_ms(seat, now) if state == "dropped" else 0
+        return hs.pack({"k": "status", "seat": seat, "state": state, "grace_ms": grace})
+
+    def _status(self, seat: int, state: str) -> None:
+        """A ``status`` frame about ``seat`` ("dropped" with its grace left, or "back") to every
+        other connection, and the same notice to the host's own seat (PROTOCOL.md 4.4)."""
+        now = _ms()
+        payload = self._status_frame(seat, state, now)
+        for other, conn in self.conns.items():
+            if other != seat:
+                conn.push(payload)
+        if self.me is not None:
+            grace = self.grace.left_ms(seat, now) if state == "dropped" else 0
+            self.me.note_status(seat, state, grace)
 
     async def _reader(self, conn: Conn) -> None:
         while not conn.closing:
@@ -663,10 +699,7 @@ class Host:
         body = rec["env"]["body"]
         if body["type"] == "left":
             self.left.add(body["seat"])
-        elif body["type"] == "host_change" and body["new"] == self.seat:
-            self.left.add(body["old"])
-            if not self.me.finished:  # the old host has left the table
-                self.host_body({"type": "left", "seat": body["old"]})
+            self.grace.back(body["seat"])  # out of the match: no more waiting for it
         self._after_record(rec, now)
 
     def _relay(self, rec: dict[str, Any]) -> None:
@@ -764,8 +797,8 @@ class Host:
 
     async def _gather(self) -> None:
         """A new host: wait (up to grace_ms) for every other seat still at the table to resume,
-        taking the records it lacks from them; then sequence ``host_change`` and ``left`` for
-        the old host, and what was sent meanwhile."""
+        taking the records it lacks from them; then sequence ``host_change`` and what was sent
+        meanwhile. The old host stays a seat: its grace starts now (it may resume here)."""
         assert self.me is not None and self.old_host is not None
         others = set(self.me.session.chain.at_table) - {self.seat, self.old_host}
         with trio.move_on_after(self.config.timers.grace_ms / 1000):
@@ -775,13 +808,13 @@ class Host:
         self.gathering = False
         log.warning("seat %d takes over from host %d at record %d", self.seat, self.old_host,
                     len(self.records))
-        for env in self.me.take_over(self.old_host):  # host_change first; left once applied
+        for env in self.me.take_over(self.old_host):  # host_change first
             self._submit(self.seat, env)
         for seat, env in self._early:
             self._on_env(seat, env)
         self._early = []
-        for seat in others - set(self.conns):
-            self.grace.dropped(seat, _ms())
+        for seat in sorted(others - set(self.conns)) + [self.old_host]:
+            self._dropped(seat)  # the old host too: it may come back as a seat (7.6)
 
     async def run(self, task_status: trio.TaskStatus[Host] = trio.TASK_STATUS_IGNORED) -> Any:
         """Serve until the match is over; return the host session's result."""

@@ -20,9 +20,10 @@ Host failover: if the host does not come back within ``grace_ms``, the next seat
 is still at the table (``ChainChecker.next_host``) hosts. That peer listens on the address it
 announced in its hello (opened when it joined), waits up to ``grace_ms`` for the others to
 resume, takes from them any records it lacks (they are signed by the old host, so checked like
-any other), then sequences ``host_change`` {old, new} (signed with its own key) and ``left``
-for the old host; its own envelopes the old host never sequenced are signed again after the
-host change. The others connect to the new host's announced address and resume there. If the
+any other), then sequences ``host_change`` {old, new} (signed with its own key); its own
+envelopes the old host never sequenced are signed again after the host change. The old host
+stays a seat: it may come back and resume with the new host within ``grace_ms``. The others
+connect to the new host's announced address and resume there. If the
 next host does not answer within ``grace_ms`` either, :class:`HostLost` ends the peer.
 """
 
@@ -154,7 +155,27 @@ class Peer:
         assert self.me is not None
         return await self.me.receive(rec, int(trio.current_time() * 1000))
 
+    def _on_status(self, msg: dict[str, Any]) -> None:
+        """A ``status`` frame: kept for the front-end if well formed, else logged and ignored
+        (it is informative only and changes nothing)."""
+        seat, state, grace = msg.get("seat"), msg.get("state"), msg.get("grace_ms")
+        n = self.me.session.n if self.me is not None else 0
+        ok = (
+            set(msg) == {"k", "seat", "state", "grace_ms"}
+            and isinstance(seat, int) and not isinstance(seat, bool) and 0 <= seat < n
+            and state in ("dropped", "back")
+            and isinstance(grace, int) and not isinstance(grace, bool) and 0 <= grace < 2**31
+        )
+        if not ok:
+            log.warning("seat %s: malformed status frame from the host ignored", self.seat)
+            return
+        assert self.me is not None
+        self.me.note_status(seat, state, grace)
+
     async def _on_message(self, msg: dict[str, Any]) -> None:
+        if msg["k"] == "status":
+            self._on_status(msg)
+            return
         if msg["k"] != "rec" or set(msg) != {"k", "rec"}:
             raise hs.NetError(hs.UNEXPECTED, f"unexpected frame {msg['k']!r} from the host")
         for env in await self._apply(msg["rec"]):
@@ -284,12 +305,15 @@ class Peer:
                         await self._on_message(await self._receive())
                     except DROPPED as exc:
                         log.warning("seat %d: connection to the host lost: %s", self.seat, exc)
+                        self.me.note_status(self.seat, "dropped", grace_ms)
                         try:
                             await self._resume(grace_ms)
+                            self.me.note_status(self.seat, "back", 0)
                         except HostLost as lost:
                             log.warning("seat %d: %s", self.seat, lost)
                             if await self._failover(grace_ms):
                                 break  # this peer hosted the rest of the match
+                            self.me.note_status(self.seat, "back", 0)
                     except ProtocolError as exc:
                         await self._report(exc)
                         raise

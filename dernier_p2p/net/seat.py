@@ -18,6 +18,7 @@ import os
 import queue
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import trio
@@ -67,6 +68,23 @@ class BackgroundWriter:
         self.writer.close()
         if self._error is not None:
             raise self._error
+
+@dataclass(frozen=True)
+class Presence:
+    """A seat's connection dropped (``state`` "dropped", ``grace_ms`` left to resume, counted
+    from ``at``, trio time in seconds) or is ``"back"``. About this seat itself: its own
+    connection to the host. Informative only (PROTOCOL.md 4.4, ``status`` frames)."""
+
+    seat: int
+    state: str
+    grace_ms: int
+    at: float
+
+    @property
+    def deadline(self) -> float:
+        """When the grace runs out (trio time)."""
+        return self.at + self.grace_ms / 1000
+
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 WorkNotice = Callable[[str, int, int], None]
@@ -137,6 +155,7 @@ class LocalSeat:
         self.offloaded = 0  # records applied in a worker thread so far
         self.stopped: ProtocolError | None = None  # the fault that stopped the match, if any
         self.evidence: dict[str, Any] | None = None  # the record that proves it
+        self.presence: list[Presence] = []  # drops and returns, in the order they were told
 
     @classmethod
     def restore(
@@ -300,6 +319,19 @@ class LocalSeat:
         self.version += 1
         self._wake()
         return out
+
+    def note_status(self, seat: int, state: str, grace_ms: int) -> None:
+        """Keep a drop or return of ``seat`` for whoever follows this seat (see
+        :class:`Presence`)."""
+        self.presence.append(Presence(seat, state, grace_ms, trio.current_time()))
+        self._wake()
+
+    def away(self) -> dict[int, Presence]:
+        """The seats dropped now (as last told), with their latest notice."""
+        last: dict[int, Presence] = {}
+        for p in self.presence:
+            last[p.seat] = p
+        return {s: p for s, p in last.items() if p.state == "dropped"}
 
     def _wake(self) -> None:
         self.changed.set()

@@ -105,6 +105,16 @@ class Grace:
     def is_dropped(self, seat: int) -> bool:
         return seat in self._dropped
 
+    def left_ms(self, seat: int, now_ms: int) -> int:
+        """The grace ``seat`` has left at ``now_ms`` (0 when not dropped or run out)."""
+        since = self._dropped.get(seat)
+        return 0 if since is None else max(0, since + self.grace_ms - now_ms)
+
+    @property
+    def dropped_seats(self) -> list[int]:
+        """The seats dropped now, in seat order."""
+        return sorted(self._dropped)
+
     def expired(self, now_ms: int) -> list[int]:
         """The seats whose grace has run out, in seat order; they are forgotten."""
         late = sorted(s for s, t in self._dropped.items() if now_ms - t >= self.grace_ms)

@@ -21,8 +21,10 @@ checker unchanged:
 Host changes: a ``host_change`` body ``{"old": current host, "new": s}`` authored by ``s``, where
 ``s`` is the next seat after the current host (cyclically) still at the table, may be sequenced
 by the old host or by ``s``; from the next record on (the host change record itself when ``s``
-signs it) records must be signed by ``s``'s host key, and the old host counts as gone. A ``left``
-body removes its seat from the table; later envelopes by that seat are refused.
+signs it) records must be signed by ``s``'s host key. The old host stays at the table as an
+ordinary seat (its envelopes are sequenced again once it resumes with the new host); a record it
+signs as host after the change is ``BAD_CHAIN`` naming it. A ``left`` body removes its seat from
+the table; later envelopes by that seat are refused.
 
 Each signature is verified once: :meth:`ChainChecker.check` verifies a record without applying
 it (a peer checks the body against its own state in between), and :meth:`ChainChecker.commit`
@@ -288,6 +290,5 @@ class ChainChecker:
         if body["type"] == "left":
             self._at_table.discard(body["seat"])
         elif body["type"] == "host_change":
-            self._at_table.discard(body["old"])
-            self._host = body["new"]
+            self._host = body["new"]  # the old host stays at the table as a seat
         return h

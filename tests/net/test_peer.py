@@ -8,8 +8,10 @@ from typing import Any
 import trio
 
 from dernier_p2p.bots import HeuristicBot
+from dernier_p2p.net import handshake as hs
 from dernier_p2p.net.agent import bot_agent
-from dernier_p2p.net.host import Host
+from dernier_p2p.net.framing import open_framed
+from dernier_p2p.net.host import SEATED_KEY, Host
 from dernier_p2p.net.peer import HostLost, Peer, PeerConfig
 from dernier_p2p.net.timers import Timers
 from dernier_p2p.protocol.envelope import record_hash
@@ -65,6 +67,10 @@ async def test_a_host_killed_mid_hand_is_replaced_by_the_next_seat(tmp_path: Pat
     bodies = [r["env"]["body"] for r in got[1]]
     change = bodies.index({"type": "host_change", "old": 0, "new": 1})
     assert change > 30  # mid-hand
+    # the old host stays a seat after the change: the new host gives it its grace to resume,
+    # and only then (it never came back) records it as left
+    away = [(p.seat, p.state) for p in table.peers[1].host.me.presence]
+    assert (0, "dropped") in away
     assert {"type": "left", "seat": 0} in bodies[change + 1 :]
     assert {r["h"] for r in got[1][change:]} == {1}
     assert {r["h"] for r in got[1][:change]} == {0}
@@ -200,3 +206,57 @@ async def test_a_crashed_peer_restarts_from_its_transcript(tmp_path: Path) -> No
     bodies = [r["env"]["body"]["type"] for r in got[0]]
     assert "left" not in bodies and "timeout" not in bodies
     assert same_result(restarted["result"], verify(got[0]))
+
+
+async def test_a_resume_replaces_a_stale_connection_at_once(tmp_path: Path) -> None:
+    seen: dict[str, Any] = {}
+
+    async def resume_beside_the_old_connection(table: Any) -> None:
+        await wait_for(lambda: mid_hand(table, 30))
+        host = table.host
+        old = host.conns[1]
+        # seat 1 comes back on a new connection while the host still holds its old one (a
+        # laptop that slept): the resume is taken at once, the old connection closed
+        stream = await open_framed("127.0.0.1", host.port, hs.MAX_FRAME)
+        seat, last = await hs.rejoin(stream, KEYS[1], len(table.peers[1].me.records) - 1)
+        seen["seat"], seen["last"] = seat, last
+        seen["replaced"] = host.conns[1] is not old and old.closing
+        seen["grace"] = host.grace.is_dropped(1)
+        await trio.aclose_forcefully(stream)  # now this one drops; the real peer resumes
+
+    table = await play(tmp_path, 3, watch=resume_beside_the_old_connection,
+                       timers=Timers(turn_ms=5_000, declare_ms=30, grace_ms=5_000))
+    assert not table.errors
+    assert seen["seat"] == 1 and seen["replaced"] and not seen["grace"]
+    assert table.peers[1].resumes >= 1
+    got = transcripts(tmp_path, range(3))
+    assert got[0] == got[1] == got[2]
+    bodies = [r["env"]["body"]["type"] for r in got[0]]
+    assert "left" not in bodies and "timeout" not in bodies
+    assert same_result(table.results[2], verify(got[0]))
+    # the others were told of seat 1's drop and return by status frames
+    for me in (table.host.me, table.peers[2].me):
+        told = [(p.seat, p.state) for p in me.presence]
+        assert (1, "dropped") in told and (1, "back") in told
+        drop = next(p for p in me.presence if p.state == "dropped")
+        assert 0 < drop.grace_ms <= 5_000
+
+
+async def test_a_hello_with_a_seated_key_is_told_to_resume(tmp_path: Path) -> None:
+    refusal: dict[str, Any] = {}
+
+    async def hello_again(table: Any) -> None:
+        await wait_for(lambda: mid_hand(table, 10))
+        stream = await open_framed("127.0.0.1", table.host.port, hs.MAX_FRAME)
+        try:
+            await hs.join(stream, KEYS[1], "again", None)
+        except hs.RemoteError as exc:
+            refusal["error"] = exc
+        await trio.aclose_forcefully(stream)
+
+    table = await play(tmp_path, 2, watch=hello_again)
+    assert not table.errors
+    err = refusal["error"]
+    assert (err.code, err.detail) == ("UNKNOWN_KEY", SEATED_KEY)
+    got = transcripts(tmp_path, range(2))
+    assert got[0] == got[1]  # the seat itself played on undisturbed
