@@ -476,8 +476,8 @@ def test_next_host_skips_a_seat_without_a_host_key():
     # seat 2 may, signing its own record
     env = g.authors[2].envelope({"type": "host_change", "old": 0, "new": 2}, c.head)
     c.feed(make_record(g.ids[2], env, 2, c.next_index, c.head, g.t + 1))
-    assert c.host == 2 and c.at_table == {1, 2}
-    assert c.next_host() is None  # seat 1 is still at the table but may never host
+    assert c.host == 2 and c.at_table == {0, 1, 2}  # the old host stays a seat
+    assert c.next_host() == 0  # seat 1 is still at the table but may never host
 
 
 def test_record_signed_as_a_seat_without_a_host_key_is_a_protocol_error():
