@@ -3,8 +3,10 @@
 The adapter is a command started as a subprocess; the runner writes each case to its stdin and
 reads the verdict from its stdout (:mod:`interop.channel`). A case *passes* when the verdict's
 ``result`` equals the expected one and, for an invalid case, its ``code`` equals the expected
-code (and its ``seat``, when the adapter names one and the case does too). ``unimplemented``
-answers are counted apart; anything else *fails*.
+code (and its ``seat``, when the adapter names one and the case does too), and, when the
+adapter answers the match's ``outcome`` (winner, standings, scores, match points), it equals
+the expected one (none for a match not over). ``unimplemented`` answers are counted apart;
+anything else *fails*.
 """
 
 from __future__ import annotations
@@ -60,6 +62,9 @@ def judge(case: Case, answer: dict[str, Any]) -> Outcome:
         if "seat" in answer and "seat" in want and answer["seat"] != want["seat"]:
             why = f"seat at fault {answer['seat']!r}, expected {want['seat']!r}"
             return Outcome(case, "failed", answer, why)
+    if "outcome" in answer and answer["outcome"] != want.get("outcome"):
+        why = f"match outcome {answer['outcome']!r}, expected {want.get('outcome')!r}"
+        return Outcome(case, "failed", answer, why)
     return Outcome(case, "passed", answer)
 
 

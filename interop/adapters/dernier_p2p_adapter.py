@@ -46,9 +46,10 @@ class Verdict:
     seat: int | None = None
     index: int | None = None
     detail: str = ""
+    outcome: dict[str, Any] | None = None  # the match result, once the records end the match
 
     def answer(self, case_id: Any) -> dict[str, Any]:
-        return {
+        out = {
             "id": case_id,
             "result": self.result,
             "code": self.code,
@@ -56,6 +57,28 @@ class Verdict:
             "index": self.index,
             "detail": self.detail,
         }
+        if self.outcome is not None:
+            out["outcome"] = self.outcome
+        return out
+
+
+def outcome_of(session: Session | None) -> dict[str, Any] | None:
+    """The ``outcome`` of the adapter contract: winner, standings, scores and match points
+    once the match is over (None before)."""
+    if session is None or not session.finished:
+        return None
+    st = session.state
+    return {
+        "winner": st.winner,
+        "standings": list(st.standings),
+        "scores": list(st.scores),
+        "match_points": list(st.match_points),
+    }
+
+
+def _valid(obs: Observer) -> Verdict:
+    found = outcome_of(obs.session)
+    return VALID if found is None else Verdict("valid", outcome=found)
 
 
 VALID = Verdict("valid")
@@ -135,13 +158,13 @@ class Verifier:
         if trunk.verdict.result != "valid":
             return trunk.verdict
         if not more:
-            return VALID
+            return _valid(trunk)
         obs = trunk.copy()
         for data in more:
             verdict = obs.feed(data)
             if verdict.result != "valid":
                 return verdict
-        return VALID
+        return _valid(obs)
 
 
 def _payload(data: Any) -> tuple[Verdict | None, dict[str, Any] | None]:

@@ -74,6 +74,8 @@ def check_all(bases: dict[str, Base]) -> list[tuple[Spec, dict]]:
         expected: dict[str, Any] = {"result": v.result}
         if v.result == "invalid":
             expected.update(code=v.code, seat=v.seat, index=v.index)
+        elif v.outcome is not None:
+            expected["outcome"] = v.outcome
         out.append((spec, expected))
     print(f"{len(out)} cases kept, {dropped} dropped", file=sys.stderr)
     return out

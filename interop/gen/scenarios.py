@@ -73,7 +73,16 @@ class Scenario:
     trials: int = 6
     max_rounds: int = 400
     comment: str = ""
+    whole: bool = False  # a whole match kept for its outcome: only the valid cases derive from it
 
+
+MATCH_ENDS = [
+    ("dernier", "hands", 2), ("dernier", "target", 100),
+    ("originale", "hands", 2), ("originale", "target", 2), ("originale", "wins", 2),
+    ("moderno", "hands", 2), ("moderno", "target", 100), ("moderno", "penalty_limit", 150),
+    ("standard", "hands", 2), ("standard", "target", 40),
+]
+"""Whole matches of two seats, one per variant and way a match ends (section 17.2)."""
 
 SCENARIOS: list[Scenario] = [
     Scenario("dernier-2p", "dernier", 2, frozenset({"ChainGrew", "Drew:penalty-declaration"}),
@@ -112,6 +121,13 @@ SCENARIOS: list[Scenario] = [
              "few rounds later)"),
     Scenario("standard-5p-timeout", "standard", 5, frozenset({"Drew:timeout-draw"}), idle=0.15,
              comment="standard: time-outs draw and pass"),
+    *[
+        Scenario(f"{variant}-2p-{kind}", variant, 2, frozenset({"MatchOver"}), forget=0.0,
+                 options={"match": [kind, value], "hand_size": 3}, trials=4, whole=True,
+                 comment=f"a whole {variant} match of three-card hands, to the end by "
+                 f"{kind} {value}")
+        for variant, kind, value in MATCH_ENDS
+    ],
 ]
 
 

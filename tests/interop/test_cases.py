@@ -95,7 +95,7 @@ def test_transcripts_are_small_and_canonical():
         total += path.stat().st_size
         for raw in transcript(CASES_DIR, path.stem):
             assert encode(decode(raw)) == raw
-    assert total < 4_000_000
+    assert total < 6_000_000  # about 2.7 MB of it the whole matches (to the end by score)
 
 
 def test_protocol_appendix_quotes_the_vector_files():
@@ -117,3 +117,31 @@ def test_protocol_appendix_quotes_the_vector_files():
         assert basics["drbg"][key] in flat, key
     example = encode({"b": 1, "a": [True, None, "x", b"\x01", -1, 300]}).hex()
     assert example in flat
+
+
+def test_whole_matches_end_every_way_with_their_outcome():
+    """Every variant has a whole match ending by number of hands and one by target, originale
+    one by wins, moderno one by penalty limit; each case expects the match's outcome, and the
+    last record is the one that ends the match (nothing after it)."""
+    from interop.gen.scenarios import MATCH_ENDS
+
+    cases = {c.id: c for c in load_cases()}
+    kinds = {(v, k) for v, k, _ in MATCH_ENDS}
+    for variant in VARIANTS:
+        assert {(variant, "hands"), (variant, "target")} <= kinds, variant
+    assert {("originale", "wins"), ("moderno", "penalty_limit")} <= kinds
+    for variant, kind, value in MATCH_ENDS:
+        name = f"{variant}-2p-{kind}"
+        case = cases[f"{name}-match"]
+        assert case.input == {"transcript": name}
+        out = case.expected["outcome"]
+        assert case.expected["result"] == "valid"
+        assert sorted(out["standings"]) == [0, 1] and out["winner"] == out["standings"][0]
+        assert len(out["scores"]) == len(out["match_points"]) == 2
+        records = _records(name)
+        assert records[0]["env"]["body"]["options"]["match"] == [kind, value]
+        # a prefix of the match is not over: no outcome expected
+        assert "outcome" not in cases[f"{name}-prefix-half"].expected
+    # every other case expects no outcome unless its records end a match
+    ends = [c for c in cases.values() if "outcome" in c.expected]
+    assert all(c.expected["result"] == "valid" for c in ends)

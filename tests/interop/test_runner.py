@@ -34,6 +34,20 @@ def test_judge_compares_result_code_and_seat():
     assert judge(_case({"result": "valid"}), {"result": "error"}).status == "failed"
 
 
+def test_judge_compares_the_match_outcome_when_the_adapter_gives_one():
+    end = {"winner": 1, "standings": [1, 0], "scores": [0, 62], "match_points": [0, 0]}
+    over = _case({"result": "valid", "outcome": end})
+    assert judge(over, {"result": "valid", "outcome": end}).status == "passed"
+    assert judge(over, {"result": "valid"}).status == "passed"  # the outcome is optional
+    wrong = {**end, "scores": [0, 61]}
+    failed = judge(over, {"result": "valid", "outcome": wrong})
+    assert failed.status == "failed" and "outcome" in failed.why
+    # a match that is not over has no outcome: an adapter that ends it early fails
+    assert judge(_case({"result": "valid"}), {"result": "valid", "outcome": end}).status == (
+        "failed"
+    )
+
+
 def _small_cases(tmp_path: Path) -> Path:
     """Three frame cases in a case directory of their own."""
     tmp_path.mkdir(parents=True, exist_ok=True)

@@ -55,6 +55,10 @@ class Abusive(Peer):
                 {"type": "brag"}, head
             )},  # unknown type, right counter
             {"k": "env", "env": Author(self.identity, GAME, self.seat, n).envelope(
+                {"type": "move", "hand": session.state.hand_number, "move": "play",
+                 "slot": 60000, "suit": None, "target": None, "declare": False}, head
+            )},  # a play of a slot held neither now nor at its head: NOT_HELD
+            {"k": "env", "env": Author(self.identity, GAME, self.seat, n).envelope(
                 {"type": "move", "hand": session.state.hand_number, "move": "pass"}, head
             )},  # a move the rules refuse at its head
             {"k": "env", "env": Author(self.identity, GAME, self.seat, n).envelope(
@@ -72,7 +76,7 @@ class Abusive(Peer):
 
 
 async def test_refused_messages_get_error_frames_and_the_match_goes_on(tmp_path: Path) -> None:
-    table = await play(tmp_path, 2, peer_cls={1: Abusive}, host_options={"max_errors": 10})
+    table = await play(tmp_path, 2, peer_cls={1: Abusive}, host_options={"max_errors": 11})
     assert not table.errors
     codes = [code for seat, code, _ in table.host.faults]
     assert {seat for seat, _, _ in table.host.faults} == {1}
@@ -83,6 +87,7 @@ async def test_refused_messages_get_error_frames_and_the_match_goes_on(tmp_path:
             "BAD_SIGNATURE",
             "OUT_OF_ORDER",
             "UNKNOWN_MESSAGE",
+            "NOT_HELD",
             "ILLEGAL_MOVE",
             "DECK_FAULT",
             "UNEXPECTED",

@@ -151,3 +151,39 @@ def test_files_unreadable_or_read(tmp_path: Path, match: list[dict]) -> None:
         for rec in match:
             w.append(rec)
     assert verify_file(good).ok
+
+
+def _with_bad_proof(env: dict) -> dict:
+    """``env`` (a tokens envelope) with its first proof's ``e`` changed, signed again."""
+    from dernier_p2p.protocol.local import identity_for
+
+    body = copy.deepcopy(env["body"])
+    e = body["tokens"][0]["proof"]["e"]
+    body["tokens"][0]["proof"]["e"] = bytes([e[0] ^ 1]) + e[1:]
+    return sign_envelope(identity_for(SEEDS[env["seat"]]), env["game"], env["seat"], env["n"],
+                         env["head"], body)
+
+
+def test_an_unsequenced_envelope_of_a_side_file_proves_its_fault(match: list[dict]) -> None:
+    k = next(i for i, r in enumerate(match) if r["env"]["body"]["type"] == "tokens")
+    env = match[k]["env"]
+    bad = _with_bad_proof(env)
+    verdict = check_records(match[:k], envelopes=[bad])
+    assert (verdict.code, verdict.seat, verdict.index) == ("DECK_FAULT", env["seat"], None)
+    assert "BadProof" in verdict.detail and "never sequenced" in verdict.detail
+    # a sound envelope proves nothing; an envelope a record already carries, or one that could
+    # not have been the next record (a counter skipped), is passed over
+    assert check_records(match[:k], envelopes=[env]).code == INCOMPLETE
+    assert check_records(match[: k + 1], envelopes=[bad]).code == INCOMPLETE
+    skipped = sign_envelope(identity_for_seat(env["seat"]), env["game"], env["seat"],
+                            env["n"] + 1, env["head"], bad["body"])
+    assert check_records(match[:k], envelopes=[skipped, {"not": "an envelope"}]).code == INCOMPLETE
+    # a sound envelope is applied and takes its counter: a second one with that counter is
+    # passed over (only the first of two envelopes signed with one counter can count)
+    assert check_records(match[:k], envelopes=[env, bad]).code == INCOMPLETE
+
+
+def identity_for_seat(seat: int):
+    from dernier_p2p.protocol.local import identity_for
+
+    return identity_for(SEEDS[seat])

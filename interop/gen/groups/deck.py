@@ -12,7 +12,7 @@ SHUFFLES = {"dernier-2p": "all", "dernier-3p-timeout": "shuffle-out-of-turn",
 
 
 def build(bases: dict[str, Base]) -> None:
-    names = list(bases)
+    names = [name for name, b in bases.items() if not b.sc.whole]
     for i, name in enumerate(names):
         other = bases[names[(i + 1) % len(names)]] if len(names) > 1 else None
         deck_cases(bases[name], name, other, SHUFFLES.get(name, "none"))

@@ -11,6 +11,8 @@ from interop.gen.scenarios import Base
 
 def build(bases: dict[str, Base]) -> None:
     for b in bases.values():
+        if b.sc.whole:
+            continue
         left_cases(b)
         timeout_cases(b)
     if "dernier-3p-hostchange" in bases:

@@ -8,7 +8,8 @@ from interop.gen.scenarios import Base
 
 def build(bases: dict[str, Base]) -> None:
     for name, b in bases.items():
-        move_cases(b, name)
+        if not b.sc.whole:
+            move_cases(b, name)
 
 
 def move_cases(b: Base, tag: str) -> None:
