@@ -813,7 +813,7 @@ class Host:
         for seat, env in self._early:
             self._on_env(seat, env)
         self._early = []
-        for seat in sorted(others - set(self.conns)) + [self.old_host]:
+        for seat in sorted((others | {self.old_host}) - set(self.conns)):
             self._dropped(seat)  # the old host too: it may come back as a seat (7.6)
 
     async def run(self, task_status: trio.TaskStatus[Host] = trio.TASK_STATUS_IGNORED) -> Any:

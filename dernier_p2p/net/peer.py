@@ -44,8 +44,10 @@ from dernier_p2p.net.framing import FramedStream, FrameError, PeerClosed, open_f
 from dernier_p2p.net.host import Host, HostConfig
 from dernier_p2p.net.seat import LocalSeat
 from dernier_p2p.net.timers import Timers
+from dernier_p2p.protocol.chain import ChainChecker
 from dernier_p2p.protocol.errors import ProtocolError
 from dernier_p2p.wire.identity import IdentityKey
+from dernier_p2p.wire.transcript import read_transcript
 
 log = logging.getLogger("dernier_p2p.net.peer")
 
@@ -62,7 +64,14 @@ class PeerConfig:
     """A peer's settings: its ``name``, the address it announces for a host change
     (``listen``), its transcript file and Drbg seed, and the retry pace after a drop.
     ``restore``: restart after a crash from ``transcript`` (same identity and ``seed``) and
-    resume with the host instead of joining. ``dial``: opens the connection to the host instead
+    resume with the host instead of joining; a seat that was hosting when it crashed resumes
+    with the next host instead and rebuilds from that host's records (its own transcript may
+    hold records nobody else received; it is kept beside as ``<transcript>.crashed``). After a
+    drop the peer retries with a growing pause (``retry_s`` doubling up to ``retry_max_s``).
+    ``listen_optional``: a ``listen`` address that cannot be opened is told
+    (:attr:`Peer.listen_problem`) and the seat goes on without it (it cannot take over as
+    host); ``listen_bind``: the local address to open it on (default: the listen host).
+    ``dial``: opens the connection to the host instead
     of TCP to the address (e.g. an invite code's routes, see :mod:`.reach`), until a host
     change; ``check_host``: refuses a host by its identity key (raises), at the challenge and
     again at record 0."""
@@ -72,6 +81,9 @@ class PeerConfig:
     transcript: str | os.PathLike[str] | None = None
     seed: bytes | None = None
     retry_s: float = 0.05
+    retry_max_s: float = 2.0
+    listen_optional: bool = False
+    listen_bind: str | None = None
     connect_s: float = 5.0
     linger_s: float = 1.0
     ack_s: float = 2.0
@@ -109,6 +121,7 @@ class Peer:
         self.started = trio.Event()  # set once the seat's session exists (``me``)
         self._tx, self._rx = trio.open_memory_channel[bytes](math.inf)
         self._dial = config.dial
+        self.listen_problem: str | None = None  # why this seat could not listen, if it could not
 
     async def _open(self) -> FramedStream:
         """A new connection to the host: by the configured dialer, else TCP to ``address``."""
@@ -200,9 +213,7 @@ class Peer:
         cfg = self.config
         listen = None
         if cfg.listen is not None:  # listen now, so the announced address is really ours
-            where, port = cfg.listen
-            self.listeners = await trio.open_tcp_listeners(port, host=where)
-            listen = (where, self.listeners[0].socket.getsockname()[1])
+            listen = await self._listen(*cfg.listen)
         with trio.fail_after(cfg.connect_s):
             self.stream = await self._open()
             self.seat, self.table = await hs.join(
@@ -225,25 +236,119 @@ class Peer:
         for env in self.me.start():
             await self.send(env)
 
+    async def _listen(self, where: str, port: int) -> tuple[str, int] | None:
+        """Open this seat's listeners (to take over as host); the announced address, or None
+        when it cannot and ``listen_optional`` says to go on without."""
+        bind = self.config.listen_bind if self.config.listen_bind is not None else where
+        try:
+            self.listeners = await trio.open_tcp_listeners(port, host=bind or None)
+        except OSError as exc:
+            shown = f"[{where}]" if ":" in where else where
+            self.listen_problem = f"cannot listen on {shown}:{port}: {exc.strerror or exc}"
+            if not self.config.listen_optional:
+                raise OSError(exc.errno, self.listen_problem) from None
+            log.warning("seat %s: %s; this seat cannot host", self.seat, self.listen_problem)
+            return None
+        return where, self.listeners[0].socket.getsockname()[1]
+
     async def _restore(self) -> None:
-        """Restart after a crash: rebuild the seat from the transcript, then resume."""
+        """Restart after a crash: rebuild the seat from the transcript, then resume (a seat
+        that was the host resumes with the next host, see :meth:`_rebuild`)."""
         cfg = self.config
         if cfg.transcript is None:
             raise ValueError("restoring needs the transcript file")
+        records = read_transcript(cfg.transcript, allow_torn_tail=True)
+        if records and records[-1]["h"] == self._seat_of(records[0]):
+            await self._rebuild(records)
+            return
         self.me = LocalSeat.restore(self.identity, self.seed, self.agent, cfg.transcript)
         self.me.offload = cfg.offload
         self.seat = self.me.seat
         self.joined.set()
         self.started.set()
-        if cfg.listen is not None:  # the same address as announced before the crash
-            self.listeners = await trio.open_tcp_listeners(cfg.listen[1], host=cfg.listen[0])
+        await self._listen_as_announced()
         log.info("seat %d restored %d records", self.seat, len(self.me.records))
         await self._resume(self.me.session.table_body["timers"]["grace_ms"])
+
+    def _seat_of(self, table_record: dict[str, Any]) -> int | None:
+        try:
+            keys = [p["key"] for p in table_record["env"]["body"]["players"]]
+            return keys.index(self.identity.public_bytes())
+        except (KeyError, TypeError, ValueError):
+            return None
+
+    async def _listen_as_announced(self) -> None:
+        """After a restart: listen again at the address the table lists for this seat."""
+        assert self.me is not None and self.seat is not None
+        listed = self.me.session.table_body["players"][self.seat]["listen"]
+        if listed is not None:
+            await self._listen(listed[0], listed[1])
+
+    async def _rebuild(self, crashed: list[dict[str, Any]]) -> None:
+        """This seat was the host when it crashed: resume with the next host (as an ordinary
+        seat, PROTOCOL.md 7.6) asking for every record (``have`` -1), rebuild the seat from
+        them, and start the transcript afresh from them (the old one, which may hold records
+        that never reached anyone, is kept as ``<transcript>.crashed``)."""
+        cfg = self.config
+        assert cfg.transcript is not None
+        checker = LocalSeat.from_records(self.identity, self.seed, None, crashed[:1])
+        table = checker.session.table_body
+        chain = ChainChecker(checker.session.game, checker.session.keys, checker.session.keys)
+        for rec in crashed:
+            chain.feed(rec)
+        self.seat = checker.seat
+        grace_ms = table["timers"]["grace_ms"]
+        new = chain.next_host()
+        listen = None if new is None else table["players"][new]["listen"]
+        if listen is None:
+            raise HostLost("this seat hosted and no other seat can take over")
+        self.address = (listen[0], listen[1])
+        self._dial = None
+        deadline = trio.current_time() + 2 * grace_ms / 1000  # the others' wait, then gathering
+        pause = cfg.retry_s
+        while True:
+            try:
+                with trio.fail_at(deadline):
+                    stream = await self._open()
+                    try:
+                        seat, last = await hs.rejoin(stream, self.identity, -1)
+                        records: list[dict[str, Any]] = []
+                        while len(records) <= last:
+                            msg = await hs.receive_message(stream)
+                            if msg["k"] == "rec" and set(msg) == {"k", "rec"}:
+                                records.append(msg["rec"])
+                    except BaseException:
+                        await trio.aclose_forcefully(stream)
+                        raise
+                break
+            except trio.TooSlowError:
+                raise HostLost(f"no new host at {self.address} in time") from None
+            except (*DROPPED, hs.NetError, FrameError) as exc:
+                log.info("seat %s: resume with the new host failed: %s", self.seat, exc)
+                await trio.sleep(pause)
+                pause = min(pause * 2, cfg.retry_max_s)
+        if seat != self.seat:
+            raise hs.NetError(hs.UNEXPECTED, f"resumed as seat {seat}")
+        self.me = LocalSeat.from_records(self.identity, self.seed, self.agent, records)
+        self.me.offload = cfg.offload
+        path = os.fspath(cfg.transcript)
+        os.replace(path, path + ".crashed")
+        self.me.keep_in(path)
+        self.stream = stream
+        self.joined.set()
+        self.started.set()
+        await self._listen_as_announced()
+        self.resumes += 1
+        log.info("seat %d (the old host) resumed with seat %s at record %d", self.seat, new,
+                 len(records) - 1)
+        for env in self.me.finish_restore():
+            await self.send(env)
 
     async def _resume(self, grace_ms: int) -> None:
         """Reconnect and catch up, retrying until ``grace_ms`` has passed; HostLost after."""
         assert self.me is not None
         deadline = trio.current_time() + grace_ms / 1000
+        pause = self.config.retry_s
         while True:
             if self.stream is not None:
                 await trio.aclose_forcefully(self.stream)
@@ -267,9 +372,16 @@ class Peer:
                 break
             except trio.TooSlowError:
                 raise HostLost(f"host {self.address} not back within {grace_ms} ms") from None
+            except hs.RemoteError as exc:
+                if exc.code == hs.UNKNOWN_KEY:  # this seat is out of the match
+                    raise
+                log.info("seat %s: resume refused: %s", self.seat, exc)
+                await trio.sleep(pause)
+                pause = min(pause * 2, self.config.retry_max_s)
             except (*DROPPED, hs.NetError, FrameError) as exc:
                 log.info("seat %s: resume failed: %s", self.seat, exc)
-                await trio.sleep(self.config.retry_s)
+                await trio.sleep(pause)
+                pause = min(pause * 2, self.config.retry_max_s)
         self.resumes += 1
         log.info("seat %d resumed at record %d", self.seat, len(self.me.records) - 1)
         self._drain()

@@ -158,6 +158,35 @@ class LocalSeat:
         self.presence: list[Presence] = []  # drops and returns, in the order they were told
 
     @classmethod
+    def from_records(
+        cls,
+        identity: IdentityKey,
+        seed: bytes,
+        agent: Agent | None,
+        records: list[dict[str, Any]],
+        where: str = "the records",
+    ) -> LocalSeat:
+        """Rebuild a seat from the records of its match (same identity and seed), without a
+        transcript writer. Every record is checked and applied again; the bodies the session
+        produced on the way that no record of this seat carries were never sequenced: they are
+        kept in :attr:`replaying` and signed afresh by :meth:`finish_restore` once the peer has
+        caught up with the host (moves are not kept: the agent is asked again)."""
+        if not records:
+            raise TranscriptError(f"{where}: no record to restore from")
+        first = records[0]
+        try:
+            keys = [p["key"] for p in first["env"]["body"]["players"]]
+            seat = keys.index(identity.public_bytes())
+        except (KeyError, TypeError, ValueError):
+            why = "record 0 is not a table seating this key"
+            raise TranscriptError(f"{where}: {why}") from None
+        me = cls(identity, seat, first, seed, agent)
+        me.replaying = [env["body"] for env in me.start()]
+        for rec in records[1:]:
+            me.apply(rec, 0)
+        return me
+
+    @classmethod
     def restore(
         cls,
         identity: IdentityKey,
@@ -165,32 +194,26 @@ class LocalSeat:
         agent: Agent | None,
         transcript: str | os.PathLike[str],
     ) -> LocalSeat:
-        """Rebuild a seat after a crash from its transcript (same identity and seed).
-
-        Every record is checked and applied again. The bodies the session produced on the way
-        that no record of this seat carries were never sequenced: they are kept in
-        :attr:`replaying` and signed afresh by :meth:`finish_restore` once the peer has caught
-        up with the host (moves are not kept: the agent is asked again)."""
+        """Rebuild a seat after a crash from its transcript (see :meth:`from_records`); the
+        transcript goes on from its last record."""
         records = read_transcript(transcript, allow_torn_tail=True)
-        if not records:
-            raise TranscriptError(f"{transcript}: no record to restore from")
-        first = records[0]
-        try:
-            keys = [p["key"] for p in first["env"]["body"]["players"]]
-            seat = keys.index(identity.public_bytes())
-        except (KeyError, TypeError, ValueError):
-            why = "record 0 is not a table seating this key"
-            raise TranscriptError(f"{transcript}: {why}") from None
-        me = cls(identity, seat, first, seed, agent)
-        me.replaying = [env["body"] for env in me.start()]
-        for rec in records[1:]:
-            me.apply(rec, 0)
+        me = cls.from_records(identity, seed, agent, records, str(transcript))
         writer = BackgroundWriter(transcript)
         if writer.count != len(records):
             writer.close()
             raise TranscriptError(f"{transcript}: changed while it was being restored")
         me.writer = writer
         return me
+
+    def keep_in(self, transcript: str | os.PathLike[str]) -> None:
+        """Write every record so far to a new (empty) transcript file and every later one."""
+        writer = BackgroundWriter(transcript)
+        if writer.count:
+            writer.close()
+            raise ValueError(f"transcript {transcript} already holds records")
+        for rec in self.records:
+            writer.append(rec)
+        self.writer = writer
 
     def finish_restore(self) -> list[dict[str, Any]]:
         """After a restart, once caught up: the owed bodies signed with the next counters."""

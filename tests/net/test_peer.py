@@ -260,3 +260,37 @@ async def test_a_hello_with_a_seated_key_is_told_to_resume(tmp_path: Path) -> No
     assert (err.code, err.detail) == ("UNKNOWN_KEY", SEATED_KEY)
     got = transcripts(tmp_path, range(2))
     assert got[0] == got[1]  # the seat itself played on undisturbed
+
+
+async def test_a_killed_host_comes_back_as_a_seat_of_the_new_host(tmp_path: Path) -> None:
+    back: dict[str, Any] = {}
+
+    async def kill_host_then_restart_it(table: Any) -> None:
+        await wait_for(lambda: mid_hand(table, 30))
+        back["killed"] = len(table.host.records)
+        table.scopes[0].cancel()  # the host's process dies: only its transcript survives
+        await wait_for(lambda: table.host.me.writer is None, 5)
+        peer = Peer(
+            KEYS[0],
+            ("127.0.0.1", 1),  # its own old address: unused, it resumes with the next host
+            bot_agent(HeuristicBot(0)),
+            PeerConfig(name="p0", seed=seed(0), transcript=tmp_path / "t0.bin", restore=True),
+        )
+        back["peer"] = peer
+        back["result"] = await peer.run()
+
+    table = await play(tmp_path, 3, watch=kill_host_then_restart_it, listen=True,
+                       timers=Timers(turn_ms=30_000, declare_ms=30, grace_ms=3_000), limit=120)
+    assert not table.errors
+    peer = back["peer"]
+    assert peer.seat == 0 and peer.resumes == 1 and peer.host is None
+    got = transcripts(tmp_path, [0, 1, 2])
+    assert got[0] == got[1] == got[2]  # the old host's new transcript is the new host's chain
+    bodies = [r["env"]["body"] for r in got[1]]
+    change = bodies.index({"type": "host_change", "old": 0, "new": 1})
+    assert {"type": "left", "seat": 0} not in bodies
+    assert any(r["env"]["seat"] == 0 for r in got[1][change + 1 :])  # it played on as a seat
+    audit = verify(got[1])
+    assert back["result"] == table.results[1] == table.results[2]
+    assert same_result(table.results[1], audit)
+    assert (tmp_path / "t0.bin.crashed").exists()
