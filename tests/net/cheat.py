@@ -9,7 +9,9 @@ It joins the table, plays as the heuristic bot, and cheats once, as ``KIND`` say
 * ``false-complaint``: complains about the first sound box (peek or transfer) it receives,
   giving the box's true plaintext;
 * ``token-proof``: sends its first ``tokens`` message with one proof altered;
-* ``shuffle-proof``: sends its shuffle with one proof scalar altered.
+* ``shuffle-proof``: sends its shuffle with one proof scalar altered;
+* ``bad-box``: sends its first box (peek or transfer) with the ciphertext altered, so that it
+  does not open: the receiver's complaint stops the hand and the audit names this seat.
 
 It prints ``seat N`` once seated and ``cheated: KIND`` when it has cheated; it exits 1 when the
 match stops on a fault (its own), 0 if the match ended without the chance to cheat.
@@ -35,7 +37,7 @@ from dernier_p2p.rules import Card, IllegalMove, Move, Play, State, apply
 from dernier_p2p.rules.cards import deck_cards
 from dernier_p2p.wire.identity import IdentityKey
 
-KINDS = ("illegal-play", "false-complaint", "token-proof", "shuffle-proof")
+KINDS = ("illegal-play", "false-complaint", "token-proof", "shuffle-proof", "bad-box")
 
 
 def _bump(scalar: bytes) -> bytes:
@@ -94,6 +96,10 @@ class Cheat(Peer):
             proof = dict(body["proof"])
             proof["s"] = [_bump(proof["s"][0]), *proof["s"][1:]]
             env = self._resign(env, {**body, "proof": proof})
+            self._cheated()
+        elif not self.done and self.kind == "bad-box" and body["type"] in ("peek", "transfer"):
+            box = body["box"]
+            env = self._resign(env, {**body, "box": bytes([box[0] ^ 1]) + box[1:]})
             self._cheated()
         await super().send(env)
 
