@@ -17,12 +17,14 @@ surviving mutant's diff is written to ``<workdir>/survivors.txt``. Not part of t
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import shutil
 import subprocess
 import sys
 import time
+import tokenize
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -131,6 +133,34 @@ def run(target: str, work: Path, children: int, budget: float | None) -> float:
     return time.monotonic() - start
 
 
+def _shape(line: str) -> list[str] | None:
+    """The tokens of a source line with every string literal (and None) made one token."""
+    try:
+        toks = list(tokenize.generate_tokens(io.StringIO(line.strip() + "\n").readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return None
+    out = []
+    for t in toks:
+        if t.type == tokenize.STRING or (t.type == tokenize.NAME and t.string == "None"):
+            out.append("<text>")
+        elif t.type not in (tokenize.NEWLINE, tokenize.NL, tokenize.ENDMARKER, tokenize.COMMENT):
+            out.append(t.string)
+    return out
+
+
+def message_only(diff: str) -> bool:
+    """Whether a mutant only changes the text of a message: its removed and added lines differ
+    in string literals alone (or a string replaced by None) inside a raise."""
+    old = [x[1:] for x in diff.splitlines() if x.startswith("-") and not x.startswith("---")]
+    new = [x[1:] for x in diff.splitlines() if x.startswith("+") and not x.startswith("+++")]
+    if len(old) != len(new) or not old:
+        return False
+    for a, b in zip(old, new, strict=True):
+        if "raise " not in a or _shape(a) is None or _shape(a) != _shape(b):
+            return False
+    return True
+
+
 def summarise(target: str, work: Path) -> dict:
     """The counts of mutmut's result files, and the survivors' diffs in survivors.txt."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
@@ -149,12 +179,16 @@ def summarise(target: str, work: Path) -> dict:
             survivors.append(name)
         elif status == "not checked":
             unchecked += 1
+    messages = 0
     with open(work / "survivors.txt", "w") as out:
         for name in survivors:
             diff = subprocess.run([MUTMUT, "show", name], cwd=work, env=env,
                                   capture_output=True, text=True).stdout
-            out.write(f"## {name}\n{diff}\n")
+            kind = "message" if message_only(diff) else "logic"
+            messages += kind == "message"
+            out.write(f"## {name} [{kind}]\n{diff}\n")
     stats["not_checked"] = unchecked
+    stats["messages"] = messages
     stats["target"] = target
     return stats
 
@@ -173,7 +207,8 @@ def main() -> None:
     for t in targets:
         if not (ROOT / PACKAGE / t).is_file():
             parser.error(f"no such module: {PACKAGE}/{t}")
-    print("| module | mutants | killed | survived | timeout | no tests | not checked | s |")
+    print("| module | mutants | killed | survived (message text) | timeout | no tests |"
+          " not checked | s |")
     print("|---|---|---|---|---|---|---|---|")
     for target in targets:
         work = args.workdir / target.replace("/", "__")
@@ -182,9 +217,10 @@ def main() -> None:
             prepare(target, work, args.fresh, args.full)
             took = run(target, work, args.children, args.budget)
         s = summarise(target, work)
-        print(f"| {target} | {s.get('total', 0)} | {s.get('killed', 0)} | "
-              f"{s.get('survived', 0)} | {s.get('timeout', 0)} | {s.get('no_tests', 0)} | "
-              f"{s['not_checked']} | {took:.0f} |", flush=True)
+        cells = [target, s.get("total", 0), s.get("killed", 0),
+                 f"{s.get('survived', 0)} ({s['messages']})", s.get("timeout", 0),
+                 s.get("no_tests", 0), s["not_checked"], f"{took:.0f}"]
+        print("| " + " | ".join(map(str, cells)) + " |", flush=True)
 
 
 if __name__ == "__main__":

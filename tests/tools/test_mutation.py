@@ -44,3 +44,16 @@ def test_heavy_integration_files_are_left_out_except_for_their_own_module():
     assert not [a for a in args("deck/group.py", full=True) if a.startswith("--ignore")]
     assert not [a for a in args("wire/identity.py") if a.startswith("--ignore")]
     assert all(Path(ROOT, f).is_file() for f in mutation.HEAVY)
+
+
+def test_message_only_mutants_are_told_from_logic_ones():
+    def diff(old, new):
+        return f"--- a\n+++ b\n@@ -1 +1 @@\n-{old}\n+{new}\n"
+
+    raise_ = '        raise BadProof("token is for another position", seat)'
+    assert mutation.message_only(diff(raise_, raise_.replace('"token', '"XXtoken')))
+    assert mutation.message_only(diff(raise_, raise_.replace('"token is for another position"',
+                                                             "None")))
+    assert not mutation.message_only(diff(raise_, raise_.replace("seat)", "None)")))
+    assert not mutation.message_only(diff("    if len(label) > 255:", "    if len(label) >= 255:"))
+    assert not mutation.message_only(diff('    x = "a"', '    x = "XXaXX"'))  # not a raise
