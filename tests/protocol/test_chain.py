@@ -494,3 +494,16 @@ def test_record_signed_as_a_seat_without_a_host_key_is_a_protocol_error():
     first = make_record(g.ids[1], g.seq.records[0]["env"], 1, 0, genesis_hash(GAME),
                         g.seq.records[0]["t"])
     refused(fresh, first, "BAD_CHAIN", None)
+
+
+def test_constructor_bounds_on_seats_and_table_size():
+    keys = [k.public_bytes() for k in identities(11)]
+    assert ChainChecker(GAME, keys[:10], keys[:10]).n == 10
+    assert ChainChecker(GAME, keys[:2], keys[:2]).n == 2
+    for players in (keys[:11], keys[:1], {0: keys[0], 2: keys[2]}):
+        with pytest.raises(ValueError):
+            ChainChecker(GAME, keys[:1], players)
+    for host_keys in ({True: keys[1]}, {-1: keys[0]}, {0.0: keys[0]}, {"0": keys[0]}):
+        with pytest.raises(ValueError):
+            ChainChecker(GAME, host_keys, keys[:3])
+    assert ChainChecker(GAME, {2: keys[2]}, keys[:3], host=2).host == 2
