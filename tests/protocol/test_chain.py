@@ -507,3 +507,34 @@ def test_constructor_bounds_on_seats_and_table_size():
         with pytest.raises(ValueError):
             ChainChecker(GAME, host_keys, keys[:3])
     assert ChainChecker(GAME, {2: keys[2]}, keys[:3], host=2).host == 2
+
+
+def test_seats_beyond_the_table_are_malformed_not_just_absent(g):
+    """At a 3-seat table, seat 3..9 in an envelope or as a record's host is MALFORMED (the
+    structure check knows the table size), not a seat that merely left or has no host key."""
+    c = fed(g)
+    for seat in (3, 9):
+        env = sign_envelope(g.ids[1], GAME, seat, 0, c.head, ACK)
+        refused(c, _seq_raw(g, env, c), "MALFORMED", 0)
+        rec = make_record(g.ids[0], g.authors[1].envelope(ACK, c.head), seat, c.next_index,
+                          c.head, g.t + 1)
+        refused(c, rec, "MALFORMED", 0)
+        with pytest.raises(ProtocolError) as info:  # the host vetting an envelope it received
+            c.check_envelope(env, 1)
+        assert (info.value.code, info.value.seat) == ("MALFORMED", 1)
+
+
+def test_a_record_signed_by_one_seat_carrying_another_seats_host_change(g):
+    c = fed(g)
+    # seat 2 signs seat 1's (in turn) host change: only the new host may sign its own
+    env = g.authors[1].envelope({"type": "host_change", "old": 0, "new": 1}, c.head)
+    refused(c, make_record(g.ids[2], env, 2, c.next_index, c.head, g.t + 1), "BAD_CHAIN", 2)
+    # the next host signs a host change it authored naming another seat
+    bad = sign_envelope(g.ids[1], GAME, 1, env["n"], c.head,
+                        {"type": "host_change", "old": 0, "new": 2})
+    refused(c, make_record(g.ids[1], bad, 1, c.next_index, c.head, g.t + 1), "BAD_CHAIN", 1)
+    # the next host signs something else than a host change
+    ack = sign_envelope(g.ids[1], GAME, 1, env["n"], c.head, ACK)
+    refused(c, make_record(g.ids[1], ack, 1, c.next_index, c.head, g.t + 1), "BAD_CHAIN", 1)
+    c.feed(make_record(g.ids[1], env, 1, c.next_index, c.head, g.t + 1))
+    assert c.host == 1
