@@ -30,6 +30,7 @@ from dernier_p2p.net.relay import (
     serve_relay,
 )
 from dernier_p2p.net.timers import Timers
+from dernier_p2p.protocol.envelope import verify_envelope
 from dernier_p2p.wire.canonical import decode
 
 from .helpers import FAST, GAME, KEYS, ONE_HAND, same_result, seed, transcripts, verify
@@ -99,13 +100,15 @@ async def test_a_match_played_through_the_relay_verifies_and_the_relay_saw_only_
     assert relay.stats.frames == len(entries) > 0
     kinds: dict[str, int] = {}
     records = {rec["i"]: rec for rec in texts[0]}
+    keys = [p["key"] for p in texts[0][0]["env"]["body"]["players"]]
     for _call, way, frame in entries:
         msg = decode(frame)
         kinds[msg["k"]] = kinds.get(msg["k"], 0) + 1
         if msg["k"] == "rec":
             assert way == 1 and msg["rec"] == records[msg["rec"]["i"]]  # a signed record
-        elif msg["k"] == "env":
-            assert way == 0 and any(r["env"] == msg["env"] for r in texts[0])  # a signed env
+        elif msg["k"] == "env":  # signed by its seat (a refused one is not in the transcript)
+            assert way == 0
+            verify_envelope(msg["env"], keys[msg["env"]["seat"]], None)
         else:
             assert msg["k"] in {"challenge", "hello", "welcome"}
     assert kinds["rec"] == 2 * len(texts[0]) and kinds["hello"] == 2
@@ -283,3 +286,44 @@ async def test_a_relay_that_restarts_mid_match_gets_the_table_back_and_the_peers
     assert all(same_result(results[s], verdict) for s in range(3))
     assert all(peers[s].resumes >= 1 for s in (1, 2))
     assert events[:3] == ["ready", "lost", "ready"]
+
+
+async def test_a_route_that_swallows_packets_costs_the_stagger_not_the_route_timeout() -> None:
+    import socket
+    import time
+
+    # A listener whose accept queue is full: the kernel drops further SYNs, so a connection to
+    # it hangs like one to a private address seen from the Internet.
+    full = socket.socket()
+    full.bind((LOOP, 0))
+    full.listen(0)
+    fillers = []
+    for _ in range(3):
+        filler = socket.socket()
+        filler.setblocking(False)
+        try:
+            filler.connect(full.getsockname())
+        except BlockingIOError:
+            pass
+        fillers.append(filler)
+    await trio.sleep(0.2)
+    config = HostConfig(players=2, options=ONE_HAND, timers=FAST, game=GAME, seed=seed(0),
+                        linger_s=0.1)
+    host = Host(KEYS[0], config, None)
+    try:
+        with trio.fail_after(20):
+            async with trio.open_nursery() as nursery:
+                await nursery.start(host.run)
+                invite = Invite(fingerprint(KEYS[0].public_bytes()),
+                                (Route("direct", LOOP, full.getsockname()[1]),
+                                 Route("mapped", LOOP, host.port)))
+                dialer = Dialer(invite, per_route_s=8, stagger_s=0.3)
+                started = time.monotonic()
+                stream = await dialer()
+                assert dialer.used == invite.routes[1]
+                assert time.monotonic() - started < 6  # in turn, the first route alone takes 8
+                await stream.aclose()
+                nursery.cancel_scope.cancel()
+    finally:
+        for sock in (full, *fillers):
+            sock.close()

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from dernier_p2p.net.relay import read_record
+from dernier_p2p.protocol.envelope import verify_envelope
 from dernier_p2p.wire.canonical import decode
 from dernier_p2p.wire.transcript import read_transcript
 from tests.net.helpers import verify
@@ -130,17 +131,18 @@ def test_three_homes_without_upnp_play_through_a_relay_that_sees_only_signed_fra
     records = _verified([tmp_path / f"t{k}" for k in range(3)], hands=1)
     relay.terminate()
     relay.wait(timeout=10)
-    # What the relay forwarded: handshakes, then only signed envelopes and signed records,
-    # each one of the verified transcript's (its private cards are ciphertexts inside them).
-    envs = [r["env"] for r in records]
+    # What the relay forwarded: handshakes, then only envelopes signed by their seats and
+    # records of the verified transcript (the private cards are ciphertexts inside them).
+    keys = [p["key"] for p in records[0]["env"]["body"]["players"]]
     seen = {"challenge": 0, "hello": 0, "welcome": 0, "env": 0, "rec": 0}
     for _call, way, frame in read_record(record.read_bytes()):
         msg = decode(frame)
         seen[msg["k"]] += 1
         if msg["k"] == "rec":
             assert way == 1 and msg["rec"] == records[msg["rec"]["i"]]
-        elif msg["k"] == "env":
-            assert way == 0 and msg["env"] in envs
+        elif msg["k"] == "env":  # signed by its seat (a refused one is not in the transcript)
+            assert way == 0
+            verify_envelope(msg["env"], keys[msg["env"]["seat"]], None)
     assert seen["hello"] == 2 and seen["rec"] == 2 * len(records) and seen["env"] > 0
     log = outs[0].read_text()
     assert log.count("paired with its host") == 2 and "registered" in log
