@@ -24,7 +24,15 @@ Every record of another seat is applied by the host's own session *before* it is
 (``HostConfig.check_first``): a message every peer would refuse (a deck message with a bad
 proof, a coin message not due) is retracted and answered with an error frame instead of
 stopping the match. A ``move`` must also be legal in the state its head echo names (the
-session's rule for races), else ``ILLEGAL_MOVE``.
+session's rule for races), else ``ILLEGAL_MOVE`` (``NOT_HELD`` for a play of a slot the seat
+held neither then nor now).
+
+A record whose body, once applied, proves a seat's fault (an illegal play its token reveals, a
+complaint judged, a failed audit; with ``check_first`` off, any message every peer refuses) is
+never retracted: it is relayed as the evidence, every peer refuses it and keeps it as the last
+record of its transcript, and the match ends (:meth:`Host.run` raises the fault once the
+connections have the record). Every envelope received from a connection is also appended to
+the envelope side file (``HostConfig.envelopes``) before it is checked.
 
 A front-end follows the lobby with ``async for event in host.joins()`` (a :class:`LobbyEvent` per
 seat taken or freed, until the table is full) and the match with ``await host.local_seat()``

@@ -2,7 +2,8 @@
 ``dernier host`` process over loopback TCP. The record that proves the cheat is relayed, every
 seat stops at once on it (the turn timer is five minutes: no time-out is involved), and every
 transcript, the honest ones first, verifies as ``FAULT ... seat k`` with that record as its
-last: the author's own signed envelope."""
+last: the author's own signed envelope, or, for a box only the end-of-hand audit can judge, the
+record that completes the secrets."""
 
 from __future__ import annotations
 
