@@ -337,6 +337,7 @@ def host(
 
     Prints an invite code (`dernier join dn1-...`) holding every way to reach the table: this
     machine's address, a port opened on the router by UPnP or NAT-PMP, and the --relay."""
+    from dernier_p2p.cli.rejoin import exists_with_records, seat_seed
     from dernier_p2p.cli.table import Seating, host_table
     from dernier_p2p.net.discovery import BROADCAST, DEFAULT_PORT
     from dernier_p2p.net.host import HostConfig
@@ -345,6 +346,10 @@ def host(
     options = _match_options(variant, players, hands, target)
     relay_at = None if relay is None else _parse_address(relay, "--relay")
     identity = _identity(key)
+    if exists_with_records(transcript):
+        assert transcript is not None
+        _come_back(identity, transcript, name, bot, no_colour, offer_seconds)
+        return
     path = _transcript_path(transcript, variant)
     if advertise is None:
         if bind in ("0.0.0.0", ""):
@@ -360,7 +365,7 @@ def host(
         name=name, table_name=(table_name or f"{name}'s table")[:32], bind=bind, port=port,
         advertise=advertise, transcript=path, envelopes=f"{path}.envelopes",
         announce_to=None if no_announce else (BROADCAST, DEFAULT_PORT),
-        check_first=not relay_first,
+        check_first=not relay_first, seed=seat_seed(identity),
     )
     click.echo(f"Transcript: {path}")
     seating = Seating(bot=bot, colour=_colour(no_colour), offer_s=offer_seconds)
@@ -369,6 +374,24 @@ def host(
         f" on {host_port(bind, port)}",
     )
     _final(seat, path)
+
+
+def _come_back(
+    identity: Any, transcript: Path, name: str, bot: bool, no_colour: bool, offer_s: float
+) -> None:
+    """``dernier host`` run again with the transcript of a match it hosted: the seat comes back
+    as a player of the next host (PROTOCOL.md 7.6)."""
+    from dernier_p2p.cli.rejoin import seat_seed
+    from dernier_p2p.cli.table import Seating, join_table
+    from dernier_p2p.net.peer import PeerConfig
+
+    click.echo(f"Restarting from {transcript}: you hosted this match; you come back as a "
+               "player with the seat that hosts it now.")
+    config = PeerConfig(name=name, transcript=transcript, restore=True, seed=seat_seed(identity),
+                        connect_s=10.0, listen_optional=True)
+    seating = Seating(bot=bot, colour=_colour(no_colour), offer_s=offer_s)
+    seat = _run(lambda: join_table(identity, ("", 0), config, seating), " to the new host")
+    _final(seat, transcript)
 
 
 def _parse_address(value: str, hint: str = "ADDRESS") -> tuple[str, int]:
@@ -404,33 +427,64 @@ def _discover(seconds: float) -> tuple[str, int]:
 @click.argument("address", required=False)
 @click.option("--name", default="Player", show_default=True, callback=_check_name,
               help="Your name at the table.")
-@click.option("--listen", "listen_on", default=None,
+@click.option("--listen", "listen_on", default=None, metavar="HOST[:PORT]",
               help="Address of this machine the others can reach, to host the table if the "
-                   "host goes away (default: none).")
+                   "host goes away (default: this machine's address and the table's port; "
+                   "forward that port on a router).")
+@click.option("--no-listen", is_flag=True,
+              help="Never host this table, even if the host goes away.")
 @click.option("--wait", type=click.FloatRange(0.5, 30), default=2.0, show_default=True,
               help="Seconds to listen for tables when no ADDRESS is given.")
 @offer_option
 @peer_options
 def join(
-    address: str | None, name: str, listen_on: str | None, wait: float, offer_seconds: float,
-    key: Path | None, transcript: Path | None, bot: bool, no_colour: bool,
+    address: str | None, name: str, listen_on: str | None, no_listen: bool, wait: float,
+    offer_seconds: float, key: Path | None, transcript: Path | None, bot: bool, no_colour: bool,
 ) -> None:
     """Join a table by its invite code (dn1-...), at ADDRESS (HOST:PORT), or pick one heard on
     the LAN."""
+    from dernier_p2p.cli.rejoin import (
+        bind_for,
+        exists_with_records,
+        is_loopback,
+        latest_open_match,
+        parse_listen,
+        seat_seed,
+    )
     from dernier_p2p.cli.table import Seating, join_table
     from dernier_p2p.net.peer import PeerConfig
 
     dialer = _invite_dialer(address) if address is not None else None
     where = _parse_address(address) if address is not None and dialer is None else None
+
     identity = _identity(key)
-    path = _transcript_path(transcript, "table")
-    if where is None and dialer is None:
+    restore = exists_with_records(transcript)
+    path = transcript if restore and transcript is not None else _transcript_path(transcript,
+                                                                                  "table")
+    if where is None and dialer is None and not restore:
         where = _discover(wait)
+    table_port = where[1] if where is not None else 47630
+    listen = None
+    if listen_on is not None and not no_listen:
+        try:
+            listen = parse_listen(listen_on, table_port)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--listen") from None
+    elif not no_listen:  # a candidate host by default, at the table's port where it can be
+        here = "127.0.0.1" if where is not None and is_loopback(where[0]) else _local_address()
+        same_machine = where is not None and (is_loopback(where[0]) or where[0] == here)
+        listen = (here, 0 if same_machine else table_port)  # beside the host: any free port
     config = PeerConfig(
-        name=name, transcript=path, listen=None if listen_on is None else (listen_on, 0),
+        name=name, transcript=path, listen=listen, listen_optional=True,
+        listen_bind=None if listen is None else bind_for(listen[0]),
         connect_s=10.0 if dialer is None else 10.0 + 5.0 * len(dialer.routes),
         dial=dialer, check_host=None if dialer is None else dialer.check_host,
+        seed=seat_seed(identity), restore=restore,
     )
+    if restore:
+        click.echo(f"Resuming your seat from {path}.")
+    if where is None:
+        where = ("", 0)
     if dialer is not None:
         from dernier_p2p.net.invite import show_fingerprint
 
@@ -443,10 +497,15 @@ def join(
         place = f" to {host_port(*where)}"
         click.echo(f"Joining {host_port(*where)}. Transcript: {path}")
     seating = Seating(bot=bot, colour=_colour(no_colour), offer_s=offer_seconds)
-    seat = _run(lambda: join_table(identity, where, config, seating), place)
+    seat = _run(
+        lambda: join_table(
+            identity, where, config, seating, lambda: latest_open_match(identity)
+        ),
+        place,
+    )
     if seat is None:
         _fail("The table never started.")
-    _final(seat, path)
+    _final(seat, Path(config.transcript) if config.transcript is not None else path)
 
 
 def _invite_dialer(text: str) -> Any:

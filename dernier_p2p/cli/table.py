@@ -25,7 +25,8 @@ from dernier_p2p.cli.follow import Narrator, names_of
 from dernier_p2p.cli.human import HumanAgent, LineReader
 from dernier_p2p.cli.pacing import DEFAULT_OFFER_S, Pacer, paced_bot
 from dernier_p2p.net.agent import Agent, bot_agent
-from dernier_p2p.net.host import Host, HostConfig
+from dernier_p2p.net.handshake import UNKNOWN_KEY, RemoteError
+from dernier_p2p.net.host import SEATED_KEY, Host, HostConfig
 from dernier_p2p.net.peer import Peer, PeerConfig
 from dernier_p2p.net.seat import LocalSeat
 from dernier_p2p.net.timers import Timers
@@ -223,12 +224,46 @@ async def host_table(
     return seating.seat
 
 
+def told_to_resume(exc: BaseException) -> bool:
+    """Whether ``exc`` (or a leaf of it) is the host's "this key has a seat: resume"."""
+    if isinstance(exc, BaseExceptionGroup):
+        return any(told_to_resume(e) for e in exc.exceptions)
+    return (
+        isinstance(exc, RemoteError) and exc.code == UNKNOWN_KEY and exc.detail == SEATED_KEY
+    )
+
+
 async def join_table(
-    identity: IdentityKey, address: tuple[str, int], config: PeerConfig, seating: Seating
+    identity: IdentityKey,
+    address: tuple[str, int],
+    config: PeerConfig,
+    seating: Seating,
+    find_seat: Callable[[], Path | None] | None = None,
 ) -> LocalSeat | None:
     """Join the table at ``address`` (or through ``config.dial``, an invite code's routes) and
-    play until the match is over."""
+    play until the match is over. With ``config.restore`` the seat comes back from its
+    transcript. When the host answers that this key already has a seat, ``find_seat`` names the
+    transcript to come back from (``config`` is then changed to restore from it)."""
     seating.bot_seed = int.from_bytes(os.urandom(4), "little")
+    try:
+        return await _play_peer(identity, address, config, seating)
+    except BaseException as exc:  # noqa: B036 - re-raised unless told to resume
+        if config.restore or find_seat is None or not told_to_resume(exc):
+            raise
+        found = find_seat()
+        if found is None:
+            raise RemoteError(
+                UNKNOWN_KEY, f"{SEATED_KEY} (no transcript of that match found here: run the "
+                "same command with --transcript FILE of that match)"
+            ) from None
+    seating.echo(f"Your seat is still held: resuming from {found}.")
+    config.transcript, config.restore = found, True
+    return await _play_peer(identity, address, config, seating)
+
+
+async def _play_peer(
+    identity: IdentityKey, address: tuple[str, int], config: PeerConfig, seating: Seating
+) -> LocalSeat | None:
     peer = Peer(identity, address, None, config)
     peer.agent = _user_agent(seating, peer)
     async with trio.open_nursery() as nursery:
@@ -237,9 +272,24 @@ async def join_table(
 
         async def seated() -> None:
             await peer.joined.wait()
-            used = getattr(config.dial, "used", None)
-            how = "" if used is None else f" (connected {used.describe()})"
-            seating.echo(f"Seated at seat {peer.seat}{how}; waiting for the table to fill.")
+            if config.restore:
+                seating.echo(f"Back at seat {peer.seat}; catching up with the table.")
+            else:
+                used = getattr(config.dial, "used", None)
+                how = "" if used is None else f" (connected {used.describe()})"
+                seating.echo(f"Seated at seat {peer.seat}{how}; waiting for the table to fill.")
+            seating.echo(listen_note(peer))
 
         nursery.start_soon(seated)
     return seating.seat
+
+
+def listen_note(peer: Peer) -> str:
+    """Whether this seat can take over as host, and where (or why not)."""
+    if peer.listen_problem is not None:
+        return (f"This seat cannot host if the host goes away ({peer.listen_problem}); "
+                "the match goes on with another host.")
+    if peer.listeners:
+        port = peer.listeners[0].socket.getsockname()[1]
+        return f"If the host goes away, this seat can host the table (port {port})."
+    return "This seat does not offer to host if the host goes away."

@@ -266,6 +266,12 @@ class Peer:
         self.seat = self.me.seat
         self.joined.set()
         self.started.set()
+        session = self.me.session
+        if self.address[1] == 0 and self._dial is None:  # no address given: the host's own
+            listed = session.table_body["players"][session.host]["listen"]
+            if listed is None:
+                raise HostLost(f"seat {session.host} hosts and the table lists no address")
+            self.address = (listed[0], listed[1])
         await self._listen_as_announced()
         log.info("seat %d restored %d records", self.seat, len(self.me.records))
         await self._resume(self.me.session.table_body["timers"]["grace_ms"])

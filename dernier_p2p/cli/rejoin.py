@@ -1,0 +1,97 @@
+"""Coming back to a match from the command line: the seat's Drbg seed, the transcript to
+resume from, and the address a seat listens at to take over as host.
+
+- :func:`seat_seed`: the seat's secret Drbg seed, derived from its identity key, so that the same
+  command run again after a crash rebuilds the same deck secrets from the transcript (every
+  hand's seed also mixes in the game id, so matches never share secrets);
+- :func:`open_match`: whether a transcript holds a match this key sits in that is not over (a
+  ``--transcript`` given again, or the newest such file in the transcripts folder after the host
+  answered "this key has a seat: resume");
+- :func:`parse_listen`: ``--listen HOST[:PORT]`` (the port defaults to the table's).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from dernier_p2p.cli.paths import TRANSCRIPT_SUFFIX, transcripts_dir
+from dernier_p2p.wire.hashing import digest
+from dernier_p2p.wire.identity import IdentityKey
+from dernier_p2p.wire.transcript import TranscriptError, read_transcript
+
+SEED_LABEL = "dernier-p2p/cli-seat-seed"
+LOOPBACK_NAMES = ("localhost", "::1")
+
+
+def seat_seed(identity: IdentityKey) -> bytes:
+    """The Drbg seed of every seat this key plays from the command line (32 bytes)."""
+    return digest(SEED_LABEL, [identity.seed()])
+
+
+def open_match(path: Path, identity: IdentityKey) -> bool:
+    """Whether the transcript at ``path`` seats ``identity`` in a match that is not over.
+
+    A match is over when its last records end it; checking that needs the whole replay, so
+    here a match counts as open when its file reads and seats the key, and the caller's
+    resume tells the rest (the host refuses a seat that has left)."""
+    try:
+        records = read_transcript(path, allow_torn_tail=True)
+    except (TranscriptError, OSError):
+        return False
+    if not records:
+        return False
+    try:
+        players = records[0]["env"]["body"]["players"]
+        return any(p["key"] == identity.public_bytes() for p in players)
+    except (KeyError, TypeError):
+        return False
+
+
+def latest_open_match(identity: IdentityKey, folder: Path | None = None) -> Path | None:
+    """The newest transcript in the transcripts folder that seats ``identity`` (see
+    :func:`open_match`), or None."""
+    folder = folder if folder is not None else transcripts_dir()
+    try:
+        files = [f for f in folder.iterdir() if f.name.endswith(TRANSCRIPT_SUFFIX)]
+    except OSError:
+        return None
+    for f in sorted(files, key=lambda f: f.stat().st_mtime, reverse=True):
+        if f.stat().st_size > 0 and open_match(f, identity):
+            return f
+    return None
+
+
+def parse_listen(value: str, default_port: int) -> tuple[str, int]:
+    """``HOST[:PORT]`` (an IPv6 host in brackets when a port follows); raises ValueError."""
+    text = value.strip()
+    if text.startswith("["):
+        host, _, rest = text[1:].partition("]")
+        port_text = rest[1:] if rest.startswith(":") else ""
+        if rest and not rest.startswith(":"):
+            raise ValueError(f"{value!r} is not HOST[:PORT]")
+    elif text.count(":") == 1:
+        host, _, port_text = text.partition(":")
+    else:
+        host, port_text = text, ""
+    if not host or len(host) > 255 or not host.isprintable() or " " in host:
+        raise ValueError(f"{value!r} is not HOST[:PORT]")
+    if port_text == "":
+        return host, default_port
+    if not port_text.isdigit() or not 1 <= int(port_text) <= 65535:
+        raise ValueError(f"{value!r}: the port must be 1 to 65535")
+    return host, int(port_text)
+
+
+def is_loopback(host: str) -> bool:
+    return host.startswith("127.") or host in LOOPBACK_NAMES
+
+
+def bind_for(host: str) -> str:
+    """Where to open a listen address: a loopback host as given, anything else on every
+    interface (the announced host may be a router's address that maps to this machine)."""
+    return host if is_loopback(host) else ""
+
+
+def exists_with_records(path: Path | None) -> bool:
+    return path is not None and os.path.isfile(path) and path.stat().st_size > 0
