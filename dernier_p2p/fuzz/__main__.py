@@ -32,6 +32,10 @@ def main(argv: list[str] | None = None) -> int:
 
         report = run_live(cases=args.cases, seconds=args.seconds, seed=args.seed, out=args.out)
         print(report.line())
+        print("  host transcript records while fuzzed:",
+              [n for name, n in report.kinds.items() if name.startswith("records@")])
+        for note in report.saved:
+            print(f"  {note}")
         return 0 if report.crashes == report.hangs == 0 else 1
     targets = Targets()
     targets.warm()
