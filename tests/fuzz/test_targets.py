@@ -1,0 +1,58 @@
+"""A short budget of every in-process fuzz target: no crash, no hang, and every case runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dernier_p2p.fuzz.runner import run
+from dernier_p2p.fuzz.targets import IN_PROCESS, Target, Targets
+
+
+@pytest.fixture(scope="module")
+def targets() -> Targets:
+    t = Targets(checkpoints=3)
+    t.warm()
+    return t
+
+
+@pytest.mark.parametrize("name", IN_PROCESS)
+def test_a_short_budget_finds_no_crash(targets: Targets, name: str, tmp_path: Path) -> None:
+    report = run(targets.get(name), cases=150, seconds=20, seed=1, out=tmp_path)
+    assert report.crashes == 0 and report.hangs == 0, report.saved
+    assert report.cases > 0 and report.peak_kib > 0
+    if name != "transcript":  # a transcript always gets a verdict, never an exception
+        assert report.refused > report.cases // 2  # the mutations reach the checks
+
+
+def test_the_deep_checks_are_reached(targets: Targets) -> None:
+    """Re-signed mutated records get past the signatures to the session's own checks."""
+    report = run(targets.get("records"), cases=300, seconds=30, seed=2)
+    assert report.kinds.get("BAD_SIGNATURE", 0) < report.refused
+    deep = set(report.kinds) - {"BAD_SIGNATURE", "MALFORMED", "OVERSIZED"}
+    assert deep, report.kinds
+
+
+def test_a_crash_is_counted_and_saved_with_its_reproducer(tmp_path: Path) -> None:
+    def boom(data: bytes) -> None:
+        if data == b"\x02":
+            raise ZeroDivisionError("a bug")
+
+    target = Target("toy", lambda rng: bytes([rng.randrange(4)]), boom)
+    report = run(target, cases=200, seed=3, out=tmp_path)
+    assert report.crashes > 0 and len(report.saved) == report.crashes
+    repro = Path(report.saved[0])
+    assert repro.read_bytes() == b"\x02"
+    assert "ZeroDivisionError" in repro.with_suffix(".txt").read_text()
+    assert "--seed 3 --only" in repro.with_suffix(".txt").read_text()
+
+
+def test_a_hang_is_interrupted_and_counted(tmp_path: Path) -> None:
+    def slow(data: bytes) -> None:
+        while data == b"\x01":
+            pass
+
+    target = Target("toy", lambda rng: bytes([rng.randrange(8)]), slow)
+    report = run(target, cases=20, seed=4, out=tmp_path, hang_s=0.2)
+    assert report.hangs > 0 and report.crashes == 0
