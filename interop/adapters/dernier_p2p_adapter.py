@@ -115,7 +115,7 @@ class Observer:
         try:
             rec = decode(data)
         except EncodingError as exc:
-            self.verdict = Verdict("invalid", "MALFORMED", host, i, f"record encoding: {exc}")
+            self.verdict = Verdict("invalid", exc.code, host, i, f"record encoding: {exc}")
             return self.verdict
         try:
             if self.session is None:

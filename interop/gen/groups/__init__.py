@@ -19,6 +19,7 @@ from interop.gen.groups import (
     encoding,
     frames,
     hostchange,
+    limits,
     moves,
     record0,
     session,
@@ -38,4 +39,5 @@ GROUPS: list[ModuleType] = [
     cheats,
     frames,
     ambiguity,
+    limits,
 ]
