@@ -44,6 +44,8 @@ def main(argv: list[str] | None = None) -> int:
         report = run(targets.get(name), cases=args.cases, seconds=args.seconds, seed=args.seed,
                      out=args.out, hang_s=args.hang, only=args.only, progress=args.progress)
         print(report.line(), flush=True)
+        top = sorted(report.kinds.items(), key=lambda kv: -kv[1])[:8]
+        print("  refusals by code: " + ", ".join(f"{k} {v}" for k, v in top), flush=True)
         for path in report.saved:
             print(f"  reproducer: {path}")
         bad += report.crashes + report.hangs

@@ -36,6 +36,8 @@ from dernier_p2p.wire.version import PROTOCOL_VERSION, version_mismatch
 
 VERSION = PROTOCOL_VERSION
 MAX_FRAME = 1 << 20
+MAX_OPENING = 4096
+"""A host refuses a peer's opening frame (hello or resume, ~200 bytes) above this size."""
 NONCE_SIZE = 32
 MAX_NAME = 32
 HELLO_LABEL = "dernier-p2p/hello"

@@ -377,7 +377,10 @@ class Host:
             try:
                 with ticket.scope:
                     await hs.send_message(stream, hs.challenge_message(nonce, self.summary()))
-                    return hs.check_opening(await hs.receive_message(stream), nonce)
+                    stream.max_frame = hs.MAX_OPENING  # an outsider's frame stays small
+                    opening = hs.check_opening(await hs.receive_message(stream), nonce)
+                    stream.max_frame = hs.MAX_FRAME
+                    return opening
             except hs.RemoteError as exc:
                 log.info("%s gave up the handshake: %s", address, exc)
                 return None

@@ -231,3 +231,18 @@ async def test_an_idle_flood_evicts_its_oldest_and_a_player_still_joins() -> Non
                     closed += 1
                 await stream.aclose()
             assert closed >= 26
+
+
+async def test_an_opening_above_4096_bytes_is_refused_before_its_body_is_read() -> None:
+    with trio.fail_after(10):
+        async with hosting() as host:
+            raw = await trio.open_tcp_stream(HOST, host.port)
+            framed = FramedStream(raw, hs.MAX_FRAME)
+            await hs.receive_message(framed)
+            await raw.send_all((hs.MAX_OPENING + 1).to_bytes(4, "big"))  # no body follows
+            with pytest.raises(hs.RemoteError) as err:
+                await hs.receive_message(framed)
+            assert err.value.code == hs.OVERSIZED
+            await framed.aclose()
+            seat, _ = await good_join(host.port, KEYS[0])  # a real hello is far below it
+            assert seat == 1
