@@ -144,7 +144,10 @@ def _fail(message: str, code: int = EXIT_FAULT) -> NoReturn:
     sys.exit(code)
 
 
-def _run(main_fn: Callable[[], Awaitable[Any]], where: str = "") -> Any:
+def _run(
+    main_fn: Callable[[], Awaitable[Any]], where: str = "",
+    interrupted: str = "Interrupted; you left the table.",
+) -> Any:
     """Run a table under trio, turning every expected failure into a message and exit code."""
     import trio
 
@@ -175,7 +178,7 @@ def _run(main_fn: Callable[[], Awaitable[Any]], where: str = "") -> Any:
             click.echo("\nYou left the table.")
             sys.exit(0)
         if isinstance(leaf, KeyboardInterrupt):
-            _fail("\nInterrupted; you left the table.", 130)
+            _fail(f"\n{interrupted}", 130)
         if isinstance(leaf, ProtocolError):
             who = "unknown seat" if leaf.seat is None else f"seat {leaf.seat}"
             _fail(f"The match is stopped: {leaf.code} by {who}: {leaf.detail}")
@@ -555,7 +558,7 @@ def relay(port: int, bind: str, record: Path | None) -> None:
             if sink is not None:
                 sink.close()
 
-    _run(serve, f" on {bind}:{port}")
+    _run(serve, f" on {bind}:{port}", interrupted="Relay stopped.")
 
 
 # --------------------------------------------------------------------------- verify / replay

@@ -395,7 +395,8 @@ class Host:
         return None
 
     async def handle(self, stream: FramedStream) -> None:
-        """Serve one connection: handshake, then its frames until it closes."""
+        """Serve one connection: handshake, then its frames until it closes. Any framed
+        connection will do: one from the listener, or one a relay paired (see :mod:`.relay`)."""
         address = firewall.peer_address(stream.stream)
         opening = await self._opening(stream, address)
         if opening is None:

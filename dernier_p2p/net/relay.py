@@ -26,10 +26,12 @@ import logging
 import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, BinaryIO
 
 import trio
 
+from dernier_p2p.net import firewall
 from dernier_p2p.net import handshake as hs
 from dernier_p2p.net.framing import FramedStream, FrameError, PeerClosed, open_framed, serve_framed
 from dernier_p2p.wire.canonical import encode
@@ -362,10 +364,8 @@ async def _answer_call(address: tuple[str, int], token: bytes, call: int, handle
     except (*DROPPED, trio.TooSlowError) as exc:
         log.warning("relay call %d not answered: %s", call, _reason(exc))
         return
-    try:
-        await handler(stream)
-    except* DROPPED:
-        pass
+    try:  # whatever the handler meets ends this connection only, as on the host's listener
+        await firewall.guard(partial(handler, stream), f"{_show(address)} (relay call {call})")
     finally:
         await trio.aclose_forcefully(stream)
 

@@ -99,3 +99,38 @@ def test_a_code_whose_routes_all_fail_says_why_without_hanging(tmp_path: Path) -
     assert f"relay 127.0.0.1:{dead}" in proc.stderr and "--relay" in proc.stderr
     assert "Traceback" not in proc.stderr
     assert time.monotonic() - started < 50
+
+
+def test_the_relay_survives_hostile_bytes_and_stops_cleanly(tmp_path: Path) -> None:
+    import signal
+
+    from dernier_p2p.net.handshake import VERSION
+    from dernier_p2p.wire.canonical import decode as unpack
+    from dernier_p2p.wire.canonical import encode
+
+    port = _free_port()
+    out = tmp_path / "relay.out"
+    relay = spawn(tmp_path, out, "relay", "--port", str(port), "--bind", "127.0.0.1")
+    try:
+        deadline = time.monotonic() + 30
+        while "Relay listening" not in out.read_text():
+            assert relay.poll() is None and time.monotonic() < deadline, out.read_text()
+            time.sleep(0.05)
+        for junk in [b"\xff\xff\xff\xff", b"\x00\x00\x00\x03abc", b"GET / HTTP/1.1\r\n\r\n"]:
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+                sock.sendall(junk)
+                sock.shutdown(socket.SHUT_WR)
+                sock.recv(4096)  # an error frame or the close
+        opening = encode({"k": "relay-join", "version": VERSION, "token": b"12345678"})
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            sock.sendall(len(opening).to_bytes(4, "big") + opening)
+            reply = sock.recv(4096)
+        assert unpack(reply[4:])["code"] == "NO_TABLE"  # still serving
+        relay.send_signal(signal.SIGINT)
+        assert relay.wait(timeout=30) == 130
+        text = out.read_text()
+        assert "Relay stopped." in text and "Traceback" not in text, text
+    finally:
+        if relay.poll() is None:
+            relay.kill()
+            relay.wait()
