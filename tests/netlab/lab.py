@@ -41,14 +41,32 @@ def _run(*args: str, input: str | None = None) -> str:
     return proc.stdout
 
 
+def _probe() -> str | None:
+    """Whether a network namespace can be made here (None) or why not."""
+    probe = f"dnprobe{os.getpid()}"
+    proc = subprocess.run(["ip", "netns", "add", probe], capture_output=True, text=True)
+    if proc.returncode != 0:
+        return f"cannot create a network namespace: {proc.stderr.strip()}"
+    subprocess.run(["ip", "netns", "del", probe], capture_output=True)
+    return None
+
+
+def _missing() -> list[str]:
+    return [pkg for tool, pkg in TOOLS.items()
+            if shutil.which(tool) is None and not Path("/usr/sbin", tool).exists()]
+
+
 def ensure_tools() -> str | None:
-    """Install missing tools with apt-get; the reason the lab cannot run, or None."""
+    """Install missing tools with apt-get; the reason the lab cannot run, or None. Where
+    ``ip`` is present, namespaces are probed first, so a machine without them installs
+    nothing."""
     if sys.platform != "linux":
         return "network namespaces need Linux"
     if os.geteuid() != 0:
         return "network namespaces need root"
-    missing = [pkg for tool, pkg in TOOLS.items() if shutil.which(tool) is None
-               and not Path("/usr/sbin", tool).exists()]
+    if "iproute2" not in _missing() and (reason := _probe()) is not None:
+        return reason
+    missing = _missing()
     if missing:
         if shutil.which("apt-get") is None:
             return f"missing {', '.join(missing)} and no apt-get to install them"
@@ -57,12 +75,7 @@ def ensure_tools() -> str | None:
             proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
             if proc.returncode != 0 and cmd[1] == "install":
                 return f"apt-get could not install {', '.join(missing)}: {proc.stderr[-300:]}"
-    probe = f"dnprobe{os.getpid()}"
-    proc = subprocess.run(["ip", "netns", "add", probe], capture_output=True, text=True)
-    if proc.returncode != 0:
-        return f"cannot create a network namespace: {proc.stderr.strip()}"
-    subprocess.run(["ip", "netns", "del", probe], capture_output=True)
-    return None
+    return _probe()
 
 
 _made = [0]
