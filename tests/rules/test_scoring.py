@@ -68,3 +68,11 @@ def test_match_end_of_each_format_at_its_bound():
     assert match_ended(rules("target", 500), (501, 0), (0, 0), 5)
     assert not match_ended(rules("penalty_limit", 500, "moderno"), (500, 0), (0, 0), 5)
     assert match_ended(rules("penalty_limit", 500, "moderno"), (0, 501), (0, 0), 5)
+
+
+def test_penalty_limit_ranks_fewest_points_first_under_any_scoring():
+    """The format alone makes points a penalty: dernier's scoring under a penalty limit."""
+    pen = rules("penalty_limit", 500, "dernier")
+    assert pen.scoring != "penalty"
+    assert standings(pen, (120, 40, 40, 40), (0, 1, 2, 2), (0, 1, 3, 3), (0, 0, 5, 2)) == (
+        3, 2, 1, 0)
