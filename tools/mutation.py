@@ -71,8 +71,27 @@ UNFIT = (
     "tests/protocol/test_errors.py::test_every_code_raised_in_the_package_is_documented",
     "tests/rules/test_accel.py",
 )
-ALSO = ("setup.py", "README.md", "PROTOCOL.md", "docs", "interop")  # files tests may read
+# legal.py keeps Play objects in module-level caches: a test that finds them warm never calls
+# the mutated function, and mutmut would not map it. Emptied before each test of the copy.
+CONFTEST = '''"""Mutation runs only: empty legal.py's move caches before each test."""
+import pytest
+
+from dernier_p2p.rules import legal
+
+
+@pytest.fixture(autouse=True)
+def _cold_move_caches():
+    for cache in (legal._MOVE_CACHE, legal._GROUPS, legal._PLAIN_CACHE):
+        cache.clear()
+'''
 MUTMUT = str(Path(sys.executable).with_name("mutmut"))
+
+
+def also(root: Path) -> list[Path]:
+    """The other top-level files and folders tests may read (vectors, docs, setup.py...)."""
+    skip = {PACKAGE, "tests", "build", "dist", "pyproject.toml"}
+    return sorted(p for p in root.iterdir() if not p.name.startswith(".") and p.name not in skip
+                  and not p.name.endswith(".egg-info"))
 
 
 def config_table(target: str, full: bool = False) -> str:
@@ -89,7 +108,7 @@ def config_table(target: str, full: bool = False) -> str:
         f'only_mutate = ["{PACKAGE}/{target}"]\n'
         f'pytest_add_cli_args_test_selection = ["{tests}"]\n'
         f"pytest_add_cli_args = {json.dumps(args)}\n"
-        f"also_copy = {json.dumps(list(ALSO))}\n"
+        f"also_copy = {json.dumps([p.name for p in also(ROOT)])}\n"
         "use_git_change_detection = false\n"
     )
 
@@ -105,13 +124,15 @@ def prepare(target: str, work: Path, fresh: bool, full: bool = False) -> None:
     for name in (PACKAGE, "tests"):
         shutil.rmtree(work / name, ignore_errors=True)
         shutil.copytree(ROOT / name, work / name, ignore=ignore)
-    for name in ALSO:
-        src = ROOT / name
+    for src in also(ROOT):
+        name = src.name
         if src.is_dir():
             shutil.rmtree(work / name, ignore_errors=True)
             shutil.copytree(src, work / name, ignore=ignore)
         elif src.is_file():
             shutil.copy2(src, work / name)
+    if target.startswith("rules/"):
+        (work / "tests" / "rules" / "conftest.py").write_text(CONFTEST)
     text = (ROOT / "pyproject.toml").read_text()
     (work / "pyproject.toml").write_text(text + config_table(target, full))
 
