@@ -30,6 +30,14 @@ def _is_loopback(address: str) -> bool:
         return address == "localhost"
 
 
+def _is_public(address: str) -> bool:
+    """Whether ``address`` is a global IP address (no router stands in the way)."""
+    try:
+        return ipaddress.ip_address(address).is_global
+    except ValueError:
+        return False
+
+
 @asynccontextmanager
 async def open_routes(
     host: Any,
@@ -43,8 +51,12 @@ async def open_routes(
     """Make ``host`` (a running Host) reachable; yield its :class:`Invite` while it lasts."""
     port = host.port
     routes = [Route("direct", advertise, port)]
-    wanted = map_port and not _is_loopback(advertise)
+    public = _is_public(advertise)
+    wanted = map_port and not _is_loopback(advertise) and not public
     attempt = Attempt()
+    if public:
+        echo(f"This machine has a public address: players reach it directly at "
+             f"{routes[0].where}.")
     if wanted:
         echo(f"Opening port {port} on your router (UPnP, then NAT-PMP)...")
     async with trio.open_nursery() as nursery, _maybe_mapped(wanted, port, attempt,
@@ -62,7 +74,7 @@ async def open_routes(
             if registered and mapping is None:
                 echo(f"Players outside your network will connect through the relay "
                      f"{relay[0]}:{relay[1]}.")
-        if mapping is None and relay is None and not _is_loopback(advertise):
+        if mapping is None and relay is None and not _is_loopback(advertise) and not public:
             echo("Nothing makes this table reachable from the Internet: players on your own "
                  f"network can join; for others, forward TCP port {port} on your router to "
                  f"this machine, or add --relay HOST:PORT (anyone with a reachable machine "

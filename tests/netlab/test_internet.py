@@ -181,3 +181,26 @@ def test_each_mapping_method_opens_the_port_renews_it_and_removes_it(
                 f"import socket; socket.create_connection(('{router.wan_ip}', 47631), 3)"),
         capture_output=True, text=True, timeout=30)
     assert gone.returncode != 0  # the port is closed again
+
+
+def test_the_host_says_when_it_is_public_and_when_nothing_makes_it_reachable(
+    netlab: Callable[[dict[str, bool]], Lab], tmp_path: Path
+) -> None:
+    lab = netlab({"A": True})
+    outs = [tmp_path / "public.out", tmp_path / "home.out"]
+    common = ["host", "--players", "2", "--port", "47630", "--no-announce", *COMMON]
+    public = _dernier(lab, lab.wan, tmp_path, outs[0], *common, "--key", str(tmp_path / "k0"),
+                      "--advertise", lab.wan_ip)
+    home = _dernier(lab, lab.rtr["A"].home_ns, tmp_path, outs[1], *common, "--no-map",
+                    "--key", str(tmp_path / "k1"))
+    for proc, out in zip((public, home), outs, strict=True):
+        _wait_for(out, r"dernier join (dn1-[a-z2-7]+)", proc)
+        proc.kill()
+        proc.wait(timeout=30)
+    text = outs[0].read_text()
+    assert f"public address: players reach it directly at {lab.wan_ip}:47630" in text, text
+    assert "Opening port" not in text and "Nothing makes" not in text
+    text = outs[1].read_text()
+    assert "Opening port" not in text  # --no-map
+    assert "Nothing makes this table reachable from the Internet" in text, text
+    assert "forward TCP port 47630" in text and "--relay HOST:PORT" in text
