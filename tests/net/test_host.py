@@ -17,7 +17,7 @@ from dernier_p2p.protocol.envelope import Author, make_record, sign_envelope
 from dernier_p2p.protocol.errors import ProtocolError
 from dernier_p2p.rules import Phase
 
-from .helpers import GAME, play, same_result, transcripts, verify, wait_for
+from .helpers import FAST, GAME, play, same_result, transcripts, verify, wait_for
 
 
 @pytest.mark.parametrize("players", [2, pytest.param(4, marks=pytest.mark.slow)])
@@ -185,6 +185,11 @@ async def test_a_peer_killed_mid_hand_leaves_and_loses(tmp_path: Path) -> None:
     assert got[0] == got[2]
     assert got[0][-1]["env"]["body"] == {"type": "left", "seat": 1}
     assert verify(got[0]).summary.match_points[1] == -1
+    # the others were told of the drop and its grace, and never of a return
+    for me in (table.host.me, table.peers[2].me):
+        told = [(p.seat, p.state) for p in me.presence]
+        assert told == [(1, "dropped")]
+        assert 0 < me.presence[0].grace_ms <= FAST.grace_ms
 
 
 async def test_a_seat_that_does_not_move_times_out(tmp_path: Path) -> None:
