@@ -429,6 +429,8 @@ class Host:
                 self.grace.back(seat)
                 self._status(seat, "back")
             self._wake.set()
+            if self.done.is_set():
+                conn.close()  # the match is over: the last records, then goodbye
         elif len(self.players) == self.config.players:
             self.full.set()
             self._lobby_wake()
@@ -861,6 +863,11 @@ class Host:
                 await self.done.wait()
                 for conn in list(self.conns.values()):
                     conn.close()
+                # a seat that dropped before the end gets its grace to come back for the last
+                # records (it is answered and closed at once, see handle)
+                with trio.move_on_after(cfg.timers.grace_ms / 1000):
+                    while self.grace.dropped_seats:
+                        await trio.sleep(0.05)
                 with trio.move_on_after(cfg.linger_s):
                     while self.conns:
                         await trio.sleep(0.01)

@@ -251,30 +251,32 @@ class Peer:
             return None
         return where, self.listeners[0].socket.getsockname()[1]
 
-    async def _restore(self) -> None:
+    async def _restore(self) -> bool:
         """Restart after a crash: rebuild the seat from the transcript, then resume (a seat
-        that was the host resumes with the next host, see :meth:`_rebuild`)."""
+        that was the host resumes with the next host, see :meth:`_rebuild`); True if this seat
+        then hosted the rest of the match (the next host in turn)."""
         cfg = self.config
         if cfg.transcript is None:
             raise ValueError("restoring needs the transcript file")
         records = read_transcript(cfg.transcript, allow_torn_tail=True)
         if records and records[-1]["h"] == self._seat_of(records[0]):
             await self._rebuild(records)
-            return
+            return False
         self.me = LocalSeat.restore(self.identity, self.seed, self.agent, cfg.transcript)
         self.me.offload = cfg.offload
         self.seat = self.me.seat
-        self.joined.set()
-        self.started.set()
         session = self.me.session
-        if self.address[1] == 0 and self._dial is None:  # no address given: the host's own
+        moved = session.host != self.me.records[0]["h"]  # a host change since the table
+        if (self.address[1] == 0 or moved) and self._dial is None:  # the current host's
             listed = session.table_body["players"][session.host]["listen"]
             if listed is None:
                 raise HostLost(f"seat {session.host} hosts and the table lists no address")
             self.address = (listed[0], listed[1])
         await self._listen_as_announced()
+        self.joined.set()
+        self.started.set()
         log.info("seat %d restored %d records", self.seat, len(self.me.records))
-        await self._resume(self.me.session.table_body["timers"]["grace_ms"])
+        return await self._reconnect(self.me.session.table_body["timers"]["grace_ms"])
 
     def _seat_of(self, table_record: dict[str, Any]) -> int | None:
         try:
@@ -341,9 +343,9 @@ class Peer:
         os.replace(path, path + ".crashed")
         self.me.keep_in(path)
         self.stream = stream
+        await self._listen_as_announced()
         self.joined.set()
         self.started.set()
-        await self._listen_as_announced()
         self.resumes += 1
         log.info("seat %d (the old host) resumed with seat %s at record %d", self.seat, new,
                  len(records) - 1)
@@ -409,29 +411,23 @@ class Peer:
         try:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._sender)
+                hosted = False
                 if self.config.restore:
-                    await self._restore()
+                    hosted = await self._restore()
                 else:
                     await self._join()
                 assert self.me is not None
                 grace_ms = self.me.session.table_body["timers"]["grace_ms"]
-                if self.agent is not None:
+                if self.agent is not None and not hosted:
                     nursery.start_soon(self._act)
                 nursery.start_soon(self._acker)
-                while not self.me.finished:
+                while not self.me.finished and not hosted:
                     try:
                         await self._on_message(await self._receive())
                     except DROPPED as exc:
                         log.warning("seat %d: connection to the host lost: %s", self.seat, exc)
                         self.me.note_status(self.seat, "dropped", grace_ms)
-                        try:
-                            await self._resume(grace_ms)
-                            self.me.note_status(self.seat, "back", 0)
-                        except HostLost as lost:
-                            log.warning("seat %d: %s", self.seat, lost)
-                            if await self._failover(grace_ms):
-                                break  # this peer hosted the rest of the match
-                            self.me.note_status(self.seat, "back", 0)
+                        hosted = await self._reconnect(grace_ms)
                     except ProtocolError as exc:
                         await self._report(exc)
                         raise
@@ -447,6 +443,19 @@ class Peer:
                     await trio.aclose_forcefully(self.stream)
                 for listener in self.listeners or ():
                     await trio.aclose_forcefully(listener)
+
+    async def _reconnect(self, grace_ms: int) -> bool:
+        """Resume with the host, or after ``grace_ms`` with the next one (:meth:`_failover`);
+        True once this peer has hosted the rest of the match."""
+        assert self.me is not None
+        try:
+            await self._resume(grace_ms)
+        except HostLost as lost:
+            log.warning("seat %d: %s", self.seat, lost)
+            if await self._failover(grace_ms):
+                return True
+        self.me.note_status(self.seat, "back", 0)
+        return False
 
     async def _acker(self) -> None:
         """Every ``ack_s``, echo the head if this seat has been silent since records came."""
