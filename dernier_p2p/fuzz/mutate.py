@@ -67,7 +67,8 @@ def nested(depth: int, leaf: Any = None) -> Any:
 
 
 def mutate_value(value: Any, rng: random.Random) -> Any:
-    """A copy of ``value`` with one to three structure-aware changes."""
+    """A copy of ``value`` with one to three structure-aware changes (a value of n bytes grows
+    to at most about n + 3 * 64 KiB: only small nodes are repeated)."""
     value = msgpack.unpackb(msgpack.packb(value, use_bin_type=True), raw=False,
                             strict_map_key=False)  # a deep copy
     for _ in range(rng.choice((1, 1, 1, 2, 3))):
@@ -80,6 +81,14 @@ def mutate_value(value: Any, rng: random.Random) -> Any:
         else:
             _get(value, path[:-1])[path[-1]] = new
     return value
+
+
+def _small(node: Any) -> bool:
+    """Whether ``node`` packs to at most 64 bytes."""
+    try:
+        return len(msgpack.packb(node, use_bin_type=True)) <= 64
+    except (OverflowError, ValueError, TypeError):
+        return False
 
 
 def _change(node: Any, rng: random.Random) -> Any:
@@ -109,7 +118,7 @@ def _change(node: Any, rng: random.Random) -> Any:
         return rng.choice(EDGE_INTS)
     if op == 8:
         return nested(rng.choice((MAX_DEPTH - 2, MAX_DEPTH, MAX_DEPTH + 1, 40)), node)
-    if op == 9:
+    if op == 9 and _small(node):  # repeating a big subtree would blow the input up
         return [node] * rng.choice((MAX_ARRAY, MAX_ARRAY + 1, 64))
     if op == 10:
         return "s" * rng.choice((MAX_STR, MAX_STR + 1, 33))

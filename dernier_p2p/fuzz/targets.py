@@ -27,7 +27,7 @@ from dernier_p2p.protocol.errors import ProtocolError
 from dernier_p2p.protocol.local import identity_for, run_local_match
 from dernier_p2p.protocol.session import Session
 from dernier_p2p.protocol.verify import verify_file
-from dernier_p2p.wire.canonical import EncodingError, encode
+from dernier_p2p.wire.canonical import EncodingError, decode, encode
 from dernier_p2p.wire.hashing import digest
 from dernier_p2p.wire.identity import IdentityKey
 from dernier_p2p.wire.transcript import HEADER, LENGTH_SIZE
@@ -229,10 +229,12 @@ class Targets:
             rec = mutate_value(rec, rng)
         if isinstance(rec, dict):
             rec = self.match.resign(rec, rng)
-        return at, rec
+        return at, _encode(rec, rng)[: hs.MAX_FRAME]  # as it would come in a rec frame
 
-    def run_record(self, case: tuple[int, Any]) -> None:
-        at, rec = case
+    def run_record(self, case: tuple[int, bytes]) -> None:
+        """Decode the record within the limits, as a peer does, then apply it."""
+        at, data = case
+        rec = decode(data)
         session = self.snapshot(at)
         before = session.chain.head
         try:
@@ -284,7 +286,7 @@ class Targets:
             "frames": Target("frames", self.make_frame, self.run_frame),
             "handshake": Target("handshake", self.make_opening, self.run_opening),
             "records": Target("records", self.make_record, self.run_record,
-                              lambda c: msgpack.packb([c[0], c[1]], use_bin_type=True)),
+                              lambda c: c[0].to_bytes(4, "big") + c[1]),
             "transcript": Target("transcript", self.make_transcript, self.run_transcript),
             "datagram": Target("datagram", self.make_datagram, self.run_datagram),
         }

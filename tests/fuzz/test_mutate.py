@@ -23,3 +23,22 @@ def test_mutations_change_values_and_bytes() -> None:
 
 def test_nested() -> None:
     assert nested(3, 1) == [[[1]]]
+
+
+def test_mutated_values_stay_small() -> None:
+    """Only small nodes are repeated: a big subtree repeated 1024 times, then again, once
+    blew a fuzz run up to 12 GB."""
+    import msgpack
+
+    big = {"a": [b"x" * 200] * 20, "b": {"c": list(range(100))}}
+    limit = len(msgpack.packb(big)) + 3 * 70 * 1025
+    sized = 0
+    for i in range(1500):
+        value = mutate_value(big, random.Random(i))
+        try:
+            size = len(msgpack.packb(value, use_bin_type=True))
+        except OverflowError:  # an integer out of msgpack's range: small anyway
+            continue
+        assert size < limit
+        sized += 1
+    assert sized > 1000
