@@ -99,6 +99,11 @@ def check_state(state, dealer: Dealer) -> int:
             twins = [m for m, r in outcomes.items() if r == result and isinstance(move, Play)
                      and isinstance(m, Play) and (m.slot, m.card) == (move.slot, move.card)]
             assert twins, f"seat {seat}: {move!r} accepted but not listed; {state!r}"
+        if state.phase is Phase.PLAY:  # a partial view lists the plays of the faces it holds
+            partial = {x: c for i, (x, c) in enumerate(view.items()) if i % 2}
+            want = [m for m in listed if not isinstance(m, Play) or m.slot in partial
+                    or m.slot in state.shown]
+            assert legal_moves(state, seat, partial) == want
         compared += len(listed)
     return compared
 
@@ -212,3 +217,37 @@ def test_a_swap_card_played_as_the_last_card() -> None:
     check_state(t.state, t.dealer)
     plays = [m for m in t.legal(1) if isinstance(m, Play)]
     assert [(str(m.card), m.target) for m in plays] == [("SWAPG", None)]
+
+
+def test_a_swap_toward_a_one_card_hand_may_declare() -> None:
+    """moderno: a swap that hands seat 1 the one card of seat 0 may carry a DERNIER, whatever
+    seat 1's own hand size."""
+    rules = get_variant("moderno", hand_size=3)
+    t = Table(rules, ["5G 6G 7G", "SWAPG 9B 8B"], first="4G", then="1R 2R 3R 4R")
+    t.draw(1)
+    t.pass_(1)
+    t.play(0, "5G")
+    t.draw(1)
+    t.pass_(1)
+    t.play(0, "6G", declare=True)
+    assert t.state.turn == 1 and t.state.hand_sizes == (1, 5)
+    check_state(t.state, t.dealer)
+    swaps = {(m.target, m.declare) for m in t.legal(1) if isinstance(m, Play)
+             and str(m.card) == "SWAPG"}
+    assert swaps == {(0, False), (0, True)}
+
+
+def test_the_same_wild_card_listed_at_four_three_and_two_cards() -> None:
+    """standard: the plays of one wild card, listed again as the hand shrinks, gain the
+    DERNIER choice at two cards (the lists are not reused across hand sizes)."""
+    rules = get_variant("standard", hand_size=4)
+    t = Table(rules, ["1Y 2Y 3Y 4Y", "WILD 5G 6G 9B"], first="4G", then="8Y 8R 7R 7B")
+    for size in (4, 3, 2):
+        assert t.state.turn == 1 and t.state.hand_sizes[1] == size
+        check_state(t.state, t.dealer)
+        wild = [m for m in t.legal(1) if isinstance(m, Play) and str(m.card) == "WILD"]
+        assert len(wild) == (8 if size == 2 else 4)
+        if size > 2:
+            t.play(1, "5G" if size == 4 else "6G")
+            t.draw(0)
+            t.pass_(0)
