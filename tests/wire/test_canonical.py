@@ -3,7 +3,14 @@
 import msgpack
 import pytest
 
-from dernier_p2p.wire.canonical import EncodingError, decode, encode
+from dernier_p2p.wire.canonical import (
+    MAX_DEPTH,
+    EncodingError,
+    OversizedError,
+    check_shape,
+    decode,
+    encode,
+)
 from dernier_p2p.wire.hashing import challenge, digest
 
 
@@ -105,3 +112,34 @@ def test_encoding_a_value_nested_too_deep_is_an_encoding_error() -> None:
         value = [value]
     with pytest.raises(EncodingError):
         encode(value)
+
+
+def test_item_count_is_exact_at_the_limit_with_lists_and_maps() -> None:
+    """Every container, key and scalar counts once: MAX_ITEMS values decode, one more do not."""
+    lists = [[0] * 1023 for _ in range(63)] + [[0] * 1022]  # 1 + 64 + 65471 values
+    assert decode(encode(lists)) == lists
+    lists[-1].append(0)
+    with pytest.raises(OversizedError):
+        decode(encode(lists))
+    full = {f"k{i}": 0 for i in range(256)}
+    maps = [full] * 127 + [{f"k{i}": 0 for i in range(191)}, 0]  # 1 + 127*513 + 383 + 1
+    assert decode(encode(maps)) == maps
+    with pytest.raises(OversizedError):
+        decode(encode(maps + [0]))
+
+
+@pytest.mark.parametrize("wrap", [lambda v: [v], lambda v: {"a": v}], ids=["list", "map"])
+def test_nesting_is_exact_at_the_depth_limit(wrap) -> None:
+    value: object = 0
+    for _ in range(MAX_DEPTH):
+        value = wrap(value)
+    assert decode(encode(value)) == value  # MAX_DEPTH containers
+    with pytest.raises(OversizedError):
+        check_shape(wrap(value))
+
+
+def test_max_size_is_inclusive() -> None:
+    data = encode({"a": [1, 2, 3]})
+    assert decode(data, max_size=len(data)) == {"a": [1, 2, 3]}
+    with pytest.raises(OversizedError):
+        decode(data, max_size=len(data) - 1)
