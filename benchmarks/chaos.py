@@ -8,7 +8,7 @@ are drawn at random (``random.Random(seed)``, a few seconds apart):
 - ``stall``: a joiner's proxy forwards nothing for 1 to 5 s (both directions);
 - ``cut``: a joiner's proxy closes its connections (the peer resumes);
 - ``kill``: a joiner's process is killed (SIGKILL) and started again with the same command
-  after 0.5 to 3 s (it resumes from its transcript);
+  after 0.5 to 3 s (it resumes from its transcript); no other kill for ``KILL_CALM_S`` after;
 - ``host``: the host's process is killed and started again with the same command (the next
   seat hosts; the old host comes back as a seat of it). At most one per match.
 
@@ -40,6 +40,10 @@ import trio
 from dernier_p2p.wire.transcript import read_transcript
 
 GRACE_S = 10
+KILL_CALM_S = 2.5 * GRACE_S
+"""After a kill, no other kill for this long: a seat (or the host, through the failover) has
+come back by then. Two seats lost together, the host and the next one, is not survived: the
+next host is fixed by the protocol (PROTOCOL.md 7.6) and nobody else may take over."""
 MATCH_LIMIT_S = 300.0
 
 
@@ -167,10 +171,13 @@ async def run_match(home: Path, rng: random.Random) -> tuple[bool, str, list[str
                 return any(p.returncode is None for p in m.procs.values())
 
             await trio.sleep(rng.uniform(3, 5))  # into the first hand
+            calm_until = 0.0  # no kill before a killed seat is back (or the failover done)
             while running():
                 kind = rng.choice(["stall", "stall", "cut", "kill", "host"])
                 if kind == "host" and host_killed:
                     kind = "kill"
+                if kind in ("kill", "host") and trio.current_time() < calm_until:
+                    kind = "cut"
                 seat = rng.randint(1, 3)
                 if kind == "stall":
                     secs = rng.uniform(1, 5)
@@ -191,6 +198,7 @@ async def run_match(home: Path, rng: random.Random) -> tuple[bool, str, list[str
                     await trio.sleep(pause)
                     await m.start(who, proxies)
                     host_killed |= who == 0
+                    calm_until = trio.current_time() + KILL_CALM_S
                     m.faults.append(f"kill {'Host' if who == 0 else f'P{who}'} {pause:.1f}s")
                 with trio.move_on_after(rng.uniform(1.5, 4)):
                     while running():
