@@ -106,6 +106,11 @@ class Narrator:
                 if line:
                     self.echo(line)
         self._records = len(records)
+        for p in seat.presence[self._presence :]:  # drops come before what follows them
+            line = presence_line(p, names, seat.seat)
+            self.log.append(line)
+            self.echo(line)
+        self._presence = len(seat.presence)
         events = session.events
         scored = False
         for event in events[self._events :]:
@@ -130,11 +135,6 @@ class Narrator:
         self._events = len(events)
         if scored and self.pacer is not None:
             self.pacer.hold_hand()
-        for p in seat.presence[self._presence :]:
-            line = presence_line(p, names, seat.seat)
-            self.log.append(line)
-            self.echo(line)
-        self._presence = len(seat.presence)
 
     async def countdown(self, seat: LocalSeat, every: float = COUNTDOWN_EVERY) -> None:
         """While another seat is away, a line every ``every`` seconds with the time it has left
