@@ -508,9 +508,18 @@ class Peer:
         if listen is None:
             raise HostLost(f"seat {new} is the next host but announced no address")
         log.warning("seat %d: seat %d hosts from now on at %s", self.seat, new, listen)
+        old = (self.address, self._dial)
         self.address = (listen[0], listen[1])
         self._dial = None  # the new host is reached at its announced address
-        await self._resume(grace_ms)
+        try:
+            await self._resume(grace_ms)
+        except HostLost:
+            # nobody took over: the drop may have been this seat's own (a stalled link), and
+            # the host may still be there; one more grace with it (it refuses the seat once it
+            # has recorded it as gone)
+            log.warning("seat %d: seat %d does not host; trying the host again", self.seat, new)
+            self.address, self._dial = old
+            await self._resume(grace_ms)
         return False
 
     async def _report(self, exc: ProtocolError) -> None:

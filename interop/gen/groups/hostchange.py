@@ -31,6 +31,12 @@ def host_change_cases(b: Base) -> None:
     add("hostchange-old-host-signs", "7.6", "after the host change the old host signs a record",
         ["HostChange", "HostKey"], b, after, [seal(b, {**ra, "h": old}, signer=old)],
         "BAD_CHAIN", old)
+    env0 = new_env(b, after, old, {"type": "ack"})
+    rec0 = {"env": env0, "h": new, "hsig": bytes(64), "i": after,
+            "prev": record_hash(b.records[hc]), "t": b.records[hc]["t"]}
+    add("hostchange-old-host-stays-a-seat", "7.6",
+        "after the host change the old host writes as an ordinary seat (it resumed with the new "
+        "host): valid", ["HostChange", "Valid"], b, after, [seal(b, rec0)], None)
     n = len(b.identities)
     wrong = (new + 1) % n
     env = new_env(b, hc, wrong, {"type": "host_change", "old": old, "new": wrong})
