@@ -294,3 +294,29 @@ async def test_a_killed_host_comes_back_as_a_seat_of_the_new_host(tmp_path: Path
     assert back["result"] == table.results[1] == table.results[2]
     assert same_result(table.results[1], audit)
     assert (tmp_path / "t0.bin.crashed").exists()
+
+
+async def test_a_listen_address_in_use_is_told_and_the_seat_plays_on(tmp_path: Path) -> None:
+    busy = trio.socket.socket()
+    await busy.bind(("127.0.0.1", 0))
+    busy.listen()
+    port = busy.getsockname()[1]
+
+    class Busy(Peer):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.config.listen = ("127.0.0.1", port)
+            self.config.listen_optional = True
+
+    try:
+        table = await play(tmp_path, 2, peer_cls={1: Busy})
+    finally:
+        busy.close()
+    assert not table.errors
+    peer = table.peers[1]
+    assert peer.listeners is None
+    assert peer.listen_problem is not None
+    assert peer.listen_problem.startswith(f"cannot listen on 127.0.0.1:{port}: ")
+    got = transcripts(tmp_path, range(2))
+    assert got[0] == got[1]
+    assert got[0][0]["env"]["body"]["players"][1]["listen"] is None  # not a candidate host
