@@ -164,3 +164,39 @@ def test_the_newest_transcript_seating_the_key_is_found(tmp_path: Path) -> None:
     assert latest_open_match(KEYS[1], tmp_path) in {tmp_path / "m0.transcript",
                                                     tmp_path / "m1.transcript"}
     assert latest_open_match(KEYS[5], tmp_path) is None
+
+
+async def test_a_hello_told_to_resume_comes_back_from_the_transcript(tmp_path: Path) -> None:
+    from dernier_p2p.cli.table import Seating, join_table
+    from dernier_p2p.net.peer import PeerConfig
+    from dernier_p2p.net.timers import Timers
+    from dernier_p2p.wire.transcript import read_transcript
+    from tests.net.helpers import KEYS, play, seed, transcripts, verify, wait_for
+    from tests.net.test_peer import mid_hand
+
+    lines: list[str] = []
+    back: dict[str, object] = {}
+
+    async def crash_then_join_again(table: object) -> None:
+        await wait_for(lambda: mid_hand(table, 30))
+        table.scopes[1].cancel()  # the process dies; the user runs `dernier join` again
+        await wait_for(lambda: table.peers[1].me.writer is None, 5)
+        config = PeerConfig(name="p1", transcript=tmp_path / "fresh.transcript", seed=seed(1))
+        seating = Seating(bot=True, colour=False, echo=lines.append)
+        back["seat"] = await join_table(
+            KEYS[1], ("127.0.0.1", table.host.port), config, seating,
+            lambda: tmp_path / "t1.bin",
+        )
+        back["config"] = config
+
+    table = await play(tmp_path, 2, watch=crash_then_join_again,
+                       timers=Timers(turn_ms=10_000, declare_ms=30, grace_ms=5_000))
+    assert not table.errors
+    assert f"Your seat is still held: resuming from {tmp_path / 't1.bin'}." in lines
+    assert "Back at seat 1; catching up with the table." in lines
+    assert back["config"].transcript == tmp_path / "t1.bin" and back["config"].restore
+    assert not (tmp_path / "fresh.transcript").exists()
+    got = transcripts(tmp_path, [0, 1])
+    assert got[0] == got[1] == list(read_transcript(tmp_path / "t1.bin"))
+    assert "left" not in [r["env"]["body"]["type"] for r in got[0]]
+    assert verify(got[0]).ok
