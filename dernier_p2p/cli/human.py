@@ -268,6 +268,7 @@ class HumanAgent:
     ) -> None:
         self.flush = flush or (lambda: None)
         self.pacer = pacer
+        self.show_table = True
         self.names = list(names)
         self.log = log
         self.lines = lines
@@ -297,7 +298,7 @@ class HumanAgent:
         if line is None:
             self.echo("")
             raise QuitGame
-        if self.lines.stream is not None or not sys.stdin.isatty():
+        if not self.lines.interactive:
             self.echo(line)  # show scripted input in the transcript of the session
         return line
 
@@ -379,17 +380,19 @@ class HumanAgent:
                 offer = f"you may jump in with {cards} · {offer}"
             if self.pacer is not None:
                 until = self.pacer.open_offer(state)
-                offer = f"{offer[:-2]}({self.pacer.offer_left():.0f} s) > "
+                if self.show_table:  # the full-screen table shows a live countdown instead
+                    offer = f"{offer[:-2]}({self.pacer.offer_left():.0f} s) > "
             # The offer is shown once; while it stands, a line typed is still taken.
             prompt = "" if offer == self._last_offer else f"  (out of turn) {offer}"
             self._last_offer = offer
         else:
             self._last_offer = None
-            self.echo("")
-            playable = {m.slot for m in moves if isinstance(m, Play)}
-            width = max(40, shutil.get_terminal_size((80, 24)).columns)
-            self.echo(render_table(state, seat, view, self.names, self.log, self.colour,
-                                   playable, width))
+            if self.show_table:  # the full-screen table shows it all the time instead
+                self.echo("")
+                playable = {m.slot for m in moves if isinstance(m, Play)}
+                width = max(40, shutil.get_terminal_size((80, 24)).columns)
+                self.echo(render_table(state, seat, view, self.names, self.log, self.colour,
+                                       playable, width))
             prompt = options(state, moves, in_turn=True)
         while True:
             try:

@@ -116,6 +116,10 @@ key_option = click.option(
     help="Identity key file (default: identity.pem in the data folder, created on first use).",
 )
 bot_option = click.option("--bot", is_flag=True, help="Let the bot play this seat.")
+plain_option = click.option(
+    "--plain", is_flag=True,
+    help="The line interface (chosen by itself when input or output is not a terminal).",
+)
 offer_option = click.option(
     "--offer-seconds", type=click.FloatRange(0.5, 60), default=3.0, show_default=True,
     help="How long an out-of-turn chance (jump in, declare, catch) stays open for you; the "
@@ -127,7 +131,7 @@ FILE_DAMAGE = ("BAD_SIGNATURE", "BAD_CHAIN", "MALFORMED")
 
 def peer_options(command: Callable) -> Callable:
     """The options of a networked seat (host or join): key, transcript, bot, colour."""
-    for option in (colour_option, bot_option, transcript_option, key_option):
+    for option in (plain_option, colour_option, bot_option, transcript_option, key_option):
         command = option(command)
     return command
 
@@ -146,9 +150,11 @@ def _fail(message: str, code: int = EXIT_FAULT) -> NoReturn:
 
 def _run(
     main_fn: Callable[[], Awaitable[Any]], where: str = "",
-    interrupted: str = "Interrupted; you left the table.",
+    interrupted: str = "Interrupted; you left the table.", screen: Any = None,
+    header: str = "",
 ) -> Any:
-    """Run a table under trio, turning every expected failure into a message and exit code."""
+    """Run a table under trio (behind the full-screen table when ``screen``, a ScreenLink, is
+    given), turning every expected failure into a message and exit code."""
     import trio
 
     from dernier_p2p.cli.human import QuitGame
@@ -159,7 +165,15 @@ def _run(
     from dernier_p2p.wire.transcript import TranscriptError
 
     try:
-        return trio.run(main_fn)
+        if screen is None:
+            return trio.run(main_fn)
+        from dernier_p2p.tui.run import run_screen
+
+        try:
+            return run_screen(main_fn, screen, header)
+        finally:
+            for line in screen.log[-12:]:  # the last of the log stays on the terminal
+                click.echo(line)
     except BaseException as group:  # noqa: B036 - every leaf is mapped below
         leaves = _leaves(group)
         kinds = (
@@ -212,6 +226,16 @@ def _run(
         _fail(f"Cannot connect{where}: {leaf.strerror or leaf}")
 
 
+def _screen(plain: bool) -> Any:
+    """A ScreenLink for the full-screen table, or None for the line interface (``--plain``,
+    a bot's seat, or input or output that is not a terminal)."""
+    if plain or not (sys.stdin.isatty() and sys.stdout.isatty()):
+        return None
+    from dernier_p2p.tui.link import ScreenLink
+
+    return ScreenLink()
+
+
 def _final(seat: Any, transcript: Path | None) -> None:
     from dernier_p2p.cli.follow import names_of
 
@@ -242,9 +266,11 @@ def _final(seat: Any, transcript: Path | None) -> None:
 @transcript_option
 @colour_option
 @offer_option
+@plain_option
 def play(
     variant: str, players: int, hands: int | None, target: int | None, seed: int | None,
     auto: bool, name: str, transcript: Path | None, no_colour: bool, offer_seconds: float,
+    plain: bool,
 ) -> None:
     """Sit at a table on this machine: you against bot peers (bots only with --auto).
 
@@ -259,8 +285,10 @@ def play(
     colour = _colour(no_colour)
     name = "Bot 0" if auto else name
     click.echo(f"{variant}: {players} players, seed {seed}. Transcript: {path}")
-    seating = Seating(bot=auto, colour=colour, offer_s=offer_seconds)
-    seat = _run(lambda: play_local(variant, players, options, seed, name, path, seating))
+    screen = _screen(plain or auto)
+    seating = Seating(bot=auto, colour=colour, offer_s=offer_seconds, screen=screen)
+    seat = _run(lambda: play_local(variant, players, options, seed, name, path, seating),
+                screen=screen, header=variant)
     _final(seat, path)
 
 
@@ -334,7 +362,7 @@ def host(
     advertise: str | None, name: str, table_name: str | None, no_announce: bool,
     turn_seconds: int, offer_seconds: float, relay_first: bool, relay: str | None,
     no_map: bool, grace_seconds: int, key: Path | None,
-    transcript: Path | None, bot: bool, no_colour: bool,
+    transcript: Path | None, bot: bool, no_colour: bool, plain: bool,
 ) -> None:
     """Host a table for players on other machines (you play seat 0).
 
@@ -371,10 +399,11 @@ def host(
         check_first=not relay_first, seed=seat_seed(identity),
     )
     click.echo(f"Transcript: {path}")
-    seating = Seating(bot=bot, colour=_colour(no_colour), offer_s=offer_seconds)
+    screen = _screen(plain or bot)
+    seating = Seating(bot=bot, colour=_colour(no_colour), offer_s=offer_seconds, screen=screen)
     seat = _run(
         lambda: host_table(identity, config, seating, relay=relay_at, map_port=not no_map),
-        f" on {host_port(bind, port)}",
+        f" on {host_port(bind, port)}", screen=screen, header=variant,
     )
     _final(seat, path)
 
@@ -443,6 +472,7 @@ def _discover(seconds: float) -> tuple[str, int]:
 def join(
     address: str | None, name: str, listen_on: str | None, no_listen: bool, wait: float,
     offer_seconds: float, key: Path | None, transcript: Path | None, bot: bool, no_colour: bool,
+    plain: bool,
 ) -> None:
     """Join a table by its invite code (dn1-...), at ADDRESS (HOST:PORT), or pick one heard on
     the LAN."""
@@ -499,12 +529,13 @@ def join(
         assert where is not None
         place = f" to {host_port(*where)}"
         click.echo(f"Joining {host_port(*where)}. Transcript: {path}")
-    seating = Seating(bot=bot, colour=_colour(no_colour), offer_s=offer_seconds)
+    screen = _screen(plain or bot)
+    seating = Seating(bot=bot, colour=_colour(no_colour), offer_s=offer_seconds, screen=screen)
     seat = _run(
         lambda: join_table(
             identity, where, config, seating, lambda: latest_open_match(identity)
         ),
-        place,
+        place, screen=screen, header="dernier",
     )
     if seat is None:
         _fail("The table never started.")

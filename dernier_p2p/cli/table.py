@@ -54,8 +54,14 @@ class Seating:
     offer_s: float = DEFAULT_OFFER_S
     pacer: Pacer | None = None  # a human's pacing of the table (None when a bot plays)
     human: HumanAgent | None = None
+    screen: Any = None  # a tui.link.ScreenLink when the full-screen table shows the seat
+    agent_echo: Callable[..., None] | None = None
 
     def __post_init__(self) -> None:
+        if self.screen is not None:
+            self.echo, self.agent_echo = self.screen.narrate, self.screen.agent_echo
+            self.lines, self.colour = self.screen.lines, False
+            self.log = self.screen.log
         if self.lines is None and not self.bot:
             self.lines = LineReader()
         if self.pacer is None and not self.bot:
@@ -63,12 +69,16 @@ class Seating:
             self.pacer = Pacer(self.offer_s, hand_key=self.lines.interactive)
         if self.narrator is None:
             self.narrator = Narrator(self.echo, self.log, self.colour, pacer=self.pacer)
+        if self.screen is not None:
+            self.screen.pacer = self.pacer
 
     async def follow(self, source: SeatSource) -> None:
         """Narrate the user's seat (``source``: the Host or Peer running it) to the end; a
         human presses a key after each hand."""
         assert self.narrator is not None
         self.seat = await source.local_seat()
+        if self.screen is not None:
+            self.screen.seat = self.seat
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self.narrator.countdown, self.seat)
             if self.pacer is not None and self.pacer.hand_key and self.human is not None:
@@ -97,9 +107,10 @@ class _Human:
         assert seating.narrator is not None
         assert seating.lines is not None
         self.agent = HumanAgent(
-            [], seating.log, seating.lines, self._state, echo=seating.echo,
+            [], seating.log, seating.lines, self._state, echo=seating.agent_echo or seating.echo,
             colour=seating.colour, flush=seating.narrator.flush, pacer=seating.pacer,
         )
+        self.agent.show_table = seating.screen is None
         seating.human = self.agent
 
     def _state(self) -> Any:

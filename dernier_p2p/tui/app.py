@@ -1,0 +1,172 @@
+"""The full-screen live table: a Textual app redrawn ten times a second from the seat's session.
+
+Panels: the players (cards held, scores, whose turn with its countdown), the centre (top card,
+named suit, pending draws, direction), a scrolling log in plain words, your hand with a key per
+card and the playable ones marked, and the open prompt or out-of-turn offer with its countdown.
+Keys become lines for the human agent (see :mod:`.link`), so the screen and ``--plain`` share
+one interpretation of input. ``?`` shows the variant's rules and the keys.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from rich.text import Text
+from textual import events
+from textual.app import App, ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import RichLog, Static
+
+from dernier_p2p.cli.follow import names_of
+from dernier_p2p.cli.help import help_lines
+from dernier_p2p.tui.link import ScreenLink
+from dernier_p2p.tui.view import (
+    HAND_KEYS,
+    TurnClock,
+    centre_text,
+    hand_text,
+    offer_text,
+    players_text,
+)
+
+COMMAND_KEYS = {"d", "p", "c", "y", "r", "g", "b", "k", "l", "n", "q"}
+
+
+class HelpScreen(ModalScreen[None]):
+    """The variant's short rules and the keys; any key closes it."""
+
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    #help { width: 90%; height: auto; border: round $accent; padding: 1 2; background: $panel; }
+    """
+
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__()
+        self.lines = lines
+
+    def compose(self) -> ComposeResult:
+        yield Static("\n".join(["Help (any key closes)", "", *self.lines]), id="help")
+
+    def on_key(self, event: events.Key) -> None:
+        event.stop()
+        self.dismiss()
+
+
+class TableApp(App[None]):
+    """The table as one seat sees it, live."""
+
+    CSS = """
+    #top { height: auto; }
+    #players { width: 42; height: auto; border: round $primary; padding: 0 1; }
+    #centre { width: 1fr; height: auto; border: round $primary; padding: 0 1; }
+    #log { height: 1fr; border: round $secondary; padding: 0 1; }
+    #hand { height: auto; border: round $success; padding: 0 1; }
+    #offer { height: auto; padding: 0 1; }
+    #keys { height: 1; color: $text-muted; padding: 0 1; }
+    """
+
+    def __init__(self, link: ScreenLink, header: str = "dernier") -> None:
+        super().__init__()
+        self.link = link
+        self.header = header
+        self.typed = ""
+        self.turn_clock = TurnClock()
+        self._logged = 0
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            with Horizontal(id="top"):
+                yield Static(id="players")
+                yield Static(id="centre")
+            yield RichLog(id="log", wrap=True, markup=False)
+            yield Static(id="hand")
+            yield Static(id="offer")
+            yield Static("? help · Enter: let an offer go / next hand · q leave", id="keys")
+
+    def on_mount(self) -> None:
+        self.set_interval(0.1, self.refresh_table)
+        self.refresh_table()
+
+    # ------------------------------------------------------------------ drawing
+    def refresh_table(self) -> None:
+        """Redraw every panel from the seat's session, the pacer and the link."""
+        link = self.link
+        if link.finished:
+            self.exit()
+            return
+        log = self.query_one("#log", RichLog)
+        for line in link.log[self._logged :]:
+            log.write(Text(line))
+        self._logged = len(link.log)
+        seat = link.seat
+        pacer = link.pacer
+        offer_left = pacer.offer_left() if pacer is not None and link.prompt else 0.0
+        held = bool(pacer is not None and pacer.hand_held)
+        self.query_one("#offer", Static).update(offer_text(link.prompt, offer_left, held,
+                                                           self.typed))
+        if seat is None or seat.session.state is None:
+            self.query_one("#centre", Static).update(Text("Waiting for the table to fill…"))
+            return
+        session = seat.session
+        state = session.state
+        names = names_of(seat)
+        turn_s = session.table_body.get("timers", {}).get("turn_ms", 0) / 1000
+        left = self.turn_clock.left(state, turn_s, time.monotonic()) if turn_s else None
+        self.query_one("#players", Static).update(players_text(state, names, seat.seat, left))
+        self.query_one("#centre", Static).update(centre_text(state, names, state.rules.name))
+        try:
+            moves = session.legal()
+        except Exception:  # noqa: BLE001 - the screen never fails on a passing state
+            moves = []
+        hand = self.query_one("#hand", Static)
+        width = max(20, hand.size.width - 2) if hand.size.width else 76
+        hand.update(hand_text(state, seat.seat, session.view, moves, width))
+
+    def screen_text(self) -> str:
+        """Every panel's text as shown (for tests and captures), brought up to date first."""
+        self.refresh_table()
+        parts = []
+        for wid in ("#players", "#centre", "#hand", "#offer"):
+            widget = self.query_one(wid, Static)
+            content: Any = widget.render()
+            parts.append(content.plain if isinstance(content, Text) else str(content))
+        log = self.query_one("#log", RichLog)
+        parts.append("\n".join(strip.text for strip in log.lines))
+        return "\n".join(parts)
+
+    # ------------------------------------------------------------------ keys
+    def _send(self, line: str) -> None:
+        self.typed = ""
+        self.link.prompt = ""
+        self.link.lines.feed(line)
+        self.refresh_table()
+
+    def _hand_size(self) -> int:
+        seat = self.link.seat
+        if seat is None or seat.session.state is None:
+            return 0
+        return len(seat.session.state.hands[seat.seat])
+
+    def on_key(self, event: events.Key) -> None:
+        key = event.character or ""
+        if event.key == "enter":
+            self._send(self.typed)
+        elif event.key == "escape":
+            self.typed = ""
+        elif key == "?":
+            seat = self.link.seat
+            variant = self.header if seat is None else seat.session.rules.name
+            self.push_screen(HelpScreen(help_lines(variant, screen=True)))
+        elif key == "!":
+            self.typed = "!"  # then a card key plays it with the declaration; Enter declares
+        elif key and key in HAND_KEYS:
+            number = HAND_KEYS.index(key) + 1
+            self._send(f"{number}!" if self.typed == "!" else str(number))
+        elif key in COMMAND_KEYS:
+            self._send(key)
+        else:
+            return
+        event.stop()
+        self.refresh_table()

@@ -1,0 +1,78 @@
+"""What joins the screen to the table: keys become lines for the human agent, and the lines the
+agent and the narrator would print become the screen's log and prompt."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import click
+import trio
+
+from dernier_p2p.cli.human import LineReader
+
+
+class KeyLines(LineReader):
+    """A :class:`LineReader` fed by the screen's keys instead of standard input. A person is
+    typing, so what was typed before a prompt is dropped when the prompt opens."""
+
+    def __init__(self) -> None:
+        super().__init__(stream=None)
+        self.token: trio.lowlevel.TrioToken | None = None
+
+    @property
+    def interactive(self) -> bool:
+        return True
+
+    def _start(self) -> None:
+        self.token = trio.lowlevel.current_trio_token()
+        self._started = True
+
+    def feed(self, line: str | None) -> None:
+        """Hand a line (None: the end of input) to the table; callable from the screen."""
+        def put() -> None:
+            try:
+                self._send.send_nowait(line)
+            except (trio.WouldBlock, trio.ClosedResourceError):
+                pass
+
+        if self.token is None:
+            put()  # the table has not asked yet: queue it (dropped as type-ahead later)
+            return
+        try:
+            self.token.run_sync_soon(put)
+        except trio.RunFinishedError:
+            pass
+
+
+class ScreenLink:
+    """The screen's side of a seat: the log, the open prompt, the keys, the seat once known."""
+
+    def __init__(self, log: list[str] | None = None) -> None:
+        self.log: list[str] = [] if log is None else log
+        self.lines = KeyLines()
+        self.prompt = ""
+        self.notices: list[str] = []  # the agent's own lines (refusals, warnings), newest last
+        self.seat: Any = None
+        self.pacer: Any = None
+        self.changed_at = time.monotonic()
+        self.finished = False
+
+    def narrate(self, text: str = "", nl: bool = True, **_: Any) -> None:
+        """The narrator's echo: every line goes to the log (it also keeps ``log``)."""
+        text = click.unstyle(text).strip("\n")
+        if text and (not self.log or self.log[-1] != text):
+            self.log.append(text)
+        self.changed_at = time.monotonic()
+
+    def agent_echo(self, text: str = "", nl: bool = True, **_: Any) -> None:
+        """The human agent's echo: a text without a newline is the prompt, others are notices."""
+        text = click.unstyle(text)
+        if not nl:
+            self.prompt = text.strip()
+        elif text.strip():
+            self.notices.append(text.strip())
+            self.log.append(text.strip())
+        else:
+            self.prompt = ""  # the prompt was overtaken by the table
+        self.changed_at = time.monotonic()
