@@ -91,12 +91,34 @@ class Narrator:
         self._events = 0
         self._presence = 0
         self._counts: dict[tuple[int, int], int] = {}
+        # the prompt open at the terminal, if any: lines printed meanwhile end its line first,
+        # and it is printed again after them
+        self.open_prompt: Callable[[], str] | None = None
 
     def flush(self) -> None:
         """Print the lines for every record and event not told yet."""
         seat = self.seat
         if seat is None:
             return
+        prompt = self.open_prompt() if self.open_prompt is not None else ""
+        plain_echo = self.echo
+        cut = [False]
+
+        def echo(text: str) -> None:
+            if prompt and not cut[0]:
+                plain_echo("")
+                cut[0] = True
+            plain_echo(text)
+
+        self.echo = echo
+        try:
+            self._flush(seat)
+        finally:
+            self.echo = plain_echo
+        if cut[0]:
+            plain_echo(prompt, nl=False)  # type: ignore[call-arg]
+
+    def _flush(self, seat: LocalSeat) -> None:
         names = names_of(seat)
         session = seat.session
         records = seat.records

@@ -45,6 +45,7 @@ from dernier_p2p.rules import (
 
 SUIT_KEYS = "yrgb"
 HELP_WORDS = ("?", "h", "help")
+WARN_S = 10.0  # a warning this long before the turn's time runs out
 LEAVE_WARNING = (
     "Leave the table? You forfeit the match, and the transcript will name you at fault. "
     "y = leave, anything else = stay > "
@@ -268,6 +269,10 @@ class HumanAgent:
     ) -> None:
         self.flush = flush or (lambda: None)
         self.pacer = pacer
+        self.open_prompt = ""  # the prompt waiting for a line at the terminal
+        self.turn_s: float | None = None  # the table's turn time (warned 10 s before its end)
+        self._turn: tuple[object, ...] = ()
+        self._turn_start = 0.0
         self.show_table = True
         self.names = list(names)
         self.log = log
@@ -282,12 +287,25 @@ class HumanAgent:
             self.lines.drain()  # what was typed before this prompt is not an answer to it
         if prompt:
             self.echo(prompt, nl=False)
+            self.open_prompt = prompt
         pacer = self.pacer
+        warn_at = None
+        at_turn = bool(self._turn) and self._turn == (state.hand_number, state.turn, state.turn)
+        if self.turn_s is not None and until is None and at_turn:
+            warn_at = self._turn_start + self.turn_s - WARN_S
 
         def stale() -> bool:
+            nonlocal warn_at
             if self.current() is not state or (pacer is not None and pacer.hand_held):
                 return True
-            return until is not None and trio.current_time() >= until
+            now = trio.current_time()
+            if warn_at is not None and now >= warn_at:
+                warn_at = None
+                self.echo("")
+                self.echo(f"  {WARN_S:.0f} seconds left to move, or the table times you out.")
+                if self.open_prompt:
+                    self.echo(self.open_prompt, nl=False)
+            return until is not None and now >= until
 
         try:
             line = await self.lines.receive(stale)
@@ -295,6 +313,8 @@ class HumanAgent:
             if prompt:
                 self.echo("")
             raise
+        finally:
+            self.open_prompt = ""
         if line is None:
             self.echo("")
             raise QuitGame
@@ -387,6 +407,9 @@ class HumanAgent:
             self._last_offer = offer
         else:
             self._last_offer = None
+            turn = (state.hand_number, state.turn, seat)
+            if turn != self._turn:
+                self._turn, self._turn_start = turn, trio.current_time()
             if self.show_table:  # the full-screen table shows it all the time instead
                 self.echo("")
                 playable = {m.slot for m in moves if isinstance(m, Play)}

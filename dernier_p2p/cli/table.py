@@ -111,6 +111,8 @@ class _Human:
             colour=seating.colour, flush=seating.narrator.flush, pacer=seating.pacer,
         )
         self.agent.show_table = seating.screen is None
+        if seating.screen is None:  # narration cuts into an open prompt and prints it again
+            seating.narrator.open_prompt = lambda: self.agent.open_prompt
         seating.human = self.agent
 
     def _state(self) -> Any:
@@ -120,6 +122,9 @@ class _Human:
         if self.seat is None:
             self.seat = await self.source.local_seat()
             self.agent.names = names_of(self.seat)
+            timers = self.seat.session.table_body.get("timers") or {}
+            if timers.get("turn_ms"):
+                self.agent.turn_s = timers["turn_ms"] / 1000
         return await self.agent(state, seat, view)
 
     def refused(self, code: str, detail: str) -> None:

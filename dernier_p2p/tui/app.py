@@ -10,6 +10,7 @@ one interpretation of input. ``?`` shows the variant's rules and the keys.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 from rich.text import Text
@@ -21,6 +22,7 @@ from textual.widgets import RichLog, Static
 
 from dernier_p2p.cli.follow import names_of
 from dernier_p2p.cli.help import help_lines
+from dernier_p2p.cli.human import LEAVE_WARNING
 from dernier_p2p.tui.link import ScreenLink
 from dernier_p2p.tui.view import (
     HAND_KEYS,
@@ -74,6 +76,8 @@ class TableApp(App[None]):
         self.typed = ""
         self.turn_clock = TurnClock()
         self._logged = 0
+        self.leave: Callable[[], None] = self.exit  # how to leave when no prompt is open
+        self.confirming = False
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -104,7 +108,8 @@ class TableApp(App[None]):
         pacer = link.pacer
         offer_left = pacer.offer_left() if pacer is not None and link.prompt else 0.0
         held = bool(pacer is not None and pacer.hand_held)
-        self.query_one("#offer", Static).update(offer_text(link.prompt, offer_left, held,
+        prompt = LEAVE_WARNING if self.confirming else link.prompt
+        self.query_one("#offer", Static).update(offer_text(prompt, offer_left, held,
                                                            self.typed))
         if seat is None or seat.session.state is None:
             self.query_one("#centre", Static).update(Text("Waiting for the table to fill…"))
@@ -151,7 +156,13 @@ class TableApp(App[None]):
 
     def on_key(self, event: events.Key) -> None:
         key = event.character or ""
-        if event.key == "enter":
+        if self.confirming:  # "q" with no prompt open: the screen asks itself
+            self.confirming = False
+            if key == "y":
+                self.leave()
+        elif key == "q" and not self.link.prompt:
+            self.confirming = True
+        elif event.key == "enter":
             self._send(self.typed)
         elif event.key == "escape":
             self.typed = ""

@@ -207,3 +207,39 @@ async def test_a_refused_card_says_why_in_the_engines_words() -> None:
     agent, out = _agent("1\nd\n", state)
     assert isinstance(await agent(state, seat, view), Draw)
     assert "cannot be played now: " in "".join(out)
+
+
+async def test_the_turn_clock_warns_before_the_table_times_the_seat_out() -> None:
+    import os
+
+    import trio
+
+    from dernier_p2p.cli.human import HumanAgent, LineReader
+
+    state, seat, view = _table("dernier")
+    out: list[str] = []
+    r, w = os.pipe()
+    stream = os.fdopen(r, encoding="utf-8")
+
+    def echo(text: str = "", nl: bool = True) -> None:
+        out.append(text + ("\n" if nl else ""))
+
+    agent = HumanAgent(NAMES, [], LineReader(stream), lambda: state, echo=echo, colour=False)
+    agent.turn_s = 10.3  # the warning comes 10 s before the end: after 0.3 s here
+    got: list = []
+
+    async def ask() -> None:
+        got.append(await agent(state, seat, view))
+
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(ask)
+            with trio.fail_after(30):
+                while "seconds left to move" not in "".join(out):
+                    await trio.sleep(0.05)
+            text = "".join(out)
+            assert text.rstrip().endswith("q = leave >")  # the prompt is shown again after it
+            os.write(w, b"d\n")
+    finally:
+        os.close(w)
+    assert isinstance(got[0], Draw)
