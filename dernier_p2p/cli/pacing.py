@@ -8,7 +8,7 @@ they hold until the human has seen every hand and pressed a key. Times come from
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import trio
 
@@ -28,6 +28,9 @@ class Pacer:
         self._offer_for: object = None
         self.hand_held = False
         self._changed = trio.Event()
+        # where the human's seat is: (hand, clock) of the state it has applied, None while it
+        # is applying a record; set once the seat is known
+        self.human_at: Callable[[], tuple[int, int] | None] | None = None
 
     def _wake(self) -> None:
         self._changed.set()
@@ -69,6 +72,18 @@ class Pacer:
         while not self.hand_held:
             await self._changed.wait()
 
+    async def caught_up(self, position: tuple[int, int]) -> None:
+        """Wait until the human's seat has applied the table up to ``position`` and had the
+        chance to open an offer on it."""
+        if self.human_at is None:
+            return
+        while True:
+            at = self.human_at()
+            if at is not None and at >= position:
+                break
+            await trio.sleep(0.02)
+        await trio.sleep(0.02)  # the human's agent is asked right after the record applies
+
     async def clear_hand(self) -> None:
         """Wait until no hand's end is held."""
         while self.hand_held:
@@ -90,6 +105,7 @@ def paced_bot(policy: Policy, pacer: Pacer, delay: float) -> Agent:
 
     async def agent(state: State, seat: int, view: Mapping[int, Card]) -> Move | None:
         await trio.sleep(delay)
+        await pacer.caught_up((state.hand_number, state.clock))
         await pacer.clear()
         return policy(state, seat, view)
 

@@ -79,6 +79,14 @@ class Seating:
         self.seat = await source.local_seat()
         if self.screen is not None:
             self.screen.seat = self.seat
+        if self.pacer is not None:
+            seat = self.seat
+
+            def human_at() -> tuple[int, int] | None:
+                state = seat.session.state
+                return None if seat.busy or state is None else (state.hand_number, state.clock)
+
+            self.pacer.human_at = human_at
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self.narrator.countdown, self.seat)
             if self.pacer is not None and self.pacer.hand_key and self.human is not None:
