@@ -25,7 +25,7 @@ import trio
 from dernier_p2p.cli.help import help_lines
 from dernier_p2p.cli.pacing import Pacer
 from dernier_p2p.cli.render import card_text, render_table, suit_text
-from dernier_p2p.cli.words import play_refusal
+from dernier_p2p.cli.words import RULE_WORDS, play_refusal, rule_words
 from dernier_p2p.rules import (
     Card,
     Catch,
@@ -326,6 +326,11 @@ class HumanAgent:
         """A move this seat chose was refused (by the session or by the host): say so; the
         prompt comes back when the seat is asked again."""
         self._last_offer = None  # show the offer again, if out of turn
+        rule = detail[1:].split("]", 1)[0] if detail.startswith("[") and "]" in detail else ""
+        if rule:  # the engine's rule id: say it in words
+            detail = rule_words(rule)
+        elif code in RULE_WORDS:  # the session's own: a move the table has moved past
+            detail = RULE_WORDS[code]
         self.echo(f"  Your move was refused ({code}): {detail}")
 
     async def confirm_leave(self, state: State) -> None:

@@ -243,3 +243,15 @@ async def test_the_turn_clock_warns_before_the_table_times_the_seat_out() -> Non
     finally:
         os.close(w)
     assert isinstance(got[0], Draw)
+
+
+def test_a_refusal_from_the_table_is_told_in_words() -> None:
+    state, _, _ = _table("dernier")
+    agent, out = _agent("", state)
+    agent.refused("ILLEGAL_MOVE", "[must-match] Card(rank=<Rank.N4: '4'>, suit=0) matches nei")
+    agent.refused("ILLEGAL_MOVE", "refused for the test")
+    assert out == [
+        "  Your move was refused (ILLEGAL_MOVE): it matches neither the suit nor the rank of the"
+        " top card\n",
+        "  Your move was refused (ILLEGAL_MOVE): refused for the test\n",
+    ]
