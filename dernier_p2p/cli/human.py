@@ -449,7 +449,11 @@ class HumanAgent:
                         await self.confirm_leave(state)
                         continue
                     if answer not in move.answers:
-                        self.echo(f"  {move.error}")  # ask again: the play still stands
+                        try:  # another move typed instead (a card number, d): take it
+                            move = interpret(answer, state, seat, view, moves, self.names,
+                                             self.colour)
+                        except Refused:
+                            self.echo(f"  {move.error}")  # ask again: the play still stands
                         continue
                     move = move.answers[answer]
             except Refused as exc:

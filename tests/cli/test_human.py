@@ -255,3 +255,10 @@ def test_a_refusal_from_the_table_is_told_in_words() -> None:
         " top card\n",
         "  Your move was refused (ILLEGAL_MOVE): refused for the test\n",
     ]
+
+
+async def test_another_move_typed_at_the_suit_prompt_is_taken_instead() -> None:
+    state, seat, view, moves = _with_face("moderno", Card(Rank.WILD, None))
+    agent, out = _agent("1\nt\nd\n", state)
+    assert isinstance(await agent(state, seat, view), Draw)
+    assert "no such suit" in "".join(out)  # "t" asked again; "d" is a move of its own
