@@ -128,7 +128,7 @@ def test_a_joiner_sees_the_table_and_the_turn_countdown(tmp_path: Path) -> None:
                 timers=Timers(turn_ms=20_000, declare_ms=1_000, grace_ms=15_000), name="Host",
                 table_name="t", bind=LOOPBACK, port=0, transcript=tmp_path / "host.t",
             )
-            host = Host(IdentityKey.generate(b"h" * 32), config, bot_agent(HeuristicBot(1), 0.3))
+            host = Host(IdentityKey.generate(b"h" * 32), config, bot_agent(HeuristicBot(1), 1.5))
             seating = Seating(bot=False, colour=False, screen=link)
             async with trio.open_nursery() as nursery:
                 await nursery.start(host.run)
