@@ -132,7 +132,7 @@ def test_a_joiner_sees_the_table_and_the_turn_countdown(tmp_path: Path) -> None:
             seating = Seating(bot=False, colour=False, screen=link)
             async with trio.open_nursery() as nursery:
                 await nursery.start(host.run)
-                peer = PeerConfig(name="Joe", transcript=tmp_path / "joe.t")
+                peer = PeerConfig(name="Joe", transcript=tmp_path / "joe.t", connect_s=60.0)
                 await join_table(IdentityKey.generate(b"j" * 32), (LOOPBACK, host.port), peer,
                                  seating)
 
