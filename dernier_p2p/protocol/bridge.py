@@ -7,8 +7,9 @@ Every peer derives the same deck operations from the same engine events, in the 
 * ``CutKept(seat, slot)``: ``deal(slot, seat)``;
 * ``HandsSwapped(a, b)``: ``transfer(slot, other seat)`` for every slot of the lower seat's hand
   as it was just before the swap, in hand order, then the same for the higher seat;
-* ``HandsRotated(d)``: for each seat ``j`` in ascending order, ``transfer(slot, (j + d) % n)``
-  for every slot of ``j``'s hand just before the rotation, in hand order;
+* ``HandsRotated(d)``: for each seat ``j`` in play in ascending order, ``transfer(slot, the
+  d-th next seat in play)`` for every slot of ``j``'s hand just before the rotation, in hand
+  order (seats out of play are skipped);
 * a slot that is already open (its face is public) is never transferred: its holder does not
   matter to the deck any more.
 
@@ -43,12 +44,15 @@ def card_face(deck: str, index: int) -> Card:
 
 
 def ops_for_events(
-    hands: Sequence[Sequence[int]], events: Iterable[Any]
+    hands: Sequence[Sequence[int]], events: Iterable[Any], out: Sequence[int] = ()
 ) -> tuple[list[dict], list[list[int]]]:
     """The deck operations caused by ``events``, starting from ``hands`` (the hands of the state
-    the move was applied to); returns the operations and the hands after the events."""
+    the move was applied to; ``out``: the seats out of play, which a rotation skips); returns
+    the operations and the hands after the events."""
     cur = [list(h) for h in hands]
     n = len(cur)
+    live = [j for j in range(n) if j not in out]
+    m = len(live)
     ops: list[dict] = []
     for ev in events:
         if isinstance(ev, (Dealt, Drew)):
@@ -68,9 +72,13 @@ def ops_for_events(
             cur[a], cur[b] = cur[b], cur[a]
         elif isinstance(ev, HandsRotated):
             d = ev.direction
-            for j in range(n):
-                ops += [{"op": "transfer", "position": p, "to": (j + d) % n} for p in cur[j]]
-            cur = [cur[(i - d) % n] for i in range(n)]
+            for k, j in enumerate(live):
+                dst = live[(k + d) % m]
+                ops += [{"op": "transfer", "position": p, "to": dst} for p in cur[j]]
+            new = list(cur)
+            for k, j in enumerate(live):
+                new[j] = cur[live[(k - d) % m]]
+            cur = new
     return ops, cur
 
 

@@ -12,7 +12,7 @@ Additions to the API contract (nothing in it was removed or renamed):
   ``last_draw``, ``final_sizes``, ``stalls``, ``clock``.
 - ``Phase`` also has DEALER, DEAL, CUT, HAND_SIZE, FLIP, NAME_SUIT (HAND_OVER is REVEAL).
 - More events than the contract's list (Flipped, TakenBack, ChainGrew, ChainCancelled, Passed,
-  Forfeited, Revealed, DealerChosen, HandStarted, Shuffled, CutKept, HandSizeChosen).
+  Forfeited, SeatOut, Revealed, DealerChosen, HandStarted, Shuffled, CutKept, HandSizeChosen).
 - ``legal_moves`` never lists Timeout/Leave nor originale's penalised wrong plays, which
   ``apply`` accepts with their penalty.
 - ``Rules`` has many named options (see variants.py and docs/RULES.md).
@@ -62,6 +62,7 @@ from dernier_p2p.rules.events import (
     Played,
     Reshuffled,
     Revealed,
+    SeatOut,
     Shuffled,
     Skipped,
     SuitNamed,
@@ -115,6 +116,7 @@ __all__ = [
     "Flip",
     "Flipped",
     "Forfeited",
+    "SeatOut",
     "HandOver",
     "HandScored",
     "HandSizeChosen",

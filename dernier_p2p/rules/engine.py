@@ -102,6 +102,7 @@ def new_match(rules: Rules, players: int) -> State:
         final_sizes=zeros,
         played=None,
         stalls=0,
+        out=(),
     )
 
 

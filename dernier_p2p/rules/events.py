@@ -199,6 +199,16 @@ class Forfeited:
 
 
 @dataclass(frozen=True, slots=True)
+class SeatOut:
+    """``seat`` left a table of three or more (``reason``: "left"); the match goes on without
+    it, and the hand ``voided`` was void (no scores) and is dealt again among the others."""
+
+    seat: int
+    reason: str
+    voided: int
+
+
+@dataclass(frozen=True, slots=True)
 class MatchOver:
     winner: int | None
     standings: tuple[int, ...]
@@ -208,5 +218,5 @@ Event = (
     DealerChosen | HandStarted | Shuffled | Reshuffled | CutKept | HandSizeChosen | Dealt
     | Flipped | Drew | Played | JumpedIn | TakenBack | SuitNamed | DirectionChanged | Skipped
     | ChainGrew | ChainCancelled | Passed | Declared | Caught | Penalty | HandsSwapped
-    | HandsRotated | HandOver | Revealed | HandScored | Forfeited | MatchOver
+    | HandsRotated | HandOver | Revealed | HandScored | Forfeited | SeatOut | MatchOver
 )

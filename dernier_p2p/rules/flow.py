@@ -39,6 +39,7 @@ from dernier_p2p.rules.state import (
     NAME_SUIT_PHASE,
     NAMED_SUIT,
     NEXT_SLOT,
+    OUT,
     OWED,
     OWES,
     PENDING_DRAW,
@@ -86,7 +87,7 @@ def to_act(state: State) -> int | None:
     if phase is HAND_SIZE_PHASE:
         return state.dealer
     if phase is CUT_PHASE:
-        return (state.dealer - 1) % state.players
+        return step(state.dealer, -1, state.players, state.out)
     return None
 
 
@@ -101,7 +102,7 @@ def can_draw(st: State) -> bool:
 
 
 def next_seat(s: list, seat: int) -> int:
-    return (seat + s[DIRECTION]) % len(s[HANDS])
+    return step(seat, s[DIRECTION], len(s[HANDS]), s[OUT])
 
 
 def set_hand(s: list, seat: int, hand: tuple[int, ...]) -> None:
@@ -197,7 +198,17 @@ def close_windows(s: list, ev: Events, mover: int) -> None:
 def check_seat(st: State, seat: object) -> int:
     if type(seat) is not int or not 0 <= seat < st.players:
         raise IllegalMove("bad-seat", f"no seat {seat!r} at a table of {st.players}")
+    if seat in st.out:
+        raise IllegalMove("seat-out", f"seat {seat} is out of the match")
     return seat
+
+
+def step(seat: int, d: int, n: int, out: tuple[int, ...]) -> int:
+    """The next seat after ``seat`` in direction ``d`` that is still in play."""
+    nxt = (seat + d) % n
+    while out and nxt in out:
+        nxt = (nxt + d) % n
+    return nxt
 
 
 def need_phase(st: State, phase: Phase, what: str) -> None:
@@ -226,6 +237,7 @@ def apply_effects(
     rank = card.rank
     f = info["flags"][rank]
     n = len(s[HANDS])
+    out = s[OUT]
     if f & NAMING:
         s[NAMED_SUIT] = suit
         if suit is not None:
@@ -237,8 +249,8 @@ def apply_effects(
         d = -d
         s[DIRECTION] = d
         ev.append(DirectionChanged(d))
-    nxt = (seat + d) % n
-    if f & REVERSE and n == 2 and rules.reverse_skips_with_two:
+    nxt = step(seat, d, n, out)
+    if f & REVERSE and n - len(out) == 2 and rules.reverse_skips_with_two:
         ev.append(Skipped(nxt))
         nxt = seat
     if f & CHAIN:
@@ -253,13 +265,13 @@ def apply_effects(
         ev.append(Skipped(nxt))
         if rules.skipped_one_card_declares and nxt != seat and len(s[HANDS][nxt]) == 1:
             s[OWES] = tuple(x for x in s[OWES] if x != nxt) + (nxt,)
-        nxt = (nxt + d) % n
+        nxt = step(nxt, d, n, out)
     if f & FORCED:
         queue_draw(s, nxt, info["amount"][rank], info["reason"][rank])
         ev.append(Skipped(nxt))
-        nxt = (nxt + d) % n
+        nxt = step(nxt, d, n, out)
     if f & PREVIOUS:
-        queue_draw(s, (seat - d) % n, info["amount"][rank], info["reason"][rank])
+        queue_draw(s, step(seat, -d, n, out), info["amount"][rank], info["reason"][rank])
     changed: tuple[int, ...] = ()
     if hand_moves and f & SWAP and target is not None:
         hands = list(s[HANDS])
@@ -269,9 +281,17 @@ def apply_effects(
         changed = (seat, target)
     if hand_moves and f & ROTATE:
         old = s[HANDS]
-        s[HANDS] = tuple(old[(i - d) % n] for i in range(n))
+        if out:
+            live = [i for i in range(n) if i not in out]
+            new = list(old)
+            for k, i in enumerate(live):
+                new[i] = old[live[(k - d) % len(live)]]
+            s[HANDS] = tuple(new)
+            changed = tuple(live)
+        else:
+            s[HANDS] = tuple(old[(i - d) % n] for i in range(n))
+            changed = tuple(range(n))
         ev.append(HandsRotated(d))
-        changed = tuple(range(n))
     s[TURN] = nxt
     return changed
 

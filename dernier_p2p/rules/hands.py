@@ -23,6 +23,7 @@ from dernier_p2p.rules.flow import (
     apply_effects,
     finish_match,
     settle,
+    step,
 )
 from dernier_p2p.rules.moves import (
     ChooseDealer,
@@ -52,6 +53,7 @@ from dernier_p2p.rules.state import (
     NAMED_SUIT,
     NAMER,
     NEXT_SLOT,
+    OUT,
     OWED,
     OWES,
     PENDING_DRAW,
@@ -107,12 +109,14 @@ def start_hand(s: list, ev: Events) -> None:
 def deal(s: list, size: int, ev: Events) -> None:
     n = len(s[HANDS])
     dealer = s[DEALER]
-    order = [(dealer + 1 + i) % n for i in range(n)]
+    out = s[OUT]
+    order = [x for x in ((dealer + 1 + i) % n for i in range(n)) if x not in out]
     pile = s[PILE]
     kept = s[CUT_KEPT]
     if kept < 0:  # round by round: seat at position k gets every n-th card from k
-        k = n * size
-        dealt = {seat: pile[i:k:n] for i, seat in enumerate(order)}
+        m = len(order)
+        k = m * size
+        dealt = {seat: pile[i:k:m] for i, seat in enumerate(order)}
     else:
         lists: dict[int, list[int]] = {seat: [] for seat in order}
         k = 0
@@ -193,7 +197,8 @@ def on_flip(st: State, s: list, mv: Flip, ev: Events) -> None:
     dealer = st.dealer
     n = st.players
     f = rules._info["flags"][card.rank]
-    first = (dealer + 1) % n
+    first = step(dealer, 1, n, st.out)
+    live = n - len(st.out)
     if rules.first_card == "standard":
         if card.rank == Rank.WILD4:
             source = (slot, *s[PILE])
@@ -211,7 +216,7 @@ def on_flip(st: State, s: list, mv: Flip, ev: Events) -> None:
             ev.append(DirectionChanged(-1))
             # the dealer starts, the other way round; with two players a reverse changes
             # nothing else unless it skips (reverse_skips_with_two): the first player starts
-            s[TURN] = dealer if n > 2 or rules.reverse_skips_with_two else first
+            s[TURN] = dealer if live > 2 or rules.reverse_skips_with_two else first
         else:
             apply_effects(s, dealer, card, None, None, ev)
         settle(s, ev)
@@ -267,10 +272,12 @@ def on_reveal(st: State, s: list, mv: Reveal, ev: Events) -> None:
     s[CHANCE] = None
     ev.append(HandScored(deltas, scores))
     if scoring.match_ended(rules, scores, s[HANDS_WON], st.hand_number):
-        order = scoring.standings(rules, scores, s[HANDS_WON], s[FINAL_SIZES], st.last_draw)
+        order = scoring.standings(
+            rules, scores, s[HANDS_WON], s[FINAL_SIZES], st.last_draw, tuple(reversed(st.out))
+        )
         finish_match(s, order, ev)
         return
-    s[DEALER] = (st.dealer + 1) % st.players
+    s[DEALER] = step(st.dealer, 1, st.players, st.out)
     start_hand(s, ev)
 
 

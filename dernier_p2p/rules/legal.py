@@ -41,7 +41,7 @@ def legal_moves(state: State, seat: int, known: Mapping[int, Card] | None = None
     Order: the plays (hand order), then the seat's Draw or Pass when it is at turn, then a
     Declare, then Catches.
     """
-    if state.chance is not None or not 0 <= seat < state.players:
+    if state.chance is not None or not 0 <= seat < state.players or seat in state.out:
         return []
     phase = state.phase
     if phase is PLAY:
@@ -182,7 +182,7 @@ def _add_plays(
     else:
         suits = (None,)
     if f & SWAP and size > 1:
-        targets: tuple = tuple(t for t in range(st.players) if t != seat)
+        targets: tuple = tuple(t for t in range(st.players) if t != seat and t not in st.out)
     else:
         targets = (None,)
     for target in targets:

@@ -18,6 +18,7 @@ from dernier_p2p.rules.events import (
     Passed,
     Penalty,
     Played,
+    SeatOut,
     SuitNamed,
     TakenBack,
 )
@@ -37,8 +38,9 @@ from dernier_p2p.rules.flow import (
     queue_draw,
     set_hand,
     settle,
+    step,
 )
-from dernier_p2p.rules.hands import deal
+from dernier_p2p.rules.hands import deal, start_hand
 from dernier_p2p.rules.moves import (
     Catch,
     ChooseHandSize,
@@ -56,6 +58,8 @@ from dernier_p2p.rules.state import (
     CLOCK,
     CUT_KEPT,
     CUT_PHASE,
+    DEALER,
+    DEALER_PHASE,
     DIRECTION,
     DISCARD,
     DRAWN,
@@ -69,6 +73,7 @@ from dernier_p2p.rules.state import (
     NAME_SUIT_PHASE,
     NAMED_SUIT,
     NAMER,
+    OUT,
     OWED,
     OWES,
     PENDING_DRAW,
@@ -232,7 +237,7 @@ def on_play(st: State, s: list, mv: Play, ev: Events) -> None:
         changed = apply_effects(s, seat, card, suit, target, ev)
     else:  # a plain card: no action
         s[NAMED_SUIT] = None
-        s[TURN] = (seat + s[DIRECTION]) % st.players
+        s[TURN] = step(seat, s[DIRECTION], st.players, st.out)
         changed = ()
     if changed or len(new_hand) == 1 or s[OWES]:
         declarations_after_play(s, seat, declare, changed, ev, len(new_hand))
@@ -262,7 +267,10 @@ def check_play_options(
         if target is None and not last:
             raise IllegalMove("must-choose-target", f"{card} needs a seat to swap hands with")
         if target is not None and (
-            type(target) is not int or not 0 <= target < st.players or target == seat
+            type(target) is not int
+            or not 0 <= target < st.players
+            or target == seat
+            or target in st.out
         ):
             raise IllegalMove("bad-target", f"cannot swap hands with seat {target!r}")
     elif target is not None:
@@ -365,11 +373,11 @@ def on_pass(st: State, s: list, mv: Pass, ev: Events) -> None:
             settle(s, ev)
             return
     ev.append(_PASSED[seat])
-    s[TURN] = (seat + s[DIRECTION]) % st.players
+    s[TURN] = step(seat, s[DIRECTION], st.players, st.out)
     s[DRAWN] = -1
     if st.drawn < 0:  # nothing could be drawn: a full round of such passes blocks the hand
         s[STALLS] += 1
-        if s[STALLS] >= st.players:
+        if s[STALLS] >= st.players - len(st.out):
             s[HAND_END] = "blocked"
     if s[OWED] or s[HAND_END]:
         settle(s, ev)
@@ -503,8 +511,17 @@ def on_timeout(st: State, s: list, mv: Timeout, ev: Events) -> None:
 
 
 def on_leave(st: State, s: list, mv: Leave, ev: Events) -> None:
+    """At a table of three or more seats in play (once the first dealer is chosen) the seat goes
+    out: the hand is void and dealt again among the others. Otherwise the match ends."""
     seat = check_seat(st, mv.seat)
-    forfeit(st, s, seat, "left", ev)
+    if st.players - len(st.out) <= 2 or st.phase is DEALER_PHASE:
+        forfeit(st, s, seat, "left", ev)
+        return
+    out = st.out + (seat,)
+    s[OUT] = out
+    ev.append(SeatOut(seat, "left", st.hand_number))
+    s[DEALER] = step(st.dealer, 1, st.players, out)
+    start_hand(s, ev)
 
 
 def forfeit(st: State, s: list, seat: int, reason: str, ev: Events) -> None:
@@ -516,6 +533,8 @@ def forfeit(st: State, s: list, seat: int, reason: str, ev: Events) -> None:
         )
     ev.append(Forfeited(seat, reason, s[MATCH_POINTS]))
     sizes = tuple(len(h) for h in st.hands) if st.phase is PLAY else st.final_sizes
-    order = scoring.standings(st.rules, st.scores, st.hands_won, sizes, st.last_draw, (seat,))
+    order = scoring.standings(
+        st.rules, st.scores, st.hands_won, sizes, st.last_draw, (seat, *reversed(st.out))
+    )
     s[FINAL_SIZES] = sizes if len(sizes) == n else (0,) * n
     finish_match(s, order, ev)

@@ -102,7 +102,7 @@ class Dealer:
         out = {}
         for x in state.hands[seat]:  # a plain loop: cheaper than a comprehension's own frame
             out[x] = faces[x]
-        if state.phase is CUT_PHASE and state.pile and seat == (state.dealer - 1) % state.players:
+        if state.phase is CUT_PHASE and state.pile and seat == to_act(state):
             out[state.pile[-1]] = faces[state.pile[-1]]
         return out
 

@@ -73,7 +73,8 @@ class State(NamedTuple):
     (their window is open). ``owed``: forced draws (seat, cards, reason) waiting on a reshuffle.
     ``last_draw``: per seat, the ``clock`` of its last draw (-1: none this hand).
     ``stalls``: passes in a row made without drawing (nothing left to draw); when every seat
-    has passed so, the hand is blocked and ends.
+    has passed so, the hand is blocked and ends. ``out``: seats out of play (left at a table
+    of three or more), in the order they went out; they are skipped and hold no cards.
     """
 
     rules: Rules
@@ -110,6 +111,7 @@ class State(NamedTuple):
     final_sizes: tuple[int, ...]
     played: tuple | None
     stalls: int
+    out: tuple[int, ...] = ()
 
     @property
     def hand_sizes(self) -> tuple[int, ...]:
@@ -118,6 +120,12 @@ class State(NamedTuple):
     @property
     def pile_size(self) -> int:
         return len(self.pile)
+
+    @property
+    def in_play(self) -> tuple[int, ...]:
+        """The seats still in play, ascending."""
+        out = self[34]
+        return tuple(s for s in range(self[1]) if s not in out)
 
     @property
     def match_over(self) -> bool:
@@ -160,6 +168,6 @@ class State(NamedTuple):
     RULES, PLAYERS, PHASE, HAND_NUMBER, DEALER, TURN, DIRECTION, HANDS, PILE, DISCARD, TOP,
     NAMED_SUIT, PENDING_DRAW, PENDING_KIND, DRAWN, OWES, OWED, CHANCE, SHOWN, NEXT_SLOT, SCORES,
     HANDS_WON, MATCH_POINTS, WINNER, STANDINGS, HAND_WINNER, HAND_END, CUT_KEPT, NAMER,
-    LAST_DRAW, CLOCK, FINAL_SIZES, PLAYED, STALLS,
-) = range(34)
+    LAST_DRAW, CLOCK, FINAL_SIZES, PLAYED, STALLS, OUT,
+) = range(35)
 assert State._fields[PLAYED] == "played" and State._fields[SHOWN] == "shown"

@@ -251,13 +251,15 @@ def test_winner_scores_the_cards_left_in_the_others_hands():
     assert scored.deltas == (0, pts0 + pts2, 0)
 
 
-def test_timeout_draws_and_passes_and_leaving_ends_the_match():
+def test_timeout_draws_and_passes_and_a_leaver_goes_out():
     t = Table(S, [H0, H1, H2], first="5R")
     ev = t.move(Timeout(1))
     assert [(e.seat, len(e.slots)) for e in ev if isinstance(e, Drew)] == [(1, 1)]
     assert snap(t) == (2, "5R", None, 0, (7, 8, 7))
-    t.move(Leave(2))
-    assert t.state.match_over and t.state.standings[-1] == 2
+    t.move(Leave(2))  # three seats: the hand is void and the other two play on
+    assert not t.state.match_over and t.state.out == (2,) and t.state.hand_number == 2
+    t.move(Leave(1))  # two seats in play: leaving ends the match
+    assert t.state.match_over and t.state.standings == (0, 1, 2)
     assert t.state.match_points == (0, 0, 0)
 
 
