@@ -74,6 +74,11 @@ def narrate(event: object, names: Sequence[str], rules: Rules, colour: bool = Tr
             return f"Scores: {parts}"
         case ev.Forfeited(seat=s, reason=r):
             return f"{n[s]} forfeits ({rule_words(r)})."
+        case ev.SeatOut(seat=s, voided=h):
+            return (
+                f"{n[s]} has left the match and ranks last. Hand {h} does not count; "
+                "the others play on with a new deal."
+            )
         case ev.MatchOver(winner=w):
             return "The match is over." if w is None else f"{n[w]} wins the match!"
     return None

@@ -289,6 +289,8 @@ class ChainChecker:
             self._host = rec["h"]
         if body["type"] == "left":
             self._at_table.discard(body["seat"])
+        elif body["type"] == "resign":
+            self._at_table.discard(env["seat"])
         elif body["type"] == "host_change":
             self._host = body["new"]  # the old host stays at the table as a seat
         return h

@@ -19,7 +19,8 @@ Host-authored bodies:
 ``host_change````old``, ``new``: seats; authored by ``new``
 ============== ===================================================================================
 
-Every seat: ``accept`` {``table``: bytes32}, ``ack`` {}, ``coin_commit`` {``step``: str,
+Every seat: ``accept`` {``table``: bytes32}, ``ack`` {}, ``resign`` {} (leaving on purpose),
+``coin_commit`` {``step``: str,
 ``commit``: bytes32}, ``coin_reveal`` {``step``: str, ``value``: bytes32}, the deck messages of
 :data:`dernier_p2p.deck.table.MESSAGE_FIELDS` with an added ``hand`` (int) and without ``seat``
 (the author is the envelope's seat), and ``move`` {``hand``, ``move``: kind, ...} with the kinds
@@ -92,6 +93,7 @@ BODY_FIELDS: dict[str, frozenset[str]] = {
     "host_change": frozenset({"old", "new"}),
     "accept": frozenset({"table"}),
     "ack": frozenset(),
+    "resign": frozenset(),
     "coin_commit": frozenset({"step", "commit"}),
     "coin_reveal": frozenset({"step", "value"}),
     **{kind: fields | {"hand"} for kind, fields in MESSAGE_FIELDS.items()},
@@ -318,6 +320,7 @@ _CHECKS: dict[str, Callable[[dict, _Ctx], None]] = {
     "host_change": _host_change,
     "accept": _accept,
     "ack": _nothing,
+    "resign": _nothing,
     "coin_commit": _coin("commit"),
     "coin_reveal": _coin("value"),
     "key_commit": _key_commit,

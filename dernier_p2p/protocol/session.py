@@ -93,6 +93,7 @@ from dernier_p2p.rules import (
     Phase,
     Play,
     Reveal,
+    SeatOut,
     Shuffle,
     State,
     Timeout,
@@ -202,6 +203,10 @@ class Session:
         self.hand_cards: dict[int, list[int]] = {}  # audited card of every position, per hand
         self._wait: list[int] = []
         self.waiting_since: int = rec["t"]  # host time of the record that began the wait
+        # the seats that take part in the running hand's deck (all, until a seat goes out):
+        # the deck layer numbers them 0..m-1 in this order (PROTOCOL.md 7.9)
+        self._parts: tuple[int, ...] = tuple(range(n))
+        self._void: set[int] = set()  # hands made void by a seat going out
 
     # ------------------------------------------------------------------ queries
     @property
@@ -292,7 +297,7 @@ class Session:
         if self.pub is not None:
             due = self.pub.pending()
             if due:
-                return due
+                return [(self._parts[c], what) for c, what in due]
         if not self.quiescent:
             return []
         out = []
@@ -377,6 +382,12 @@ class Session:
         sequencing with that code, as every peer would judge it, 7.4)."""
         st = self._history.get(head_index, (None, False))[0]
         return slot in self.state.hands[seat] or (st is not None and slot in st.hands[seat])
+
+    def resign(self) -> dict:
+        """This seat's ``resign`` envelope: it leaves the match on purpose and ranks last."""
+        if self.seat is None:
+            raise ValueError("an observer does not resign")
+        return self._author.envelope({"type": "resign"}, self.head)
 
     def announce(self, body: dict) -> dict:
         """The host's own envelope for a host-only body (``timeout``, ``left``)."""
@@ -492,6 +503,8 @@ class Session:
             return lambda: self._moves.append((author, body, head_i))
         if kind in ("timeout", "left"):
             return lambda: self._on_host_seat_body(body, head_i)
+        if kind == "resign":
+            return lambda: self._seat_gone(author)
         if kind == "host_change":
             return lambda: self._on_host_change(body)
         raise ProtocolError("UNKNOWN_MESSAGE", author, f"no handling of {kind!r}")
@@ -509,12 +522,16 @@ class Session:
         return lambda: self._after_coin(body["type"])
 
     def _check_deck(self, author: int, body: dict):
+        if body["hand"] in self._void:
+            return lambda: None  # sent before its author saw the hand made void
         if self.pub is None or body["hand"] != self.pub.hand:
             now = None if self.pub is None else self.pub.hand
             raise ProtocolError(
                 "DECK_FAULT", author, f"{body['type']} for hand {body['hand']} during hand {now}"
             )
-        msg = deck_message(body, author)
+        if author not in self._parts:
+            raise ProtocolError("DECK_FAULT", author, f"seat {author} takes no part in this hand")
+        msg = self._msg_in(deck_message(body, author))
         mine = self.mine
         # this seat's own message, exactly as its table made it, needs no check (a complaint
         # still needs the public verdict)
@@ -530,7 +547,7 @@ class Session:
             why = str(exc)
             return lambda: self._dispute(author, msg, why)
         except DeckError as exc:
-            seat = exc.seat
+            seat = self._table_seat(exc.seat)
             if seat is None and body["type"] != "complaint":
                 seat = author
             err = ProtocolError("DECK_FAULT", seat, f"{type(exc).__name__}: {exc}")
@@ -585,12 +602,18 @@ class Session:
         if body["type"] == "left" or seat in self._owing():
             if body["type"] == "timeout":
                 self.events.append(SessionEvent("stall", seat, "timed out owing a message"))
-            self._ops.clear()
-            self._await = None
-            self._moves.clear()
-            self._engine(Leave(seat))
+            self._seat_gone(seat)
             return
         self._moves.append((self.host, body, head_i))
+
+    def _seat_gone(self, seat: int) -> None:
+        """``seat`` left (a ``left``, a stall or its own ``resign``): waiting work is dropped
+        and the rules take ``Leave`` (at three or more seats in play the hand is void and the
+        others play on, PROTOCOL.md 7.9; else the match ends)."""
+        self._ops.clear()
+        self._await = None
+        self._moves.clear()
+        self._engine(Leave(seat))
 
     def _owing(self) -> set[int]:
         """Seats that owe an accept, a coin message or a deck message now."""
@@ -599,7 +622,50 @@ class Session:
     # ------------------------------------------------------------------ deck plumbing
     def _deck_out(self, msgs: list[dict]) -> None:
         for msg in msgs:
-            self._outbox.append(deck_body(msg, self.mine.hand))
+            self._outbox.append(deck_body(self._msg_out(msg), self.mine.hand))
+
+    # ------------------------------------------------------------------ deck seats
+    def _deck_seat(self, seat: int) -> int:
+        """The deck layer's number of table seat ``seat`` in the running hand."""
+        return self._parts.index(seat)
+
+    def _table_seat(self, c: int | None) -> int | None:
+        """The table seat of the deck layer's seat ``c``."""
+        return None if c is None else self._parts[c]
+
+    def _identity(self) -> bool:
+        return len(self._parts) == self.n
+
+    def _msg_in(self, msg: dict) -> dict:
+        """A deck message with its seats (author, token owners, box receiver) renumbered for
+        the deck layer of the running hand."""
+        if self._identity():
+            return msg
+        msg = dict(msg)
+        msg["seat"] = self._deck_seat(msg["seat"])
+        if msg["type"] == "tokens":
+            msg["tokens"] = [{**t, "owner": self._deck_seat(t["owner"])} for t in msg["tokens"]]
+        if "to" in msg:
+            msg["to"] = self._deck_seat(msg["to"])
+        return msg
+
+    def _msg_out(self, msg: dict) -> dict:
+        """The inverse of :meth:`_msg_in` for this seat's own deck messages."""
+        if self._identity():
+            return msg
+        msg = dict(msg)
+        if "seat" in msg:
+            msg["seat"] = self._parts[msg["seat"]]
+        if msg["type"] == "tokens":
+            msg["tokens"] = [{**t, "owner": self._parts[t["owner"]]} for t in msg["tokens"]]
+        if "to" in msg:
+            msg["to"] = self._parts[msg["to"]]
+        return msg
+
+    def _op_in(self, op: dict) -> dict:
+        if self._identity() or "to" not in op:
+            return op
+        return {**op, "to": self._deck_seat(op["to"])}
 
     def _opened_boxes(self) -> set[int]:
         """Numbers of the boxes to this seat that its table opened and found sound (both tables
@@ -611,19 +677,21 @@ class Session:
         return {
             ref
             for ref, box in enumerate(mine.boxes)
-            if box.transfer.receiver == self.seat
+            if box.transfer.receiver == self._deck_seat(self.seat)
             and ref not in complained
             and box.transfer == pub.boxes[ref].transfer
         }
 
     def _new_hand(self, count: int, first: int) -> None:
         hand, deck = self.state.hand_number, self.rules.deck
-        self.pub = DeckTable(self.game, hand, self.n, deck)
+        self._parts = self.state.in_play
+        m = len(self._parts)
+        self.pub = DeckTable(self.game, hand, m, deck)
         self.pub.start()
         self.mine = None
-        if self.seat is not None:
+        if self.seat is not None and self.seat in self._parts:
             drbg = Drbg(hand_seed(self._seed, self.game, hand))
-            self.mine = DeckTable(self.game, hand, self.n, deck, self.seat, drbg)
+            self.mine = DeckTable(self.game, hand, m, deck, self._deck_seat(self.seat), drbg)
             self._deck_out(self.mine.start())
         self._await = ("epoch", first, count)
 
@@ -642,12 +710,14 @@ class Session:
     def _apply_op(self, op: dict) -> None:
         if op["op"] == "transfer" and self.pub.slots[op["position"]].opened:
             return  # an open card's holder no longer matters to the deck
+        op = self._op_in(op)
         try:
             self.pub.apply(op)
             if self.mine is not None:
                 self._deck_out(self.mine.apply(op))
         except DeckError as exc:
-            raise ProtocolError("DECK_FAULT", exc.seat, f"operation {op}: {exc}") from None
+            seat = self._table_seat(exc.seat)
+            raise ProtocolError("DECK_FAULT", seat, f"operation {op}: {exc}") from None
 
     def _face(self, p: int) -> Card | None:
         """The public face of position ``p`` once it is open and every token is in."""
@@ -664,7 +734,7 @@ class Session:
         if aw[0] in ("flip", "face"):
             return self._face(aw[1]) is not None
         if aw[0] in ("secrets", "dispute"):
-            return len(pub.secrets) == self.n and not pub.pending()
+            return len(pub.secrets) == len(self._parts) and not pub.pending()
         raise AssertionError(aw)
 
     # ------------------------------------------------------------------ the pump
@@ -737,21 +807,21 @@ class Session:
         elif aw[0] == "dispute":
             report = audit_table(self.pub, self._opened_boxes())
             f = report.faults[0] if report.faults else None
-            who = None if f is None else f.seat
+            who = None if f is None else self._table_seat(f.seat)
             raise ProtocolError("DECK_FAULT", who, f"audit of hand {self.pub.hand}: {f}")
 
     def _engine(self, move: Move) -> None:
         """Apply a move to the rules state and queue the deck operations its events call for."""
         before = self.state
         new, events = apply(before, move)
-        ops, hands = ops_for_events(before.hands, events)
+        ops, hands = ops_for_events(before.hands, events, before.out)
         started = any(isinstance(e, HandStarted) for e in events)
         if not started and [list(h) for h in new.hands] != hands:
             raise AssertionError("the deck bridge lost track of the hands")
         self._hand_moves.append(move)
         if new.phase is Phase.CUT and before.phase is not Phase.CUT:
-            cutter = (new.dealer - 1) % new.players
-            ops.append({"op": "peek", "position": new.pile[-1], "to": cutter})
+            ops.append({"op": "peek", "position": new.pile[-1], "to": to_act(new)})
+        self._void.update(e.voided for e in events if isinstance(e, SeatOut))
         self.state = new
         self.events.extend(events)
         self._ops.extend(ops)
@@ -848,7 +918,8 @@ class Session:
         report = audit_table(pub, self._opened_boxes())
         if not report.ok:
             f = report.faults[0]
-            raise ProtocolError("DECK_FAULT", f.seat, f"audit of hand {pub.hand}: {f}")
+            seat = self._table_seat(f.seat)
+            raise ProtocolError("DECK_FAULT", seat, f"audit of hand {pub.hand}: {f}")
         cards = report.cards
         req = self.state.chance
         faces = tuple((p, card_face(self.rules.deck, cards[p])) for p in req.slots)

@@ -52,6 +52,7 @@ class Summary:
     scores: tuple[int, ...] = ()
     match_points: tuple[int, ...] = ()
     winner: int | None = None
+    standings: tuple[int, ...] = ()  # best first, once finished
     finished: bool = False
 
     @property
@@ -83,6 +84,7 @@ def _summarise(session: Session, summary: Summary) -> None:
     summary.match_points = tuple(st.match_points)
     summary.finished = bool(session.finished)
     summary.winner = st.winner if session.finished else None
+    summary.standings = tuple(st.standings) if session.finished else ()
     summary.hands = sum(1 for e in session.events if isinstance(e, ev.HandScored))
 
 

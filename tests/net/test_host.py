@@ -123,7 +123,9 @@ async def test_repeated_abuse_closes_only_that_connection(tmp_path: Path) -> Non
     bodies = [r["env"]["body"] for r in got[0]]
     assert {"type": "left", "seat": 2} in bodies  # after the grace period
     audit = verify(got[0])
-    assert audit.summary.match_points[2] == -1  # dernier: a player who leaves loses
+    # three seats: the leaver goes out and ranks last, the other two play the match out
+    assert audit.ok and audit.summary.standings[-1] == 2
+    assert audit.summary.match_points[2] == 0
     assert same_result(table.results[1], audit)
 
 

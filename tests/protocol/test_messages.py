@@ -76,6 +76,7 @@ def examples() -> list[tuple[int, dict]]:
         (1, {"type": "host_change", "old": 0, "new": 1}),
         (2, {"type": "accept", "table": B32}),
         (1, {"type": "ack"}),
+        (2, {"type": "resign"}),
         (1, {"type": "coin_commit", "step": "dealer", "commit": B32}),
         (2, {"type": "coin_reveal", "step": "dealer", "value": B32}),
         (1, {"type": "complaint", "hand": 0, "ref": 3, "plaintext": None}),

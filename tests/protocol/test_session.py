@@ -14,7 +14,17 @@ from dernier_p2p.protocol.envelope import sign_envelope
 from dernier_p2p.protocol.errors import ProtocolError
 from dernier_p2p.protocol.local import LocalTable, identity_for, play_round, run_local_match
 from dernier_p2p.protocol.session import Session, SessionEvent
-from dernier_p2p.rules import Draw, Flipped, Forfeited, HandOver, Phase, Play, Rank, to_act
+from dernier_p2p.rules import (
+    Draw,
+    Flipped,
+    Forfeited,
+    HandOver,
+    Phase,
+    Play,
+    Rank,
+    SeatOut,
+    to_act,
+)
 from dernier_p2p.wire.canonical import encode
 from dernier_p2p.wire.hashing import digest
 
@@ -169,10 +179,17 @@ def test_stall_owing_a_deck_message_is_a_leave():
     assert held and table.sessions[0].waiting_on() == [2]
     table.timeout(2)
     table.deliver()
-    for s in table.sessions:
-        assert s.finished
-        assert s.state.standings[-1] == 2  # standard: the leaver is last
+    for s in table.sessions:  # three seats: the hand is void and the other two play on
+        assert not s.finished and s.state.out == (2,) and s.state.hand_number == 2
         assert SessionEvent("stall", 2, "timed out owing a message") in s.events
+        assert SeatOut(2, "left", 1) in s.events
+    play_out(table, 3)
+    results = {repr(s.result) for s in table.sessions}
+    assert len(results) == 1
+    for s in table.sessions:
+        assert s.finished and s.state.standings[-1] == 2  # the leaver is last
+        assert s.state.hands[2] == () and 2 in s.hand_cards  # hand 2, among two, audited
+        assert 1 not in s.hand_cards  # the void hand is never revealed
 
 
 # ---------------------------------------------------------------------------------- cheats
