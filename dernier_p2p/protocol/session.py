@@ -423,7 +423,8 @@ class Session:
             raise
         except DeckError as exc:
             self.fault = ProtocolError(
-                "DECK_FAULT", exc.seat, f"{type(exc).__name__}: {exc}", evidence=i
+                "DECK_FAULT", self._table_seat(exc.seat), f"{type(exc).__name__}: {exc}",
+                evidence=i,
             )
             raise self.fault from None
         self._history[i] = (self.state, self.quiescent)
@@ -473,7 +474,8 @@ class Session:
             self.fault = exc
             return exc
         except DeckError as exc:
-            self.fault = ProtocolError("DECK_FAULT", exc.seat, f"{type(exc).__name__}: {exc}")
+            seat = self._table_seat(exc.seat)
+            self.fault = ProtocolError("DECK_FAULT", seat, f"{type(exc).__name__}: {exc}")
             return self.fault
         return None
 
@@ -542,7 +544,7 @@ class Session:
             and mine.made(msg)
         )
         try:
-            self.pub.receive(msg, author, verified=own)
+            self.pub.receive(msg, msg["seat"], verified=own)
         except TransferDispute as exc:  # recorded; the end-of-hand audit decides
             why = str(exc)
             return lambda: self._dispute(author, msg, why)
@@ -556,7 +558,7 @@ class Session:
             raise err from None
         if mine is None or (author == self.seat and not mine.returning(msg)):
             return lambda: None  # an own message this seat's table did not make: public only
-        return lambda: self._deck_out(mine.receive(msg, author, verified=True))
+        return lambda: self._deck_out(mine.receive(msg, msg["seat"], verified=True))
 
     def _dispute(self, author: int, msg: dict, why: str) -> None:
         """A complaint that public data cannot settle stops the hand: every waiting operation
@@ -566,7 +568,7 @@ class Session:
         mine = self.mine
         if mine is not None and (author != self.seat or mine.returning(msg)):
             try:
-                self._deck_out(mine.receive(msg, author, verified=True))
+                self._deck_out(mine.receive(msg, msg["seat"], verified=True))
             except TransferDispute:
                 pass
         self._ops = deque([{"op": "end"}])

@@ -164,31 +164,34 @@ def test_timeout_forfeits_in_dernier():
     assert res.records[-1]["env"]["body"] == {"type": "timeout", "seat": 1}
 
 
-def test_stall_owing_a_deck_message_is_a_leave():
-    table = LocalTable("standard", seeds(3), {"match": ["hands", 1]})
-    # deliver until seat 2 owes its shuffle, holding back seat 2's envelopes
+@pytest.mark.parametrize(
+    "variant,n,gone", [("standard", 3, 2), ("standard", 3, 1), ("moderno", 4, 2)]
+)
+def test_stall_owing_a_deck_message_puts_the_seat_out(variant: str, n: int, gone: int) -> None:
+    table = LocalTable(variant, seeds(n), {"match": ["hands", 2]})
+    # deliver until the seat owes its shuffle, holding back its envelopes
     held = []
     while table.queue:
         env = table.queue.popleft()
-        if env["seat"] == 2 and env["body"]["type"] == "shuffle":
+        if env["seat"] == gone and (held or env["body"]["type"] == "shuffle"):
             held.append(env)
             continue
         rec = table.sequence(env)
         for s in table.sessions:
             table.queue.extend(s.receive(rec, rec["t"]))
-    assert held and table.sessions[0].waiting_on() == [2]
-    table.timeout(2)
+    assert held and table.sessions[1 - (gone == 1)].waiting_on() == [gone]
+    table.timeout(gone)
     table.deliver()
-    for s in table.sessions:  # three seats: the hand is void and the other two play on
-        assert not s.finished and s.state.out == (2,) and s.state.hand_number == 2
-        assert SessionEvent("stall", 2, "timed out owing a message") in s.events
-        assert SeatOut(2, "left", 1) in s.events
-    play_out(table, 3)
+    for s in table.sessions:  # three seats or more: the hand is void and the others play on
+        assert not s.finished and s.state.out == (gone,) and s.state.hand_number == 2
+        assert SessionEvent("stall", gone, "timed out owing a message") in s.events
+        assert SeatOut(gone, "left", 1) in s.events
+    play_out(table, n)
     results = {repr(s.result) for s in table.sessions}
     assert len(results) == 1
     for s in table.sessions:
-        assert s.finished and s.state.standings[-1] == 2  # the leaver is last
-        assert s.state.hands[2] == () and 2 in s.hand_cards  # hand 2, among two, audited
+        assert s.finished and s.state.standings[-1] == gone  # the leaver is last
+        assert s.state.hands[gone] == () and 2 in s.hand_cards  # hand 2 dealt without it
         assert 1 not in s.hand_cards  # the void hand is never revealed
 
 
