@@ -271,7 +271,8 @@ def on_reveal(st: State, s: list, mv: Reveal, ev: Events) -> None:
     s[FINAL_SIZES] = tuple(len(h) for h in st.hands)
     s[CHANCE] = None
     ev.append(HandScored(deltas, scores))
-    if scoring.match_ended(rules, scores, s[HANDS_WON], st.hand_number):
+    # a void hand (one per seat out) does not count toward a number of hands
+    if scoring.match_ended(rules, scores, s[HANDS_WON], st.hand_number - len(st.out)):
         order = scoring.standings(
             rules, scores, s[HANDS_WON], s[FINAL_SIZES], st.last_draw, tuple(reversed(st.out))
         )

@@ -519,6 +519,11 @@ def on_leave(st: State, s: list, mv: Leave, ev: Events) -> None:
         return
     out = st.out + (seat,)
     s[OUT] = out
+    if st.rules.timeout == "forfeit":  # dernier: -1 match point to the leaver, +1 to each in play
+        s[MATCH_POINTS] = tuple(
+            p + (-1 if i == seat else 0 if i in st.out else 1)
+            for i, p in enumerate(st.match_points)
+        )
     ev.append(SeatOut(seat, "left", st.hand_number))
     s[DEALER] = step(st.dealer, 1, st.players, out)
     start_hand(s, ev)

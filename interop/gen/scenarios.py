@@ -40,6 +40,13 @@ def leave(seat: int) -> Script:
     return run
 
 
+def resign(seat: int) -> Script:
+    def run(table: LocalTable) -> None:
+        table.send(table.sessions[seat].resign())
+
+    return run
+
+
 def host_change(new: int) -> Script:
     """The host (seat 0) is gone: ``new`` takes over with a host_change, then its ``left``."""
 
@@ -89,10 +96,15 @@ SCENARIOS: list[Scenario] = [
              script={3: ack(1)}, comment="a hand of dernier with chains, a missed DERNIER, an ack"),
     Scenario("dernier-3p-timeout", "dernier", 3, frozenset({"Forfeited"}), idle=0.2,
              comment="dernier: a seat lets its clock run out and forfeits"),
-    Scenario("dernier-4p-left", "dernier", 4, frozenset({"Forfeited"}), script={2: leave(2)},
-             comment="dernier: a seat leaves; the match ends"),
+    Scenario("dernier-4p-left", "dernier", 4, frozenset({"SeatOut"}), script={2: leave(2)},
+             comment="dernier: a seat leaves a table of four; the hand is void and the other "
+             "three play a new hand"),
+    Scenario("standard-4p-resign", "standard", 4, frozenset({"SeatOut"}), script={3: resign(1)},
+             comment="standard: a seat resigns at a table of four; the hand is void and the "
+             "other three play a new hand"),
     Scenario("dernier-3p-hostchange", "dernier", 3, frozenset(), script={2: host_change(1)},
-             comment="the host goes; seat 1 takes over with host_change, then left for seat 0"),
+             comment="the host goes; seat 1 takes over with host_change, then left for seat 0, "
+             "who goes out: the two others play a new hand"),
     Scenario("dernier-8p", "dernier", 8, frozenset(), forget=0.2,
              options={"match": ["hands", 1], "hand_size": 2},
              comment="a hand of dernier at eight seats"),

@@ -54,7 +54,7 @@ def test_auto_full_table_runs_to_the_end_and_verifies(
 ) -> None:
     # the largest table of each variant over loopback TCP: the host and its bot peers, each a
     # separate trio task (dernier's 54 cards seat at most eight)
-    _auto(tmp_path, variant, players, timeout=400)
+    _auto(tmp_path, variant, players, timeout=1200)
 
 
 def test_default_transcript_goes_to_the_data_folder(tmp_path: Path) -> None:

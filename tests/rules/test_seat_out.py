@@ -141,3 +141,12 @@ def test_leaving_before_the_first_deal_ends_the_match() -> None:
     state = new_match(S, 4)
     state, ev = apply(state, Leave(3))
     assert state.match_over and state.standings[-1] == 3 and state.out == ()
+
+
+def test_a_dernier_leaver_at_three_seats_loses_a_match_point_and_the_match_goes_on() -> None:
+    hands = ["2Y 3Y 4Y 5Y 6Y", "5G 6G 9B 2R 3R", "4R 6R 8B 2B 3B", "3G 4B 5B 6B 9G"]
+    t = Table(D, hands, first="9R", dealer=0)
+    t.move(Leave(1))
+    assert not t.state.match_over and t.state.match_points == (1, -1, 1, 1)
+    t.move(Leave(3))  # a seat already out gains nothing
+    assert not t.state.match_over and t.state.match_points == (2, -1, 2, 0)
