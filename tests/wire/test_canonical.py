@@ -143,3 +143,13 @@ def test_max_size_is_inclusive() -> None:
     assert decode(data, max_size=len(data)) == {"a": [1, 2, 3]}
     with pytest.raises(OversizedError):
         decode(data, max_size=len(data) - 1)
+
+
+def test_integer_range_and_byte_strings_as_bin() -> None:
+    for ok in (-(2**63), 2**64 - 1):
+        assert decode(encode(ok)) == ok
+    for bad in (-(2**63) - 1, 2**64):
+        with pytest.raises(EncodingError):
+            encode(bad)
+    assert encode(b"\x01") == b"\xc4\x01\x01"  # bin 8, never a raw str
+    assert encode("\x01") == b"\xa1\x01"
