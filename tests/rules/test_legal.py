@@ -251,3 +251,22 @@ def test_the_same_wild_card_listed_at_four_three_and_two_cards() -> None:
             t.play(1, "5G" if size == 4 else "6G")
             t.draw(0)
             t.pass_(0)
+
+
+def test_a_face_made_public_is_listed_from_the_public_faces() -> None:
+    """originale: a wrong card taken back stays face up; a view that lacks it still lists it."""
+    rules = get_variant("originale")
+    hands = ["2Y 3Y 4Y 5Y 6Y", "5B 8B AB 7B QB", "9R 9G KB 10G 8R"]
+    t = Table(rules, hands, first="3G", then="6R 6Y 9B", bottom="10B")
+    t.move(Cut(2, False, t.dealer.face(t.state, t.state.pile[-1])))
+    t.move(ChooseHandSize(0, 5))
+    five = t.slot(1, "5B")
+    t.move(Play(1, five, t.dealer.face(t.state, five)))  # wrong: taken back, face up
+    assert five in t.state.shown
+    t.play(2, "9G")
+    t.draw(0)
+    t.play(0, "9B")
+    assert t.state.turn == 1 and str(t.state.top) == "9B"
+    check_state(t.state, t.dealer)
+    partial = {x: c for x, c in t.dealer.view(t.state, 1).items() if x != five}
+    assert five in {m.slot for m in legal_moves(t.state, 1, partial) if isinstance(m, Play)}
