@@ -26,6 +26,7 @@ from dernier_p2p.cli.help import help_lines
 from dernier_p2p.cli.pacing import Pacer
 from dernier_p2p.cli.render import card_text, render_table, suit_text
 from dernier_p2p.cli.words import RULE_WORDS, play_refusal, rule_words
+from dernier_p2p.net.agent import Resign
 from dernier_p2p.rules import (
     Card,
     Catch,
@@ -47,13 +48,15 @@ SUIT_KEYS = "yrgb"
 HELP_WORDS = ("?", "h", "help")
 WARN_S = 10.0  # a warning this long before the turn's time runs out
 LEAVE_WARNING = (
-    "Leave the table? You forfeit the match, and the transcript will name you at fault. "
+    "Leave the table? You resign: you rank last (at three or more players the others play "
+    "on). "
     "y = leave, anything else = stay > "
 )
 
 
-class QuitGame(Exception):
-    """The human asked to leave the table (``q``, or the end of input)."""
+class QuitGame(Resign):
+    """The human asked to leave the table (``q``, or the end of input): asked for a move, the
+    seat resigns first."""
 
 
 class Refused(ValueError):

@@ -16,6 +16,11 @@ from collections.abc import Awaitable, Callable, Mapping
 from dernier_p2p.rules import Card, Move, State
 
 Agent = Callable[[State, int, Mapping[int, Card]], Awaitable[Move | None]]
+
+
+class Resign(Exception):
+    """Raised by an agent whose player leaves the match on purpose: the seat sends ``resign``
+    (PROTOCOL.md 6.3) before the exception goes on."""
 Policy = Callable[[State, int, Mapping[int, Card]], Move | None]
 
 

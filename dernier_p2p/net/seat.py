@@ -23,7 +23,7 @@ from typing import Any
 
 import trio
 
-from dernier_p2p.net.agent import Agent, tell_refused
+from dernier_p2p.net.agent import Agent, Resign, tell_refused
 from dernier_p2p.protocol.envelope import Author, genesis_hash
 from dernier_p2p.protocol.errors import ProtocolError
 from dernier_p2p.protocol.session import Session
@@ -426,6 +426,19 @@ class LocalSeat:
             return False
         return bool(self.session.legal())
 
+    async def resign(self, send: Send, wait_s: float = 5.0) -> None:
+        """Leave the match on purpose: send ``resign`` and wait (up to ``wait_s``) for its
+        record, so the transcript holds it and the others go on at once."""
+        if self.finished or self.seat not in self.session.chain.at_table:
+            return
+        while self.busy:
+            await self.changed.wait()
+        env = self.session.resign()
+        await send(env)
+        with trio.move_on_after(wait_s):
+            while self.seat in self.session.chain.at_table and not self.finished:
+                await self.changed.wait()
+
     async def act(self, send: Send) -> None:
         """Ask the agent for moves until the match is over; send each through ``send``."""
         assert self.agent is not None
@@ -436,7 +449,11 @@ class LocalSeat:
                 continue
             seen = (self.version, self.refusals)
             state, view = self.session.state, dict(self.session.view)
-            move = await self.agent(state, self.seat, view)
+            try:
+                move = await self.agent(state, self.seat, view)
+            except Resign:
+                await self.resign(send)
+                raise
             if move is None:
                 continue
             while self.busy:  # a record is being applied: wait for it

@@ -259,3 +259,42 @@ def test_ctrl_c_while_listening_for_tables(tmp_path: Path) -> None:
     text = out.read_text()
     assert code == 130, text
     assert "Interrupted." in text and "Traceback" not in text
+
+
+def test_a_joiner_who_leaves_resigns_and_the_other_two_play_on(tmp_path: Path) -> None:
+    """``q`` then ``y`` at a three-seat table: the seat sends ``resign``, the host and the other
+    joiner finish the match without waiting for a grace period, and the leaver ranks last."""
+    from dernier_p2p.protocol.verify import verify_file
+
+    out, bot_out = tmp_path / "host.out", tmp_path / "bot.out"
+    host = spawn(
+        tmp_path, out, "host", "--players", "3", "--port", "0", "--bind", "127.0.0.1",
+        "--no-announce", "--key", str(tmp_path / "k0.pem"), "--transcript",
+        str(tmp_path / "t0"), "--bot", "--no-colour", "--hands", "1",
+    )
+    bot = None
+    try:
+        port = _port(host, out)
+        bot = spawn(
+            tmp_path, bot_out, "join", f"127.0.0.1:{port}", "--bot", "--key",
+            str(tmp_path / "k1.pem"), "--transcript", str(tmp_path / "t1"), "--no-colour",
+        )
+        time.sleep(1.0)  # the bot takes seat 1
+        proc = dernier(
+            tmp_path, "join", f"127.0.0.1:{port}", "--name", "Ann", "--key",
+            str(tmp_path / "k2.pem"), "--transcript", str(tmp_path / "t2"), "--no-colour",
+            stdin="q\ny\n", timeout=300,
+        )
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "You left the table." in proc.stdout
+        assert host.wait(timeout=600) == 0, out.read_text()
+    finally:
+        for p in (host, bot):
+            if p is not None and p.poll() is None:
+                p.kill()
+                p.wait()
+    verdict = verify_file(tmp_path / "t0")
+    assert verdict.ok, verdict
+    assert verdict.summary.finished and verdict.summary.standings[-1] == 2
+    text = out.read_text()
+    assert "Ann has left the match and ranks last" in text, text

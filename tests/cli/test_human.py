@@ -187,7 +187,7 @@ async def test_help_shows_the_variants_rules_and_leaving_is_confirmed() -> None:
     assert isinstance(move, Draw)  # "n" kept the seat; "d" was then taken
     text = "".join(out)
     assert "Moderno (112 cards)" in text and "fewest penalty points win" in text
-    assert LEAVE_WARNING in text and "the transcript will name you at fault" in text
+    assert LEAVE_WARNING in text and "You resign: you rank last" in text
 
 
 async def test_leaving_after_the_warning() -> None:
