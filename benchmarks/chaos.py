@@ -1,9 +1,10 @@
 """Chaos run: matches of four separate peer processes surviving kills, restarts and stalls.
 
-Each match is ``dernier host`` and three ``dernier join`` processes (bots in every seat, one
-hand of ``dernier``) on 127.0.0.1. Each joiner reaches the host through a loopback proxy of its
-own, and every seat listens so that it can take over as host. While the match runs, faults
-are drawn at random (``random.Random(seed)``, a few seconds apart):
+Each match is ``dernier host`` and three ``dernier join`` processes (bots in every seat,
+``--hands`` hands of ``dernier``, 2 by default) on 127.0.0.1. Each joiner reaches the host
+through a loopback proxy of its own, and every seat listens so that it can take over as
+host. While the match runs, faults are drawn at random (``random.Random(seed)``, a few seconds
+apart):
 
 - ``stall``: a joiner's proxy forwards nothing for 1 to 5 s (both directions);
 - ``cut``: a joiner's proxy closes its connections (the peer resumes);
@@ -113,8 +114,9 @@ def _free_port() -> int:
 class Match:
     """The four processes of one match in folder ``home``."""
 
-    def __init__(self, home: Path, rng: random.Random) -> None:
+    def __init__(self, home: Path, rng: random.Random, hands: int) -> None:
         self.home = home
+        self.hands = hands
         self.rng = rng
         self.host_port = _free_port()
         self.listen = [_free_port() for _ in range(3)]
@@ -128,7 +130,7 @@ class Match:
         common = ["--bot", "--no-colour", "--key", str(self.home / f"k{seat}.pem"),
                   "--transcript", str(self.home / f"t{seat}")]
         if seat == 0:
-            return ["host", "--players", "4", "--hands", "1", "--bind", "127.0.0.1",
+            return ["host", "--players", "4", "--hands", str(self.hands), "--bind", "127.0.0.1",
                     "--port", str(self.host_port), "--no-announce", "--no-map",
                     "--grace-seconds", str(GRACE_S), "--name", "Host", *common]
         return ["join", f"127.0.0.1:{proxies[seat - 1]}", "--name", f"P{seat}",
@@ -149,9 +151,9 @@ class Match:
         return (self.home / f"out{seat}.{n}").read_text(errors="replace")
 
 
-async def run_match(home: Path, rng: random.Random) -> tuple[bool, str, list[str]]:
+async def run_match(home: Path, rng: random.Random, hands: int) -> tuple[bool, str, list[str]]:
     """One match under chaos: (passed, why, faults)."""
-    m = Match(home, rng)
+    m = Match(home, rng, hands)
     links = [Link() for _ in range(3)]
     host_killed = False
     with trio.move_on_after(MATCH_LIMIT_S) as limit:
@@ -237,6 +239,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--matches", type=int, default=5)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--hands", type=int, default=2, help="hands per match")
     ap.add_argument("--budget", type=float, default=None, help="seconds; no new match after")
     ap.add_argument("--keep", type=Path, default=None, help="keep every match's files here")
     args = ap.parse_args()
@@ -253,7 +256,7 @@ def main() -> None:
         home = root / f"match{k}"
         home.mkdir(parents=True, exist_ok=True)
         t0 = time.monotonic()
-        ok, why, faults = trio.run(run_match, home, rng)
+        ok, why, faults = trio.run(run_match, home, rng, args.hands)
         took = time.monotonic() - t0
         durations.append(took)
         runs += 1
