@@ -19,7 +19,7 @@ def test_one_match_survives_the_chaos(tmp_path: Path) -> None:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     run = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "chaos.py"), "--matches", "1", "--seed", "3",
-         "--keep", str(tmp_path)],
+         "--hands", "1", "--keep", str(tmp_path)],
         capture_output=True, text=True, env=env, timeout=400,
     )
     assert run.returncode == 0, run.stdout + run.stderr
