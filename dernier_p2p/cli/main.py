@@ -243,7 +243,10 @@ def _final(seat: Any, transcript: Path | None) -> None:
         return
     result = seat.session.result
     names = names_of(seat)
-    if result is not None:
+    if result is not None and result.get("no_contest"):
+        click.echo("No contest: the match ended without a loser (a seat was absent with no "
+                   "majority to judge it); nobody is ranked.")
+    elif result is not None:
         scores = ", ".join(f"{names[i]} {s}" for i, s in enumerate(result["scores"]))
         click.echo(f"Final scores: {scores}")
         if any(result["match_points"]):
@@ -609,7 +612,9 @@ def _summary_lines(summary: Any) -> list[str]:
     if any(summary.match_points):
         out.append("Match points: " + ", ".join(f"{names[i]} {p}" for i, p in
                                                 enumerate(summary.match_points)))
-    if summary.winner is not None:
+    if summary.no_contest:
+        out.append("Result: no contest (nobody ranked, no scores or match points changed)")
+    elif summary.winner is not None:
         out.append(f"Winner: {names[summary.winner]}")
     return out
 

@@ -102,6 +102,8 @@ def session_notice(event: SessionEvent, names: list[str], me: int | None) -> str
             if event.seat is not None and event.seat == me:
                 return "You host the table from now on."
             return f"{who} hosts the table from now on."
+        case "no-contest":
+            return "No contest: the match ends without a loser; nobody is ranked."
     return None
 
 
@@ -165,6 +167,8 @@ def replay_lines(rp: Replay, colour: bool = True) -> Iterator[str]:
             yield f"[record {step.index}] the host records that a seat ran out of time."
         elif step.kind == "left":
             yield f"[record {step.index}] the host records that a seat left the table."
+        elif step.kind == "no_contest":
+            yield f"[record {step.index}] no contest: the match ends without a loser."
         if step.revealed is not None:  # the faces first: this record also scores the hand
             yield from hand_lines(step.revealed, names, rules, colour)
         for event in step.events:

@@ -9,11 +9,15 @@ is full (the host is seat 0), then sequences record 0 (the ``table``) and runs t
   ``max_errors`` refusals that connection (only) is closed;
 - each record is appended to the host's transcript, broadcast to every connection and applied
   by the host's own session, whose envelopes are sequenced in turn;
-- timers (see :mod:`.timers`): the seat the table waits on too long gets a ``timeout`` record;
-  a dropped connection that does not resume within ``grace_ms`` gets a ``left`` record (the
-  other connections get ``status`` frames: "dropped" with the grace left, then "back"); after a
-  record that opens a declaration window, move envelopes other than declarations and catches
-  are held for ``declare_ms`` (or until the window closes) so a declaration can come first.
+- timers (see :mod:`.timers`): the seat the table waits on too long gets the host's own
+  ``timeout`` vote, a dropped connection that does not resume within ``grace_ms`` its ``left``
+  vote; the seats send theirs as ``vote`` frames (each by its own clock, :mod:`.peer`); once a
+  quorum of fresh votes is in (:mod:`~dernier_p2p.protocol.votes`), the host sequences the
+  ``timeout`` or ``left`` carrying them (the other connections get ``status`` frames: "dropped"
+  with the grace left, then "back"). At two seats no quorum exists: when the host's clock runs
+  out on the other seat it sequences ``no_contest``. After a record that opens a
+  declaration window, move envelopes other than declarations and catches are held for
+  ``declare_ms`` (or until the window closes) so a declaration can come first.
 
 A peer that reconnects sends ``resume`` and receives a ``welcome`` with ``"last"`` (the index of
 the host's last record) followed by every record after the one it holds; a resume replaces at
@@ -39,8 +43,9 @@ seat taken or freed, until the table is full) and the match with ``await host.lo
 (the host's own :class:`~.seat.LocalSeat`, once record 0 is sequenced).
 
 A host built with ``takeover=`` (a peer's seat, after the host was lost; see :mod:`.peer`)
-gathers the other seats' resumes first, then sequences the host change; the old host stays a
-seat and may resume with it within ``grace_ms`` (else it gets a ``left`` record like any seat).
+gathers the other seats' resumes and their ``depose`` votes first, then sequences the host change
+carrying a quorum of them; the old host stays a seat and may resume with it within ``grace_ms``
+(else it gets a ``left`` record with votes like any seat).
 """
 
 from __future__ import annotations
@@ -74,6 +79,7 @@ from dernier_p2p.net.seat import BackgroundWriter, LocalSeat
 from dernier_p2p.net.timers import Deadlines, Grace, Timers, Window
 from dernier_p2p.protocol.errors import ProtocolError
 from dernier_p2p.protocol.sequencer import Sequencer
+from dernier_p2p.protocol.votes import Tally, check_vote_frame, quorum, vote_ok
 from dernier_p2p.wire.identity import IdentityKey
 from dernier_p2p.wire.version import PROTOCOL_VERSION
 
@@ -161,6 +167,10 @@ class LobbyEvent:
     seat: int
     name: str
     taken: int
+
+
+class NoQuorum(Exception):
+    """A new host did not get the ``depose`` votes of a quorum of the seats in time."""
 
 
 class Conn:
@@ -292,6 +302,8 @@ class Host:
         if self.side is not None and self.side.count:
             self.side.close()
             raise ValueError(f"envelope file {config.envelopes} already holds envelopes")
+        self.tally = Tally()  # votes received (and the host's own)
+        self._asked: set[tuple[str, int | None, int]] = set()  # vote bodies sequenced
 
     @property
     def records(self) -> list[dict[str, Any]]:
@@ -500,7 +512,9 @@ class Host:
             except FrameError as exc:
                 self._fault(conn.seat, hs.OVERSIZED, str(exc), close=True)
                 return
-            if msg["k"] != "env" or set(msg) != {"k", "env"}:
+            if msg["k"] == "vote" and self.full.is_set():
+                self._on_vote(conn.seat, msg)
+            elif msg["k"] != "env" or set(msg) != {"k", "env"}:
                 self._fault(conn.seat, hs.UNEXPECTED, f"unexpected frame {msg['k']!r}")
             elif self.gathering:
                 self._early.append((conn.seat, msg["env"]))
@@ -512,6 +526,49 @@ class Host:
                     await conn.drained.wait()
                 conn.waiting += 1
                 self._on_env(conn.seat, msg["env"])
+
+    def _on_vote(self, seat: int, msg: dict[str, Any]) -> None:
+        """A ``vote`` frame from ``seat``: checked (its own vote, a good signature) and
+        tallied; a quorum makes the host sequence the record (see :meth:`_count_votes`)."""
+        try:
+            kind, target, vote = check_vote_frame(msg, self.config.players)
+        except ProtocolError as exc:
+            self._fault(seat, exc.code, exc.detail)
+            return
+        key = self.players[seat].key
+        if vote["seat"] != seat or not vote_ok(vote, key, self.game, kind, target):
+            self._fault(seat, "BAD_SIGNATURE", f"a {kind} vote that is not seat {seat}'s")
+            return
+        log.info("seat %d votes %s about %s (after record %d)", seat, kind, target,
+                 vote["after"])
+        self.tally.add(kind, target, vote)
+        self._wake.set()
+
+    def own_vote(self, kind: str, target: int | None) -> None:
+        """The host's own vote (its clock ran out on ``target``)."""
+        assert self.me is not None
+        self.tally.add(kind, target, self.me.session.vote(kind, target))
+        self._wake.set()
+
+    def _count_votes(self) -> None:
+        """Sequence a ``timeout`` or ``left`` for which a quorum of fresh votes is in."""
+        if self.me is None or self.me.busy or self.me.finished or self.gathering:
+            return
+        chain = self.me.session.chain
+        m = len(chain.at_table)
+        for kind, target in self.tally.keys():
+            if kind not in ("timeout", "left", "abandon") or target == self.seat:
+                continue
+            if target is not None and target not in chain.at_table:
+                self.tally.drop(kind, target)
+                continue
+            since = chain.vote_since(kind, target)
+            votes = self.tally.fresh(kind, target, since, chain.next_index)
+            if len(votes) < quorum(m) or (kind, target, since) in self._asked:
+                continue
+            self._asked.add((kind, target, since))
+            log.warning("a quorum votes %s about seat %s", kind, target)
+            self.host_body(self.me.session.votes_body(kind, target, votes[: quorum(m)]))
 
     async def _take_forwarded(self, conn: Conn, count: int) -> None:
         """While gathering: the resuming peer holds ``count`` records this new host lacks and
@@ -749,7 +806,7 @@ class Host:
         self._wake.set()
 
     def host_body(self, body: dict[str, Any]) -> None:
-        """Sequence a host-authored body (table, timeout, left, host_change)."""
+        """Sequence a host-authored body (table, timeout, left, no_contest, host_change)."""
         assert self.me is not None
         self._submit(self.seat, self.me.session.announce(body))
 
@@ -761,15 +818,16 @@ class Host:
                 continue
             now = _ms()
             for seat in self.grace.expired(now):
-                log.warning("seat %d did not resume in time: left", seat)
-                self.host_body({"type": "left", "seat": seat})
+                log.warning("seat %d did not resume in time: the host votes left", seat)
+                self._absent("left", seat)
             if self.done.is_set():
                 break
             for seat in self.deadlines.expired(now):
                 if self.grace.is_dropped(seat) or seat in self.left:
                     continue
-                log.warning("seat %d ran out of time", seat)
-                self.host_body({"type": "timeout", "seat": seat})
+                log.warning("seat %d ran out of time: the host votes timeout", seat)
+                self._absent("timeout", seat)
+            self._count_votes()
             self._release()
             times = [
                 t
@@ -783,6 +841,17 @@ class Host:
                     await self._wake.wait()
             else:
                 await self._wake.wait()
+
+    def _absent(self, kind: str, seat: int) -> None:
+        """The host's clock ran out on ``seat``: its vote, or at two seats ``no_contest``."""
+        assert self.me is not None
+        if self.me.finished or seat == self.seat:
+            return
+        if len(self.me.session.chain.at_table) == 2:
+            log.warning("seat %d is absent at two seats: no contest", seat)
+            self.host_body({"type": "no_contest", "seat": seat, "votes": []})
+            return
+        self.own_vote(kind, seat)
 
     # ------------------------------------------------------------------ match
     def _start_match(self) -> None:
@@ -818,17 +887,39 @@ class Host:
         with trio.move_on_after(self.config.timers.grace_ms / 1000):
             while not others <= set(self.conns) or self._catching_up:
                 await trio.sleep(0.005)
+        votes = await self._depose_votes()
         self.sequencer = Sequencer(self.identity, self.game, self.seat, records=self.records)
         self.gathering = False
         log.warning("seat %d takes over from host %d at record %d", self.seat, self.old_host,
                     len(self.records))
-        for env in self.me.take_over(self.old_host):  # host_change first
+        for env in self.me.take_over(self.old_host, votes):  # host_change first
             self._submit(self.seat, env)
         for seat, env in self._early:
             self._on_env(seat, env)
         self._early = []
         for seat in sorted((others | {self.old_host}) - set(self.conns)):
             self._dropped(seat)  # the old host too: it may come back as a seat (7.6)
+
+    async def _depose_votes(self) -> list[dict[str, Any]]:
+        """A quorum of fresh ``depose`` votes about the old host, this seat's own first,
+        waiting up to ``grace_ms`` for the others' (they vote again after every record they
+        apply); NoQuorum if they do not come."""
+        assert self.me is not None and self.old_host is not None
+        chain = self.me.session.chain
+        need = quorum(len(chain.at_table))
+        with trio.move_on_after(self.config.timers.grace_ms / 1000):
+            while True:
+                while self._catching_up:
+                    await trio.sleep(0.005)
+                own = self.me.session.vote("depose", self.old_host)
+                self.tally.add("depose", self.old_host, own)
+                since = chain.vote_since("depose", self.old_host)
+                votes = self.tally.fresh("depose", self.old_host, since, chain.next_index)
+                if len(votes) >= need:
+                    votes.sort(key=lambda v: v["seat"] != self.seat)
+                    return votes[:need]
+                await trio.sleep(0.01)
+        raise NoQuorum(f"fewer than {need} seats vote to depose host {self.old_host}")
 
     async def run(self, task_status: trio.TaskStatus[Host] = trio.TASK_STATUS_IGNORED) -> Any:
         """Serve until the match is over; return the host session's result."""

@@ -16,15 +16,28 @@ A dropped connection is retried (``resume`` with the index of the last record he
 table's ``grace_ms`` runs out; envelopes sent but never sequenced are sent again once the peer
 has caught up.
 
-Host failover: if the host does not come back within ``grace_ms``, the next seat after it that
-is still at the table (``ChainChecker.next_host``) hosts. That peer listens on the address it
-announced in its hello (opened when it joined), waits up to ``grace_ms`` for the others to
-resume, takes from them any records it lacks (they are signed by the old host, so checked like
-any other), then sequences ``host_change`` {old, new} (signed with its own key); its own
-envelopes the old host never sequenced are signed again after the host change. The old host
-stays a seat: it may come back and resume with the new host within ``grace_ms``. The others
-connect to the new host's announced address and resume there. If the
-next host does not answer within ``grace_ms`` either, :class:`HostLost` ends the peer.
+Votes (PROTOCOL.md 7.5): the peer measures every wait with its own clock. A seat the table has
+waited on for ``turn_ms`` gets this seat's ``timeout`` vote; a seat the host reports dropped
+(``status``) and that has authored nothing for ``grace_ms`` since gets its ``left`` vote; both go
+to the host as ``vote`` frames, unless a probe over a
+seat link (:mod:`.links`) shows the seat present: answered at all for ``left``, or holding a
+valid envelope the host has not sequenced, which is censorship. Censorship (that envelope, or
+this seat's own, unsequenced for ``censor_ms``) makes the peer vote ``depose`` instead and leave
+the host for the next one. A peer with a ``listen`` address answers links while it is not the
+host.
+
+Host change: when the host does not come back within ``grace_ms``, or censors, the next seat
+after it that is still at the table (``ChainChecker.next_host``) hosts. That peer listens on the
+address it announced in its hello (opened when it joined), waits up to ``grace_ms`` for the
+others to resume, takes from them any records it lacks (they are signed by the old host, so
+checked like any other), collects their ``depose`` votes (each peer votes again after every
+record it applies until the host change), then sequences ``host_change`` {old, new, votes}
+(signed with its own key); its own envelopes the old host never sequenced are signed again after
+the host change. The old host stays a seat: it may come back and resume with the new host within
+``grace_ms``. The others connect to the new host's announced address and resume there. At two
+seats no majority can depose: the peer waits another ``grace_ms`` for the host, then ends with
+:class:`HostLost` (nobody ranked). If the next host does not answer within ``grace_ms`` either,
+:class:`HostLost` ends the peer.
 """
 
 from __future__ import annotations
@@ -39,13 +52,15 @@ from typing import Any
 import trio
 
 from dernier_p2p.net import handshake as hs
+from dernier_p2p.net import links
 from dernier_p2p.net.agent import Agent
 from dernier_p2p.net.framing import FramedStream, FrameError, PeerClosed, open_framed
 from dernier_p2p.net.host import Host, HostConfig
 from dernier_p2p.net.seat import LocalSeat
-from dernier_p2p.net.timers import Timers
+from dernier_p2p.net.timers import Deadlines, Timers
 from dernier_p2p.protocol.chain import ChainChecker
 from dernier_p2p.protocol.errors import ProtocolError
+from dernier_p2p.protocol.votes import CENSOR_MS, Tally, check_vote_frame, vote_frame, vote_ok
 from dernier_p2p.wire.identity import IdentityKey
 from dernier_p2p.wire.transcript import read_transcript
 
@@ -91,6 +106,12 @@ class PeerConfig:
     offload: bool = False
     dial: Callable[[], Awaitable[FramedStream]] | None = None
     check_host: Callable[[bytes], None] | None = None
+    censor_ms: int = CENSOR_MS
+    probe_s: float = links.PROBE_S
+
+
+class Deposing(Exception):
+    """This seat votes to depose the host (censorship): it leaves it for the next host."""
 
 
 class Peer:
@@ -120,6 +141,16 @@ class Peer:
         self.joined = trio.Event()  # set once seated (``seat`` known)
         self.started = trio.Event()  # set once the seat's session exists (``me``)
         self._tx, self._rx = trio.open_memory_channel[bytes](math.inf)
+        self.sent_at: dict[int, float] = {}  # own counter -> when first sent (own clock)
+        self.awaited: Deadlines | None = None  # who the table waits on, by this seat's clock
+        self.last_seen: dict[int, float] = {}  # seat -> when its last record came
+        self.dropped_at: dict[int, float] = {}  # seat -> when the host reported it dropped
+        self.pending_seen: dict[tuple[int, int], float] = {}  # (seat, n) held by the host
+        self.voted: set[tuple[str, int | None, int]] = set()
+        self.votes_sent: list[tuple[str, int | None]] = []  # (kind, target) of every vote sent
+        self.depose_votes = Tally()  # depose votes other seats sent this seat (the next host)
+        self.deposing: int | None = None  # the host this seat votes to depose
+        self._links = trio.CancelScope()
         self._dial = config.dial
         self.listen_problem: str | None = None  # why this seat could not listen, if it could not
 
@@ -141,6 +172,7 @@ class Peer:
         record comes back (and sent again after a resume)."""
         assert self.me is not None
         self.me.sent(env)
+        self.sent_at.setdefault(env["n"], trio.current_time())
         self._tx.send_nowait(hs.pack({"k": "env", "env": env}))
 
     async def _sender(self) -> None:
@@ -184,6 +216,10 @@ class Peer:
             return
         assert self.me is not None
         self.me.note_status(seat, state, grace)
+        if state == "dropped":
+            self.dropped_at.setdefault(seat, trio.current_time())
+        else:
+            self.dropped_at.pop(seat, None)
 
     async def _on_message(self, msg: dict[str, Any]) -> None:
         if msg["k"] == "status":
@@ -193,6 +229,37 @@ class Peer:
             raise hs.NetError(hs.UNEXPECTED, f"unexpected frame {msg['k']!r} from the host")
         for env in await self._apply(msg["rec"]):
             await self.send(env)
+        self._watch(msg["rec"])
+
+    def _watch(self, rec: dict[str, Any]) -> None:
+        """After a record: who the table waits on and who showed itself, by this seat's clock;
+        while deposing, a fresh ``depose`` vote for the new host."""
+        assert self.me is not None
+        session = self.me.session
+        now = trio.current_time()
+        author = rec["env"]["seat"]
+        self.last_seen[author] = now
+        if author == self.seat:
+            self.sent_at = {n: t for n, t in self.sent_at.items() if n in self.me.unsequenced}
+        if self.awaited is None:
+            self.awaited = Deadlines(session.table_body["timers"]["turn_ms"])
+        self.awaited.update(session.waiting_on(), int(now * 1000), author)
+        if self.deposing is not None and session.host == self.deposing:
+            self._vote("depose", self.deposing)
+        elif self.deposing is not None:
+            self.deposing = None  # the host change is through
+
+    def _vote(self, kind: str, target: int | None) -> None:
+        """Send this seat's vote to the host (once per state of the chain)."""
+        assert self.me is not None
+        vote = self.me.session.vote(kind, target)
+        key = (kind, target, vote["after"])
+        if key in self.voted and kind != "depose":
+            return
+        self.voted.add(key)
+        self.votes_sent.append((kind, target))
+        log.info("seat %s votes %s about seat %s", self.seat, kind, target)
+        self._tx.send_nowait(hs.pack(vote_frame(kind, target, vote)))
 
     async def _receive(self) -> dict[str, Any]:
         """The next message from the host; error frames are logged and skipped."""
@@ -421,10 +488,23 @@ class Peer:
                 if self.agent is not None and not hosted:
                     nursery.start_soon(self._act)
                 nursery.start_soon(self._acker)
+                if self.listeners is not None and not hosted:
+                    nursery.start_soon(self._serve_links)
+                deposed: list[int] = []
+                if not hosted:
+                    nursery.start_soon(self._voter, deposed)
                 while not self.me.finished and not hosted:
                     try:
+                        if deposed:
+                            deposed.clear()
+                            raise Deposing()
                         await self._on_message(await self._receive())
+                    except Deposing:
+                        log.warning("seat %d: the host censors: deposing it", self.seat)
+                        hosted = await self._failover(grace_ms, deposing=True)
                     except DROPPED as exc:
+                        if deposed:
+                            continue
                         log.warning("seat %d: connection to the host lost: %s", self.seat, exc)
                         self.me.note_status(self.seat, "dropped", grace_ms)
                         hosted = await self._reconnect(grace_ms)
@@ -468,21 +548,131 @@ class Peer:
             if env is not None:
                 await self.send(env)
 
+    # ------------------------------------------------------------------ links and votes
+    async def _serve_links(self) -> None:
+        """Answer probes and take ``depose`` votes on this seat's listen address, until it
+        hosts."""
+        assert self.me is not None and self.listeners is not None
+        server = links.LinkServer(
+            self.identity, self.me.session, self.me.resend, self._on_link_vote)
+        with self._links:  # accepting by hand: trio's server would close the listeners
+            async with trio.open_nursery() as nursery:
+                for listener in self.listeners:
+                    nursery.start_soon(self._accept_links, listener, server, nursery)
+
+    @staticmethod
+    async def _accept_links(
+        listener: trio.SocketListener, server: links.LinkServer, nursery: trio.Nursery
+    ) -> None:
+        while True:
+            stream = await listener.accept()
+            nursery.start_soon(_serve_link, FramedStream(stream, hs.MAX_FRAME), server)
+
+    def _on_link_vote(self, seat: int, msg: dict[str, Any]) -> None:
+        """A ``vote`` frame over a link: kept if it is a ``depose`` vote of that seat about the
+        current host (this seat may be the next host)."""
+        assert self.me is not None
+        session = self.me.session
+        try:
+            kind, target, vote = check_vote_frame(msg, session.n)
+        except ProtocolError:
+            return
+        if kind == "depose" and vote["seat"] == seat and target == session.host and vote_ok(
+                vote, session.keys[seat], session.game, kind, target):
+            log.info("seat %s: seat %d votes to depose host %d", self.seat, seat, target)
+            self.depose_votes.add(kind, target, vote)
+
+    async def _voter(self, deposed: list[int]) -> None:
+        """This seat's vote policy (PROTOCOL.md 7.5), by its own clock."""
+        assert self.me is not None and self.seat is not None
+        session = self.me.session
+        timers = session.table_body["timers"]
+        step = max(0.02, min(timers["turn_ms"], timers["grace_ms"], self.config.censor_ms)
+                   / 10_000)
+        while True:
+            await trio.sleep(step)
+            if self.host is not None or session.finished:
+                return
+            if self.deposing is not None or self.stream is None or self.me.busy:
+                continue
+            if len(session.chain.at_table) > 2 and await self._censored():
+                self.deposing = session.host
+                self._vote("depose", session.host)
+                deposed.append(session.host)
+                if self.stream is not None:
+                    await trio.aclose_forcefully(self.stream)  # wakes the receiving loop
+                continue
+            now = trio.current_time()
+            if self.awaited is not None:
+                for target in self.awaited.expired(int(now * 1000)):
+                    if target not in (self.seat, session.host):
+                        await self._absent("timeout", target)
+            grace = timers["grace_ms"] / 1000
+            for target, since in sorted(self.dropped_at.items()):
+                seen = self.last_seen.get(target, 0.0)
+                if target in session.chain.at_table and min(now - seen, now - since) >= grace:
+                    await self._absent("left", target)
+
+    async def _absent(self, kind: str, target: int) -> None:
+        """Vote ``kind`` about ``target`` unless a probe shows it present."""
+        assert self.me is not None
+        session = self.me.session
+        if (kind, target, session.chain.vote_since(kind, target)) in self.voted:
+            return
+        present = await links.probe(self.identity, session, target, self.config.probe_s)
+        if present is not None:
+            env = links.unsequenced(session, target, present)
+            if env is not None:
+                self.pending_seen.setdefault((target, env["n"]), trio.current_time())
+                return  # held by the host: evidence of censorship, not of absence
+            if kind == "left":
+                self.last_seen[target] = trio.current_time()  # it answers: present
+                return
+        self._vote(kind, target)
+
+    async def _censored(self) -> bool:
+        """Whether this seat holds an envelope (its own, or one a probe returned) that the host
+        has not sequenced for ``censor_ms``."""
+        assert self.me is not None
+        session = self.me.session
+        now = trio.current_time()
+        limit = self.config.censor_ms / 1000
+        own = [t for n, t in self.sent_at.items() if n in self.me.unsequenced]
+        if own and now - min(own) >= limit:
+            return True
+        for (seat, n), first in list(self.pending_seen.items()):
+            if session.chain.next_counter(seat) > n:
+                del self.pending_seen[(seat, n)]  # sequenced after all
+            elif now - first >= limit:
+                return True
+        return False
+
     async def _act(self) -> None:
         assert self.me is not None
         with self._act_scope:
             await self.me.act(self.send)
 
-    async def _failover(self, grace_ms: int) -> bool:
-        """The host is gone: the next seat still at the table hosts. Return True once this
-        peer has hosted the rest of the match; False once resumed with the new host; raise
-        HostLost if neither works."""
+    async def _failover(self, grace_ms: int, deposing: bool = False) -> bool:
+        """The host is gone (or censors, ``deposing``): this seat votes ``depose`` and the next
+        seat still at the table hosts. Return True once this peer has hosted the rest of the
+        match; False once resumed with the new host; raise HostLost if neither works."""
         assert self.me is not None and self.seat is not None
         session = self.me.session
+        old = session.host
+        if len(session.chain.at_table) <= 2:
+            if not deposing:  # no majority can depose: wait for the host a while more
+                await self._resume(grace_ms)
+                return False
+            raise HostLost("no majority can replace the host at two seats")
         new = session.chain.next_host()
         if new is None:
             raise HostLost("no seat left to host")
+        self.deposing = old
+        vote = session.vote("depose", old)
+        if new != self.seat:
+            await links.send_vote(self.identity, session, new, vote_frame("depose", old, vote))
         if new == self.seat:
+            self._links.cancel()  # the host answers on the listen address from now on
             if self.listeners is None:
                 raise HostLost("this seat is the next host but announced no address")
             self._act_scope.cancel()  # the host runs this seat's agent from now on
@@ -502,13 +692,14 @@ class Peer:
             self.host = Host(
                 self.identity, config, self.agent, takeover=self.me, listeners=self.listeners
             )
+            self.host.tally = self.depose_votes
             await self.host.run()
             return True
         listen = session.table_body["players"][new]["listen"]
         if listen is None:
             raise HostLost(f"seat {new} is the next host but announced no address")
         log.warning("seat %d: seat %d hosts from now on at %s", self.seat, new, listen)
-        old = (self.address, self._dial)
+        before = (self.address, self._dial)
         self.address = (listen[0], listen[1])
         self._dial = None  # the new host is reached at its announced address
         try:
@@ -518,8 +709,11 @@ class Peer:
             # the host may still be there; one more grace with it (it refuses the seat once it
             # has recorded it as gone)
             log.warning("seat %d: seat %d does not host; trying the host again", self.seat, new)
-            self.address, self._dial = old
+            self.address, self._dial = before
+            self.deposing = None
             await self._resume(grace_ms)
+        if session.host == old and self.deposing is not None:
+            self._vote("depose", old)
         return False
 
     async def _report(self, exc: ProtocolError) -> None:
@@ -530,6 +724,13 @@ class Peer:
                     await hs.send_message(self.stream, hs.error_message(exc.code, exc.detail))
                 except DROPPED:
                     pass
+
+
+async def _serve_link(stream: FramedStream, server: links.LinkServer) -> None:
+    try:
+        await server.handle(stream)
+    finally:
+        await trio.aclose_forcefully(stream)
 
 
 def _single(group: BaseExceptionGroup) -> BaseException:

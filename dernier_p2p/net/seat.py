@@ -250,12 +250,12 @@ class LocalSeat:
         self._stale = 0
         return [self.unsequenced[n] for n in sorted(self.unsequenced)]
 
-    def take_over(self, old_host: int) -> list[dict[str, Any]]:
-        """This seat becomes the host: its ``host_change`` envelope, then its own envelopes
-        the old host never sequenced, signed again after it (the counter goes back to the
-        chain's next one, so nothing is skipped)."""
+    def take_over(self, old_host: int, votes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """This seat becomes the host: its ``host_change`` envelope carrying the ``depose``
+        ``votes``, then its own envelopes the old host never sequenced, signed again after it
+        (the counter goes back to the chain's next one, so nothing is skipped)."""
         bodies = [env["body"] for env in self.resend()]
-        change = {"type": "host_change", "old": old_host, "new": self.seat}
+        change = self.session.votes_body("depose", old_host, votes)
         out = self.session.sign_again([change, *bodies])
         self.unsequenced = {env["n"]: env for env in out}
         return out

@@ -18,6 +18,12 @@ checker unchanged:
    (the codes of :func:`.messages.validate_body`), record 0 is the host's ``table`` listing the
    agreed keys (``TABLE_MISMATCH``) and no later record is a table (``BAD_CHAIN``).
 
+Votes (:mod:`.votes`): a ``timeout``, ``left``, ``no_contest`` or ``host_change`` record is
+valid only with the votes of a quorum of the seats at the table (``NO_QUORUM``, ``STALE_VOTE``,
+``BAD_SIGNATURE``, ``WRONG_SEAT``, naming the record's signer); a ``no_contest`` without votes
+only at a table of two seats, naming the other seat. The checker remembers, per seat, the last
+record it authored and signed, and per ``(kind, target)`` the last record that used votes.
+
 Host changes: a ``host_change`` body ``{"old": current host, "new": s}`` authored by ``s``, where
 ``s`` is the next seat after the current host (cyclically) still at the table, may be sequenced
 by the old host or by ``s``; from the next record on (the host change record itself when ``s``
@@ -46,6 +52,7 @@ from dernier_p2p.protocol.envelope import (
 )
 from dernier_p2p.protocol.errors import ProtocolError
 from dernier_p2p.protocol.messages import validate_body
+from dernier_p2p.protocol.votes import RECORD_KIND, check_votes
 from dernier_p2p.wire.canonical import EncodingError
 from dernier_p2p.wire.identity import Verified, check_public_key
 
@@ -94,6 +101,10 @@ class ChainChecker:
         self._next_n = [0] * self.n
         self._at_table = set(range(self.n))
         self._verified = Verified()  # signatures this checker has verified lately
+        self._vote_sigs = Verified(32)  # votes verified lately (a host checks them twice)
+        self._last_by = [-1] * self.n  # last record each seat authored
+        self._last_signed = [-1] * self.n  # last record each seat signed as host
+        self._last_use: dict[tuple[str, int | None], int] = {}  # last record using such votes
         self._last_t: int | None = None
         self._checked: tuple[bytes, int] | None = None  # (record hash, index) last passed
         self._checked_rec: dict | None = None  # the record object last passed
@@ -125,6 +136,52 @@ class ChainChecker:
     @property
     def last_t(self) -> int | None:
         return self._last_t
+
+    def vote_since(self, kind: str, target: int | None) -> int:
+        """The lowest ``after`` a ``kind`` vote about ``target`` may carry now: the last record
+        where ``target`` showed itself (authored one; for ``depose``, signed one) or where
+        votes of this kind about it were used (-1 if none)."""
+        use = self._last_use.get((kind, target), -1)
+        if target is None:
+            return use
+        seen = self._last_signed[target] if kind == "depose" else self._last_by[target]
+        return max(use, seen)
+
+    def vote_target(self, body: dict) -> tuple[str, int | None] | None:
+        """``(vote kind, target)`` of a vote-carrying body, None for other bodies."""
+        kind = RECORD_KIND.get(body["type"])
+        if kind is None:
+            return None
+        if kind == "depose":
+            return kind, body["old"]
+        return kind, None if kind == "abandon" else body["seat"]
+
+    def check_vote_body(self, body: dict, author: int, fault: int | None) -> None:
+        """The votes of a vote-carrying body, as the next record (see the module docstring)."""
+        kt = self.vote_target(body)
+        if kt is None:
+            return
+        kind, target = kt
+        votes = body["votes"]
+        m = len(self._at_table)
+        if kind == "abandon" and not votes:
+            other = body["seat"]
+            if m != 2 or other is None or other == author or other not in self._at_table:
+                raise ProtocolError(
+                    "NO_QUORUM", fault, "no contest without votes: only at two seats, naming "
+                    "the other seat"
+                )
+            return
+        if kind == "abandon" and body["seat"] is not None:
+            raise ProtocolError("MALFORMED", fault, "a no contest by abandon votes names no seat")
+        if target is not None and target not in self._at_table:
+            raise ProtocolError("WRONG_SEAT", fault, f"{body['type']} of seat {target}, not at "
+                                "the table")
+        check_votes(
+            votes, kind=kind, target=target, index=len(self._hashes),
+            since=self.vote_since(kind, target), at_table=self._at_table,
+            keys=self.player_keys, game=self.game, fault=fault, verified=self._vote_sigs,
+        )
 
     def next_counter(self, seat: int) -> int:
         """The ``n`` the next envelope of ``seat`` must carry."""
@@ -178,6 +235,7 @@ class ChainChecker:
             raise ProtocolError("BAD_CHAIN", fault, detail)
         if not first and kind == "table":
             raise ProtocolError("BAD_CHAIN", fault, f"a table from seat {author} after record 0")
+        self.check_vote_body(body, author, fault)
         if kind == "table":
             keys = [p["key"] for p in body["players"]]
             if keys != [self.player_keys[s] for s in range(self.n)]:
@@ -285,6 +343,11 @@ class ChainChecker:
         self._index[h] = rec["i"]
         self._next_n[env["seat"]] += 1
         self._last_t = rec["t"]
+        self._last_by[env["seat"]] = rec["i"]
+        self._last_signed[rec["h"]] = rec["i"]
+        kt = self.vote_target(body)
+        if kt is not None:
+            self._last_use[kt] = rec["i"]
         if self._host is None:
             self._host = rec["h"]
         if body["type"] == "left":

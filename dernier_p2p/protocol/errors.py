@@ -43,6 +43,11 @@ CODES: dict[str, str] = {
     "TIMEOUT": "a seat did not act or send a message it owed within its time",
     "VERSION": "a protocol version that this implementation does not speak",
     "TABLE_MISMATCH": "the table (players, keys, variant, options) differs from the agreed one",
+    "NO_QUORUM": (
+        "a ``timeout``, ``left``, ``no_contest`` or ``host_change`` without the votes of a "
+        "quorum of the seats at the table"
+    ),
+    "STALE_VOTE": "a vote used twice, or older than a record its target authored (or signed)",
 }
 """Every error code and what it means."""
 

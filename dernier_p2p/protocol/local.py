@@ -4,7 +4,9 @@ policies (bots) choosing from each session's own view. For tests, benchmarks and
 Everything is deterministic: identities, game id and Drbg seeds derive from the seats' seeds;
 the clock advances one millisecond per record; the order in which seats are asked for moves
 comes from a seeded generator. Envelopes are sequenced first come, first served, so moves
-intended at the same moment race and the host's order decides.
+intended at the same moment race and the host's order decides. A seat whose policy does not move
+is timed out with the votes of a quorum of the others (all honest here); at two seats the match
+then ends as no contest.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 from dernier_p2p.protocol.envelope import genesis_hash, sign_envelope
 from dernier_p2p.protocol.sequencer import Sequencer
 from dernier_p2p.protocol.session import Session
+from dernier_p2p.protocol.votes import quorum
 from dernier_p2p.rules import Move, State, to_act
 from dernier_p2p.rules.cards import Card
 from dernier_p2p.wire.hashing import digest
@@ -100,9 +103,31 @@ class LocalTable:
             for s in self.sessions:
                 self.queue.extend(s.receive(rec, rec["t"]))
 
+    def collect(self, kind: str, target: int | None, voters: Sequence[int] | None = None) -> list:
+        """Votes of ``voters`` (default: every seat at the table but ``target``, the host
+        first), as many as a quorum needs when ``voters`` is not given."""
+        host = self.sessions[self.host_seat]
+        at = sorted(host.chain.at_table)
+        if voters is None:
+            first = [self.host_seat] if self.host_seat != target else []
+            others = [s for s in at if s not in (target, self.host_seat)]
+            voters = [*first, *others][: quorum(len(at))]
+        return [self.sessions[v].vote(kind, target) for v in voters]
+
+    def absent(self, kind: str, seat: int, voters: Sequence[int] | None = None) -> None:
+        """The host sequences ``timeout`` or ``left`` for ``seat`` with the votes of
+        ``voters`` (default: a quorum of the others, honest seats that see it absent); at two
+        seats absence is ``no_contest`` without votes."""
+        host = self.sessions[self.host_seat]
+        if len(host.chain.at_table) == 2 and voters is None:
+            body = {"type": "no_contest", "seat": seat, "votes": []}
+        else:
+            body = host.votes_body(kind, seat, self.collect(kind, seat, voters))
+        self.send(host.announce(body))
+
     def timeout(self, seat: int) -> None:
-        """The host's clock ran out for ``seat``."""
-        self.send(self.sessions[self.host_seat].announce({"type": "timeout", "seat": seat}))
+        """The clocks ran out for ``seat`` (see :meth:`absent`)."""
+        self.absent("timeout", seat)
 
 
 @dataclass

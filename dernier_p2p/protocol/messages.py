@@ -14,9 +14,10 @@ Host-authored bodies:
                ``players``: list (one per seat) of ``{"name": str, "key": bytes32, "listen":
                [host str, port int] | None}``, ``timers``: ``{"turn_ms", "declare_ms",
                "grace_ms"}`` (ints 0 .. 2**31-1)
-``timeout``    ``seat``: the seat whose time ran out
-``left``       ``seat``: the seat that left
-``host_change````old``, ``new``: seats; authored by ``new``
+``timeout``    ``seat``: the seat whose time ran out; ``votes``: 1..10 votes (:mod:`.votes`)
+``left``       ``seat``: the seat found absent; ``votes``: 1..10 votes
+``no_contest`` ``seat``: seat or nil; ``votes``: 0..10 votes (``abandon``)
+``host_change````old``, ``new``: seats; ``votes``: 1..10 ``depose`` votes; authored by ``new``
 ============== ===================================================================================
 
 Every seat: ``accept`` {``table``: bytes32}, ``ack`` {}, ``resign`` {} (leaving on purpose),
@@ -71,7 +72,7 @@ MAX_VARIANT = 64
 MAX_HOSTNAME = 255
 
 DECK_TYPES = frozenset(MESSAGE_FIELDS)
-HOST_TYPES = frozenset({"table", "timeout", "left"})
+HOST_TYPES = frozenset({"table", "timeout", "left", "no_contest"})
 """Bodies only the current host may author (``host_change`` is authored by the next host)."""
 
 MOVE_FIELDS: dict[str, frozenset[str]] = {
@@ -88,9 +89,10 @@ MOVE_FIELDS: dict[str, frozenset[str]] = {
 
 BODY_FIELDS: dict[str, frozenset[str]] = {
     "table": frozenset({"version", "variant", "options", "players", "timers"}),
-    "timeout": frozenset({"seat"}),
-    "left": frozenset({"seat"}),
-    "host_change": frozenset({"old", "new"}),
+    "timeout": frozenset({"seat", "votes"}),
+    "left": frozenset({"seat", "votes"}),
+    "no_contest": frozenset({"seat", "votes"}),
+    "host_change": frozenset({"old", "new", "votes"}),
     "accept": frozenset({"table"}),
     "ack": frozenset(),
     "resign": frozenset(),
@@ -106,6 +108,8 @@ PLAYER_KEYS = frozenset({"name", "key", "listen"})
 PROOF_KEYS = frozenset({"e", "s"})
 SHUFFLE_PROOF_KEYS = frozenset({"c", "c_hat", "s", "s_hat", "s_prime", "t", "t_hat"})
 TOKEN_KEYS = frozenset({"position", "owner", "token", "proof"})
+VOTE_KEYS = frozenset({"seat", "after", "sig"})
+MAX_VOTES = 10
 
 
 class _Bad(Exception):
@@ -198,14 +202,31 @@ def _table(b: dict, c: _Ctx) -> None:
         _int(timers[k], 0, MAX_TIMER_MS, k)
 
 
+def _votes(v: Any, c: _Ctx, lo: int) -> None:
+    for k, vote in enumerate(_list(v, lo, MAX_VOTES, "votes")):
+        _map(vote, VOTE_KEYS, f"vote {k}")
+        c.seat(vote["seat"], f"vote {k} seat")
+        _int(vote["after"], -1, MAX_INT, f"vote {k} after")
+        if not isinstance(vote["sig"], bytes) or len(vote["sig"]) != 64:
+            raise _Bad(f"vote {k} sig must be 64 bytes")
+
+
 def _seat_body(b: dict, c: _Ctx) -> None:
     c.seat(b["seat"], "seat")
+    _votes(b["votes"], c, 1)
+
+
+def _no_contest(b: dict, c: _Ctx) -> None:
+    if b["seat"] is not None:
+        c.seat(b["seat"], "seat")
+    _votes(b["votes"], c, 0)
 
 
 def _host_change(b: dict, c: _Ctx) -> None:
     old, new = c.seat(b["old"], "old host"), c.seat(b["new"], "new host")
     if old == new:
         raise _Bad("a host change names two different seats")
+    _votes(b["votes"], c, 1)
     if new != c.author:
         raise ProtocolError("WRONG_SEAT", c.author, "a host change is authored by the new host")
 
@@ -317,6 +338,7 @@ _CHECKS: dict[str, Callable[[dict, _Ctx], None]] = {
     "table": _table,
     "timeout": _seat_body,
     "left": _seat_body,
+    "no_contest": _no_contest,
     "host_change": _host_change,
     "accept": _accept,
     "ack": _nothing,
@@ -388,7 +410,8 @@ def deck_body(msg: dict, hand: int) -> dict:
 
 # ---------------------------------------------------------------------- move codec
 def move_to_body(move: Any, hand: int) -> dict:
-    """The body of a seat move (``Timeout``/``Leave`` give the host's ``timeout``/``left``)."""
+    """The body of a seat move (``Timeout``/``Leave`` give the host's ``timeout``/``left``,
+    without votes: the host adds them before it announces one)."""
     head = {"type": "move", "hand": hand}
     if isinstance(move, Play):
         return {
@@ -414,9 +437,9 @@ def move_to_body(move: Any, hand: int) -> dict:
     if isinstance(move, Cut):
         return {**head, "move": "cut", "keep": bool(move.keep)}
     if isinstance(move, Timeout):
-        return {"type": "timeout", "seat": move.seat}
+        return {"type": "timeout", "seat": move.seat, "votes": []}
     if isinstance(move, Leave):
-        return {"type": "left", "seat": move.seat}
+        return {"type": "left", "seat": move.seat, "votes": []}
     raise ValueError(f"not a seat move: {move!r}")
 
 

@@ -40,10 +40,13 @@ the author did not hold at its head), naming the author. Before opening a card f
 session checks that some face would make the play legal now; if none would, the play is judged
 at once (without revealing the card).
 
-Host ``timeout``/``left`` records: ``left`` -> ``Leave(seat)``. A ``timeout`` of a seat that owes
+Host ``timeout``/``left`` records carry the votes of a quorum of the seats (checked by the
+chain, :mod:`.votes`): ``left`` -> ``Leave(seat)``. A ``timeout`` of a seat that owes
 a deck, accept or coin message is a stall: ``Leave(seat)`` at once (the hand cannot go on
 without that seat's key). Otherwise the timeout is queued as ``Timeout(seat)``; if the rules
-refuse it when it runs (the seat moved first), it is logged as ``timeout-ignored``.
+refuse it when it runs (the seat moved first), it is logged as ``timeout-ignored``. A valid
+``no_contest`` ends the match at once with the result ``{"no_contest": True}``: nobody ranked, no
+score or match point changed (logged as a ``no-contest`` event).
 
 A complaint about a box (a transfer or peek) that public data settles is a fault of the giver
 or of the complainer at once. One it cannot settle (the box does not open) stops the hand:
@@ -81,6 +84,7 @@ from dernier_p2p.protocol.messages import (
     move_to_body,
     validate_body,
 )
+from dernier_p2p.protocol.votes import sign_vote
 from dernier_p2p.rules import (
     Card,
     ChooseDealer,
@@ -114,7 +118,7 @@ HISTORY = 4096  # rules states kept for judging head echoes (records)
 @dataclass(frozen=True)
 class SessionEvent:
     """Something the session decided that is not a rules event: ``race-lost``,
-    ``timeout-ignored``, ``stall``, ``dispute``, ``audit-ok``, ``host-change``."""
+    ``timeout-ignored``, ``stall``, ``dispute``, ``audit-ok``, ``host-change``, ``no-contest``."""
 
     kind: str
     seat: int | None
@@ -201,6 +205,7 @@ class Session:
         self.events: list[Any] = []
         self.fault: ProtocolError | None = None
         self.hand_cards: dict[int, list[int]] = {}  # audited card of every position, per hand
+        self.no_contest = False  # the match ended as no contest (7.5)
         self._wait: list[int] = []
         self.waiting_since: int = rec["t"]  # host time of the record that began the wait
         # the seats that take part in the running hand's deck (all, until a seat goes out):
@@ -225,13 +230,16 @@ class Session:
 
     @property
     def finished(self) -> bool:
-        return self.state.match_over
+        return self.no_contest or self.state.match_over
 
     @property
     def result(self) -> dict | None:
-        """Winner, standings, scores and match points once the match is over."""
+        """Winner, standings, scores and match points once the match is over;
+        ``{"no_contest": True}`` for a match ended as no contest (nobody ranked)."""
         if not self.finished:
             return None
+        if self.no_contest:
+            return {"no_contest": True}
         st = self.state
         return {
             "winner": st.winner,
@@ -249,7 +257,7 @@ class Session:
             and self._await is None
             and not self._moves
             and self.state.chance is None
-            and not self.state.match_over
+            and not self.finished
         )
 
     @property
@@ -368,6 +376,25 @@ class Session:
             raise ValueError("an observer sends nothing")
         return self._author.envelope(body, self.head)
 
+    def vote(self, kind: str, target: int | None) -> dict:
+        """This seat's vote (7.5) that ``target`` is absent (``kind``: ``timeout``, ``left``,
+        ``depose``, ``abandon``), stating it has seen nothing of it since the last record where
+        it showed itself (or where such votes were last used). Whether to vote is the caller's
+        policy."""
+        if self.seat is None:
+            raise ValueError("an observer does not vote")
+        after = self.chain.vote_since(kind, target)
+        return sign_vote(self._author.identity, self.game, kind, target, self.seat, after)
+
+    def votes_body(self, kind: str, target: int | None, votes: list[dict]) -> dict:
+        """The body of the vote-carrying record the votes call for (``host_change`` by this
+        seat taking over for ``depose``)."""
+        if kind == "timeout" or kind == "left":
+            return {"type": kind, "seat": target, "votes": votes}
+        if kind == "depose":
+            return {"type": "host_change", "old": target, "new": self.seat, "votes": votes}
+        return {"type": "no_contest", "seat": None, "votes": votes}
+
     def legal_at(self, head_index: int, seat: int, body: dict) -> bool:
         """Whether ``body`` (a ``move`` body of ``seat``) was legal in the state after record
         ``head_index`` (a play: for some face), that state being quiescent. The host may refuse
@@ -390,7 +417,8 @@ class Session:
         return self._author.envelope({"type": "resign"}, self.head)
 
     def announce(self, body: dict) -> dict:
-        """The host's own envelope for a host-only body (``timeout``, ``left``)."""
+        """The host's own envelope for a host-only body (``timeout``, ``left``,
+        ``no_contest``, with their votes)."""
         if self.seat is None or self.seat != self.host:
             raise ValueError("only the host's session announces host bodies")
         validate_body(body, self.seat, self.n, host_seat=self.host)
@@ -509,6 +537,8 @@ class Session:
             return lambda: self._seat_gone(author)
         if kind == "host_change":
             return lambda: self._on_host_change(body)
+        if kind == "no_contest":
+            return lambda: self._on_no_contest(body)
         raise ProtocolError("UNKNOWN_MESSAGE", author, f"no handling of {kind!r}")
 
     def _check_coin(self, author: int, body: dict):
@@ -598,6 +628,15 @@ class Session:
 
     def _on_host_change(self, body: dict) -> None:
         self.events.append(SessionEvent("host-change", body["new"], f"from seat {body['old']}"))
+
+    def _on_no_contest(self, body: dict) -> None:
+        seat = body["seat"]
+        why = "absent at two seats" if seat is not None else "abandoned by a quorum"
+        self.events.append(SessionEvent("no-contest", seat, why))
+        self.no_contest = True
+        self._ops.clear()
+        self._moves.clear()
+        self._await = None
 
     def _on_host_seat_body(self, body: dict, head_i: int) -> None:
         seat = body["seat"]
@@ -742,7 +781,7 @@ class Session:
     # ------------------------------------------------------------------ the pump
     def _pump(self) -> None:
         """Run every deck operation, engine input and queued move that can run now."""
-        while not self.state.match_over:
+        while not self.finished:
             if self._ops:
                 if not self._op_ready(self._ops[0]):
                     return

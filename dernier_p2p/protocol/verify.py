@@ -13,7 +13,7 @@ first fault with its code, the seat at fault, the detail and the index of the re
 was found. A transcript that checks but stops before the match is over is ``INCOMPLETE``,
 naming the seat(s) the table was waiting on. A file that cannot be read as a transcript is
 ``UNREADABLE`` (no seat). The summary tells what the transcript holds: variant, players, hands
-played, scores and winner.
+played, scores and winner, or that the match ended as no contest (nobody ranked).
 
 An envelope side file (the envelopes a host received, PROTOCOL.md 21.1) adds the envelopes no
 record carries: judged after the last record, one may prove a fault of its author even when the
@@ -54,6 +54,7 @@ class Summary:
     winner: int | None = None
     standings: tuple[int, ...] = ()  # best first, once finished
     finished: bool = False
+    no_contest: bool = False  # the match ended as no contest (7.5): nobody ranked
 
     @property
     def players(self) -> int:
@@ -83,8 +84,10 @@ def _summarise(session: Session, summary: Summary) -> None:
     summary.scores = tuple(st.scores)
     summary.match_points = tuple(st.match_points)
     summary.finished = bool(session.finished)
-    summary.winner = st.winner if session.finished else None
-    summary.standings = tuple(st.standings) if session.finished else ()
+    summary.no_contest = session.no_contest
+    ranked = session.finished and not session.no_contest
+    summary.winner = st.winner if ranked else None
+    summary.standings = tuple(st.standings) if ranked else ()
     summary.hands = sum(1 for e in session.events if isinstance(e, ev.HandScored))
 
 

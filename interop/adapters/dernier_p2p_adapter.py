@@ -64,9 +64,12 @@ class Verdict:
 
 def outcome_of(session: Session | None) -> dict[str, Any] | None:
     """The ``outcome`` of the adapter contract: winner, standings, scores and match points
-    once the match is over (None before)."""
+    once the match is over (None before); ``{"no_contest": true}`` for a match ended as no
+    contest (7.5)."""
     if session is None or not session.finished:
         return None
+    if session.no_contest:
+        return {"no_contest": True}
     st = session.state
     return {
         "winner": st.winner,

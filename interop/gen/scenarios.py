@@ -17,6 +17,7 @@ from typing import Any
 from dernier_p2p.protocol.errors import ProtocolError
 from dernier_p2p.protocol.local import LocalTable, play_round
 from dernier_p2p.protocol.sequencer import Sequencer
+from dernier_p2p.protocol.votes import quorum
 from dernier_p2p.rules.events import Drew, Penalty
 from dernier_p2p.wire.canonical import encode
 from dernier_p2p.wire.hashing import digest
@@ -34,8 +35,10 @@ def ack(seat: int) -> Script:
 
 
 def leave(seat: int) -> Script:
+    """The host sequences ``left`` for ``seat`` with the votes of a quorum of the seats."""
+
     def run(table: LocalTable) -> None:
-        table.send(table.sessions[table.host_seat].announce({"type": "left", "seat": seat}))
+        table.absent("left", seat)
 
     return run
 
@@ -48,17 +51,21 @@ def resign(seat: int) -> Script:
 
 
 def host_change(new: int) -> Script:
-    """The host (seat 0) is gone: ``new`` takes over with a host_change, then its ``left``."""
+    """The host (seat 0) is deposed: ``new`` takes over with a host_change carrying the
+    ``depose`` votes of a quorum (its own first), then ``left`` with votes for the old host."""
 
     def run(table: LocalTable) -> None:
         table.deliver()
         old = table.host_seat
+        at = sorted(table.sessions[new].chain.at_table)
+        voters = [new, *[s for s in at if s not in (old, new)]][: quorum(len(at))]
+        votes = [table.sessions[v].vote("depose", old) for v in voters]
         table.host = Sequencer(table.identities[new], table.game, new, records=table.records)
         table.host_seat = new
         s = table.sessions[new]
-        table.send(s.sign({"type": "host_change", "old": old, "new": new}))
+        table.send(s.sign(s.votes_body("depose", old, votes)))
         table.deliver()
-        table.send(s.announce({"type": "left", "seat": old}))
+        table.absent("left", old)
 
     return run
 
@@ -96,6 +103,9 @@ SCENARIOS: list[Scenario] = [
              script={3: ack(1)}, comment="a hand of dernier with chains, a missed DERNIER, an ack"),
     Scenario("dernier-3p-timeout", "dernier", 3, frozenset({"Forfeited"}), idle=0.2,
              comment="dernier: a seat lets its clock run out and forfeits"),
+    Scenario("dernier-2p-nocontest", "dernier", 2, frozenset(), idle=0.3, whole=True,
+             comment="dernier at two seats: a seat lets its clock run out; with no majority "
+             "to judge it the match ends as no contest (nobody ranked)"),
     Scenario("dernier-4p-left", "dernier", 4, frozenset({"SeatOut"}), script={2: leave(2)},
              comment="dernier: a seat leaves a table of four; the hand is void and the other "
              "three play a new hand"),
@@ -103,8 +113,9 @@ SCENARIOS: list[Scenario] = [
              comment="standard: a seat resigns at a table of four; the hand is void and the "
              "other three play a new hand"),
     Scenario("dernier-3p-hostchange", "dernier", 3, frozenset(), script={2: host_change(1)},
-             comment="the host goes; seat 1 takes over with host_change, then left for seat 0, "
-             "who goes out: the two others play a new hand"),
+             comment="the host is deposed; seat 1 takes over with host_change and the depose "
+             "votes of seats 1 and 2, then left with votes for seat 0, who goes out: the two "
+             "others play a new hand"),
     Scenario("dernier-8p", "dernier", 8, frozenset(), forget=0.2,
              options={"match": ["hands", 1], "hand_size": 2},
              comment="a hand of dernier at eight seats"),
@@ -113,7 +124,7 @@ SCENARIOS: list[Scenario] = [
              forget=0.3, comment="originale: cut, hand size, jump-ins, A chains"),
     Scenario("originale-2p-cancel", "originale", 2, frozenset({"ChainCancelled", "CutKept"}),
              trials=12, comment="originale: a 2 of the A's suit cancels the chain; a cut kept"),
-    Scenario("originale-2p-reshuffle", "originale", 2,
+    Scenario("originale-3p-reshuffle", "originale", 3,
              frozenset({"Reshuffled", "Drew:penalty-timeout"}), reshuffle=True, idle=0.05,
              stop_after="Reshuffled",
              comment="originale: the draw pile runs out and the discards are reshuffled (the "

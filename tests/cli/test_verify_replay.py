@@ -161,3 +161,43 @@ def test_hostile_records_exit_2_without_a_traceback(transcript: Path, tmp_path: 
     proc = dernier(tmp_path, "verify", str(tmp_path / "deep"))  # one as a real process
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "OVERSIZED" in proc.stderr or "nested deeper" in proc.stderr
+
+
+def _two_seat_records(end: str) -> list:
+    """A dealt 2-seat match ended by the host: ``no_contest`` (valid) or a ``timeout`` carrying
+    only its own vote (no quorum)."""
+    from dernier_p2p.protocol.local import LocalTable
+
+    table = LocalTable("dernier", [bytes([60]) * 32, bytes([61]) * 32], {"match": ["hands", 1]})
+    table.deliver()
+    host = table.sessions[0]
+    if end == "no_contest":
+        body = {"type": "no_contest", "seat": 1, "votes": []}
+    else:
+        body = {"type": "timeout", "seat": 1, "votes": [host.vote("timeout", 1)]}
+    from dernier_p2p.protocol.envelope import make_record, record_hash, sign_envelope
+
+    env = sign_envelope(table.identities[0], table.game, 0, host.chain.next_counter(0), host.head,
+                        body)
+    recs = table.records
+    return [*recs, make_record(table.identities[0], env, 0, len(recs), record_hash(recs[-1]),
+                               recs[-1]["t"] + 1)]
+
+
+@pytest.mark.parametrize("end", ["no_contest", "timeout"])
+def test_verify_shows_no_contest_and_refuses_a_lone_vote(tmp_path: Path, end: str) -> None:
+    from dernier_p2p.wire.transcript import TranscriptWriter
+
+    path = tmp_path / f"{end}.transcript"
+    with TranscriptWriter(path) as w:
+        for rec in _two_seat_records(end):
+            w.append(rec)
+    proc = CliRunner().invoke(main, ["verify", str(path)])
+    if end == "no_contest":
+        assert proc.exit_code == 0, proc.output
+        assert proc.output.startswith("OK")
+        assert "Result: no contest (nobody ranked" in proc.output
+        assert "Winner" not in proc.output
+    else:
+        assert proc.exit_code == 1, proc.output
+        assert "FAULT at record" in proc.output and "NO_QUORUM: seat 0" in proc.output

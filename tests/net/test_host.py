@@ -120,8 +120,9 @@ async def test_repeated_abuse_closes_only_that_connection(tmp_path: Path) -> Non
     assert [s for s, _, _ in table.host.faults] == [2] * 5  # closed at the fifth
     got = transcripts(tmp_path, range(2))
     assert got[0] == got[1]
-    bodies = [r["env"]["body"] for r in got[0]]
-    assert {"type": "left", "seat": 2} in bodies  # after the grace period
+    lefts = [r["env"]["body"] for r in got[0] if r["env"]["body"]["type"] == "left"]
+    assert [b["seat"] for b in lefts] == [2]  # after the grace period
+    assert sorted(v["seat"] for v in lefts[0]["votes"]) == [0, 1]  # the host's and seat 1's
     audit = verify(got[0])
     # three seats: the leaver goes out and ranks last, the other two play the match out
     assert audit.ok and audit.summary.standings[-1] == 2
@@ -185,8 +186,9 @@ async def test_a_peer_killed_mid_hand_leaves_and_loses(tmp_path: Path) -> None:
     assert 1 not in table.results
     got = transcripts(tmp_path, [0, 2])
     assert got[0] == got[2]
-    bodies = [r["env"]["body"] for r in got[0]]
-    assert {"type": "left", "seat": 1} in bodies
+    lefts = [r["env"]["body"] for r in got[0] if r["env"]["body"]["type"] == "left"]
+    assert [b["seat"] for b in lefts] == [1]
+    assert sorted(v["seat"] for v in lefts[0]["votes"]) == [0, 2]  # the host's and seat 2's
     audit = verify(got[0])  # three seats: the others play on; the leaver ranks last
     assert audit.ok and audit.summary.standings[-1] == 1
     assert audit.summary.match_points[1] == -1  # dernier: -1 match point to the leaver
@@ -197,20 +199,35 @@ async def test_a_peer_killed_mid_hand_leaves_and_loses(tmp_path: Path) -> None:
         assert 0 < me.presence[0].grace_ms <= FAST.grace_ms
 
 
-async def test_a_seat_that_does_not_move_times_out(tmp_path: Path) -> None:
-    async def never(*_: Any) -> None:
-        await trio.sleep_forever()
+async def never(*_: Any) -> None:
+    await trio.sleep_forever()
 
+
+async def test_a_seat_that_does_not_move_times_out(tmp_path: Path) -> None:
     # turn_ms leaves time for the deck set-up (a seat owing a deck message times out too)
+    table = await play(
+        tmp_path, 3, agents={1: never}, timers=Timers(turn_ms=1500, declare_ms=30, grace_ms=400)
+    )
+    assert not table.errors
+    got = transcripts(tmp_path, [0, 1, 2])
+    assert got[0] == got[1] == got[2]
+    timeouts = [r["env"]["body"] for r in got[0] if r["env"]["body"]["type"] == "timeout"]
+    assert [b["seat"] for b in timeouts] == [1]
+    assert sorted(v["seat"] for v in timeouts[0]["votes"]) == [0, 2]  # the host and seat 2
+    assert verify(got[0]).summary.match_points[1] == -1  # dernier: forfeit
+
+
+async def test_a_seat_that_does_not_move_at_two_seats_is_no_contest(tmp_path: Path) -> None:
     table = await play(
         tmp_path, 2, agents={1: never}, timers=Timers(turn_ms=1500, declare_ms=30, grace_ms=400)
     )
     assert not table.errors
     got = transcripts(tmp_path, [0, 1])
     assert got[0] == got[1]
-    bodies = [r["env"]["body"] for r in got[0]]
-    assert {"type": "timeout", "seat": 1} in bodies
-    assert verify(got[0]).summary.match_points[1] == -1  # dernier: forfeit
+    assert got[0][-1]["env"]["body"] == {"type": "no_contest", "seat": 1, "votes": []}
+    audit = verify(got[0])
+    assert audit.ok and audit.summary.no_contest and audit.summary.winner is None
+    assert table.results[0] == table.results[1] == {"no_contest": True}
 
 
 def no_declare(seat: int) -> Any:

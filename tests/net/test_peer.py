@@ -15,6 +15,7 @@ from dernier_p2p.net.host import SEATED_KEY, Host
 from dernier_p2p.net.peer import HostLost, Peer, PeerConfig
 from dernier_p2p.net.timers import Timers
 from dernier_p2p.protocol.envelope import record_hash
+from dernier_p2p.protocol.verify import check_records
 from dernier_p2p.rules import Phase
 from dernier_p2p.wire.transcript import read_transcript
 
@@ -65,13 +66,16 @@ async def test_a_host_killed_mid_hand_is_replaced_by_the_next_seat(tmp_path: Pat
     got = transcripts(tmp_path, [1, 2])
     assert got[1] == got[2]
     bodies = [r["env"]["body"] for r in got[1]]
-    change = bodies.index({"type": "host_change", "old": 0, "new": 1})
+    change = [b["type"] for b in bodies].index("host_change")
+    assert (bodies[change]["old"], bodies[change]["new"]) == (0, 1)
+    assert [v["seat"] for v in bodies[change]["votes"]] == [1, 2]  # a quorum of depose votes
     assert change > 30  # mid-hand
     # the old host stays a seat after the change: the new host gives it its grace to resume,
     # and only then (it never came back) records it as left
     away = [(p.seat, p.state) for p in table.peers[1].host.me.presence]
     assert (0, "dropped") in away
-    assert {"type": "left", "seat": 0} in bodies[change + 1 :]
+    lefts = [b for b in bodies[change + 1 :] if b["type"] == "left"]
+    assert [b["seat"] for b in lefts] == [0]  # the old host did not come back
     assert {r["h"] for r in got[1][change:]} == {1}
     assert {r["h"] for r in got[1][:change]} == {0}
     # what the others hold from the old host is its own history (it may have sequenced more
@@ -120,8 +124,8 @@ async def test_a_new_host_takes_the_records_it_lacks_from_the_others(tmp_path: P
     assert not table.errors
     got = transcripts(tmp_path, [1, 2])
     assert got[1] == got[2]
-    bodies = [r["env"]["body"] for r in got[1]]
-    change = bodies.index({"type": "host_change", "old": 0, "new": 1})
+    bodies = [r["env"]["body"]["type"] for r in got[1]]
+    change = bodies.index("host_change")
     assert change >= seen[2]  # nothing seat 2 held was lost
     audit = verify(got[1])
     assert table.results[1] == table.results[2] and same_result(table.results[1], audit)
@@ -168,10 +172,26 @@ async def test_without_an_address_to_take_over_the_peer_reports_the_host_lost(
         await wait_for(lambda: mid_hand(table, 30))
         table.scopes[0].cancel()
 
-    table = await play(tmp_path, 2, watch=kill_host)  # the peer announced no listen address
+    table = await play(tmp_path, 3, watch=kill_host)  # the peers announced no listen address
     err = table.errors.get(1)
     assert isinstance(err, HostLost) and "no address" in str(err)
     assert table.peers[1].host is None
+
+
+async def test_at_two_seats_a_vanished_host_is_waited_for_then_lost(tmp_path: Path) -> None:
+    """No majority can depose at two seats: the peer waits a second grace period, then ends
+    for itself (its transcript incomplete, nobody ranked)."""
+    async def kill_host(table: Any) -> None:
+        await wait_for(lambda: mid_hand(table, 30))
+        table.scopes[0].cancel()
+
+    table = await play(tmp_path, 2, watch=kill_host, listen=True)
+    err = table.errors.get(1)
+    assert isinstance(err, HostLost) and "not back" in str(err)
+    assert table.peers[1].host is None and table.peers[1].votes_sent == []
+    got = transcripts(tmp_path, [1])[1]
+    assert "host_change" not in [r["env"]["body"]["type"] for r in got]
+    assert check_records(got).code == "INCOMPLETE"
 
 
 async def test_a_crashed_peer_restarts_from_its_transcript(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dernier_p2p.protocol.envelope import Author, genesis_hash, record_hash
 from dernier_p2p.protocol.sequencer import Sequencer
+from dernier_p2p.protocol.votes import sign_vote
 from dernier_p2p.wire.identity import IdentityKey
 
 GAME = bytes(range(16))
@@ -51,3 +52,10 @@ class Game:
     def submit(self, seat: int, body: dict, head: bytes | None = None) -> dict:
         self.t += 10
         return self.seq.submit(self.envelope(seat, body, head), seat, self.t)
+
+    def votes(self, kind: str, target: int | None, voters: list[int], after: int | None = None
+              ) -> list[dict]:
+        """Votes of ``voters`` about ``target``, each stating record ``after`` (default: the
+        host's last record)."""
+        at = len(self.seq.records) - 1 if after is None else after
+        return [sign_vote(self.ids[v], GAME, kind, target, v, at) for v in voters]

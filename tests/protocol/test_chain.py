@@ -174,7 +174,8 @@ def test_envelope_faults_the_host_should_have_refused(g):
          "MALFORMED"),
         (sign_envelope(g.ids[1], GAME, 1, a1.next_n, c.head, {"type": "chat"}),
          "UNKNOWN_MESSAGE"),
-        (sign_envelope(g.ids[1], GAME, 1, a1.next_n, c.head, {"type": "left", "seat": 2}),
+        (sign_envelope(g.ids[1], GAME, 1, a1.next_n, c.head,
+                       {"type": "left", "seat": 2, "votes": g.votes("left", 2, [0, 1])}),
          "WRONG_SEAT"),
         (sign_envelope(g.ids[1], GAME, 1, a1.next_n, c.head, table_body(g.keys)), "WRONG_SEAT"),
         (sign_envelope(g.ids[0], GAME, 0, g.authors[0].next_n, c.head, table_body(g.keys)),
@@ -261,9 +262,8 @@ def test_equivocating_host_is_exposed_by_the_next_head_echo(g):
     peer1, peer2 = fed(g), fed(g)
     i, head = peer1.next_index, peer1.head
     n0 = g.authors[0].next_n
-    for_1 = make_record(g.ids[0], g.authors[0].envelope({"type": "timeout", "seat": 2}, head),
-                        0, i, head, g.t + 1)
-    other = sign_envelope(g.ids[0], GAME, 0, n0, head, {"type": "timeout", "seat": 1})
+    for_1 = make_record(g.ids[0], g.authors[0].envelope(ACK, head), 0, i, head, g.t + 1)
+    other = sign_envelope(g.ids[0], GAME, 0, n0, head, {"type": "accept", "table": head})
     for_2 = make_record(g.ids[0], other, 0, i, head, g.t + 1)
     peer1.feed(for_1)
     peer2.feed(for_2)
@@ -286,7 +286,7 @@ def test_checkers_fed_the_same_records_agree():
 
 # ---------------------------------------------------------------------- departures and host changes
 def test_left_seat_may_not_send(g):
-    g.submit(0, {"type": "left", "seat": 2})
+    g.submit(0, {"type": "left", "seat": 2, "votes": g.votes("left", 2, [0, 1])})
     c = fed(g)
     assert c.at_table == {0, 1}
     env = g.authors[2].envelope(ACK, c.head)
@@ -297,7 +297,8 @@ def test_next_host_takes_over_with_its_own_record(g):
     c = fed(g)
     assert c.next_host() == 1
     seq1 = Sequencer(g.ids[1], GAME, 1, records=g.seq.records)
-    rec = seq1.submit(g.envelope(1, {"type": "host_change", "old": 0, "new": 1}), 1, g.t + 5)
+    change = {"type": "host_change", "old": 0, "new": 1, "votes": g.votes("depose", 0, [1, 2])}
+    rec = seq1.submit(g.envelope(1, change), 1, g.t + 5)
     assert rec["h"] == 1
     c.feed(rec)
     # the old host stays at the table as an ordinary seat
@@ -314,7 +315,8 @@ def test_next_host_takes_over_with_its_own_record(g):
 
 def test_host_change_sequenced_by_the_old_host(g):
     c = fed(g)
-    env = g.authors[1].envelope({"type": "host_change", "old": 0, "new": 1}, c.head)
+    change = {"type": "host_change", "old": 0, "new": 1, "votes": g.votes("depose", 0, [1, 2])}
+    env = g.authors[1].envelope(change, c.head)
     c.feed(_seq_raw(g, env, c))
     assert c.host == 1
     after = make_record(g.ids[0], g.authors[2].envelope(ACK, c.head), 0, c.next_index, c.head,
@@ -322,24 +324,27 @@ def test_host_change_sequenced_by_the_old_host(g):
     refused(c, after, "BAD_CHAIN", 0)
 
 
-def test_only_the_next_seat_may_take_over(g):
+def test_only_the_next_seat_may_take_over():
+    g = game_with_acks(4, rounds=1)
     c = fed(g)
-    env = g.authors[2].envelope({"type": "host_change", "old": 0, "new": 2}, c.head)
+    change = {"type": "host_change", "old": 0, "new": 2, "votes": g.votes("depose", 0, [2, 3])}
+    env = g.authors[2].envelope(change, c.head)
     hijack = make_record(g.ids[2], env, 2, c.next_index, c.head, g.t + 1)
     refused(c, hijack, "BAD_CHAIN", 2)
     # once seat 1 has left, seat 2 is next
-    g.submit(0, {"type": "left", "seat": 1})
+    g.submit(0, {"type": "left", "seat": 1, "votes": g.votes("left", 1, [0, 2, 3])})
     c = fed(g)
     assert c.next_host() == 2
-    env = sign_envelope(g.ids[2], GAME, 2, env["n"], c.head,
-                        {"type": "host_change", "old": 0, "new": 2})
+    change["votes"] = g.votes("depose", 0, [2, 3])
+    env = sign_envelope(g.ids[2], GAME, 2, env["n"], c.head, change)
     c.feed(make_record(g.ids[2], env, 2, c.next_index, c.head, g.t + 1))
-    assert c.host == 2 and c.at_table == {0, 2}
+    assert c.host == 2 and c.at_table == {0, 2, 3}
 
 
 def test_host_change_naming_another_old_host(g):
     c = fed(g)
-    env = g.authors[1].envelope({"type": "host_change", "old": 2, "new": 1}, c.head)
+    change = {"type": "host_change", "old": 2, "new": 1, "votes": g.votes("depose", 2, [0, 1])}
+    env = g.authors[1].envelope(change, c.head)
     refused(c, make_record(g.ids[1], env, 1, c.next_index, c.head, g.t + 1), "BAD_CHAIN", 1)
 
 
@@ -363,7 +368,7 @@ def test_relay_drops_a_record_and_relinks_the_rest():
     later = sign_envelope(g.ids[0], GAME, 0, n0, peer1.head, ACK)  # echoes the dropped record
     refused(peer2, _seq_raw(g, later, peer2), "FORK", 0)
     # seat 2 writes on the relinked branch; peer 1 sees an echo it does not hold
-    other = g.authors[0].envelope({"type": "timeout", "seat": 2}, peer2.head)
+    other = g.authors[0].envelope(ACK, peer2.head)
     peer2.feed(_seq_raw(g, other, peer2))
     echo = g.authors[2].envelope(ACK, peer2.head)
     refused(peer1, _seq_raw(g, echo, peer1), "FORK", 0)
@@ -451,11 +456,17 @@ def test_current_host_may_not_hand_over_out_of_turn(g):
     the host (seat 2's own hijack is refused above)."""
     c = fed(g)
     assert c.next_host() == 1
-    env = g.authors[2].envelope({"type": "host_change", "old": 0, "new": 2}, c.head)
+    env = g.authors[2].envelope(_change(g, 2), c.head)
     refused(c, _seq_raw(g, env, c), "BAD_CHAIN", 0)
-    env = g.authors[1].envelope({"type": "host_change", "old": 0, "new": 1}, c.head)
+    env = g.authors[1].envelope(_change(g, 1), c.head)
     c.feed(_seq_raw(g, env, c))
     assert c.host == 1 and c.next_host() == 2
+
+
+def _change(g: Game, new: int) -> dict:
+    """Seat ``new``'s host change from seat 0, with the depose votes of the two other seats."""
+    return {"type": "host_change", "old": 0, "new": new,
+            "votes": g.votes("depose", 0, [new, 3 - new])}
 
 
 def _keyless_seat_one() -> tuple[Game, ChainChecker]:
@@ -471,10 +482,10 @@ def test_next_host_skips_a_seat_without_a_host_key():
     g, c = _keyless_seat_one()
     assert c.next_host() == 2
     # seat 1 may not take over, even sequenced by the host
-    env = g.authors[1].envelope({"type": "host_change", "old": 0, "new": 1}, c.head)
+    env = g.authors[1].envelope(_change(g, 1), c.head)
     refused(c, _seq_raw(g, env, c), "BAD_CHAIN", 0)
     # seat 2 may, signing its own record
-    env = g.authors[2].envelope({"type": "host_change", "old": 0, "new": 2}, c.head)
+    env = g.authors[2].envelope(_change(g, 2), c.head)
     c.feed(make_record(g.ids[2], env, 2, c.next_index, c.head, g.t + 1))
     assert c.host == 2 and c.at_table == {0, 1, 2}  # the old host stays a seat
     assert c.next_host() == 0  # seat 1 is still at the table but may never host
@@ -483,7 +494,7 @@ def test_next_host_skips_a_seat_without_a_host_key():
 def test_record_signed_as_a_seat_without_a_host_key_is_a_protocol_error():
     g, c = _keyless_seat_one()
     # seat 1 signs its own host change with its identity key: no host key, BAD_CHAIN
-    env = g.authors[1].envelope({"type": "host_change", "old": 0, "new": 1}, c.head)
+    env = g.authors[1].envelope(_change(g, 1), c.head)
     rec = make_record(g.ids[1], env, 1, c.next_index, c.head, g.t + 1)
     refused(c, rec, "BAD_CHAIN", 0)
     ack = make_record(g.ids[1], g.authors[1].envelope(ACK, c.head), 1, c.next_index, c.head,

@@ -41,6 +41,7 @@ from tests.protocol import identities, table_body
 HAND_VECTOR = Path(__file__).parents[2] / "vectors" / "hand.json"
 N = 3
 B32 = bytes(range(32))
+VOTE = {"seat": 0, "after": 5, "sig": bytes(64)}
 FACE = Card(Rank.N7, Suit.RED)
 
 
@@ -71,9 +72,11 @@ def examples() -> list[tuple[int, dict]]:
     ]
     bodies = [
         (0, table_body(keys)),
-        (0, {"type": "timeout", "seat": 2}),
-        (0, {"type": "left", "seat": 1}),
-        (1, {"type": "host_change", "old": 0, "new": 1}),
+        (0, {"type": "timeout", "seat": 2, "votes": [VOTE]}),
+        (0, {"type": "left", "seat": 1, "votes": [VOTE, {**VOTE, "seat": 2, "after": -1}]}),
+        (0, {"type": "no_contest", "seat": 1, "votes": []}),
+        (0, {"type": "no_contest", "seat": None, "votes": [VOTE]}),
+        (1, {"type": "host_change", "old": 0, "new": 1, "votes": [VOTE]}),
         (2, {"type": "accept", "table": B32}),
         (1, {"type": "ack"}),
         (2, {"type": "resign"}),
@@ -160,24 +163,47 @@ def test_version():
 
 
 def test_host_only_bodies():
-    for body in ({"type": "timeout", "seat": 2}, {"type": "left", "seat": 1}, EXAMPLES[0][1]):
+    for body in ({"type": "timeout", "seat": 2, "votes": [VOTE]},
+                 {"type": "left", "seat": 1, "votes": [VOTE]},
+                 {"type": "no_contest", "seat": None, "votes": []}, EXAMPLES[0][1]):
         validate_body(body, 1, N)  # without a host seat the author is not checked
         assert err(body, 1, host_seat=0).code == "WRONG_SEAT"
         validate_body(body, 0, N, host_seat=0)
 
 
 def test_host_change_is_authored_by_the_new_host():
-    assert err({"type": "host_change", "old": 0, "new": 1}, 2).code == "WRONG_SEAT"
-    assert err({"type": "host_change", "old": 1, "new": 1}, 1).code == "MALFORMED"
-    assert err({"type": "host_change", "old": 0, "new": 3}, 1).code == "MALFORMED"
+    v = [VOTE]
+    assert err({"type": "host_change", "old": 0, "new": 1, "votes": v}, 2).code == "WRONG_SEAT"
+    assert err({"type": "host_change", "old": 1, "new": 1, "votes": v}, 1).code == "MALFORMED"
+    assert err({"type": "host_change", "old": 0, "new": 3, "votes": v}, 1).code == "MALFORMED"
+    assert err({"type": "host_change", "old": 0, "new": 1}, 1).code == "MALFORMED"
+
+
+@pytest.mark.parametrize(
+    "votes",
+    [
+        [],  # a timeout needs at least one vote
+        [VOTE] * 11,
+        [{**VOTE, "seat": 3}],
+        [{**VOTE, "after": -2}],
+        [{**VOTE, "after": True}],
+        [{**VOTE, "sig": bytes(63)}],
+        [{"seat": 0, "after": 1}],
+        [{**VOTE, "extra": 1}],
+        "votes",
+    ],
+)
+def test_bad_votes_are_malformed(votes):
+    assert err({"type": "timeout", "seat": 1, "votes": votes}, 0).code == "MALFORMED"
 
 
 @pytest.mark.parametrize(
     "body",
     [
-        {"type": "timeout", "seat": 3},
-        {"type": "timeout", "seat": -1},
-        {"type": "left", "seat": True},
+        {"type": "timeout", "seat": 3, "votes": [VOTE]},
+        {"type": "timeout", "seat": -1, "votes": [VOTE]},
+        {"type": "left", "seat": True, "votes": [VOTE]},
+        {"type": "no_contest", "seat": 3, "votes": []},
         {"type": "accept", "table": bytes(31)},
         {"type": "coin_commit", "step": "", "commit": B32},
         {"type": "coin_commit", "step": "x" * 65, "commit": B32},
@@ -363,10 +389,10 @@ def test_move_codec_by_hand():
 
 
 def test_timeout_and_leave_bodies():
-    assert move_to_body(Timeout(2), 0) == {"type": "timeout", "seat": 2}
-    assert move_to_body(Leave(1), 0) == {"type": "left", "seat": 1}
-    assert body_to_move({"type": "timeout", "seat": 2}, 0) == Timeout(2)
-    assert body_to_move({"type": "left", "seat": 1}, 0) == Leave(1)
+    assert move_to_body(Timeout(2), 0) == {"type": "timeout", "seat": 2, "votes": []}
+    assert move_to_body(Leave(1), 0) == {"type": "left", "seat": 1, "votes": []}
+    assert body_to_move({"type": "timeout", "seat": 2, "votes": [VOTE]}, 0) == Timeout(2)
+    assert body_to_move({"type": "left", "seat": 1, "votes": [VOTE]}, 0) == Leave(1)
 
 
 def test_codec_misuse_is_a_value_error():

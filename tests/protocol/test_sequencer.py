@@ -89,10 +89,11 @@ def test_envelope_refusals_name_the_connection():
             "UNKNOWN_MESSAGE")
     refused(seq, sign_envelope(g.ids[1], GAME, 1, n1, head, {"type": "ack", "x": 0}), 1,
             "MALFORMED")
-    refused(seq, sign_envelope(g.ids[1], GAME, 1, n1, head, {"type": "timeout", "seat": 2}), 1,
-            "WRONG_SEAT")
+    timeout = {"type": "timeout", "seat": 2, "votes": g.votes("timeout", 2, [0, 1])}
+    refused(seq, sign_envelope(g.ids[1], GAME, 1, n1, head, timeout), 1, "WRONG_SEAT")
     refused(seq, sign_envelope(g.ids[1], GAME, 1, n1, head,
-                               {"type": "host_change", "old": 0, "new": 1}), 1, "WRONG_SEAT")
+                               {"type": "host_change", "old": 0, "new": 1,
+                                "votes": g.votes("depose", 0, [1, 2])}), 1, "WRONG_SEAT")
     refused(seq, sign_envelope(g.ids[1], GAME, 1, n1, head, table_body(g.keys)), 1,
             "WRONG_SEAT")
     refused(seq, {**good, "sig": good["sig"][:63]}, 1, "MALFORMED")
@@ -162,7 +163,8 @@ def test_a_seat_that_does_not_host_yet_sequences_only_its_host_change():
     seq1 = Sequencer(g.ids[1], GAME, 1, records=g.seq.records)
     n2 = g.authors[2].next_n
     refused(seq1, sign_envelope(g.ids[2], GAME, 2, n2, seq1.head, ACK), 2, "BAD_CHAIN")
-    seq1.submit(g.envelope(1, {"type": "host_change", "old": 0, "new": 1}), 1, g.t + 1)
+    change = {"type": "host_change", "old": 0, "new": 1, "votes": g.votes("depose", 0, [1, 2])}
+    seq1.submit(g.envelope(1, change), 1, g.t + 1)
     assert seq1.chain.host == 1
     seq1.submit(g.envelope(2, ACK, seq1.head), 2, g.t + 2)
 

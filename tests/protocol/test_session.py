@@ -150,18 +150,34 @@ def test_same_seeds_same_record_stream():
     assert all(encode(r) != x for r, x in zip(other.records, a, strict=False))
 
 
-def test_timeout_forfeits_in_dernier():
-    def silent(state, seat, view):
-        return None
+def _silent(state, seat, view):
+    return None
 
+
+def test_timeout_forfeits_in_dernier_with_the_votes_of_a_quorum():
     res = run_local_match(
-        "dernier", 2, seeds(2), [HeuristicBot(1), silent], options={"match": ["hands", 3]}
+        "dernier", 3, seeds(3), [HeuristicBot(1), _silent, HeuristicBot(2)],
+        options={"match": ["hands", 3]}
     )
     for s in res.sessions:
         assert s.finished
-        assert s.state.match_points == (1, -1)
+        assert s.state.match_points[1] == -1
         assert any(isinstance(e, Forfeited) and e.seat == 1 for e in s.events)
-    assert res.records[-1]["env"]["body"] == {"type": "timeout", "seat": 1}
+    body = res.records[-1]["env"]["body"]
+    assert body["type"] == "timeout" and body["seat"] == 1
+    assert [v["seat"] for v in body["votes"]] == [0, 2]  # q(3) = 2: the host and seat 2
+
+
+def test_absence_at_two_seats_is_no_contest():
+    res = run_local_match(
+        "dernier", 2, seeds(2), [HeuristicBot(1), _silent], options={"match": ["hands", 3]}
+    )
+    for s in res.sessions:
+        assert s.finished and s.no_contest
+        assert s.result == {"no_contest": True}
+        assert s.state.match_points == (0, 0)
+        assert not any(isinstance(e, Forfeited) for e in s.events)
+    assert res.records[-1]["env"]["body"] == {"type": "no_contest", "seat": 1, "votes": []}
 
 
 @pytest.mark.parametrize(

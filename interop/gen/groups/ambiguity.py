@@ -10,6 +10,7 @@ import sys
 from dernier_p2p.net import handshake as hs
 from dernier_p2p.protocol.envelope import record_hash
 from dernier_p2p.protocol.session import Session
+from dernier_p2p.protocol.votes import sign_vote
 from dernier_p2p.rules import to_act
 from dernier_p2p.wire.canonical import encode
 from dernier_p2p.wire.hashing import digest
@@ -159,7 +160,9 @@ def stall_cases(b: Base) -> None:
     r = b.records[k]
     s, h = r["env"]["seat"], r["h"]
     t = next(x for x in range(n) if x not in (s, h))
-    stall = as_record(b, k, new_env(b, k, h, {"type": "timeout", "seat": s}))
+    after = obs.chain.vote_since("timeout", s)
+    votes = [sign_vote(b.identities[v], b.game, "timeout", s, v, after) for v in (h, t)]
+    stall = as_record(b, k, new_env(b, k, h, {"type": "timeout", "seat": s, "votes": votes}))
     declare = new_env(b, k, t, {"type": "move", "hand": r["env"]["body"]["hand"],
                                 "move": "declare"})
     add("ambiguity-stall-token-owed", "7.5",

@@ -74,14 +74,30 @@ def body_cases(b: Base, tag: str) -> None:
          {"type": "secret", "hand": hand, "secret": bytes(33)}, "MALFORMED")
     case("shuffle-empty-deck", "6.4", "a shuffle of no card", ["Malformed"], k,
          {"type": "shuffle", "hand": hand, "epoch": 0, "deck": [], "proof": {}}, "MALFORMED")
+    vote = {"seat": a, "after": k - 1, "sig": bytes(64)}  # well formed (never checked here)
     case("host-change-same-seat", "6.2", "a host change from a seat to itself", ["Malformed"],
-         k, {"type": "host_change", "old": a, "new": a}, "MALFORMED")
+         k, {"type": "host_change", "old": a, "new": a, "votes": [vote]}, "MALFORMED")
+    case("host-change-no-votes", "6.2", "a host change without its votes field", ["Malformed"],
+         k, {"type": "host_change", "old": h, "new": a}, "MALFORMED")
+    if a == h:
+        other_seat = (a + 1) % n
+        case("timeout-empty-votes", "6.2", "a timeout with an empty vote list", ["Malformed"],
+             k, {"type": "timeout", "seat": other_seat, "votes": []}, "MALFORMED")
+        case("vote-sig-short", "6.2", "a vote whose signature is 63 bytes", ["Malformed"], k,
+             {"type": "left", "seat": other_seat, "votes": [{**vote, "sig": bytes(63)}]},
+             "MALFORMED")
     if a != h and n > 2:
         other = next(x for x in range(n) if x not in (a, h))
         case("host-change-by-other", "6.2", "a host change authored by a seat it does not name",
-             ["WrongSeat"], k, {"type": "host_change", "old": h, "new": other}, "WRONG_SEAT")
+             ["WrongSeat"], k, {"type": "host_change", "old": h, "new": other, "votes": [vote]},
+             "WRONG_SEAT")
     if a != h:
         case("timeout-from-non-host", "6.2", "a seat other than the host sends a timeout",
-             ["WrongSeat", "HostOnly"], k, {"type": "timeout", "seat": a}, "WRONG_SEAT")
+             ["WrongSeat", "HostOnly"], k, {"type": "timeout", "seat": a, "votes": [vote]},
+             "WRONG_SEAT")
         case("left-from-non-host", "6.2", "a seat other than the host sends left",
-             ["WrongSeat", "HostOnly"], k, {"type": "left", "seat": a}, "WRONG_SEAT")
+             ["WrongSeat", "HostOnly"], k, {"type": "left", "seat": a, "votes": [vote]},
+             "WRONG_SEAT")
+        case("no-contest-from-non-host", "6.2", "a seat other than the host ends the match",
+             ["WrongSeat", "HostOnly"], k, {"type": "no_contest", "seat": None, "votes": []},
+             "WRONG_SEAT")

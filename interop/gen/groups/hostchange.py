@@ -1,11 +1,13 @@
-"""A host change, a seat leaving, time-outs (sections 6.2, 7.5, 7.6)."""
+"""A host change, a seat leaving, time-outs, and the votes they carry (sections 6.2, 7.5,
+7.6)."""
 
 from __future__ import annotations
 
 import sys
 
 from dernier_p2p.protocol.envelope import record_hash
-from interop.gen.forge import add, new_env, seal, with_body
+from dernier_p2p.protocol.votes import sign_vote
+from interop.gen.forge import add, flip, new_env, seal, with_body
 from interop.gen.scenarios import Base
 
 
@@ -15,6 +17,7 @@ def build(bases: dict[str, Base]) -> None:
             continue
         left_cases(b)
         timeout_cases(b)
+        vote_cases(b)
     if "dernier-3p-hostchange" in bases:
         host_change_cases(bases["dernier-3p-hostchange"])
 
@@ -39,7 +42,7 @@ def host_change_cases(b: Base) -> None:
         "host): valid", ["HostChange", "Valid"], b, after, [seal(b, rec0)], None)
     n = len(b.identities)
     wrong = (new + 1) % n
-    env = new_env(b, hc, wrong, {"type": "host_change", "old": old, "new": wrong})
+    env = new_env(b, hc, wrong, {**r["env"]["body"], "new": wrong})
     add("hostchange-out-of-turn", "7.6", "a seat that is not the next host takes over",
         ["HostChange"], b, hc, [seal(b, {**r, "env": env, "h": wrong}, signer=wrong)],
         "BAD_CHAIN", wrong)
@@ -61,7 +64,7 @@ def timeout_cases(b: Base) -> None:
     r = b.records[tk]
     n = len(b.identities)
     add(f"{b.name}-timeout-seat-outside", "6.2", "a timeout of a seat the table does not have",
-        ["Malformed", "Timeout"], b, tk, [with_body(b, tk, {"type": "timeout", "seat": n})],
+        ["Malformed", "Timeout"], b, tk, [with_body(b, tk, {**r["env"]["body"], "seat": n})],
         "MALFORMED", r["h"])
     add(f"{b.name}-timeout-extra-field", "6.2", "a timeout with a field it does not have",
         ["UnknownField", "Timeout"], b, tk,
@@ -79,3 +82,53 @@ def left_cases(b: Base) -> None:
            "prev": record_hash(b.records[lf]), "t": b.records[lf]["t"]}
     add(f"{b.name}-left-seat-writes", "7.5", "a seat that has left sends an envelope",
         ["WrongSeat", "Left"], b, lf + 1, [seal(b, rec)], "WRONG_SEAT", h)
+
+
+def vote_cases(b: Base) -> None:
+    """Votes of the first ``timeout``, ``left`` or ``host_change`` of ``b`` (7.5, 7.6): the same
+    record with too few votes, a forged, misplaced, repeated, stale or early vote."""
+    k = b.find(lambda r: r["env"]["body"]["type"] in ("timeout", "left", "host_change"))
+    if k is None:
+        return
+    r = b.records[k]
+    body, signer = r["env"]["body"], r["h"]
+    kind = {"timeout": "timeout", "left": "left", "host_change": "depose"}[body["type"]]
+    target = body["old"] if kind == "depose" else body["seat"]
+    votes = body["votes"]
+    after = votes[0]["after"]
+    sec = "7.6" if kind == "depose" else "7.5"
+    what = {"timeout": "time-out", "left": "leave", "depose": "host change"}[kind]
+    tag = f"{b.name}-{kind}"
+
+    def vote(seat: int, at: int = after, kind_: str = kind) -> dict:
+        return sign_vote(b.identities[seat], b.game, kind_, target, seat, at)
+
+    def bad(id_: str, comment: str, flags: list[str], vs: list[dict], code: str) -> None:
+        add(f"{tag}-{id_}", sec, comment, ["Vote", *flags], b, k,
+            [with_body(b, k, {**body, "votes": vs})], code, signer)
+
+    bad("one-vote-short", f"a {what} with one vote fewer than a quorum", ["NoQuorum"],
+        votes[:-1], "NO_QUORUM")
+    forged = {**votes[-1], "sig": flip(votes[-1]["sig"], 5)}
+    bad("forged-vote", f"a {what} whose last vote's signature is altered", ["BadSignature"],
+        [*votes[:-1], forged], "BAD_SIGNATURE")
+    other_kind = "left" if kind != "left" else "timeout"
+    bad("vote-of-other-kind", f"a {what} carrying a vote signed for {other_kind}",
+        ["BadSignature"], [*votes[:-1], vote(votes[-1]["seat"], kind_=other_kind)],
+        "BAD_SIGNATURE")
+    bad("vote-by-target", f"a {what} with a vote by the seat it is about", ["WrongSeat"],
+        [*votes[:-1], vote(target)], "WRONG_SEAT")
+    bad("same-voter-twice", f"a {what} with the same voter twice", ["WrongSeat"],
+        [*votes[:-1], votes[0]], "WRONG_SEAT")
+    bad("vote-from-the-future", f"a {what} with a vote after the record itself",
+        ["StaleVote"], [*votes[:-1], vote(votes[-1]["seat"], k)], "STALE_VOTE")
+    seen = max((i for i in range(k) if (b.records[i]["h"] if kind == "depose" else
+                                       b.records[i]["env"]["seat"]) == target), default=-1)
+    if seen > 0:
+        bad("stale-vote", f"a {what} with a vote older than a record of its target",
+            ["StaleVote"], [*votes[:-1], vote(votes[-1]["seat"], seen - 1)], "STALE_VOTE")
+    if kind != "depose":
+        add(f"{tag}-no-contest-at-{len(b.identities)}", sec,
+            "no contest without votes at more than two seats", ["Vote", "NoQuorum"], b, k,
+            [with_body(b, k, {"type": "no_contest", "seat": target, "votes": []})],
+            "NO_QUORUM", signer)

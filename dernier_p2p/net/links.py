@@ -1,0 +1,231 @@
+"""Seat links (PROTOCOL.md 4.6): seat-to-seat connections, opened on demand, to ask whether a
+seat is present (``probe`` / ``present``) and to carry ``vote`` frames to the next host.
+
+The accepting seat sends ``challenge``; the connecting seat answers ``link`` with
+``sig = sign("dernier-p2p/link", {"game", "nonce", "seat"})``, checked against that seat's key
+in the table. Then ``probe {nonce}`` is answered by ``present {nonce, have, pending, sig}``
+with ``sig = sign("dernier-p2p/present", {"game", "have", "nonce", "pending", "seat"})``:
+``have`` the index of the answering seat's last record, ``pending`` its own envelopes sent to
+the host and not yet seen in a record (oldest first, at most 64). A ``vote`` frame goes to the
+seat's ``on_vote``. Every bad frame gets an ``error`` frame and the link closes; nothing a link
+carries changes the match by itself.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import trio
+
+from dernier_p2p.net import handshake as hs
+from dernier_p2p.net.framing import FramedStream, FrameError, PeerClosed, open_framed
+from dernier_p2p.protocol.errors import ProtocolError
+from dernier_p2p.protocol.session import Session
+from dernier_p2p.wire.identity import BadSignature, IdentityKey, verify
+from dernier_p2p.wire.version import PROTOCOL_VERSION
+
+log = logging.getLogger("dernier_p2p.net.links")
+
+LINK_LABEL = "dernier-p2p/link"
+PRESENT_LABEL = "dernier-p2p/present"
+PROBE_S = 5.0
+"""How long a probe waits for ``present`` before the seat counts as unreachable (7.5)."""
+MAX_PENDING = 64
+BROKEN = (PeerClosed, trio.BrokenResourceError, trio.ClosedResourceError, OSError,
+          FrameError, hs.NetError)
+
+
+@dataclass(frozen=True)
+class Present:
+    """A checked ``present``: the seat's last record index and its unsequenced envelopes."""
+
+    have: int
+    pending: list[dict[str, Any]]
+
+
+def _present_signed(game: bytes, have: int, nonce: bytes, pending: list, seat: int) -> dict:
+    return {"game": game, "have": have, "nonce": nonce, "pending": pending, "seat": seat}
+
+
+class LinkServer:
+    """Answers links to one seat: ``session`` and ``pending()`` give what ``present`` says;
+    ``on_vote(seat, frame)`` takes ``vote`` frames."""
+
+    def __init__(
+        self,
+        identity: IdentityKey,
+        session: Session,
+        pending: Callable[[], list[dict[str, Any]]],
+        on_vote: Callable[[int, dict[str, Any]], None] | None = None,
+    ) -> None:
+        self.identity, self.session, self.pending, self.on_vote = (
+            identity, session, pending, on_vote)
+
+    async def handle(self, stream: FramedStream) -> None:
+        """Serve one link until it closes."""
+        s = self.session
+        nonce = os.urandom(hs.NONCE_SIZE)
+        summary = {"name": "link", "variant": s.table_body["variant"], "players": s.n,
+                   "taken": s.n}
+        try:
+            await hs.send_message(stream, hs.challenge_message(nonce, summary))
+            with trio.fail_after(10):
+                seat = check_link(await hs.receive_message(stream), nonce, s)
+            while True:
+                msg = await hs.receive_message(stream)
+                if msg["k"] == "probe" and set(msg) == {"k", "nonce"} and _nonce(msg["nonce"]):
+                    await hs.send_message(stream, self.present(msg["nonce"]))
+                elif msg["k"] == "vote" and self.on_vote is not None:
+                    self.on_vote(seat, msg)
+                else:
+                    raise hs.NetError(hs.UNEXPECTED, f"unexpected frame {msg['k']!r} on a link")
+        except hs.RemoteError:
+            return
+        except hs.NetError as exc:
+            with trio.move_on_after(1):
+                try:
+                    await hs.send_message(stream, hs.error_message(exc.code, exc.detail))
+                except BROKEN:
+                    pass
+        except (trio.TooSlowError, *BROKEN):
+            return
+
+    def present(self, nonce: bytes) -> dict[str, Any]:
+        s = self.session
+        have = s.count - 1
+        pending = list(self.pending())[:MAX_PENDING]
+        sig = self.identity.sign(
+            PRESENT_LABEL, _present_signed(s.game, have, nonce, pending, s.seat))
+        return {"k": "present", "nonce": nonce, "have": have, "pending": pending, "sig": sig}
+
+
+def _nonce(v: Any) -> bool:
+    return isinstance(v, bytes) and len(v) == hs.NONCE_SIZE
+
+
+def link_message(identity: IdentityKey, game: bytes, seat: int, nonce: bytes) -> dict[str, Any]:
+    sig = identity.sign(LINK_LABEL, {"game": game, "nonce": nonce, "seat": seat})
+    return {"k": "link", "version": PROTOCOL_VERSION, "game": game, "seat": seat, "sig": sig}
+
+
+def check_link(msg: dict[str, Any], nonce: bytes, session: Session) -> int:
+    """The seat of a checked ``link`` frame; NetError otherwise."""
+    if msg.get("k") != "link":
+        raise hs.NetError(hs.UNEXPECTED, f"expected link, got {msg.get('k')!r}")
+    if msg.get("version") != PROTOCOL_VERSION:
+        raise hs.NetError(hs.VERSION_MISMATCH, f"link of version {msg.get('version')!r}")
+    if set(msg) != {"k", "version", "game", "seat", "sig"}:
+        raise hs.NetError(hs.MALFORMED, "link fields are version, game, seat, sig")
+    seat, game = msg["seat"], msg["game"]
+    if game != session.game:
+        raise hs.NetError("WRONG_GAME", "a link for another game")
+    if not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < session.n:
+        raise hs.NetError(hs.UNKNOWN_KEY, "a link from a seat not at this table")
+    try:
+        verify(session.keys[seat], LINK_LABEL, {"game": game, "nonce": nonce, "seat": seat},
+               msg["sig"])
+    except BadSignature:
+        raise hs.NetError(hs.BAD_SIGNATURE, f"the link is not seat {seat}'s") from None
+    return seat
+
+
+async def open_link(
+    address: tuple[str, int], identity: IdentityKey, session: Session
+) -> FramedStream:
+    """Connect to a seat's ``listen`` address and link as this session's seat."""
+    stream = await open_framed(address[0], address[1], hs.MAX_FRAME)
+    try:
+        nonce, _ = hs.check_challenge(await hs.receive_message(stream))
+        await hs.send_message(stream, link_message(identity, session.game, session.seat, nonce))
+    except BaseException:
+        await trio.aclose_forcefully(stream)
+        raise
+    return stream
+
+
+def address_of(session: Session, seat: int) -> tuple[str, int] | None:
+    listen = session.table_body["players"][seat]["listen"]
+    return None if listen is None else (listen[0], listen[1])
+
+
+async def probe(
+    identity: IdentityKey, session: Session, target: int, timeout_s: float = PROBE_S
+) -> Present | None:
+    """Ask ``target`` whether it is present; its checked ``present``, or None (no address, no
+    answer within ``timeout_s``, or a bad answer)."""
+    address = address_of(session, target)
+    if address is None:
+        return None
+    with trio.move_on_after(timeout_s):
+        try:
+            stream = await open_link(address, identity, session)
+        except BROKEN as exc:
+            log.info("seat %s: probe of seat %d: %s", session.seat, target, exc)
+            return None
+        try:
+            nonce = os.urandom(hs.NONCE_SIZE)
+            await hs.send_message(stream, {"k": "probe", "nonce": nonce})
+            msg = await hs.receive_message(stream)
+            return check_present(msg, nonce, session, target)
+        except BROKEN as exc:
+            log.info("seat %s: probe of seat %d: %s", session.seat, target, exc)
+            return None
+        finally:
+            await trio.aclose_forcefully(stream)
+    return None
+
+
+def check_present(msg: dict[str, Any], nonce: bytes, session: Session, target: int) -> Present:
+    """A checked ``present`` from ``target`` answering ``nonce``; NetError otherwise."""
+    if msg.get("k") != "present" or set(msg) != {"k", "nonce", "have", "pending", "sig"}:
+        raise hs.NetError(hs.UNEXPECTED, "expected present")
+    have, pending = msg["have"], msg["pending"]
+    if msg["nonce"] != nonce or not isinstance(have, int) or isinstance(have, bool) \
+            or have < -1 or not isinstance(pending, list) or len(pending) > MAX_PENDING:
+        raise hs.NetError(hs.MALFORMED, "present fields")
+    try:
+        verify(session.keys[target], PRESENT_LABEL,
+               _present_signed(session.game, have, nonce, pending, target), msg["sig"])
+    except BadSignature:
+        raise hs.NetError(hs.BAD_SIGNATURE, f"the present is not seat {target}'s") from None
+    return Present(have, pending)
+
+
+def unsequenced(session: Session, target: int, present: Present) -> dict[str, Any] | None:
+    """The first pending envelope of ``target`` that passes this seat's checks as the next one
+    to be sequenced (5.4), or None: evidence that the host holds it."""
+    for env in present.pending:
+        if not isinstance(env, dict) or env.get("seat") != target:
+            continue
+        try:
+            session.chain.check_envelope(env, target)
+        except ProtocolError:
+            continue
+        return env
+    return None
+
+
+async def send_vote(
+    identity: IdentityKey, session: Session, to: int, frame: dict[str, Any]
+) -> bool:
+    """Carry a ``vote`` frame to seat ``to`` over a link; whether it was written."""
+    address = address_of(session, to)
+    if address is None:
+        return False
+    with trio.move_on_after(PROBE_S):
+        try:
+            stream = await open_link(address, identity, session)
+        except BROKEN:
+            return False
+        try:
+            await hs.send_message(stream, frame)
+            return True
+        except BROKEN:
+            return False
+        finally:
+            await trio.aclose_forcefully(stream)
+    return False

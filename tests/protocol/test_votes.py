@@ -1,0 +1,252 @@
+"""Votes on absence (PROTOCOL.md 7.5, 7.6): the host cannot choose the loser.
+
+In memory (:class:`LocalTable`), at 2, 3 and 5 seats: a host that announces ``left`` or
+``timeout`` for a present seat without a quorum of votes is refused by every honest seat and by
+the offline audit; a host that censors a seat (holds its envelope) cannot time it out and, where
+a majority exists, is deposed by ``host_change`` with votes, after which the held move is
+sequenced; at two seats the host can only end the match as no contest, never make the victim
+lose. Forged, reused and stale votes are refused with their codes.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from dernier_p2p.bots import HeuristicBot
+from dernier_p2p.protocol.envelope import make_record, record_hash, sign_envelope
+from dernier_p2p.protocol.errors import ProtocolError
+from dernier_p2p.protocol.local import LocalTable, play_round
+from dernier_p2p.protocol.sequencer import Sequencer
+from dernier_p2p.protocol.verify import INCOMPLETE, check_records
+from dernier_p2p.protocol.votes import CENSOR_MS, Tally, check_votes, quorum, sign_vote
+from dernier_p2p.rules import Forfeited, to_act
+from dernier_p2p.wire.identity import IdentityKey
+
+
+def seeds(n: int) -> list[bytes]:
+    return [bytes([40 + k]) * 32 for k in range(n)]
+
+
+def dealt(n: int) -> LocalTable:
+    """A table of ``n`` seats (host 0) waiting on a move of a seat other than the host."""
+    table = LocalTable("dernier", seeds(n), {"match": ["hands", 1]})
+    table.deliver()
+    bots = [HeuristicBot(k) for k in range(n)]
+    rng = random.Random(3)
+    while to_act(table.sessions[0].state) in (None, table.host_seat):
+        play_round(table, bots, rng)
+    return table
+
+
+def forged(table: LocalTable, body: dict) -> dict:
+    """The host signs ``body`` as the next record, past its own sequencer's checks."""
+    h = table.host_seat
+    s = table.sessions[h]
+    env = sign_envelope(table.identities[h], table.game, h, s.chain.next_counter(h), s.head, body)
+    table.clock += 1
+    return make_record(table.identities[h], env, h, len(table.records),
+                       record_hash(table.records[-1]), table.clock)
+
+
+def refused_by_all(table: LocalTable, rec: dict, code: str, honest: list[int]) -> None:
+    """Every honest seat refuses ``rec`` with ``code`` naming the host, and stays as it was;
+    the offline audit refuses it at that index too."""
+    for k in honest:
+        s = table.sessions[k]
+        count, finished = s.count, s.finished
+        with pytest.raises(ProtocolError) as info:
+            s.receive(rec, rec["t"])
+        assert (info.value.code, info.value.seat) == (code, table.host_seat), info.value
+        assert s.count == count and s.fault is None and s.finished == finished
+    verdict = check_records([*table.records, rec])
+    assert (verdict.code, verdict.seat, verdict.index) == (code, table.host_seat, rec["i"])
+
+
+@pytest.mark.parametrize("n", [2, 3, 5])
+def test_host_cannot_choose_the_loser(n):
+    """Forged ``left``, forged ``timeout`` and silent censorship, one table per size."""
+    table = dealt(n)
+    host = table.host_seat
+    victim = to_act(table.sessions[0].state)
+    colluders = [s for s in range(n) if s not in (host, victim)][: (n - 1) // 2 - 1]
+    coalition = [host, *colluders]  # a minority (at 2 and 3 seats the host alone)
+    assert len(coalition) < quorum(n)
+    honest = [s for s in range(n) if s not in coalition]
+    for kind in ("left", "timeout"):
+        votes = table.collect(kind, victim, coalition)
+        refused_by_all(table, forged(table, {"type": kind, "seat": victim, "votes": votes}),
+                       "NO_QUORUM", honest)
+
+    # censorship: the victim moves; the host holds the envelope and relays nothing of it
+    victim_s = table.sessions[victim]
+    held = victim_s.intend(victim_s.legal()[0])
+    for k in honest:  # what a probe shows every honest seat: a valid, unsequenced envelope
+        table.sessions[k].chain.check_envelope(held, victim)
+    # so no honest seat votes timeout; the coalition alone has no quorum
+    votes = table.collect("timeout", victim, coalition)
+    refused_by_all(table, forged(table, {"type": "timeout", "seat": victim, "votes": votes}),
+                   "NO_QUORUM", honest)
+
+    if n == 2:  # no majority can exist: the host can only end the match as no contest
+        rec = table.sequence(table.sessions[host].announce(
+            {"type": "no_contest", "seat": victim, "votes": []}))
+        for s in table.sessions:
+            s.receive(rec, rec["t"])
+            assert s.finished and s.result == {"no_contest": True}
+            assert not any(isinstance(e, Forfeited) for e in s.events)
+        verdict = check_records(table.records)
+        assert verdict.ok and verdict.summary.no_contest and verdict.summary.winner is None
+        return
+
+    # the honest seats (the victim among them) depose the host; the next seat takes over
+    new = table.sessions[victim].chain.next_host()
+    voters = [new, *[s for s in honest if s != new]][: quorum(n)]
+    assert host not in voters
+    take_over(table, voters)
+    assert {s.host for s in table.sessions} == {new}
+    # the held move goes through the new host, signed again after the host change
+    again = victim_s.sign_again([held["body"]])
+    table.send(again[0])
+    table.deliver()
+    change = next(i for i, r in enumerate(table.records)
+                  if r["env"]["body"]["type"] == "host_change")
+    assert any(r["env"]["seat"] == victim and r["env"]["body"] == held["body"]
+               for r in table.records[change:])
+    for s in table.sessions:
+        assert s.fault is None and not any(isinstance(e, Forfeited) for e in s.events)
+    verdict = check_records(table.records)
+    assert verdict.code == INCOMPLETE  # the match goes on, and every record checks
+
+
+def take_over(table: LocalTable, voters: list[int]) -> dict:
+    """The next host sequences its ``host_change`` with the ``depose`` votes of ``voters``."""
+    old = table.host_seat
+    new = table.sessions[old].chain.next_host()
+    votes = [table.sessions[v].vote("depose", old) for v in voters]
+    body = table.sessions[new].votes_body("depose", old, votes)
+    table.host = Sequencer(table.identities[new], table.game, new, records=table.records)
+    table.host_seat = new
+    table.send(table.sessions[new].sign_again([body])[0])
+    table.deliver()
+    return body
+
+
+@pytest.fixture(scope="module")
+def three() -> LocalTable:
+    return dealt(3)
+
+
+def test_no_contest_needs_two_seats_or_a_quorum_of_abandon_votes(three):
+    table = three
+    honest = [1, 2]
+    refused_by_all(table, forged(table, {"type": "no_contest", "seat": 1, "votes": []}),
+                   "NO_QUORUM", honest)
+    refused_by_all(table, forged(table, {"type": "no_contest", "seat": None,
+                                         "votes": table.collect("abandon", None, [0])}),
+                   "NO_QUORUM", honest)
+    two = dealt(2)
+    refused_by_all(two, forged(two, {"type": "no_contest", "seat": 0, "votes": []}),
+                   "NO_QUORUM", [1])  # the host names itself absent
+
+
+def test_forged_votes_are_refused(three):
+    table = three
+    victim = to_act(table.sessions[0].state)
+    other = ({1, 2} - {victim}).pop()
+    honest = [victim, other]
+
+    def attempt(votes, code):
+        refused_by_all(table, forged(table, {"type": "timeout", "seat": victim, "votes": votes}),
+                       code, honest)
+
+    good = table.collect("timeout", victim, [0, other])
+    bad_sig = {**good[1], "sig": bytes([good[1]["sig"][0] ^ 1]) + good[1]["sig"][1:]}
+    attempt([good[0], bad_sig], "BAD_SIGNATURE")
+    attempt([good[0], table.sessions[other].vote("left", victim)], "BAD_SIGNATURE")  # kind
+    attempt([good[0], table.sessions[victim].vote("timeout", victim)], "WRONG_SEAT")
+    attempt([good[0], good[0]], "WRONG_SEAT")
+    # a vote signed with another key than the seat's
+    stranger = IdentityKey.generate(bytes(32))
+    fake = sign_vote(stranger, table.game, "timeout", victim, other, good[1]["after"])
+    attempt([good[0], fake], "BAD_SIGNATURE")
+    # a vote from the future
+    ahead = sign_vote(table.identities[other], table.game, "timeout", victim, other,
+                      len(table.records))
+    attempt([good[0], ahead], "STALE_VOTE")
+    # votes older than a record the victim authored since: stale
+    table.send(table.sessions[victim].ack())
+    table.deliver()
+    attempt(good, "STALE_VOTE")
+    # fresh votes pass; the same votes used a second time are stale
+    fresh = table.collect("timeout", victim, [0, other])
+    assert fresh[1]["after"] == len(table.records) - 1
+    rec = table.sequence(table.sessions[0].announce(
+        {"type": "timeout", "seat": victim, "votes": fresh}))  # the host's sequencer agrees
+    for s in table.sessions:
+        s.receive(rec, rec["t"])
+    assert all(s.finished for s in table.sessions)  # dernier: a time-out forfeits
+    attempt(fresh, "STALE_VOTE")
+
+
+def test_deposing_valid_and_invalid():
+    table = dealt(3)
+    old = table.host_seat
+    new = table.sessions[old].chain.next_host()
+    third = ({0, 1, 2} - {old, new}).pop()
+    seq = Sequencer(table.identities[new], table.game, new, records=table.records)
+
+    def change(votes):
+        body = {"type": "host_change", "old": old, "new": new, "votes": votes}
+        env = sign_envelope(table.identities[new], table.game, new,
+                            table.sessions[new].chain.next_counter(new), table.sessions[new].head,
+                            body)
+        return make_record(table.identities[new], env, new, len(table.records),
+                           record_hash(table.records[-1]), table.clock + 1)
+
+    def refused(votes, code):
+        rec = change(votes)
+        for k in (old, third):
+            with pytest.raises(ProtocolError) as info:
+                table.sessions[k].receive(rec, rec["t"])
+            assert (info.value.code, info.value.seat) == (code, new)
+        with pytest.raises(ProtocolError):
+            seq.submit(rec["env"], new, rec["t"])  # the new host's own sequencer refuses it
+        assert check_records([*table.records, rec]).code == code
+
+    mine = table.sessions[new].vote("depose", old)
+    refused([mine], "NO_QUORUM")
+    refused([mine, table.sessions[old].vote("depose", old)], "WRONG_SEAT")  # the old host
+    older = sign_vote(table.identities[third], table.game, "depose", old, third,
+                      len(table.records) - 2)  # a record signed by the old host since
+    refused([mine, older], "STALE_VOTE")
+    refused([mine, table.sessions[third].vote("timeout", old)], "BAD_SIGNATURE")
+    # a quorum of fresh votes: every seat follows the new host
+    rec = change([mine, table.sessions[third].vote("depose", old)])
+    for s in table.sessions:
+        s.receive(rec, rec["t"])
+        assert s.host == new and s.chain.at_table == {0, 1, 2}
+    assert check_records([*table.records, rec]).code == INCOMPLETE
+
+
+def test_quorum_and_tally():
+    assert [quorum(m) for m in range(1, 11)] == [1, 2, 2, 3, 3, 4, 4, 5, 5, 6]
+    assert CENSOR_MS == 10_000
+    ids = [IdentityKey.generate(bytes([k + 7]) * 32) for k in range(3)]
+    keys = {k: i.public_bytes() for k, i in enumerate(ids)}
+    game = bytes(16)
+    tally = Tally()
+    for k in (0, 2):
+        tally.add("left", 1, sign_vote(ids[k], game, "left", 1, k, 4))
+    tally.add("left", 1, sign_vote(ids[2], game, "left", 1, 2, 6))  # a newer vote replaces
+    assert [v["after"] for v in tally.fresh("left", 1, 4, 7)] == [4, 6]
+    assert [v["after"] for v in tally.fresh("left", 1, 5, 7)] == [6]
+    check_votes(tally.fresh("left", 1, 4, 7), kind="left", target=1, index=7, since=4,
+                at_table={0, 1, 2}, keys=keys, game=game, fault=0)
+    with pytest.raises(ProtocolError) as info:
+        check_votes(tally.fresh("left", 1, 5, 7), kind="left", target=1, index=7, since=5,
+                    at_table={0, 1, 2}, keys=keys, game=game, fault=0)
+    assert info.value.code == "NO_QUORUM"
+    tally.drop("left", 1)
+    assert tally.fresh("left", 1, -1, 9) == []
