@@ -146,6 +146,7 @@ class Peer:
         self.last_seen: dict[int, float] = {}  # seat -> when its last record came
         self.dropped_at: dict[int, float] = {}  # seat -> when the host reported it dropped
         self.pending_seen: dict[tuple[int, int], float] = {}  # (seat, n) held by the host
+        self.held: dict[tuple[int, int], list[int]] = {}  # (seat, n) -> [head index, newer]
         self.voted: set[tuple[str, int | None, int]] = set()
         self.votes_sent: list[tuple[str, int | None]] = []  # (kind, target) of every vote sent
         self.depose_votes = Tally()  # depose votes other seats sent this seat (the next host)
@@ -173,6 +174,7 @@ class Peer:
         assert self.me is not None
         self.me.sent(env)
         self.sent_at.setdefault(env["n"], trio.current_time())
+        self._hold(env)
         self._tx.send_nowait(hs.pack({"k": "env", "env": env}))
 
     async def _sender(self) -> None:
@@ -241,6 +243,12 @@ class Peer:
         self.last_seen[author] = now
         if author == self.seat:
             self.sent_at = {n: t for n, t in self.sent_at.items() if n in self.me.unsequenced}
+        head = session.chain.index_of(rec["env"]["head"])
+        for key, seen in list(self.held.items()):
+            if session.chain.next_counter(key[0]) > key[1]:
+                del self.held[key]  # sequenced
+            elif author != key[0] and head is not None and head > seen[0]:
+                seen[1] += 1  # an envelope written after a newer state went first
         if self.awaited is None:
             self.awaited = Deadlines(session.table_body["timers"]["turn_ms"])
         self.awaited.update(session.waiting_on(), int(now * 1000), author)
@@ -624,26 +632,46 @@ class Peer:
             env = links.unsequenced(session, target, present)
             if env is not None:
                 self.pending_seen.setdefault((target, env["n"]), trio.current_time())
+                self._hold(env)
                 return  # held by the host: evidence of censorship, not of absence
             if kind == "left":
                 self.last_seen[target] = trio.current_time()  # it answers: present
                 return
         self._vote(kind, target)
 
+    def _hold(self, env: dict[str, Any]) -> None:
+        """Watch an envelope until it is sequenced (see :meth:`_censored`)."""
+        assert self.me is not None
+        head = self.me.session.chain.index_of(env["head"])
+        self.held.setdefault((env["seat"], env["n"]), [-1 if head is None else head, 0])
+
+    def _bypassed(self, seat: int, n: int) -> bool:
+        """Whether the host passes over envelope ``(seat, n)``: the table waits on ``seat``
+        (nothing else keeps the host busy), or the host has sequenced, since, at least two per
+        seat of other seats' envelopes written after a newer state (a busy host serves in
+        arrival order, so it would have sequenced that one first)."""
+        assert self.me is not None
+        session = self.me.session
+        if seat in session.waiting_on():
+            return True
+        seen = self.held.get((seat, n))
+        return seen is not None and seen[1] >= 2 * len(session.chain.at_table)
+
     async def _censored(self) -> bool:
         """Whether this seat holds an envelope (its own, or one a probe returned) that the host
-        has not sequenced for ``censor_ms``."""
+        has not sequenced for ``censor_ms`` while sequencing newer envelopes of other seats
+        (so a host merely slow, busy checking shuffles, is not taken for a censor)."""
         assert self.me is not None
         session = self.me.session
         now = trio.current_time()
         limit = self.config.censor_ms / 1000
-        own = [t for n, t in self.sent_at.items() if n in self.me.unsequenced]
-        if own and now - min(own) >= limit:
-            return True
+        for n, t in self.sent_at.items():
+            if n in self.me.unsequenced and now - t >= limit and self._bypassed(self.seat, n):
+                return True
         for (seat, n), first in list(self.pending_seen.items()):
             if session.chain.next_counter(seat) > n:
                 del self.pending_seen[(seat, n)]  # sequenced after all
-            elif now - first >= limit:
+            elif now - first >= limit and self._bypassed(seat, n):
                 return True
         return False
 

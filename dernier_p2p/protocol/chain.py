@@ -235,6 +235,12 @@ class ChainChecker:
             raise ProtocolError("BAD_CHAIN", fault, detail)
         if not first and kind == "table":
             raise ProtocolError("BAD_CHAIN", fault, f"a table from seat {author} after record 0")
+        if kind == "host_change" and (
+            body["old"] != self._host or body["new"] != self.next_host()
+        ):
+            raise ProtocolError(
+                "BAD_CHAIN", fault, f"host change {body['old']} -> {body['new']} out of turn"
+            )
         self.check_vote_body(body, author, fault)
         if kind == "table":
             keys = [p["key"] for p in body["players"]]
@@ -296,12 +302,6 @@ class ChainChecker:
         if self._host is None and env["seat"] != signer:
             detail = f"the table of seat {env['seat']}, not of the host"
             raise ProtocolError("WRONG_SEAT", fault, detail)
-        if env["body"]["type"] == "host_change":
-            body = env["body"]
-            if body["old"] != self._host or body["new"] != self.next_host():
-                raise ProtocolError(
-                    "BAD_CHAIN", fault, f"host change {body['old']} -> {body['new']} out of turn"
-                )
         self._checked = (record_hash(rec), i)
         self._checked_rec = rec
         return rec
