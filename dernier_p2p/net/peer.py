@@ -146,6 +146,7 @@ class Peer:
         self.last_seen: dict[int, float] = {}  # seat -> when its last record came
         self.dropped_at: dict[int, float] = {}  # seat -> when the host reported it dropped
         self.pending_seen: dict[tuple[int, int], float] = {}  # (seat, n) held by the host
+        self.last_record_at = 0.0
         self.held: dict[tuple[int, int], list[int]] = {}  # (seat, n) -> [head index, newer]
         self.voted: set[tuple[str, int | None, int]] = set()
         self.votes_sent: list[tuple[str, int | None]] = []  # (kind, target) of every vote sent
@@ -239,6 +240,7 @@ class Peer:
         assert self.me is not None
         session = self.me.session
         now = trio.current_time()
+        self.last_record_at = now
         author = rec["env"]["seat"]
         self.last_seen[author] = now
         if author == self.seat:
@@ -646,13 +648,15 @@ class Peer:
         self.held.setdefault((env["seat"], env["n"]), [-1 if head is None else head, 0])
 
     def _bypassed(self, seat: int, n: int) -> bool:
-        """Whether the host passes over envelope ``(seat, n)``: the table waits on ``seat``
-        (nothing else keeps the host busy), or the host has sequenced, since, at least two per
+        """Whether the host passes over envelope ``(seat, n)``: the table waits on ``seat`` and
+        no record came for ``censor_ms`` (the host is idle, not busy), or it has sequenced, since,
+        at least two per
         seat of other seats' envelopes written after a newer state (a busy host serves in
         arrival order, so it would have sequenced that one first)."""
         assert self.me is not None
         session = self.me.session
-        if seat in session.waiting_on():
+        quiet = trio.current_time() - self.last_record_at >= self.config.censor_ms / 1000
+        if seat in session.waiting_on() and quiet:
             return True
         seen = self.held.get((seat, n))
         return seen is not None and seen[1] >= 2 * len(session.chain.at_table)
