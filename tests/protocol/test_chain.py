@@ -538,11 +538,10 @@ def test_seats_beyond_the_table_are_malformed_not_just_absent(g):
 def test_a_record_signed_by_one_seat_carrying_another_seats_host_change(g):
     c = fed(g)
     # seat 2 signs seat 1's (in turn) host change: only the new host may sign its own
-    env = g.authors[1].envelope({"type": "host_change", "old": 0, "new": 1}, c.head)
+    env = g.authors[1].envelope(_change(g, 1), c.head)
     refused(c, make_record(g.ids[2], env, 2, c.next_index, c.head, g.t + 1), "BAD_CHAIN", 2)
     # the next host signs a host change it authored naming another seat
-    bad = sign_envelope(g.ids[1], GAME, 1, env["n"], c.head,
-                        {"type": "host_change", "old": 0, "new": 2})
+    bad = sign_envelope(g.ids[1], GAME, 1, env["n"], c.head, _change(g, 2))
     refused(c, make_record(g.ids[1], bad, 1, c.next_index, c.head, g.t + 1), "BAD_CHAIN", 1)
     # the next host signs something else than a host change
     ack = sign_envelope(g.ids[1], GAME, 1, env["n"], c.head, ACK)
