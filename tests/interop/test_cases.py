@@ -95,7 +95,7 @@ def test_transcripts_are_small_and_canonical():
         total += path.stat().st_size
         for raw in transcript(CASES_DIR, path.stem):
             assert encode(decode(raw)) == raw
-    assert total < 6_000_000  # about 2.7 MB of it the whole matches (to the end by score)
+    assert total < 6_200_000  # about 2.7 MB of it the whole matches (to the end by score)
 
 
 def test_protocol_appendix_quotes_the_vector_files():
