@@ -134,6 +134,7 @@ def host_process(
             await nursery.start(host.run)
             port_q.put(host.port)
         out["records"] = len(host.records)
+        out["bytes"] = (Path(tmp) / "t0.bin").stat().st_size
         out["hands_done"] = host.me.session.state.hand_number
         return host.me.session.result
 
@@ -238,6 +239,8 @@ def main() -> None:
     print(f"move latency over {len(latencies)} moves: median {statistics.median(latencies):.1f} ms"
           f" (goal <= {GOALS['median_ms']:.0f} ms), p99 {percentile(latencies, 0.99):.1f} ms,"
           f" max {max(latencies):.1f} ms")
+    print(f"transcript bytes per hand: {host['bytes'] / max(hands, 1):.0f} "
+          f"({host['bytes']} bytes, {hands} hands)")
     print(f"hands per minute: {hands / (wall / 60):.1f} ({hands} hands in {wall:.1f} s)")
     if args.timeline:
         print("host timeline to the first card (s after the table filled, last of each kind):")
