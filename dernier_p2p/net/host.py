@@ -473,8 +473,8 @@ class Host:
             name = self.players.pop(seat).name  # a lobby seat is simply freed
             self._lobby_note("leave", seat, name)
             log.info("seat %d left the lobby", seat)
-        elif seat not in self.left and not self.done.is_set():
-            self._dropped(seat)
+        elif seat not in self.left and not (self.done.is_set() and conn.queued == 0):
+            self._dropped(seat)  # after the end too, if it went before its last records
 
     def _dropped(self, seat: int) -> None:
         """``seat``'s connection is gone: its grace starts and everyone is told."""
