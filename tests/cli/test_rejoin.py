@@ -200,3 +200,34 @@ async def test_a_hello_told_to_resume_comes_back_from_the_transcript(tmp_path: P
     assert got[0] == got[1] == list(read_transcript(tmp_path / "t1.bin"))
     assert "left" not in [r["env"]["body"]["type"] for r in got[0]]
     assert verify(got[0]).ok
+
+
+@pytest.mark.slow
+def test_a_joiner_gone_for_good_at_four_seats_leaves_and_three_finish(tmp_path: Path) -> None:
+    outs = [tmp_path / f"out{k}" for k in range(4)]
+    host_port = _free_ports(1)[0]
+    procs = [spawn(tmp_path, outs[0], *_host_args(tmp_path, "--port", str(host_port),
+                                                  "--grace-seconds", "3"))]
+    try:
+        _wait_text(procs[0], outs[0], r"on port (\d+)")
+        for k in (1, 2, 3):
+            procs.append(spawn(tmp_path, outs[k], *_join_args(tmp_path, k, host_port)))
+            _wait_text(procs[k], outs[k], r"Seated at seat (\d)")
+        _wait_text(procs[2], outs[2], r" plays ")
+        procs[2].kill()  # gone for good: never started again
+        procs[2].wait()
+        codes = [p.wait(timeout=300) for p in (procs[0], procs[1], procs[3])]
+    finally:
+        _reap(*procs)
+    texts = [o.read_text() for o in (outs[0], outs[1], outs[3])]
+    assert codes == [0, 0, 0], texts
+    for text in texts:
+        assert "P2 lost connection — waiting 3 s (reconnecting…)" in text
+        assert "Final scores:" in text and "Traceback" not in text
+    _verified(tmp_path, [0, 1, 3])
+    from dernier_p2p.wire.transcript import read_transcript
+
+    records = read_transcript(tmp_path / "t0")
+    bodies = [r["env"]["body"] for r in records]
+    gone = next(i for i, b in enumerate(bodies) if b["type"] == "left" and b["seat"] == 2)
+    assert {r["env"]["seat"] for r in records[gone + 1 :]} >= {0, 1, 3}  # the three play on
