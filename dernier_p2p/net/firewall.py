@@ -56,11 +56,12 @@ async def guard(run: Callable[[], Awaitable[None]], address: str) -> None:
     except* QUIET:
         pass
     except* Exception as group:
-        for exc in _leaves(group):
+        for exc in leaves(group):
             report(address, exc)
 
 
-def _leaves(group: BaseExceptionGroup) -> list[BaseException]:
+def leaves(group: BaseException) -> list[BaseException]:
+    """Every exception inside ``group`` and its nested groups (``group`` itself if it is none)."""
     out: list[BaseException] = []
     stack: list[BaseException] = [group]
     while stack:

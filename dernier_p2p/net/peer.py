@@ -54,6 +54,7 @@ import trio
 from dernier_p2p.net import handshake as hs
 from dernier_p2p.net import links
 from dernier_p2p.net.agent import Agent
+from dernier_p2p.net.firewall import leaves
 from dernier_p2p.net.framing import FramedStream, FrameError, PeerClosed, open_framed
 from dernier_p2p.net.host import Host, HostConfig
 from dernier_p2p.net.seat import LocalSeat
@@ -768,15 +769,8 @@ async def _serve_link(stream: FramedStream, server: links.LinkServer) -> None:
 def _single(group: BaseExceptionGroup) -> BaseException:
     """The one exception inside nested groups (so callers see HostLost, ProtocolError, ...);
     the group itself when there are several."""
-    leaves = []
-    stack: list[BaseException] = [group]
-    while stack:
-        exc = stack.pop()
-        if isinstance(exc, BaseExceptionGroup):
-            stack.extend(exc.exceptions)
-        else:
-            leaves.append(exc)
-    return leaves[0] if len(leaves) == 1 else group
+    inner = leaves(group)
+    return inner[0] if len(inner) == 1 else group
 
 
 async def run_peer(
