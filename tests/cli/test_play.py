@@ -118,10 +118,10 @@ def test_human_seat_driven_by_a_script(tmp_path: Path) -> None:
     moves = [line for line in out.splitlines() if line.startswith(("Ann plays", "Ann draws"))]
     assert len(moves) >= 2, out
     assert "You left the table." in out
-    # The record of what was played so far checks; the match is simply not over.
+    # Leaving resigned: at two seats the match ends there, Ann last, and the record checks.
     check = dernier(tmp_path, "verify", str(path))
-    assert check.returncode == 1
-    assert "INCOMPLETE" in check.stdout
+    assert check.returncode == 0, check.stdout
+    assert "Winner: Bot 1" in check.stdout and "Ann -1" in check.stdout
 
 
 def test_end_of_input_leaves_cleanly(tmp_path: Path) -> None:
