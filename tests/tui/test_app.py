@@ -108,6 +108,9 @@ def test_refusal_late_declaration_and_end_of_hand_reveal(tmp_path: Path) -> None
     assert seen["refused"]
 
 
+GAME = bytes(range(16))
+
+
 def test_a_joiner_sees_the_table_and_the_turn_countdown(tmp_path: Path) -> None:
     """A joiner at a host's table (the host's seat played by a bot on another peer) sees the
     table between its turns, with the countdown of whoever is at turn."""
@@ -127,6 +130,7 @@ def test_a_joiner_sees_the_table_and_the_turn_countdown(tmp_path: Path) -> None:
                 players=2, variant="dernier", options={"match": ["hands", 1]},
                 timers=Timers(turn_ms=20_000, declare_ms=1_000, grace_ms=15_000), name="Host",
                 table_name="t", bind=LOOPBACK, port=0, transcript=tmp_path / "host.t",
+                game=GAME, seed=b"s" * 32,  # a fixed deal: the host is at turn first
             )
             host = Host(IdentityKey.generate(b"h" * 32), config, bot_agent(HeuristicBot(1), 1.5))
             seating = Seating(bot=False, colour=False, screen=link)
