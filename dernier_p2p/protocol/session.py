@@ -682,12 +682,21 @@ class Session:
         the deck layer of the running hand."""
         if self._identity():
             return msg
+        author = msg["seat"]
+
+        def part(seat: int) -> int:
+            if seat not in self._parts:  # e.g. a token owner or a receiver that is out
+                raise ProtocolError(
+                    "DECK_FAULT", author, f"seat {seat} takes no part in this hand"
+                )
+            return self._parts.index(seat)
+
         msg = dict(msg)
-        msg["seat"] = self._deck_seat(msg["seat"])
+        msg["seat"] = part(author)
         if msg["type"] == "tokens":
-            msg["tokens"] = [{**t, "owner": self._deck_seat(t["owner"])} for t in msg["tokens"]]
+            msg["tokens"] = [{**t, "owner": part(t["owner"])} for t in msg["tokens"]]
         if "to" in msg:
-            msg["to"] = self._deck_seat(msg["to"])
+            msg["to"] = part(msg["to"])
         return msg
 
     def _msg_out(self, msg: dict) -> dict:

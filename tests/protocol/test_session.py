@@ -593,3 +593,32 @@ def test_sign_makes_an_unchecked_envelope_that_every_peer_refuses_when_illegal()
     assert info.value.code == "ILLEGAL_MOVE" and info.value.seat == 1
     with pytest.raises(ValueError):
         Session(None, None, table.records[0]).sign({"type": "ack"})
+
+
+@pytest.mark.parametrize("kind", ["tokens", "transfer"])
+def test_a_deck_message_naming_a_seat_out_is_the_authors_deck_fault(kind: str) -> None:
+    """Once seat 1 is out, a tokens message naming it as owner, or a box to it, is refused as
+    the author's DECK_FAULT (never a Python error)."""
+    table = LocalTable("standard", seeds(3), {"match": ["hands", 2]})
+    held = []
+    while table.queue:
+        env = table.queue.popleft()
+        if env["seat"] == 1 and (held or env["body"]["type"] == "shuffle"):
+            held.append(env)
+            continue
+        rec = table.sequence(env)
+        for s in table.sessions:
+            table.queue.extend(s.receive(rec, rec["t"]))
+    table.timeout(1)
+    table.deliver()
+    s0 = table.sessions[0]
+    assert s0.state.out == (1,) and s0.pub is not None
+    proof = {"e": bytes(32), "s": bytes(32)}
+    bodies = {
+        "tokens": {"tokens": [{"position": 0, "owner": 1, "token": bytes(32), "proof": proof}]},
+        "transfer": {"position": 0, "to": 1, "epk": bytes(32), "box": bytes(16),
+                     "commit": bytes(32)},
+    }
+    body = {"type": kind, "hand": s0.pub.hand, **bodies[kind]}
+    errors = feed_all(table, forge(table, 2, body))
+    assert all(e.code == "DECK_FAULT" and e.seat == 2 for e in errors), errors
