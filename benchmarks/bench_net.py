@@ -97,18 +97,10 @@ def _finish(out: dict[str, Any], path: str, result: Any, hands: int) -> None:
     Path(path).write_text(json.dumps(out))
 
 
-def host_process(
-    port_q: Any, path: str, tmp: str, hands: int, check_first: bool, offload: bool
-) -> None:
-    import trio
-
-    from dernier_p2p.bots import HeuristicBot
-    from dernier_p2p.net.agent import bot_agent
-    from dernier_p2p.net.host import Host, HostConfig
-    from dernier_p2p.wire.identity import IdentityKey
-
-    out: dict[str, Any] = {}
-    _instrument(out)
+def timed_host(out: dict[str, Any]) -> Any:
+    """A Host class that times its own moves as a peer's (sent, then seen in a record) and
+    notes in ``out["full_at"]`` when the table filled."""
+    from dernier_p2p.net.host import Host
 
     class TimedHost(Host):
         async def _send_own(self, env: dict[str, Any]) -> None:
@@ -119,6 +111,23 @@ def host_process(
         def _start_match(self) -> None:
             out["full_at"] = time.monotonic()
             super()._start_match()
+
+    return TimedHost
+
+
+def host_process(
+    port_q: Any, path: str, tmp: str, hands: int, check_first: bool, offload: bool
+) -> None:
+    import trio
+
+    from dernier_p2p.bots import HeuristicBot
+    from dernier_p2p.net.agent import bot_agent
+    from dernier_p2p.net.host import HostConfig
+    from dernier_p2p.wire.identity import IdentityKey
+
+    out: dict[str, Any] = {}
+    _instrument(out)
+    TimedHost = timed_host(out)  # noqa: N806 - a class
 
     async def main() -> Any:
         config = HostConfig(

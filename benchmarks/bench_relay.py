@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_net import SEATS, _finish, _instrument, percentile  # noqa: E402
+from bench_net import SEATS, _finish, _instrument, percentile, timed_host  # noqa: E402
 
 TOKEN = b"benchtab"
 
@@ -50,28 +50,18 @@ def relay_process(port_q: Any) -> None:
 
 
 def host_process(port_q: Any, path: str, tmp: str, hands: int, relay: int | None) -> None:
-    import time
 
     import trio
 
     from dernier_p2p.bots import HeuristicBot
     from dernier_p2p.net.agent import bot_agent
-    from dernier_p2p.net.host import Host, HostConfig
+    from dernier_p2p.net.host import HostConfig
     from dernier_p2p.net.relay import host_through_relay
     from dernier_p2p.wire.identity import IdentityKey
 
     out: dict[str, Any] = {}
     _instrument(out)
-
-    class TimedHost(Host):
-        async def _send_own(self, env: dict[str, Any]) -> None:
-            self.me.sent(env)
-            self.me.unsequenced.pop(env["n"], None)
-            await super()._send_own(env)
-
-        def _start_match(self) -> None:
-            out["full_at"] = time.monotonic()
-            super()._start_match()
+    TimedHost = timed_host(out)  # noqa: N806 - a class
 
     async def main() -> Any:
         config = HostConfig(players=SEATS, options={"match": ["hands", hands]},

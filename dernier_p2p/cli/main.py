@@ -349,9 +349,11 @@ def host_port(host: str, port: int) -> str:
 @click.option("--turn-seconds", type=click.IntRange(1, 86_400), default=120, show_default=True,
               help="Time a seat may keep the table waiting before it is timed out.")
 @offer_option
-@click.option("--relay-first", is_flag=True,
-              help="Relay each record before checking it (less latency; a bad message then "
-                   "ends the match, naming its author, instead of being refused).")
+@click.option("--send-before-check", "send_first", is_flag=True,
+              help="Send each record on to the players before checking it (less latency; a "
+                   "bad message then ends the match, naming its author, instead of being "
+                   "refused). Not related to --relay.")
+@click.option("--relay-first", "send_first_old", is_flag=True, hidden=True)  # the old spelling
 @click.option("--relay", "relay", default=None, metavar="HOST:PORT",
               help="A relay (`dernier relay`) through which players who cannot reach this "
                    "machine connect.")
@@ -363,7 +365,8 @@ def host_port(host: str, port: int) -> str:
 def host(
     variant: str, players: int, hands: int | None, target: int | None, port: int, bind: str,
     advertise: str | None, name: str, table_name: str | None, no_announce: bool,
-    turn_seconds: int, offer_seconds: float, relay_first: bool, relay: str | None,
+    turn_seconds: int, offer_seconds: float, send_first: bool, send_first_old: bool,
+    relay: str | None,
     no_map: bool, grace_seconds: int, key: Path | None,
     transcript: Path | None, bot: bool, no_colour: bool, plain: bool,
 ) -> None:
@@ -399,7 +402,7 @@ def host(
         name=name, table_name=(table_name or f"{name}'s table")[:32], bind=bind, port=port,
         advertise=advertise, transcript=path, envelopes=f"{path}.envelopes",
         announce_to=None if no_announce else (BROADCAST, DEFAULT_PORT),
-        check_first=not relay_first, seed=seat_seed(identity),
+        check_first=not (send_first or send_first_old), seed=seat_seed(identity),
     )
     click.echo(f"Transcript: {path}")
     screen = _screen(plain or bot)

@@ -141,12 +141,13 @@ def test_a_false_complaint_is_recorded_and_proven(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_a_bad_token_proof_found_after_relaying_is_proven(tmp_path: Path) -> None:
-    play_with_cheat(tmp_path, "token-proof", 2, "dernier", 1, "--relay-first")
+    play_with_cheat(tmp_path, "token-proof", 2, "dernier", 1, "--send-before-check")
     check_evidence(tmp_path, 2, "DECK_FAULT", "BadProof: seat 1: Chaum-Pedersen proof")
 
 
 @pytest.mark.slow
 def test_a_bad_shuffle_proof_found_after_relaying_is_proven(tmp_path: Path) -> None:
+    # the old spelling of --send-before-check, kept as a hidden alias
     play_with_cheat(tmp_path, "shuffle-proof", 2, "dernier", 1, "--relay-first")
     check_evidence(tmp_path, 2, "DECK_FAULT", "BadProof: seat 1: shuffle proof does not check")
 
