@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import trio
 
@@ -35,6 +35,7 @@ PRESENT_LABEL = "dernier-p2p/present"
 PROBE_S = 5.0
 """How long a probe waits for ``present`` before the seat counts as unreachable (7.5)."""
 MAX_PENDING = 64
+T = TypeVar("T")
 BROKEN = (PeerClosed, trio.BrokenResourceError, trio.ClosedResourceError, OSError,
           FrameError, hs.NetError)
 
@@ -152,11 +153,13 @@ def address_of(session: Session, seat: int) -> tuple[str, int] | None:
     return None if listen is None else (listen[0], listen[1])
 
 
-async def probe(
-    identity: IdentityKey, session: Session, target: int, timeout_s: float = PROBE_S
-) -> Present | None:
-    """Ask ``target`` whether it is present; its checked ``present``, or None (no address, no
-    answer within ``timeout_s``, or a bad answer)."""
+async def _over_link(
+    identity: IdentityKey, session: Session, target: int, timeout_s: float,
+    talk: Callable[[FramedStream], Awaitable[T]],
+) -> T | None:
+    """Link to seat ``target`` and run ``talk`` on the link, within ``timeout_s``; its result,
+    or None when the seat has no address, cannot be reached, breaks the link or is too slow.
+    The link is closed after."""
     address = address_of(session, target)
     if address is None:
         return None
@@ -164,19 +167,30 @@ async def probe(
         try:
             stream = await open_link(address, identity, session)
         except BROKEN as exc:
-            log.info("seat %s: probe of seat %d: %s", session.seat, target, exc)
+            log.info("seat %s: link to seat %d: %s", session.seat, target, exc)
             return None
         try:
-            nonce = os.urandom(hs.NONCE_SIZE)
-            await hs.send_message(stream, {"k": "probe", "nonce": nonce})
-            msg = await hs.receive_message(stream)
-            return check_present(msg, nonce, session, target)
+            return await talk(stream)
         except BROKEN as exc:
-            log.info("seat %s: probe of seat %d: %s", session.seat, target, exc)
+            log.info("seat %s: link to seat %d: %s", session.seat, target, exc)
             return None
         finally:
             await trio.aclose_forcefully(stream)
     return None
+
+
+async def probe(
+    identity: IdentityKey, session: Session, target: int, timeout_s: float = PROBE_S
+) -> Present | None:
+    """Ask ``target`` whether it is present; its checked ``present``, or None (no address, no
+    answer within ``timeout_s``, or a bad answer)."""
+
+    async def ask(stream: FramedStream) -> Present:
+        nonce = os.urandom(hs.NONCE_SIZE)
+        await hs.send_message(stream, {"k": "probe", "nonce": nonce})
+        return check_present(await hs.receive_message(stream), nonce, session, target)
+
+    return await _over_link(identity, session, target, timeout_s, ask)
 
 
 def check_present(msg: dict[str, Any], nonce: bytes, session: Session, target: int) -> Present:
@@ -213,19 +227,9 @@ async def send_vote(
     identity: IdentityKey, session: Session, to: int, frame: dict[str, Any]
 ) -> bool:
     """Carry a ``vote`` frame to seat ``to`` over a link; whether it was written."""
-    address = address_of(session, to)
-    if address is None:
-        return False
-    with trio.move_on_after(PROBE_S):
-        try:
-            stream = await open_link(address, identity, session)
-        except BROKEN:
-            return False
-        try:
-            await hs.send_message(stream, frame)
-            return True
-        except BROKEN:
-            return False
-        finally:
-            await trio.aclose_forcefully(stream)
-    return False
+
+    async def write(stream: FramedStream) -> bool:
+        await hs.send_message(stream, frame)
+        return True
+
+    return await _over_link(identity, session, to, PROBE_S, write) is not None
