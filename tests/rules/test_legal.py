@@ -28,6 +28,7 @@ from dernier_p2p.rules import (
     Pass,
     Phase,
     Play,
+    Shuffle,
     Suit,
     apply,
     chance_needed,
@@ -36,8 +37,9 @@ from dernier_p2p.rules import (
     new_match,
     to_act,
 )
+from dernier_p2p.rules.cards import parse_card, parse_cards
 from dernier_p2p.rules.events import TakenBack
-from dernier_p2p.rules.simulate import Dealer, Table
+from dernier_p2p.rules.simulate import Dealer, Table, answer_chance, deal_order
 
 SUITS_OR_NONE = (None, *Suit)
 
@@ -270,3 +272,60 @@ def test_a_face_made_public_is_listed_from_the_public_faces() -> None:
     check_state(t.state, t.dealer)
     partial = {x: c for x, c in t.dealer.view(t.state, 1).items() if x != five}
     assert five in {m.slot for m in legal_moves(t.state, 1, partial) if isinstance(m, Play)}
+
+
+class SlotZeroLast(Dealer):
+    """A dealer whose first shuffle draws slot 0 at position ``at`` (the engine takes any order
+    of the slots): the faces keep their draw order, only the slot numbers move."""
+
+    def __init__(self, *args, at: int, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._at = at
+
+    def _shuffle(self, state, req):
+        move = super()._shuffle(state, req)
+        if req.source is not None:
+            return move
+        order = list(move.slots)
+        x = order[self._at]
+        order[0], order[self._at] = x, 0
+        faces = self._faces[state.hand_number]
+        faces[0], faces[x] = faces[x], faces[0]
+        return Shuffle(tuple(order))
+
+
+def test_a_drawn_card_in_slot_zero_is_the_only_card_offered() -> None:
+    """standard, two seats: seat 1 draws a playable card that is slot 0 (the slots are dealt
+    in shuffled order); only that card may be played, or a pass, though the hand holds another
+    playable card."""
+    rules = get_variant("standard", hand_size=3)
+    faces = deal_order([parse_cards("1Y 2Y 3Y"), parse_cards("7R 5G 9B")], 0,
+                       parse_card("4G"), parse_cards("6G 8R"))
+    dealer = SlotZeroLast(rules, 0, stack=[faces], dealer=0, at=7)
+    state, _ = answer_chance(new_match(rules, 2), dealer)
+    assert state.turn == 1 and state.pile[0] == 0 and 0 not in state.hands[1]
+    state, _ = apply(state, Draw(1))
+    assert state.drawn == 0 and str(dealer.face(state, 0)) == "6G"
+    check_state(state, dealer)
+    listed = legal_moves(state, 1, dealer.view(state, 1))
+    assert {(m.slot, str(m.card)) for m in listed if isinstance(m, Play)} == {(0, "6G")}
+    assert Pass(1) in listed and Draw(1) not in listed
+
+
+def test_a_jump_in_lists_a_public_face_the_view_lacks() -> None:
+    """moderno (jump-in), three seats: a card identical to the top card whose face is public
+    (shown) but not in the view given is still offered to seat 0 out of turn; a view lacking
+    another face lists the same."""
+    rules = get_variant("moderno")
+    t = Table(rules, ["1Y 2Y 3Y 4Y 6Y 8Y 9Y 5G", "5G 7G SKIPG DRAW2R WILD WILD4 9B SWAPG",
+                      "1R 2R 3R 4R SKIPB REVERSEB 8B ROTATE"], first="9G")
+    t.play(1, "5G")
+    assert t.state.turn == 2
+    slot = t.slot(0, "5G")
+    state = t.state._replace(shown={slot: t.dealer.face(t.state, slot)})  # a kept cut card
+    partial = {x: c for x, c in t.dealer.view(state, 0).items() if x != slot}
+    plays = [m for m in legal_moves(state, 0, partial) if isinstance(m, Play)]
+    assert plays and {m.slot for m in plays} == {slot}
+    other = t.slot(0, "2Y")
+    lacking = {x: c for x, c in partial.items() if x != other}
+    assert legal_moves(state, 0, lacking) == legal_moves(state, 0, partial)
