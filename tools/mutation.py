@@ -2,12 +2,14 @@
 
     python tools/mutation.py                      # every target below, in order
     python tools/mutation.py deck/group.py rules/legal.py --budget 900 --children 1
+    python tools/mutation.py wire/transcript.py --own     # only tests/wire/test_transcript.py
 
 For each target ``PKG/FILE.py`` a scratch copy of the project (``dernier_p2p``, ``tests``,
 ``pyproject.toml`` with a ``[tool.mutmut]`` table) is made under ``--workdir`` (default
 ``build/mutation/<target>``); mutmut mutates only that file and runs, for each mutant, the tests
-of ``tests/PKG`` that reach the mutated function (``-x``; slow-marked tests and the HEAVY
-whole-table files of other modules left out unless ``--full``), under ``nice``. A run
+of ``tests/PKG`` (with ``--own``, of the module's own ``tests/PKG/test_FILE.py`` when there is
+one) that reach the mutated function (``-x``; slow-marked tests and the HEAVY whole-table files
+of other modules left out unless ``--full``), under ``nice``. A run
 interrupted by its ``--budget`` (seconds) leaves the rest "not checked"; running the same
 target again resumes where it stopped (``--fresh`` starts over). The figures per target
 (killed, survived, timeout, no tests, not checked) are printed as a Markdown table and each
@@ -71,19 +73,44 @@ UNFIT = (
     "tests/protocol/test_errors.py::test_every_code_raised_in_the_package_is_documented",
     "tests/rules/test_accel.py",
 )
-# legal.py keeps Play objects in module-level caches: a test that finds them warm never calls
-# the mutated function, and mutmut would not map it. Emptied before each test of the copy.
-CONFTEST = '''"""Mutation runs only: empty legal.py's move caches before each test."""
+# Module-level caches that let a test which finds them warm skip the mutated function (mutmut
+# then does not map the test to it): emptied before each test of a run on that package.
+# legal.py keeps Play objects; identity.py keeps parsed public keys (the test modules build
+# their keys at import, so without this the key check is reached by almost no test).
+CACHES = {
+    "rules": ("dernier_p2p.rules.legal", ("_MOVE_CACHE", "_GROUPS", "_PLAIN_CACHE")),
+    "wire": ("dernier_p2p.wire.identity", ("_CHECKED",)),
+}
+CONFTEST = '''"""Mutation runs only: empty {module}'s caches before each test."""
+import importlib
+
 import pytest
 
-from dernier_p2p.rules import legal
+_MODULE = importlib.import_module("{module}")
 
 
 @pytest.fixture(autouse=True)
-def _cold_move_caches():
-    for cache in (legal._MOVE_CACHE, legal._GROUPS, legal._PLAIN_CACHE):
-        cache.clear()
+def _cold_caches():
+    for name in {names!r}:
+        getattr(_MODULE, name).clear()
 '''
+
+
+def conftest(package: str) -> str | None:
+    """The conftest.py text that empties ``package``'s caches, if it has any."""
+    if package not in CACHES:
+        return None
+    module, names = CACHES[package]
+    return CONFTEST.format(module=module, names=names)
+
+
+def own_tests(target: str, root: Path = ROOT) -> str:
+    """The test file mirroring ``target`` (``tests/PKG/test_FILE.py``), else its folder."""
+    pkg, name = target.split("/")
+    own = f"tests/{pkg}/test_{name}"
+    return own if (root / own).is_file() else f"tests/{pkg}"
+
+
 MUTMUT = str(Path(sys.executable).with_name("mutmut"))
 
 
@@ -94,26 +121,27 @@ def also(root: Path) -> list[Path]:
                   and not p.name.endswith(".egg-info"))
 
 
-def config_table(target: str, full: bool = False) -> str:
+def config_table(target: str, full: bool = False, own: bool = False) -> str:
     tests = "tests/" + target.split("/")[0]
+    selection = own_tests(target) if own else tests
     args = ["-p", "no:cacheprovider", "-m", "not slow"]
     args += [("--deselect=" if "::" in t else "--ignore=") + t for t in UNFIT
              if t.startswith(tests + "/")]
     if not full:
-        args += [f"--ignore={f}" for f, own in HEAVY.items() if f.startswith(tests + "/")
-                 and own != target]
+        args += [f"--ignore={f}" for f, mod in HEAVY.items() if f.startswith(tests + "/")
+                 and mod != target]
     return (
         "\n[tool.mutmut]\n"
         f'source_paths = ["{PACKAGE}"]\n'
         f'only_mutate = ["{PACKAGE}/{target}"]\n'
-        f'pytest_add_cli_args_test_selection = ["{tests}"]\n'
+        f'pytest_add_cli_args_test_selection = ["{selection}"]\n'
         f"pytest_add_cli_args = {json.dumps(args)}\n"
         f"also_copy = {json.dumps([p.name for p in also(ROOT)])}\n"
         "use_git_change_detection = false\n"
     )
 
 
-def prepare(target: str, work: Path, fresh: bool, full: bool = False) -> None:
+def prepare(target: str, work: Path, fresh: bool, full: bool = False, own: bool = False) -> None:
     """A scratch copy of the project configured for ``target`` (kept to resume unless fresh)."""
     if fresh and work.exists():
         shutil.rmtree(work)
@@ -131,10 +159,12 @@ def prepare(target: str, work: Path, fresh: bool, full: bool = False) -> None:
             shutil.copytree(src, work / name, ignore=ignore)
         elif src.is_file():
             shutil.copy2(src, work / name)
-    if target.startswith("rules/"):
-        (work / "tests" / "rules" / "conftest.py").write_text(CONFTEST)
+    package = target.split("/")[0]
+    text = conftest(package)
+    if text is not None:
+        (work / "tests" / package / "conftest.py").write_text(text)
     text = (ROOT / "pyproject.toml").read_text()
-    (work / "pyproject.toml").write_text(text + config_table(target, full))
+    (work / "pyproject.toml").write_text(text + config_table(target, full, own))
 
 
 def run(
@@ -227,6 +257,8 @@ def main() -> None:
     parser.add_argument("--fresh", action="store_true", help="discard earlier results")
     parser.add_argument("--summary-only", action="store_true", help="only print the figures")
     parser.add_argument("--full", action="store_true", help="keep the HEAVY tests for all")
+    parser.add_argument("--own", action="store_true",
+                        help="only the module's own test file tests/PKG/test_FILE.py, if any")
     parser.add_argument("--only", nargs="+", default=[], metavar="PART",
                         help="only the mutants of functions whose names hold one of these")
     args = parser.parse_args()
@@ -241,7 +273,7 @@ def main() -> None:
         work = args.workdir / target.replace("/", "__")
         took = 0.0
         if not args.summary_only:
-            prepare(target, work, args.fresh, args.full)
+            prepare(target, work, args.fresh, args.full, args.own)
             took = run(target, work, args.children, args.budget, args.only)
         s = summarise(target, work)
         cells = [target, s.get("total", 0), s.get("killed", 0),

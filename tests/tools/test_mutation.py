@@ -57,3 +57,30 @@ def test_message_only_mutants_are_told_from_logic_ones():
     assert not mutation.message_only(diff(raise_, raise_.replace("seat)", "None)")))
     assert not mutation.message_only(diff("    if len(label) > 255:", "    if len(label) >= 255:"))
     assert not mutation.message_only(diff('    x = "a"', '    x = "XXaXX"'))  # not a raise
+
+
+def test_own_runs_a_module_against_its_own_test_file_else_its_folder():
+    def selection(target, own):
+        text = "[x]\n" + mutation.config_table(target, own=own).split("\n", 2)[2]
+        return tomllib.loads(text)["x"]["pytest_add_cli_args_test_selection"]
+
+    assert selection("wire/transcript.py", True) == ["tests/wire/test_transcript.py"]
+    assert selection("wire/transcript.py", False) == ["tests/wire"]
+    assert not (ROOT / "tests" / "deck" / "test_drbg.py").exists()
+    assert selection("deck/drbg.py", True) == ["tests/deck"]
+
+
+def test_runs_on_rules_and_wire_empty_the_module_caches_before_each_test(tmp_path):
+    (tmp_path / "dernier_p2p").mkdir()
+    for target, module, names in (("wire/hashing.py", "identity", ["_CHECKED"]),
+                                  ("rules/scoring.py", "legal", ["_MOVE_CACHE", "_GROUPS"])):
+        mutation.prepare(target, tmp_path / target, fresh=True)
+        conftest = tmp_path / target / "tests" / target.split("/")[0] / "conftest.py"
+        text = conftest.read_text()
+        compile(text, str(conftest), "exec")
+        assert module in text and all(repr(n) in text for n in names)
+        for name in names:
+            assert isinstance(getattr(importlib.import_module(
+                f"dernier_p2p.{target.split('/')[0]}.{module}"), name), dict)
+    mutation.prepare("deck/group.py", tmp_path / "deck", fresh=True)
+    assert not (tmp_path / "deck" / "tests" / "deck" / "conftest.py").exists()

@@ -11,6 +11,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+from dernier_p2p.wire import identity
 from dernier_p2p.wire.canonical import EncodingError, encode
 from dernier_p2p.wire.identity import (
     BadPublicKey,
@@ -267,3 +268,26 @@ def test_remembered_successes_are_bounded_oldest_first() -> None:
         triples.append((k.public_bytes(), sig, encode([LABEL, value])))
     assert len(seen) == 2
     assert triples[0] not in seen and triples[1] in seen and triples[2] in seen
+
+
+def test_public_keys_are_checked_once_and_kept_in_a_bounded_cache(monkeypatch) -> None:
+    """A public key is checked the first time it is seen (a cold cache still refuses a bad
+    key, whatever its type) and its parsed object kept; the cache is emptied when full."""
+    monkeypatch.setattr(identity, "_CHECKED", {})
+    monkeypatch.setattr(identity, "_CHECKED_MAX", 3)
+    publics = [key(n).public_bytes() for n in range(1, 6)]
+    first = identity._public_key(publics[0])
+    assert isinstance(first, Ed25519PublicKey) and first.public_bytes_raw() == publics[0]
+    assert identity._public_key(publics[0]) is first  # kept, not parsed again
+    for bad in (bytes([1]) + bytes(31), bytearray(publics[1]), [publics[1]], None):
+        with pytest.raises(BadPublicKey):
+            identity._public_key(bad)  # type: ignore[arg-type]
+    assert list(identity._CHECKED) == [publics[0]]  # a refused key is not kept
+    sizes = []
+    for public in publics[1:]:
+        identity._public_key(public)
+        sizes.append(len(identity._CHECKED))
+    assert sizes == [2, 3, 1, 2]  # full at 3: emptied before the fourth key
+    assert identity._public_key(publics[0]) is not first  # parsed again after the emptying
+    sig = key(1).sign(LABEL, VALUE)
+    verify(publics[0], LABEL, VALUE, sig)
