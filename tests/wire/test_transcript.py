@@ -364,3 +364,25 @@ def test_the_writer_never_writes_through_a_link_or_into_a_non_file(tmp_path) -> 
     os.mkfifo(fifo)
     with pytest.raises(TranscriptError, match="not a regular file"):
         TranscriptWriter(fifo)
+
+
+def test_only_zero_bytes_make_a_torn_tail(tmp_path: Path) -> None:
+    """A tail is torn (a crash's preallocated zeros) only if every byte after the last record
+    is zero: an oversized length written as text, or a zero length followed by text, is a
+    malformed record, not a torn tail."""
+    path = tmp_path / "t"
+    for tail, why in ((b"XXXX" + bytes(20), "exceeds"), (bytes(4) + b"XX" + bytes(8), "length 0"),
+                      (bytes(8) + b"X" + bytes(4), "length 0")):
+        path.write_bytes(HEADER + record(1) + tail)
+        with pytest.raises(TranscriptError, match=why) as err:
+            read_transcript(path, allow_torn_tail=True)
+        assert (err.value.offset, err.value.index) == (len(HEADER) + 5, 1)
+
+
+def test_a_writer_reopening_a_file_applies_its_record_bound(tmp_path: Path) -> None:
+    path = tmp_path / "t"
+    write(path, ["x" * 100])
+    with pytest.raises(TranscriptError, match="exceeds the maximum 50"):
+        TranscriptWriter(path, max_record=50)
+    with TranscriptWriter(path, max_record=200) as w:
+        assert w.count == 1
