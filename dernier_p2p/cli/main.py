@@ -137,12 +137,6 @@ def peer_options(command: Callable) -> Callable:
 
 
 # --------------------------------------------------------------------------- running a table
-def _leaves(exc: BaseException) -> list[BaseException]:
-    if isinstance(exc, BaseExceptionGroup):
-        return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
-    return [exc]
-
-
 def _fail(message: str, code: int = EXIT_FAULT) -> NoReturn:
     click.echo(message, err=True)
     sys.exit(code)
@@ -158,6 +152,7 @@ def _run(
     import trio
 
     from dernier_p2p.cli.human import QuitGame
+    from dernier_p2p.net.firewall import leaves as exception_leaves
     from dernier_p2p.net.framing import FrameError, PeerClosed
     from dernier_p2p.net.handshake import NetError, RemoteError
     from dernier_p2p.net.peer import HostLost
@@ -175,7 +170,7 @@ def _run(
             for line in screen.log[-12:]:  # the last of the log stays on the terminal
                 click.echo(line)
     except BaseException as group:  # noqa: B036 - every leaf is mapped below
-        leaves = _leaves(group)
+        leaves = exception_leaves(group)
         kinds = (
             QuitGame, KeyboardInterrupt, ProtocolError, RemoteError, NetError, HostLost,
             trio.TooSlowError, TranscriptError, PeerClosed, FrameError, OSError,
