@@ -104,6 +104,9 @@ def session_notice(event: SessionEvent, names: list[str], me: int | None) -> str
             return f"{who} hosts the table from now on."
         case "no-contest":
             return "No contest: the match ends without a loser; nobody is ranked."
+        case "chat":
+            name = "someone" if event.seat is None else names[event.seat]
+            return f"{name}: {event.detail}"
     return None
 
 

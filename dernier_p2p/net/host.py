@@ -76,7 +76,7 @@ from dernier_p2p.net.agent import Agent
 from dernier_p2p.net.discovery import DEFAULT_PORT, Announcement, announce, announce_target
 from dernier_p2p.net.framing import FramedStream, FrameError, PeerClosed, serve_framed
 from dernier_p2p.net.seat import BackgroundWriter, LocalSeat
-from dernier_p2p.net.timers import Deadlines, Grace, Timers, Window
+from dernier_p2p.net.timers import Deadlines, Grace, Timers, Window, acting_author
 from dernier_p2p.protocol.errors import ProtocolError
 from dernier_p2p.protocol.sequencer import Sequencer
 from dernier_p2p.protocol.votes import Tally, check_vote_frame, quorum, vote_ok
@@ -796,7 +796,7 @@ class Host:
             self.done.set()
             return
         waiting = [s for s in session.waiting_on() if s not in self.left]
-        self.deadlines.update(waiting, now, rec["env"]["seat"])
+        self.deadlines.update(waiting, now, acting_author(rec))
         owes = tuple(session.state.owes) if session.state is not None else ()
         if owes and any(s not in self._owes for s in owes):
             self.window.open(now)
@@ -951,6 +951,7 @@ class Host:
                 if self.agent is not None:
                     assert self.me is not None
                     nursery.start_soon(self.me.act, self._send_own)
+                    nursery.start_soon(self.me.chatter, self._send_own)
                 await self.done.wait()
                 for conn in list(self.conns.values()):
                     conn.close()

@@ -58,7 +58,7 @@ from dernier_p2p.net.firewall import leaves
 from dernier_p2p.net.framing import FramedStream, FrameError, PeerClosed, open_framed
 from dernier_p2p.net.host import Host, HostConfig
 from dernier_p2p.net.seat import LocalSeat
-from dernier_p2p.net.timers import Deadlines, Timers
+from dernier_p2p.net.timers import Deadlines, Timers, acting_author
 from dernier_p2p.protocol.chain import ChainChecker
 from dernier_p2p.protocol.errors import ProtocolError
 from dernier_p2p.protocol.votes import CENSOR_MS, Tally, check_vote_frame, vote_frame, vote_ok
@@ -254,7 +254,7 @@ class Peer:
                 seen[1] += 1  # an envelope written after a newer state went first
         if self.awaited is None:
             self.awaited = Deadlines(session.table_body["timers"]["turn_ms"])
-        self.awaited.update(session.waiting_on(), int(now * 1000), author)
+        self.awaited.update(session.waiting_on(), int(now * 1000), acting_author(rec))
         if self.deposing is not None and session.host == self.deposing:
             self._vote("depose", self.deposing)
         elif self.deposing is not None:
@@ -683,7 +683,10 @@ class Peer:
     async def _act(self) -> None:
         assert self.me is not None
         with self._act_scope:
-            await self.me.act(self.send)
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self.me.chatter, self.send)
+                await self.me.act(self.send)
+                nursery.cancel_scope.cancel()
 
     async def _failover(self, grace_ms: int, deposing: bool = False) -> bool:
         """The host is gone (or censors, ``deposing``): this seat votes ``depose`` and the next

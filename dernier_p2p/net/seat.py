@@ -17,6 +17,7 @@ import logging
 import os
 import queue
 import threading
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -156,6 +157,7 @@ class LocalSeat:
         self.stopped: ProtocolError | None = None  # the fault that stopped the match, if any
         self.evidence: dict[str, Any] | None = None  # the record that proves it
         self.presence: list[Presence] = []  # drops and returns, in the order they were told
+        self.to_say: deque[str] = deque()  # chat lines waiting to be signed (see chatter)
 
     @classmethod
     def from_records(
@@ -438,6 +440,27 @@ class LocalSeat:
         with trio.move_on_after(wait_s):
             while self.seat in self.session.chain.at_table and not self.finished:
                 await self.changed.wait()
+
+    def say(self, text: str) -> None:
+        """Queue a chat line for the table; :meth:`chatter` signs and sends it."""
+        self.to_say.append(text)
+        self._wake()
+
+    async def chatter(self, send: Send) -> None:
+        """Sign and send the chat lines queued by :meth:`say` until the match is over (run as
+        a task beside :meth:`act`, with the same ``send``). A line the session refuses (too
+        long, a control character) is dropped with a log line."""
+        while not self.finished:
+            if not self.to_say or self.busy:
+                await self.changed.wait()
+                continue
+            text = self.to_say.popleft()
+            try:
+                env = self.session.chat(text)
+            except (ValueError, ProtocolError) as exc:
+                log.info("seat %d: chat line not sent: %s", self.seat, exc)
+                continue
+            await send(env)
 
     async def act(self, send: Send) -> None:
         """Ask the agent for moves until the match is over; send each through ``send``."""

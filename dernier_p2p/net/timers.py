@@ -48,6 +48,13 @@ class Timers:
         return cls(**body)
 
 
+def acting_author(record: dict[str, Any]) -> int | None:
+    """The seat whose clock a record restarts: its author, unless it only chats (a ``chat``
+    restarts no clock, PROTOCOL.md 18)."""
+    env = record["env"]
+    return None if env["body"]["type"] == "chat" else env["seat"]
+
+
 class Deadlines:
     """Per-seat deadlines that start when a seat becomes awaited.
 

@@ -22,7 +22,8 @@ Votes (:mod:`.votes`): a ``timeout``, ``left``, ``no_contest`` or ``host_change`
 valid only with the votes of a quorum of the seats at the table (``NO_QUORUM``, ``STALE_VOTE``,
 ``BAD_SIGNATURE``, ``WRONG_SEAT``, naming the record's signer); a ``no_contest`` without votes
 only at a table of two seats, naming the other seat. The checker remembers, per seat, the last
-record it authored and signed, and per ``(kind, target)`` the last record that used votes.
+record it authored (a ``chat`` aside: talking is not playing) and signed, and per
+``(kind, target)`` the last record that used votes.
 
 Host changes: a ``host_change`` body ``{"old": current host, "new": s}`` authored by ``s``, where
 ``s`` is the next seat after the current host (cyclically) still at the table, may be sequenced
@@ -343,7 +344,8 @@ class ChainChecker:
         self._index[h] = rec["i"]
         self._next_n[env["seat"]] += 1
         self._last_t = rec["t"]
-        self._last_by[env["seat"]] = rec["i"]
+        if body["type"] != "chat":  # a chat is no sign of a seat at play (7.5)
+            self._last_by[env["seat"]] = rec["i"]
         self._last_signed[rec["h"]] = rec["i"]
         kt = self.vote_target(body)
         if kt is not None:

@@ -21,8 +21,9 @@ Host-authored bodies:
 ============== ===================================================================================
 
 Every seat: ``accept`` {``table``: bytes32}, ``ack`` {}, ``resign`` {} (leaving on purpose),
-``coin_commit`` {``step``: str,
-``commit``: bytes32}, ``coin_reveal`` {``step``: str, ``value``: bytes32}, the deck messages of
+``chat`` {``text``: str} (a line to the table, which rules and deck ignore),
+``coin_commit`` {``step``: str, ``commit``: bytes32}, ``coin_reveal`` {``step``: str,
+``value``: bytes32}, the deck messages of
 :data:`dernier_p2p.deck.table.MESSAGE_FIELDS` with an added ``hand`` (int) and without ``seat``
 (the author is the envelope's seat), and ``move`` {``hand``, ``move``: kind, ...} with the kinds
 of :data:`MOVE_FIELDS`. A suit is an int 0..3 (:class:`~dernier_p2p.rules.cards.Suit`).
@@ -31,7 +32,8 @@ Limits: strings are printable (``str.isprintable``): a name 1..64 characters, a 
 step 1..64, a listen host 1..255, a port 1..65535; seats 0..players-1; ``hand``, ``epoch`` and a
 complaint's ``ref`` 0..2**63-1; deck positions and slots 0..65535; a shuffled deck 1..112
 ciphertexts ``[c1, c2]`` with proof lists of the deck's length (``s``: 4, ``t``: 5); 1..4096
-tokens; a box 16..512 bytes; a complaint plaintext None or at most 512 bytes; a hand size 1..112;
+tokens; a chat text 1..200 printable characters and at most 400 bytes of UTF-8; a box
+16..512 bytes; a complaint plaintext None or at most 512 bytes; a hand size 1..112;
 every element, scalar, key, commitment, nonce and hash exactly 32 bytes.
 """
 
@@ -70,6 +72,10 @@ MAX_NAME = 64
 MAX_STEP = 64
 MAX_VARIANT = 64
 MAX_HOSTNAME = 255
+MAX_CHAT = 200
+"""Characters of a ``chat`` text (PROTOCOL.md 6.3)."""
+MAX_CHAT_BYTES = 400
+"""Bytes of a ``chat`` text in UTF-8."""
 
 DECK_TYPES = frozenset(MESSAGE_FIELDS)
 HOST_TYPES = frozenset({"table", "timeout", "left", "no_contest"})
@@ -96,6 +102,7 @@ BODY_FIELDS: dict[str, frozenset[str]] = {
     "accept": frozenset({"table"}),
     "ack": frozenset(),
     "resign": frozenset(),
+    "chat": frozenset({"text"}),
     "coin_commit": frozenset({"step", "commit"}),
     "coin_reveal": frozenset({"step", "value"}),
     **{kind: fields | {"hand"} for kind, fields in MESSAGE_FIELDS.items()},
@@ -239,6 +246,25 @@ def _nothing(b: dict, c: _Ctx) -> None:
     return None
 
 
+def clean_chat(text: str) -> str:
+    """A typed line made fit for a ``chat`` body: white space of any kind becomes a space, any
+    other character that is not printable (control characters, escape sequences' ESC, format
+    characters such as a right-to-left override) is dropped, the ends are stripped and the text
+    is cut to :data:`MAX_CHAT` characters and :data:`MAX_CHAT_BYTES` bytes. May be empty."""
+    kept = "".join(
+        ch if ch.isprintable() else " " for ch in text if ch.isprintable() or ch.isspace()
+    ).strip()[:MAX_CHAT]
+    while len(kept.encode("utf-8")) > MAX_CHAT_BYTES:
+        kept = kept[:-1]
+    return kept.rstrip()
+
+
+def _chat(b: dict, c: _Ctx) -> None:
+    text = _str(b["text"], 1, MAX_CHAT, "chat text")
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_CHAT_BYTES:
+        raise _Bad(f"chat text must be at most {MAX_CHAT_BYTES} bytes of UTF-8")
+
+
 def _coin(field: str) -> Callable[[dict, _Ctx], None]:
     def check(b: dict, c: _Ctx) -> None:
         _str(b["step"], 1, MAX_STEP, "coin step")
@@ -343,6 +369,7 @@ _CHECKS: dict[str, Callable[[dict, _Ctx], None]] = {
     "accept": _accept,
     "ack": _nothing,
     "resign": _nothing,
+    "chat": _chat,
     "coin_commit": _coin("commit"),
     "coin_reveal": _coin("value"),
     "key_commit": _key_commit,

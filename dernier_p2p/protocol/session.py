@@ -118,7 +118,8 @@ HISTORY = 4096  # rules states kept for judging head echoes (records)
 @dataclass(frozen=True)
 class SessionEvent:
     """Something the session decided that is not a rules event: ``race-lost``,
-    ``timeout-ignored``, ``stall``, ``dispute``, ``audit-ok``, ``host-change``, ``no-contest``."""
+    ``timeout-ignored``, ``stall``, ``dispute``, ``audit-ok``, ``host-change``, ``no-contest``,
+    and ``chat`` (a line a seat said to the table: ``detail`` is its text)."""
 
     kind: str
     seat: int | None
@@ -367,6 +368,18 @@ class Session:
             raise ValueError("an observer sends nothing")
         return self._author.envelope({"type": "ack"}, self.head)
 
+    def chat(self, text: str) -> dict:
+        """This seat's ``chat`` envelope saying ``text`` to the table (checked as every peer
+        checks it: 1..200 printable characters, at most 400 bytes; ValueError otherwise)."""
+        if self.seat is None:
+            raise ValueError("an observer sends nothing")
+        body = {"type": "chat", "text": text}
+        try:
+            validate_body(body, self.seat, self.n)
+        except ProtocolError as exc:
+            raise ValueError(exc.detail) from None
+        return self._author.envelope(body, self.head)
+
     def sign(self, body: dict) -> dict:
         """This seat's next envelope for ``body``, echoing the current head, with no check of
         the body: what a faulty or cheating peer could send (conformance cases, tests). An
@@ -517,6 +530,8 @@ class Session:
             raise ProtocolError("BAD_CHAIN", self.host, "a second table record")
         if kind == "ack":
             return lambda: None
+        if kind == "chat":  # rules and deck ignore it: a line for the log
+            return lambda: self.events.append(SessionEvent("chat", author, body["text"]))
         if kind == "accept":
             if body["table"] != self.table_hash:
                 raise ProtocolError("TABLE_MISMATCH", author, "accepted another table")

@@ -56,8 +56,11 @@ def test_valid_matches_cover_every_variant_seat_count_type_and_kind():
                 kinds.add(body["move"])
     assert variants == set(VARIANTS)
     assert min(players) == 2 and max(players) == 10
-    # complaints arise only against a bad box, so they are among the invalid cases
-    assert set(BODY_FIELDS) - {"complaint"} <= types, set(BODY_FIELDS) - types
+    # complaints arise only against a bad box, so they are among the invalid cases; bots do not
+    # chat, so a chat is in valid cases of its own
+    assert set(BODY_FIELDS) - {"complaint", "chat"} <= types, set(BODY_FIELDS) - types
+    chats = [c for c in cases if c.expected["result"] == "valid" and "Chat" in c.flags]
+    assert len(chats) >= 2
     assert kinds == set(MOVE_FIELDS)
 
 

@@ -172,7 +172,7 @@ def test_envelope_faults_the_host_should_have_refused(g):
         (sign_envelope(g.ids[1], GAME, 1, a1.next_n, bytes(32), ACK), "FORK"),
         (sign_envelope(g.ids[1], GAME, 1, a1.next_n, c.head, {"type": "ack", "x": 1}),
          "MALFORMED"),
-        (sign_envelope(g.ids[1], GAME, 1, a1.next_n, c.head, {"type": "chat"}),
+        (sign_envelope(g.ids[1], GAME, 1, a1.next_n, c.head, {"type": "emote"}),
          "UNKNOWN_MESSAGE"),
         (sign_envelope(g.ids[1], GAME, 1, a1.next_n, c.head,
                        {"type": "left", "seat": 2, "votes": g.votes("left", 2, [0, 1])}),

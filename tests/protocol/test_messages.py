@@ -11,8 +11,11 @@ from dernier_p2p.deck.table import MESSAGE_FIELDS
 from dernier_p2p.protocol.errors import CODES, ProtocolError
 from dernier_p2p.protocol.messages import (
     BODY_FIELDS,
+    MAX_CHAT,
+    MAX_CHAT_BYTES,
     MOVE_FIELDS,
     body_to_move,
+    clean_chat,
     deck_body,
     deck_message,
     move_to_body,
@@ -80,6 +83,7 @@ def examples() -> list[tuple[int, dict]]:
         (2, {"type": "accept", "table": B32}),
         (1, {"type": "ack"}),
         (2, {"type": "resign"}),
+        (1, {"type": "chat", "text": "Bea says: hello, table! ♥"}),
         (1, {"type": "coin_commit", "step": "dealer", "commit": B32}),
         (2, {"type": "coin_reveal", "step": "dealer", "value": B32}),
         (1, {"type": "complaint", "hand": 0, "ref": 3, "plaintext": None}),
@@ -147,9 +151,33 @@ def test_not_a_map_and_untyped():
 
 
 def test_unknown_type_and_move_kind():
-    assert err({"type": "chat", "text": "hi"}).code == "UNKNOWN_MESSAGE"
+    assert err({"type": "emote", "text": "hi"}).code == "UNKNOWN_MESSAGE"
     assert err({"type": "move", "hand": 0, "move": "fold"}).code == "UNKNOWN_MESSAGE"
     assert err({"type": "move", "hand": 0, "move": 3}).code == "UNKNOWN_MESSAGE"
+
+
+def test_chat_text_limits_and_characters():
+    ok = {"type": "chat", "text": "x" * MAX_CHAT}
+    assert validate_body(ok, 1, N) is ok
+    assert validate_body({"type": "chat", "text": "é" * MAX_CHAT}, 1, N)  # 400 bytes
+    too_long = err({"type": "chat", "text": "x" * (MAX_CHAT + 1)})
+    assert too_long.code == "MALFORMED" and "characters" in too_long.detail
+    too_big = err({"type": "chat", "text": "€" * 134})  # 134 characters, 402 bytes
+    assert too_big.code == "MALFORMED" and "bytes" in too_big.detail
+    for text in ("", "red \x1b[31mtext", "two\nlines", "tab\there", "bell\x07",
+                 "\u202eright to left", "nul\x00", "\x9bcsi", "\ud800"):
+        assert err({"type": "chat", "text": text}).code == "MALFORMED", repr(text)
+    assert err({"type": "chat", "text": b"bytes"}).code == "MALFORMED"
+
+
+def test_clean_chat_strips_what_the_schema_refuses():
+    assert clean_chat("  hi\x1b[31m red\tthere\n") == "hi[31m red there"
+    assert clean_chat("\x00\x07\n") == ""
+    assert len(clean_chat("x" * 500)) == MAX_CHAT
+    cut = clean_chat("€" * 200)
+    assert len(cut.encode()) <= MAX_CHAT_BYTES
+    for text in ("\u202eabc", "a\u2028b", "ok"):
+        validate_body({"type": "chat", "text": clean_chat(text)}, 1, N)
 
 
 def test_version():

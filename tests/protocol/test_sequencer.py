@@ -85,7 +85,7 @@ def test_envelope_refusals_name_the_connection():
     refused(seq, sign_envelope(g.ids[1], GAME, 1, n1 - 1, head, ACK), 1, "DUPLICATE")
     refused(seq, sign_envelope(g.ids[1], GAME, 1, n1 + 1, head, ACK), 1, "OUT_OF_ORDER")
     refused(seq, sign_envelope(g.ids[1], GAME, 1, n1, bytes(32), ACK), 1, "FORK")
-    refused(seq, sign_envelope(g.ids[1], GAME, 1, n1, head, {"type": "chat"}), 1,
+    refused(seq, sign_envelope(g.ids[1], GAME, 1, n1, head, {"type": "emote"}), 1,
             "UNKNOWN_MESSAGE")
     refused(seq, sign_envelope(g.ids[1], GAME, 1, n1, head, {"type": "ack", "x": 0}), 1,
             "MALFORMED")

@@ -14,6 +14,7 @@ from dernier_p2p.protocol.envelope import sign_envelope
 from dernier_p2p.protocol.errors import ProtocolError
 from dernier_p2p.protocol.local import LocalTable, identity_for, play_round, run_local_match
 from dernier_p2p.protocol.session import Session, SessionEvent
+from dernier_p2p.protocol.verify import check_records
 from dernier_p2p.rules import (
     Draw,
     Flipped,
@@ -622,3 +623,49 @@ def test_a_deck_message_naming_a_seat_out_is_the_authors_deck_fault(kind: str) -
     body = {"type": kind, "hand": s0.pub.hand, **bodies[kind]}
     errors = feed_all(table, forge(table, 2, body))
     assert all(e.code == "DECK_FAULT" and e.seat == 2 for e in errors), errors
+
+
+def test_chat_is_recorded_for_every_peer_and_changes_nothing_else():
+    """A chat before the accepts and during play (the host's too): every peer (an observer too)
+    logs it with its author; rules, deck, clocks' author and vote freshness ignore it; a
+    control character is refused by the session that would sign it; verify accepts the
+    records; after the match's end a chat record has no effect."""
+    table = LocalTable("dernier", seeds(2), {"match": ["hands", 1]})
+    early = table.sessions[1].chat("hello before we start")
+    table.send(early)
+    table.deliver()
+    s0 = table.sessions[0]
+    st, pending = s0.state, s0.pending
+    since = s0.chain.vote_since("timeout", 1)
+    table.send(table.sessions[1].chat("Bea: good luck ♥"))
+    table.deliver()
+    assert s0.state is st and s0.pending == pending
+    assert s0.chain.vote_since("timeout", 1) == since  # talking is not playing
+    with pytest.raises(ValueError):
+        table.sessions[1].chat("red \x1b[31mtext")
+    with pytest.raises(ValueError):
+        table.sessions[1].chat("x" * 201)
+    rng, pols = random.Random(3), bots(2)
+    said_between = False
+    while not s0.finished:
+        if not said_between:
+            table.send(table.sessions[0].chat("your turn!"))
+            said_between = True
+        play_round(table, pols, rng)
+    assert said_between
+    expected = [(1, "hello before we start"), (1, "Bea: good luck ♥"), (0, "your turn!")]
+    for s in table.sessions:
+        chats = [(e.seat, e.detail) for e in session_events(s) if e.kind == "chat"]
+        assert chats == expected
+    assert check_records(table.records).ok
+    obs = Session(None, None, table.records[0])
+    for rec in table.records[1:]:
+        obs.receive(rec, rec["t"])
+    assert [(e.seat, e.detail) for e in session_events(obs) if e.kind == "chat"] == expected
+    with pytest.raises(ValueError):
+        obs.chat("an observer says nothing")
+    late = forge(table, 1, {"type": "chat", "text": "after the end"})
+    rec = table.sequence(late)
+    events = len(s0.events)
+    s0.receive(rec, rec["t"])
+    assert len(s0.events) == events and s0.fault is None

@@ -26,7 +26,7 @@ def body_cases(b: Base, tag: str) -> None:
             h if seat == "any" else seat)
 
     case("unknown-body-type", "20", "a body type this version does not define",
-         ["UnknownMessage"], k, {"type": "chat", "text": "hi"}, "UNKNOWN_MESSAGE")
+         ["UnknownMessage"], k, {"type": "emote", "text": "hi"}, "UNKNOWN_MESSAGE")
     case("unknown-move-kind", "20", "a move kind this version does not define",
          ["UnknownMessage"], k, {"type": "move", "hand": hand, "move": "shout"},
          "UNKNOWN_MESSAGE")
@@ -57,6 +57,16 @@ def body_cases(b: Base, tag: str) -> None:
          {"type": "move", "hand": hand, "move": "name_suit", "suit": None}, "MALFORMED")
     case("ack-with-field", "6.3", "an ack with a field", ["Malformed"], k,
          {"type": "ack", "x": 1}, "MALFORMED")
+    case("chat-201-chars", "6.3", "a chat of 201 characters (at most 200)", ["Malformed", "Chat"],
+         k, {"type": "chat", "text": "x" * 201}, "MALFORMED")
+    case("chat-402-bytes", "6.3", "a chat of 134 characters but 402 bytes (at most 400)",
+         ["Malformed", "Chat"], k, {"type": "chat", "text": "\u20ac" * 134}, "MALFORMED")
+    case("chat-escape", "6.3", "a chat holding an ESC control sequence (clears a terminal)",
+         ["Malformed", "Chat"], k, {"type": "chat", "text": "hi \x1b[2J"}, "MALFORMED")
+    case("chat-newline", "6.3", "a chat of two lines", ["Malformed", "Chat"], k,
+         {"type": "chat", "text": "one\ntwo"}, "MALFORMED")
+    case("chat-empty", "6.3", "an empty chat", ["Malformed", "Chat"], k,
+         {"type": "chat", "text": ""}, "MALFORMED")
     case("accept-31-bytes", "6.3", "an accept naming a 31-byte hash", ["Malformed"], k,
          {"type": "accept", "table": bytes(31)}, "MALFORMED")
     case("coin-step-empty", "6.3", "a coin commitment with an empty step", ["Malformed"], k,

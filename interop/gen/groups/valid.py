@@ -45,6 +45,12 @@ def extra_valid_cases(b: Base, tag: str) -> None:
     gen = new_env(b, k, t, {"type": "ack"}, head=b.records[0]["prev"])
     add(f"{tag}-ack-genesis-head", "5.3", "an ack echoing the genesis hash",
         ["Valid", "HeadEcho"], b, k, [as_record(b, k, gen)], None)
+    chat = new_env(b, k, t, {"type": "chat", "text": "Bea: good luck \u2665"})
+    add(f"{tag}-chat-valid", "6.3", "a chat line to the table (rules and deck ignore it)",
+        ["Valid", "Chat"], b, k, [as_record(b, k, chat)], None)
+    full = new_env(b, k, t, {"type": "chat", "text": "\u00e9" * 200})
+    add(f"{tag}-chat-longest", "6.3", "a chat of 200 characters and 400 bytes (the limits)",
+        ["Valid", "Chat"], b, k, [as_record(b, k, full)], None)
     late = seal(b, {**b.records[k], "t": b.records[k]["t"] + 3_600_000})
     add(f"{tag}-time-jump", "18", "a record an hour after the previous one",
         ["Valid", "Timing"], b, k, [late], None)
