@@ -27,6 +27,7 @@ from dernier_p2p.cli.pacing import Pacer
 from dernier_p2p.cli.render import card_text, render_table, suit_text
 from dernier_p2p.cli.words import RULE_WORDS, play_refusal, rule_words
 from dernier_p2p.net.agent import Resign
+from dernier_p2p.protocol.messages import clean_chat
 from dernier_p2p.rules import (
     Card,
     Catch,
@@ -284,6 +285,18 @@ class HumanAgent:
         self.echo = echo
         self.colour = colour
         self._last_offer: str | None = None
+        self.say: Callable[[str], None] | None = None  # sends a chat line (once seated)
+
+    def chat(self, line: str) -> None:
+        """A ``/text`` line typed at a prompt: ``text`` goes to the table as a chat line (shown
+        in the log when its record comes back); the prompt stays open."""
+        text = clean_chat(line.strip()[1:])
+        if not text:
+            self.echo("  Type / and your words to talk to the table, e.g. /good luck")
+        elif self.say is None:
+            self.echo("  The table has not started: nothing can be said yet.")
+        else:
+            self.say(text)
 
     async def _ask(self, prompt: str, state: State, until: float | None = None) -> str:
         if self.lines.interactive:
@@ -363,6 +376,9 @@ class HumanAgent:
             if line is None:
                 self.echo("")
                 raise QuitGame
+            if line.strip().startswith("/"):
+                self.chat(line)
+                continue
             text = line.strip().lower()
             state = self.current()
             if text in ("q", "quit") and state is not None:
@@ -430,6 +446,10 @@ class HumanAgent:
                 line = await self._ask(prompt, state, until)
             except Stale:
                 return None  # asked again with the new state
+            if line.strip().startswith("/"):
+                self.chat(line)
+                prompt = options(state, moves, in_turn)
+                continue
             text = line.strip().lower()
             if text in ("q", "quit"):
                 try:

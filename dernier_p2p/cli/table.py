@@ -78,7 +78,10 @@ class Seating:
         assert self.narrator is not None
         self.seat = await source.local_seat()
         if self.screen is not None:
+            self.screen.token = trio.lowlevel.current_trio_token()
             self.screen.seat = self.seat
+        if self.human is not None:
+            self.human.say = self.seat.say
         if self.pacer is not None:
             seat = self.seat
 

@@ -4,7 +4,9 @@ Panels: the players (cards held, scores, whose turn with its countdown), the cen
 named suit, pending draws, direction), a scrolling log in plain words, your hand with a key per
 card and the playable ones marked, and the open prompt or out-of-turn offer with its countdown.
 Keys become lines for the human agent (see :mod:`.link`), so the screen and ``--plain`` share
-one interpretation of input. ``?`` shows the variant's rules and the keys.
+one interpretation of input. ``?`` shows the variant's rules and the keys. ``/`` opens a line to
+talk to the table: every key then goes into it until Enter sends it (Esc drops it); the line
+comes back in every seat's log ("Bea: hello") once the host has sequenced it.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from textual.widgets import RichLog, Static
 from dernier_p2p.cli.follow import names_of
 from dernier_p2p.cli.help import help_lines
 from dernier_p2p.cli.human import LEAVE_WARNING
+from dernier_p2p.protocol.messages import MAX_CHAT
 from dernier_p2p.tui.link import ScreenLink
 from dernier_p2p.tui.view import (
     HAND_KEYS,
@@ -67,6 +70,7 @@ class TableApp(App[None]):
     #hand { height: auto; border: round $success; padding: 0 1; }
     #offer { height: auto; padding: 0 1; }
     #keys { height: 1; color: $text-muted; padding: 0 1; }
+    #say { height: 1; padding: 0 1; display: none; }
     """
 
     def __init__(self, link: ScreenLink, header: str = "dernier") -> None:
@@ -78,6 +82,7 @@ class TableApp(App[None]):
         self._logged = 0
         self.leave: Callable[[], None] = self.exit  # how to leave when no prompt is open
         self.confirming = False
+        self.saying: str | None = None  # the chat line being typed after "/", if any
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -85,6 +90,7 @@ class TableApp(App[None]):
                 yield Static(id="players")
                 yield Static(id="centre")
             yield RichLog(id="log", wrap=True, markup=False)
+            yield Static(id="say", markup=False)
             yield Static(id="hand")
             yield Static(id="offer")
             yield Static("? help · Enter: let an offer go / next hand · q leave", id="keys")
@@ -129,11 +135,17 @@ class TableApp(App[None]):
         width = max(20, hand.size.width - 2) if hand.size.width else 76
         hand.update(hand_text(state, seat.seat, session.view, moves, width))
 
+    def _show_say(self) -> None:
+        say = self.query_one("#say", Static)
+        say.display = self.saying is not None
+        shown = "" if self.saying is None else f"Say: {self.saying}▏  (Enter sends, Esc drops)"
+        say.update(Text(shown))
+
     def screen_text(self) -> str:
         """Every panel's text as shown (for tests and captures), brought up to date first."""
         self.refresh_table()
         parts = []
-        for wid in ("#players", "#centre", "#hand", "#offer"):
+        for wid in ("#players", "#centre", "#hand", "#offer", "#say"):
             widget = self.query_one(wid, Static)
             content: Any = widget.render()
             parts.append(content.plain if isinstance(content, Text) else str(content))
@@ -154,8 +166,34 @@ class TableApp(App[None]):
             return 0
         return len(seat.session.state.hands[seat.seat])
 
+    def _say_key(self, event: events.Key) -> None:
+        """A key while the chat line is open."""
+        assert self.saying is not None
+        if event.key == "enter":
+            text, self.saying = self.saying, None
+            why = self.link.say(text)
+            if why is not None:
+                self.link.notices.append(why)
+                self.link.log.append(why)
+        elif event.key == "escape":
+            self.saying = None
+        elif event.key == "backspace":
+            self.saying = self.saying[:-1]
+        elif event.character and event.character.isprintable():
+            self.saying = (self.saying + event.character)[:MAX_CHAT]
+        self._show_say()
+
     def on_key(self, event: events.Key) -> None:
         key = event.character or ""
+        if self.saying is not None:  # every key goes into the chat line
+            self._say_key(event)
+            event.stop()
+            return
+        if key == "/" and not self.confirming:
+            self.saying = ""
+            self._show_say()
+            event.stop()
+            return
         if self.confirming:  # "q" with no prompt open: the screen asks itself
             self.confirming = False
             if key == "y":

@@ -10,6 +10,7 @@ import click
 import trio
 
 from dernier_p2p.cli.human import LineReader
+from dernier_p2p.protocol.messages import clean_chat
 
 
 class KeyLines(LineReader):
@@ -54,6 +55,7 @@ class ScreenLink:
         self.prompt = ""
         self.notices: list[str] = []  # the agent's own lines (refusals, warnings), newest last
         self.seat: Any = None
+        self.token: trio.lowlevel.TrioToken | None = None  # the table's trio run, once seated
         self.pacer: Any = None
         self.changed_at = time.monotonic()
         self.finished = False
@@ -76,3 +78,17 @@ class ScreenLink:
         else:
             self.prompt = ""  # the prompt was overtaken by the table
         self.changed_at = time.monotonic()
+
+    def say(self, text: str) -> str | None:
+        """Send a chat line to the table (callable from the screen); None once it is on its way
+        (it shows in the log when its record comes back), else why it is not sent."""
+        line = clean_chat(text)
+        if not line:
+            return "Nothing to say."
+        if self.seat is None or self.token is None:
+            return "The table has not started: nothing can be said yet."
+        try:
+            self.token.run_sync_soon(self.seat.say, line)
+        except trio.RunFinishedError:
+            return "The table is closed."
+        return None

@@ -95,7 +95,8 @@ def test_existing_transcript_is_not_overwritten(tmp_path: Path) -> None:
 
 
 SCRIPT = "\n".join(
-    ["xyz", "99", "p", "z"]  # refused: garbage, no such card, no pass before drawing, no letter
+    ["/hello table", "/", "/\x1b[2Jred\tline"]  # chat lines at the prompt: not moves
+    + ["xyz", "99", "p", "z"]  # refused: garbage, no such card, no pass before drawing, no letter
     + [str(k) for k in range(1, 8)]  # try every card: the playable ones are played
     + ["d", "p", "1", "2", "3", "q"]
 ) + "\n"
@@ -118,6 +119,11 @@ def test_human_seat_driven_by_a_script(tmp_path: Path) -> None:
     moves = [line for line in out.splitlines() if line.startswith(("Ann plays", "Ann draws"))]
     assert len(moves) >= 2, out
     assert "You left the table." in out
+    # the chat lines, in the log as every seat's: the escape sequence's ESC and the tab gone
+    assert "Ann: hello table" in out and "Ann: [2Jred line" in out
+    assert "Type / and your words" in out and "\x1b" not in out
+    replayed = dernier(tmp_path, "replay", "--no-colour", str(path))
+    assert "Ann: hello table" in replayed.stdout and "Ann: [2Jred line" in replayed.stdout
     # Leaving resigned: at two seats the match ends there, Ann last, and the record checks.
     check = dernier(tmp_path, "verify", str(path))
     assert check.returncode == 0, check.stdout

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from dernier_p2p.cli.table import Seating, play_local
 from dernier_p2p.rules import Play
+from dernier_p2p.tui.link import ScreenLink
 from tests.tui.helpers import in_turn, key_of, legal, my_hand, playable, run_screen_test, until
 
 
@@ -113,7 +114,9 @@ GAME = bytes(range(16))
 
 def test_a_joiner_sees_the_table_and_the_turn_countdown(tmp_path: Path) -> None:
     """A joiner at a host's table (the host's seat played by a bot on another peer) sees the
-    table between its turns, with the countdown of whoever is at turn."""
+    table between its turns, with the countdown of whoever is at turn; "/" opens a chat line
+    whose keys (command keys too) are words, not moves, and Enter sends it: it shows in the
+    joiner's log and in the host seat's log, and both seats' records hold it."""
     import trio
 
     from dernier_p2p.bots import HeuristicBot
@@ -123,6 +126,8 @@ def test_a_joiner_sees_the_table_and_the_turn_countdown(tmp_path: Path) -> None:
     from dernier_p2p.net.peer import PeerConfig
     from dernier_p2p.net.timers import Timers
     from dernier_p2p.wire.identity import IdentityKey
+
+    host_link = ScreenLink()  # the host seat's log, as its screen would show it
 
     def main(link):
         async def table() -> None:
@@ -134,8 +139,10 @@ def test_a_joiner_sees_the_table_and_the_turn_countdown(tmp_path: Path) -> None:
             )
             host = Host(IdentityKey.generate(b"h" * 32), config, bot_agent(HeuristicBot(1), 1.5))
             seating = Seating(bot=False, colour=False, screen=link)
+            host_seating = Seating(bot=True, colour=False, screen=host_link)
             async with trio.open_nursery() as nursery:
                 await nursery.start(host.run)
+                nursery.start_soon(host_seating.follow, host)
                 peer = PeerConfig(name="Joe", transcript=tmp_path / "joe.t", connect_s=60.0)
                 await join_table(IdentityKey.generate(b"j" * 32), (LOOPBACK, host.port), peer,
                                  seating)
@@ -153,5 +160,18 @@ def test_a_joiner_sees_the_table_and_the_turn_countdown(tmp_path: Path) -> None:
         assert left.endswith(" s") or left.startswith("0:"), host_turn  # under 20 s
         await until(pilot, lambda: "⏱" in turn_line(pilot.app, "Joe (you)"), "Joe's own turn")
         assert "Top card:" in pilot.app.screen_text()
+        hand = my_hand(link)
+        await pilot.press("/")
+        await pilot.press(*"hi, 1 d q?")
+        assert "Say: hi, 1 d q?" in pilot.app.screen_text()
+        await pilot.press("backspace", "!", "enter")
+        assert "Say:" not in pilot.app.screen_text()
+        said = "Joe: hi, 1 d q!"
+        await until(pilot, lambda: said in host_link.log, "the chat in the host seat's log")
+        await until(pilot, lambda: said in pilot.app.screen_text(), "the chat on Joe's screen")
+        assert my_hand(link) == hand and not link.finished  # no key was taken as a move
+        for seat in (link.seat, host_link.seat):  # the records each transcript is written from
+            chats = [r["env"] for r in seat.records if r["env"]["body"]["type"] == "chat"]
+            assert [(e["seat"], e["body"]["text"]) for e in chats] == [(1, "hi, 1 d q!")]
 
     run_screen_test(main, scenario)
