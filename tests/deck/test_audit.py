@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 from pathlib import Path
 
@@ -22,7 +23,9 @@ from dernier_p2p.deck.errors import (
     DeckError,
     MissingMessage,
 )
+from dernier_p2p.deck.keys import transfer_private_key
 from dernier_p2p.deck.table import DeckTable, TransferDispute, apply_all, start_all
+from dernier_p2p.deck.transfer import BadTransfer, Transfer, open_box
 from dernier_p2p.deck.vectors import (
     basics_vectors,
     card_vectors,
@@ -329,3 +332,58 @@ def test_audit_table_names_what_only_the_secrets_show(honest_log: list[dict]) ->
     assert [f.seat for f in report.faults] == [2], report.faults
     # a box complained of is opened whatever the caller says
     assert [f.seat for f in audit_table(obs, opened={0}).faults] == [2]
+
+
+def test_audit_table_names_each_fault_the_secrets_show(honest_log: list[dict]) -> None:
+    """After the secrets: a published token that is not ``x_j*c1`` names its seat, a card opened
+    as another card and a position that decrypts to no card are faults."""
+    live = _live(honest_log)
+    assert audit_table(live, opened={0}).ok
+    obs = copy.deepcopy(live)
+    obs.slots[2].public[1] = g.add(obs.slots[2].public[1], g.GENERATOR)
+    faults = audit_table(obs, opened={0}).faults
+    assert [(type(f), f.seat, f.reason) for f in faults] == [
+        (DeckError, 1, "token for position 2 is wrong")]
+    obs = copy.deepcopy(live)
+    obs.slots[2].card = (obs.slots[2].card + 1) % 54
+    faults = audit_table(obs, opened={0}).faults
+    assert [(type(f), f.seat, f.reason) for f in faults] == [
+        (DeckError, None, "position 2 was opened as the wrong card")]
+    obs = copy.deepcopy(live)
+    c1, c2 = obs.slots[5].ct
+    obs.slots[5].ct = (c1, g.add(c2, g.GENERATOR))
+    report = audit_table(obs, opened={0})
+    assert report.cards is None and len(report.faults) == 1
+    assert type(report.faults[0]) is DeckError and report.faults[0].seat is None
+    assert report.faults[0].reason.startswith("a position decrypts to no card")
+
+
+def test_audit_table_of_a_stopped_hand_keeps_the_verdicts_public_data_gave(
+    honest_log: list[dict],
+) -> None:
+    """A complaint the plaintext settles (here a false one: the box was sound) is a verdict the
+    live table raised; when the hand stops there, the audit reports it, naming the complainer."""
+    i = index_of(honest_log, "transfer", 2)
+    x0 = g.decode_scalar(honest_log[index_of(honest_log, "secret", 0)]["secret"])
+    box = Transfer.from_wire(2, honest_log[i])
+    plain = open_box(GAME, HAND, box, transfer_private_key(GAME, HAND, box.receiver, x0))
+    obs = _live(honest_log[: i + 1])
+    with pytest.raises(BadTransfer) as verdict:
+        obs.receive({"type": "complaint", "seat": 0, "ref": 0, "plaintext": plain})
+    assert verdict.value.seat == 0
+    faults = audit_table(obs).faults
+    assert [(type(f), f.seat, f.reason) for f in faults] == [
+        (BadTransfer, 0, "false complaint about box 0")]
+
+
+def test_audit_table_opens_every_box_after_one_opened_live(honest_log: list[dict]) -> None:
+    """The receiver's own sound box is not opened again, but the boxes after it still are (a
+    second box here: a copy of the first with its last byte flipped, naming the giver)."""
+    obs = _live(honest_log)
+    box = obs.boxes[0]
+    flipped = box.transfer.box[:-1] + bytes([box.transfer.box[-1] ^ 1])
+    obs.boxes.append(dataclasses.replace(box, transfer=dataclasses.replace(box.transfer,
+                                                                           box=flipped)))
+    faults = audit_table(obs, opened={0}).faults
+    assert [(type(f), f.seat) for f in faults] == [(BadTransfer, 2)]
+    assert faults[0].reason.startswith("box 1: ")
