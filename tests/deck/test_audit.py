@@ -377,13 +377,31 @@ def test_audit_table_of_a_stopped_hand_keeps_the_verdicts_public_data_gave(
 
 
 def test_audit_table_opens_every_box_after_one_opened_live(honest_log: list[dict]) -> None:
-    """The receiver's own sound box is not opened again, but the boxes after it still are (a
-    second box here: a copy of the first with its last byte flipped, naming the giver)."""
+    """The receiver's own sound box is not opened again, but every box after it still is, and
+    after a bad one too (two more boxes here: copies of the first with a byte flipped, each
+    naming the giver)."""
     obs = _live(honest_log)
     box = obs.boxes[0]
-    flipped = box.transfer.box[:-1] + bytes([box.transfer.box[-1] ^ 1])
-    obs.boxes.append(dataclasses.replace(box, transfer=dataclasses.replace(box.transfer,
-                                                                           box=flipped)))
+    for k in (1, 2):
+        flipped = box.transfer.box[:-1] + bytes([box.transfer.box[-1] ^ k])
+        obs.boxes.append(dataclasses.replace(box, transfer=dataclasses.replace(box.transfer,
+                                                                               box=flipped)))
     faults = audit_table(obs, opened={0}).faults
-    assert [(type(f), f.seat) for f in faults] == [(BadTransfer, 2)]
-    assert faults[0].reason.startswith("box 1: ")
+    assert [(type(f), f.seat, f.reason[:7]) for f in faults] == [
+        (BadTransfer, 2, "box 1: "), (BadTransfer, 2, "box 2: ")]
+
+
+def test_audit_table_names_a_false_complaint_the_secrets_settle(honest_log: list[dict]) -> None:
+    """Seat 0 complains of its sound box without a plaintext: live, public data cannot settle
+    it; after the secrets the box opens soundly and the audit names the complainer."""
+    i = index_of(honest_log, "transfer", 2)
+    obs = _live(honest_log[: i + 1])
+    with pytest.raises(TransferDispute):
+        obs.receive({"type": "complaint", "seat": 0, "ref": 0, "plaintext": None})
+    for entry in honest_log[i + 1:]:  # the hand stops: straight to the end and the secrets
+        if entry.get("op") != "open" and entry.get("type") != "tokens":
+            (obs.apply if "op" in entry else obs.receive)(entry)
+    for opened in ((), {0}):  # a box complained of is opened whatever the caller says
+        faults = audit_table(obs, opened=opened).faults
+        assert [(type(f), f.seat, f.reason) for f in faults] == [
+            (BadTransfer, 0, "false complaint about box 0")]
