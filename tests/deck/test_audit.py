@@ -405,3 +405,27 @@ def test_audit_table_names_a_false_complaint_the_secrets_settle(honest_log: list
         faults = audit_table(obs, opened=opened).faults
         assert [(type(f), f.seat, f.reason) for f in faults] == [
             (BadTransfer, 0, "false complaint about box 0")]
+
+
+def test_the_offline_audit_replays_past_a_complaint(honest_log: list[dict]) -> None:
+    """A complaint stops no replay: the offline audit goes on to the secrets and then names
+    the complainer of a sound box. Stopped at the complaint, the audit keeps the verdict that
+    public data gives (a plaintext showing a sound box) and names no one for a complaint only
+    the secrets can settle."""
+    i = index_of(honest_log, "transfer", 2)
+    x0 = g.decode_scalar(honest_log[index_of(honest_log, "secret", 0)]["secret"])
+    box = Transfer.from_wire(2, honest_log[i])
+    plain = open_box(GAME, HAND, box, transfer_private_key(GAME, HAND, box.receiver, x0))
+    rest = [e for e in honest_log[i + 1:] if e.get("op") != "open" and e.get("type") != "tokens"]
+
+    def complaint(text: bytes | None) -> dict:
+        return {"type": "complaint", "seat": 0, "ref": 0, "plaintext": text}
+
+    false = [(BadTransfer, 0, "false complaint about box 0")]
+    report = audit(GAME, HAND, N, DECK, [*honest_log[: i + 1], complaint(None), *rest])
+    assert [(type(f), f.seat, f.reason) for f in report.faults] == false
+    assert sorted(report.cards) == list(range(54))
+    report = audit(GAME, HAND, N, DECK, [*honest_log[: i + 1], complaint(plain)])
+    assert [(type(f), f.seat, f.reason) for f in report.faults] == false
+    report = audit(GAME, HAND, N, DECK, [*honest_log[: i + 1], complaint(None)])
+    assert report.faults == [] and report.cards is None
