@@ -429,3 +429,11 @@ def test_the_offline_audit_replays_past_a_complaint(honest_log: list[dict]) -> N
     assert [(type(f), f.seat, f.reason) for f in report.faults] == false
     report = audit(GAME, HAND, N, DECK, [*honest_log[: i + 1], complaint(None)])
     assert report.faults == [] and report.cards is None
+
+
+def test_a_position_opened_without_its_tokens_is_no_opened_card(honest_log: list[dict]) -> None:
+    k = next(i for i, e in enumerate(honest_log) if e.get("op") == "open")
+    report = audit_table(_live(honest_log[: k + 1]))
+    assert report.opened == {} and report.cards is None
+    assert [type(f) for f in report.faults] == [MissingMessage]
+    assert report.faults[0].reason.startswith("still owed: ")
