@@ -115,3 +115,45 @@ async def _register(
 
     return bool(await nursery.start(partial(keep_registered, relay, token, host.handle,
                                             retry_s=RETRY_S, notify=notify)))
+
+
+@asynccontextmanager
+async def seat_routes(
+    config: Any,
+    echo: Callable[..., None],
+    *,
+    map_port: bool = True,
+    map_timeout_s: float = 2.0,
+) -> AsyncIterator[None]:
+    """Make a joining seat reachable as a candidate host (PROTOCOL.md 7.6) while the block
+    lasts: ask the router to forward its fixed ``listen`` port and announce the mapping
+    (``config.announce``, a PeerConfig's), else stand by at the code's relay
+    (``config.relay_standby``), telling the user which. A loopback or public listen address,
+    or port 0, needs neither."""
+    listen = config.listen
+    if listen is None or listen[1] == 0 or _is_loopback(listen[0]) or _is_public(listen[0]):
+        yield
+        return
+    port = listen[1]
+    attempt = Attempt()
+    relay = config.relay
+    via = "" if relay is None else f"{relay[0]}:{relay[1]}"
+    if map_port:
+        echo(f"Opening port {port} on your router, so that this seat can host if the host "
+             "goes away (UPnP, then NAT-PMP)...")
+    async with _maybe_mapped(map_port, port, attempt, map_timeout_s) as mapping:
+        if mapping is not None:
+            config.announce = (mapping.external_ip, mapping.external_port)
+            echo(f"  done ({mapping.method}): this seat is reachable at "
+                 f"{mapping.external_ip}:{mapping.external_port}")
+        else:
+            if map_port:
+                echo("  no router mapping (" + "; ".join(attempt.notes) + ")")
+            if relay is not None:
+                config.relay_standby = True
+                echo(f"If this seat hosts after the host goes away, the others reach it through "
+                     f"the relay {via}.")
+            else:
+                echo("If the host goes away, players outside your network cannot reach this "
+                     "seat; another seat hosts if it can.")
+        yield

@@ -466,17 +466,24 @@ def _discover(seconds: float) -> tuple[str, int]:
                    "forward that port on a router).")
 @click.option("--no-listen", is_flag=True,
               help="Never host this table, even if the host goes away.")
+@click.option("--no-map", is_flag=True,
+              help="With an invite code: do not ask the router to open the --listen port "
+                   "(UPnP / NAT-PMP).")
 @click.option("--wait", type=click.FloatRange(0.5, 30), default=2.0, show_default=True,
               help="Seconds to listen for tables when no ADDRESS is given.")
 @offer_option
 @peer_options
 def join(
-    address: str | None, name: str, listen_on: str | None, no_listen: bool, wait: float,
-    offer_seconds: float, key: Path | None, transcript: Path | None, bot: bool, no_colour: bool,
-    plain: bool,
+    address: str | None, name: str, listen_on: str | None, no_listen: bool, no_map: bool,
+    wait: float, offer_seconds: float, key: Path | None, transcript: Path | None, bot: bool,
+    no_colour: bool, plain: bool,
 ) -> None:
     """Join a table by its invite code (dn1-...), at ADDRESS (HOST:PORT), or pick one heard on
-    the LAN."""
+    the LAN.
+
+    With a code, this seat offers to host if the host goes away: its --listen port is opened on
+    the router (UPnP / NAT-PMP) and that address announced, else it stands by at the code's
+    relay."""
     from dernier_p2p.cli.rejoin import (
         bind_for,
         exists_with_records,
@@ -514,6 +521,7 @@ def join(
         connect_s=10.0 if dialer is None else 10.0 + 5.0 * len(dialer.routes),
         dial=dialer, check_host=None if dialer is None else dialer.check_host,
         seed=seat_seed(identity), restore=restore,
+        relay=None if dialer is None else dialer.relay_address(),
     )
     if restore:
         click.echo(f"Resuming your seat from {path}.")
@@ -532,12 +540,18 @@ def join(
         click.echo(f"Joining {host_port(*where)}. Transcript: {path}")
     screen = _screen(plain or bot)
     seating = Seating(bot=bot, colour=_colour(no_colour), offer_s=offer_seconds, screen=screen)
-    seat = _run(
-        lambda: join_table(
-            identity, where, config, seating, lambda: latest_open_match(identity)
-        ),
-        place, screen=screen, header="dernier",
-    )
+
+    async def play() -> Any:
+        from dernier_p2p.cli.internet import seat_routes
+
+        if dialer is None:  # a LAN table: the address this machine has is the one to give
+            return await join_table(identity, where, config, seating,
+                                    lambda: latest_open_match(identity))
+        async with seat_routes(config, seating.echo, map_port=not no_map):
+            return await join_table(identity, where, config, seating,
+                                    lambda: latest_open_match(identity))
+
+    seat = _run(play, place, screen=screen, header="dernier")
     if seat is None:
         _fail("The table never started.")
     _final(seat, Path(config.transcript) if config.transcript is not None else path)

@@ -38,6 +38,12 @@ the host change. The old host stays a seat: it may come back and resume with the
 seats no majority can depose: the peer waits another ``grace_ms`` for the host, then ends with
 :class:`HostLost` (nobody ranked). If the next host does not answer within ``grace_ms`` either,
 :class:`HostLost` ends the peer.
+
+On the Internet (PROTOCOL.md 4.7): a seat that cannot be reached at its ``listen`` address (no
+router mapping) stands by at the relay its invite code named (``relay_standby``), under its
+:func:`~.relay.seat_token`, while the match lasts: connections the relay pairs with it are
+served as on its listen address (links, then resumes once it hosts). After a host change a
+seat that knows that relay (``relay``) tries the new host's announced address, then the relay.
 """
 
 from __future__ import annotations
@@ -57,6 +63,9 @@ from dernier_p2p.net.agent import Agent
 from dernier_p2p.net.firewall import leaves
 from dernier_p2p.net.framing import FramedStream, FrameError, PeerClosed, open_framed
 from dernier_p2p.net.host import Host, HostConfig
+from dernier_p2p.net.invite import Invite, Route, fingerprint
+from dernier_p2p.net.reach import Dialer
+from dernier_p2p.net.relay import keep_registered, seat_token
 from dernier_p2p.net.seat import LocalSeat
 from dernier_p2p.net.timers import Deadlines, Timers, acting_author
 from dernier_p2p.protocol.chain import ChainChecker
@@ -90,7 +99,10 @@ class PeerConfig:
     ``dial``: opens the connection to the host instead
     of TCP to the address (e.g. an invite code's routes, see :mod:`.reach`), until a host
     change; ``check_host``: refuses a host by its identity key (raises), at the challenge and
-    again at record 0."""
+    again at record 0. ``announce``: the address to announce instead of the one this seat
+    listens at (the router's mapping of it, see :mod:`.portmap`). ``relay``: the relay of the
+    table's invite code, through which a new host is tried after its announced address;
+    ``relay_standby``: this seat stands by there while the match lasts (it has no mapping)."""
 
     name: str
     listen: tuple[str, int] | None = None
@@ -109,6 +121,9 @@ class PeerConfig:
     check_host: Callable[[bytes], None] | None = None
     censor_ms: int = CENSOR_MS
     probe_s: float = links.PROBE_S
+    announce: tuple[str, int] | None = None
+    relay: tuple[str, int] | None = None
+    relay_standby: bool = False
 
 
 class Deposing(Exception):
@@ -156,6 +171,9 @@ class Peer:
         self._links = trio.CancelScope()
         self._dial = config.dial
         self.listen_problem: str | None = None  # why this seat could not listen, if it could not
+        self._link_server: links.LinkServer | None = None
+        self._nursery: trio.Nursery | None = None  # the running peer's tasks
+        self.standby: str | None = None  # the relay this seat stands by at, while registered
 
     async def _open(self) -> FramedStream:
         """A new connection to the host: by the configured dialer, else TCP to ``address``."""
@@ -292,6 +310,8 @@ class Peer:
         listen = None
         if cfg.listen is not None:  # listen now, so the announced address is really ours
             listen = await self._listen(*cfg.listen)
+            if listen is not None and cfg.announce is not None:
+                listen = cfg.announce  # the router forwards it here
         with trio.fail_after(cfg.connect_s):
             self.stream = await self._open()
             self.seat, self.table = await hs.join(
@@ -488,6 +508,7 @@ class Peer:
         """
         try:
             async with trio.open_nursery() as nursery:
+                self._nursery = nursery
                 nursery.start_soon(self._sender)
                 hosted = False
                 if self.config.restore:
@@ -501,6 +522,8 @@ class Peer:
                 nursery.start_soon(self._acker)
                 if self.listeners is not None and not hosted:
                     nursery.start_soon(self._serve_links)
+                    if self.config.relay is not None and self.config.relay_standby:
+                        nursery.start_soon(self._stand_by, self.config.relay)
                 deposed: list[int] = []
                 if not hosted:
                     nursery.start_soon(self._voter, deposed)
@@ -566,10 +589,48 @@ class Peer:
         assert self.me is not None and self.listeners is not None
         server = links.LinkServer(
             self.identity, self.me.session, self.me.resend, self._on_link_vote)
+        self._link_server = server
         with self._links:  # accepting by hand: trio's server would close the listeners
             async with trio.open_nursery() as nursery:
                 for listener in self.listeners:
                     nursery.start_soon(self._accept_links, listener, server, nursery)
+
+    async def _stand_by(self, relay: tuple[str, int]) -> None:
+        """Stand by at ``relay`` as this seat's listen address would (see the module
+        docstring), registering again after a loss, until the match ends."""
+        assert self.me is not None
+        where = f"{relay[0]}:{relay[1]}"
+
+        def notify(kind: str, text: str) -> None:
+            self.standby = where if kind == "ready" else None
+            log.info("seat %s: %s", self.seat, text)
+
+        token = seat_token(self.me.session.game, self.identity.public_bytes())
+        await keep_registered(relay, token, self._relayed, notify=notify)
+
+    async def _relayed(self, stream: FramedStream) -> None:
+        """A connection the relay paired with this seat: the host's once this seat hosts,
+        else a link."""
+        if self.host is not None:
+            await self.host.handle(stream)
+        elif self._link_server is not None and not self._links.cancel_called:
+            await self._link_server.handle(stream)
+
+    def _new_host_dialer(
+        self, seat: int, listen: tuple[str, int]
+    ) -> Callable[[], Awaitable[FramedStream]] | None:
+        """How to reach ``seat``, the new host: its announced address, then (if this seat
+        knows the table's relay) the relay under its seat token; None: the address only."""
+        relay = self.config.relay
+        if relay is None:
+            return None
+        assert self.me is not None
+        session = self.me.session
+        key = session.keys[seat]
+        return Dialer(Invite(fingerprint(key), (
+            Route("direct", listen[0], listen[1]),
+            Route("relay", relay[0], relay[1], seat_token(session.game, key)),
+        )))
 
     @staticmethod
     async def _accept_links(
@@ -705,8 +766,11 @@ class Peer:
             raise HostLost("no seat left to host")
         self.deposing = old
         vote = session.vote("depose", old)
-        if new != self.seat:
-            await links.send_vote(self.identity, session, new, vote_frame("depose", old, vote))
+        if new != self.seat and self._nursery is not None:  # beside the resume: an address
+            # that swallows packets must not hold it up (the vote also goes over the resumed
+            # connection)
+            self._nursery.start_soon(links.send_vote, self.identity, session, new,
+                                     vote_frame("depose", old, vote))
         if new == self.seat:
             self._links.cancel()  # the host answers on the listen address from now on
             if self.listeners is None:
@@ -737,7 +801,7 @@ class Peer:
         log.warning("seat %d: seat %d hosts from now on at %s", self.seat, new, listen)
         before = (self.address, self._dial)
         self.address = (listen[0], listen[1])
-        self._dial = None  # the new host is reached at its announced address
+        self._dial = self._new_host_dialer(new, listen)  # its address (or the relay)
         try:
             await self._resume(grace_ms)
         except HostLost:

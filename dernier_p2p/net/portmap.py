@@ -18,6 +18,7 @@ import struct
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 import trio
 
@@ -54,13 +55,15 @@ class MappingError(Exception):
 
 
 # ------------------------------------------------------------------------------ UPnP-IGD
-def _upnp_add(port: int, timeout_s: float, lease_s: int) -> tuple[Mapping, object]:
+def _upnp_find(delay_ms: int) -> tuple[object, str]:
+    """Find the UPnP router (SSDP, then its description): (the client, its outside address).
+    No side effect on the router, so a caller may stop waiting for it."""
     try:
         import miniupnpc
     except ImportError:
         raise MappingError("the miniupnpc library is not installed") from None
     upnp = miniupnpc.UPnP()
-    upnp.discoverdelay = int(timeout_s * 1000)
+    upnp.discoverdelay = delay_ms  # per device type searched (miniupnpc waits at least 1 s)
     try:
         found = upnp.discover()
     except Exception:  # miniupnpc raises a bare Exception when nothing answers
@@ -73,19 +76,39 @@ def _upnp_add(port: int, timeout_s: float, lease_s: int) -> tuple[Mapping, objec
         raise MappingError(f"no usable UPnP router: {exc}") from None
     external = upnp.externalipaddress()
     _check_public(external)
+    return upnp, external
+
+
+def _upnp_map(upnp: object, external: str, port: int, lease_s: int) -> Mapping:
+    u: Any = upnp
     try:
-        ok = upnp.addportmapping(port, "TCP", upnp.lanaddr, port, DESCRIPTION, "", lease_s)
+        ok = u.addportmapping(port, "TCP", u.lanaddr, port, DESCRIPTION, "", lease_s)
     except Exception as exc:
         ok = False
         log.info("UPnP: port %d refused (%s); asking for any port", port, exc)
     external_port = port
     if not ok:
         try:
-            external_port = int(upnp.addanyportmapping(port, "TCP", upnp.lanaddr, port,
-                                                       DESCRIPTION, "", lease_s))
+            external_port = int(u.addanyportmapping(port, "TCP", u.lanaddr, port,
+                                                    DESCRIPTION, "", lease_s))
         except Exception as exc:
             raise MappingError(f"the UPnP router refused the mapping: {exc}") from None
-    return Mapping("UPnP", external, external_port, port, lease_s), upnp
+    return Mapping("UPnP", external, external_port, port, lease_s)
+
+
+async def _upnp_add(port: int, timeout_s: float, lease_s: int) -> tuple[Mapping, object]:
+    """Map ``port`` by UPnP. Finding the router is given ``timeout_s`` (miniupnpc searches four
+    device types, at least a second each, when no router answers: a thread left behind ends
+    by itself); the mapping itself is one request to a router that answered."""
+    found = None
+    with trio.move_on_after(timeout_s):
+        found = await trio.to_thread.run_sync(_upnp_find, min(1000, int(timeout_s * 1000)),
+                                              abandon_on_cancel=True)
+    if found is None:
+        raise MappingError("no UPnP router answered")
+    upnp, external = found
+    mapping = await trio.to_thread.run_sync(_upnp_map, upnp, external, port, lease_s)
+    return mapping, upnp
 
 
 def _upnp_remove(upnp: object, mapping: Mapping) -> None:
@@ -185,7 +208,7 @@ async def _natpmp_add(port: int, timeout_s: float, lease_s: int) -> Mapping:
         _, external_port, lease = await _natpmp(gateway, pack_map(port, port, lease_s),
                                                 OP_MAP_TCP, timeout_s)
     except OSError as exc:
-        raise MappingError(f"NAT-PMP: {exc.strerror or exc}") from None
+        raise MappingError(str(exc.strerror or exc)) from None
     return Mapping("NAT-PMP", external, external_port, port, lease, gateway)
 
 
@@ -204,8 +227,7 @@ async def _add(port: int, timeout_s: float, lease_s: int, attempt: Attempt,
                methods: tuple[str, ...] = METHODS) -> tuple[Mapping, object] | None:
     if "UPnP" in methods:
         try:
-            return await trio.to_thread.run_sync(_upnp_add, port, timeout_s, lease_s,
-                                                 abandon_on_cancel=True)
+            return await _upnp_add(port, timeout_s, lease_s)
         except MappingError as exc:
             attempt.notes.append(f"UPnP: {exc}")
     if "NAT-PMP" in methods:

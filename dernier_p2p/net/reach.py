@@ -82,6 +82,11 @@ class Dialer:
         self.routes.insert(0, route)
         return stream
 
+    def relay_address(self) -> tuple[str, int] | None:
+        """The code's first relay (where a new host may stand by, PROTOCOL.md 4.7), or None."""
+        relay = next((r for r in self.invite.routes if r.kind == "relay"), None)
+        return None if relay is None else (relay.host, relay.port)
+
     def check_host(self, key: bytes) -> None:
         """Refuse a host whose identity key is not the one the code names."""
         if not self.invite.matches(key):

@@ -15,6 +15,10 @@ own handshake and records then run end to end through it. Relay frames::
                      (a new connection; after it, both connections are paired)
     relay  -> host   {"k": "relay-ping"}  every PING_S on the registration (liveness)
 
+A seat that may host after a host change but cannot be reached (no router mapping) stands by
+at the relay its invite code named, under :func:`seat_token` (its game and key), with the same
+frames as a host; after a host change the others find it there.
+
 The relay learns nothing a seat would keep from it: everything it forwards is signed by its
 author, and every private part (hands, the draw pile) is encrypted to its seat. It can drop or
 delay frames, which the table sees as a dropped connection.
@@ -35,10 +39,12 @@ from dernier_p2p.net import firewall
 from dernier_p2p.net import handshake as hs
 from dernier_p2p.net.framing import FramedStream, FrameError, PeerClosed, open_framed, serve_framed
 from dernier_p2p.wire.canonical import encode
+from dernier_p2p.wire.hashing import digest
 
 log = logging.getLogger("dernier_p2p.net.relay")
 
 TOKEN_SIZE = 8
+SEAT_TOKEN_LABEL = "dernier-p2p/relay-seat"
 PING_S = 10.0
 CALL_S = 10.0  # how long a joiner waits for the host to answer its call
 OPEN_S = 10.0  # how long a new connection has to send its first frame
@@ -57,6 +63,12 @@ class RelayLost(Exception):
 def new_token() -> bytes:
     """A fresh random relay token for a table."""
     return os.urandom(TOKEN_SIZE)
+
+
+def seat_token(game: bytes, key: bytes) -> bytes:
+    """The token under which a seat of match ``game`` with identity ``key`` stands by at a
+    relay as a candidate host (PROTOCOL.md 4.7): any seat of the table can compute it."""
+    return digest(SEAT_TOKEN_LABEL, [game, key])[:TOKEN_SIZE]
 
 
 # ------------------------------------------------------------------------------ the relay

@@ -204,3 +204,67 @@ def test_the_host_says_when_it_is_public_and_when_nothing_makes_it_reachable(
     assert "Opening port" not in text  # --no-map
     assert "Nothing makes this table reachable from the Internet" in text, text
     assert "forward TCP port 47630" in text and "--relay HOST:PORT" in text
+
+
+def _records(path: Path) -> list[dict]:
+    try:
+        return list(read_transcript(path, allow_torn_tail=True))
+    except (OSError, ValueError):
+        return []
+
+
+def test_a_table_on_the_internet_survives_the_loss_of_its_host(
+    netlab: Callable[[dict[str, bool]], Lab], tmp_path: Path
+) -> None:
+    # Three homes behind NAT; only C's router has UPnP. The host (A) and the next host (B)
+    # cannot be reached but through the relay; C maps its --listen port on its router.
+    lab = netlab({"A": False, "B": False, "C": True})
+    relay_at = f"{lab.wan_ip}:47640"
+    outs = [tmp_path / f"{n}.out" for n in ("relay", "host", "j1", "j2")]
+    relay = _dernier(lab, lab.wan, tmp_path, outs[0], "-v", "relay", "--port", "47640")
+    _wait_for(outs[0], r"(Relay listening)", relay)
+    host = _dernier(lab, lab.rtr["A"].home_ns, tmp_path, outs[1], "host", "--players", "3",
+                    "--hands", "1", "--port", "47630", "--no-announce", "--no-map",
+                    "--relay", relay_at, "--grace-seconds", "2", "--key", str(tmp_path / "k0"),
+                    "--transcript", str(tmp_path / "t0"), *COMMON)
+    code = _wait_for(outs[1], r"dernier join (dn1-[a-z2-7]+)", host)
+    joins = []
+    for k, x in enumerate("BC"):  # B joins first: seat 1, the next host
+        joins.append(_dernier(lab, lab.rtr[x].home_ns, tmp_path, outs[2 + k], "-v", "join",
+                              code, "--name", f"J{k + 1}", "--key", str(tmp_path / f"k{k + 1}"),
+                              "--transcript", str(tmp_path / f"t{k + 1}"), *COMMON))
+        _wait_for(outs[2 + k], r"Seated at seat (\d)", joins[-1])
+    c_wan = lab.rtr["C"].wan_ip
+    j2 = outs[3].read_text()
+    assert f"done (UPnP): this seat is reachable at {c_wan}:47630" in j2, j2
+    j1 = outs[2].read_text()
+    assert "no router mapping (UPnP: no UPnP router answered; NAT-PMP: " in j1, j1
+    assert f"the others reach it through the relay {relay_at}" in j1
+    # The match runs; C's mapped port leads from the Internet to C's seat (a link challenge).
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not any(
+            r["env"]["body"]["type"] == "move" for r in _records(tmp_path / "t1")):
+        time.sleep(0.05)
+    knock = subprocess.run(lab.cmd(lab.wan, sys.executable, "-c", (
+        "import socket; s = socket.create_connection(('" + c_wan + "', 47630), 5); "
+        "s.settimeout(5); print(len(s.recv(64)))")), capture_output=True, text=True, timeout=30)
+    assert knock.returncode == 0 and int(knock.stdout) > 0, knock.stderr
+    host.kill()  # the host's process dies mid-match
+    host.wait(timeout=10)
+    _finish(joins, outs[2:])
+    records = _verified([tmp_path / "t1", tmp_path / "t2"], hands=1)
+    players = records[0]["env"]["body"]["players"]
+    assert players[2]["listen"] == [c_wan, 47630]  # C announced its router's mapping
+    assert players[1]["listen"] == [lab.rtr["B"].home_ip, 47630]  # B: its own, unreachable
+    changes = [r["env"]["body"] for r in records if r["env"]["body"]["type"] == "host_change"]
+    assert [(c["old"], c["new"]) for c in changes] == [(0, 1)]
+    assert len(_records(tmp_path / "t0")) < len(records)  # the old host saw only the start
+    after = outs[3].read_text().split("seat 1 hosts from now on", 1)
+    assert len(after) == 2 and f"connected by the relay {relay_at}" in after[1], outs[3]
+    upnp_log = (lab.tmp / "miniupnpd-C.log").read_text()
+    assert "redirecting port 47630 to 192.168.30.2:47630" in upnp_log
+    assert "removing redirect rule port 47630" in upnp_log  # C's mapping went with the match
+    relay.terminate()
+    relay.wait(timeout=10)
+    log = outs[0].read_text()
+    assert log.count("registered") >= 2  # the host's table, and B standing by
