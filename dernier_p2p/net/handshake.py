@@ -289,11 +289,22 @@ async def join(
     return check_welcome(await receive_message(stream)), table
 
 
-async def rejoin(stream: FramedStream, identity: IdentityKey, have: int) -> tuple[int, int]:
+async def rejoin(
+    stream: FramedStream,
+    identity: IdentityKey,
+    have: int,
+    check_host: Callable[[bytes], None] | None = None,
+) -> tuple[int, int]:
     """Run the peer's side of a resume handshake; return the seat and the index of the host's
     last record: the records after ``have`` up to it follow at once, and if it is below
-    ``have`` (a new host after a host change), the peer sends the host the records it lacks."""
-    nonce, _ = check_challenge(await receive_message(stream))
+    ``have`` (a new host after a host change), the peer sends the host the records it lacks.
+    ``check_host``: as for :func:`join`."""
+    nonce, table = check_challenge(await receive_message(stream))
+    if check_host is not None:
+        key = table.get("key")
+        if not isinstance(key, bytes):
+            raise NetError(MALFORMED, "the challenge's table summary carries no host key")
+        check_host(key)
     await send_message(stream, resume_message(identity, nonce, have))
     welcome = await receive_message(stream)
     seat = check_welcome(welcome)

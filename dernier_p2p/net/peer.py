@@ -63,8 +63,7 @@ from dernier_p2p.net.agent import Agent
 from dernier_p2p.net.firewall import leaves
 from dernier_p2p.net.framing import FramedStream, FrameError, PeerClosed, open_framed
 from dernier_p2p.net.host import Host, HostConfig
-from dernier_p2p.net.invite import Invite, Route, fingerprint
-from dernier_p2p.net.reach import Dialer
+from dernier_p2p.net.reach import new_host_dialer
 from dernier_p2p.net.relay import keep_registered, seat_token
 from dernier_p2p.net.seat import LocalSeat
 from dernier_p2p.net.timers import Deadlines, Timers, acting_author
@@ -365,11 +364,13 @@ class Peer:
         self.seat = self.me.seat
         session = self.me.session
         moved = session.host != self.me.records[0]["h"]  # a host change since the table
-        if (self.address[1] == 0 or moved) and self._dial is None:  # the current host's
+        if moved or (self.address[1] == 0 and self._dial is None):  # the current host's
             listed = session.table_body["players"][session.host]["listen"]
             if listed is None:
                 raise HostLost(f"seat {session.host} hosts and the table lists no address")
             self.address = (listed[0], listed[1])
+            if moved:  # not the code's host any more: its address, or the relay
+                self._dial = self._new_host_dialer(session.host, (listed[0], listed[1]))
         await self._listen_as_announced()
         self.joined.set()
         self.started.set()
@@ -463,8 +464,9 @@ class Peer:
                 with trio.fail_at(deadline):
                     stream = await self._open()
                     have = len(self.me.records) - 1
+                    check = getattr(self._dial, "check_host", None)  # a code's host, or the new
                     try:
-                        seat, last = await hs.rejoin(stream, self.identity, have)
+                        seat, last = await hs.rejoin(stream, self.identity, have, check)
                     except BaseException:
                         await trio.aclose_forcefully(stream)
                         raise
@@ -621,16 +623,11 @@ class Peer:
     ) -> Callable[[], Awaitable[FramedStream]] | None:
         """How to reach ``seat``, the new host: its announced address, then (if this seat
         knows the table's relay) the relay under its seat token; None: the address only."""
-        relay = self.config.relay
-        if relay is None:
+        if self.config.relay is None:
             return None
         assert self.me is not None
         session = self.me.session
-        key = session.keys[seat]
-        return Dialer(Invite(fingerprint(key), (
-            Route("direct", listen[0], listen[1]),
-            Route("relay", relay[0], relay[1], seat_token(session.game, key)),
-        )))
+        return new_host_dialer(listen, self.config.relay, session.game, session.keys[seat])
 
     @staticmethod
     async def _accept_links(

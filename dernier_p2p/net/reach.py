@@ -15,8 +15,8 @@ import trio
 
 from dernier_p2p.net import handshake as hs
 from dernier_p2p.net.framing import FramedStream, PeerClosed, open_framed
-from dernier_p2p.net.invite import Invite, Route, show_fingerprint
-from dernier_p2p.net.relay import join_through_relay
+from dernier_p2p.net.invite import Invite, Route, fingerprint, show_fingerprint
+from dernier_p2p.net.relay import join_through_relay, seat_token
 
 log = logging.getLogger("dernier_p2p.net.reach")
 
@@ -96,6 +96,17 @@ class Dialer:
                 f"match fingerprint {show_fingerprint(self.invite.fingerprint)}); ask the host "
                 "for a fresh code",
             )
+
+
+def new_host_dialer(
+    listen: tuple[str, int], relay: tuple[str, int], game: bytes, key: bytes
+) -> Dialer:
+    """A Dialer for a new host after a host change (PROTOCOL.md 4.7 step 4): its announced
+    ``listen`` address, then the ``relay`` under its seat token; it refuses another key."""
+    return Dialer(Invite(fingerprint(key), (
+        Route("direct", listen[0], listen[1]),
+        Route("relay", relay[0], relay[1], seat_token(game, key)),
+    )))
 
 
 async def _open(route: Route) -> FramedStream:

@@ -16,7 +16,7 @@ from dernier_p2p.net.agent import bot_agent
 from dernier_p2p.net.host import Host, HostConfig
 from dernier_p2p.net.invite import Invite, Route, fingerprint
 from dernier_p2p.net.peer import Peer, PeerConfig
-from dernier_p2p.net.reach import UNREACHABLE, WRONG_HOST, Dialer
+from dernier_p2p.net.reach import UNREACHABLE, WRONG_HOST, Dialer, new_host_dialer
 from dernier_p2p.net.relay import (
     NO_TABLE,
     TOKEN_TAKEN,
@@ -27,11 +27,13 @@ from dernier_p2p.net.relay import (
     keep_registered,
     new_token,
     read_record,
+    seat_token,
     serve_relay,
 )
 from dernier_p2p.net.timers import Timers
 from dernier_p2p.protocol.envelope import verify_envelope
 from dernier_p2p.wire.canonical import decode
+from dernier_p2p.wire.hashing import digest
 
 from .helpers import FAST, GAME, KEYS, ONE_HAND, same_result, seed, transcripts, verify
 
@@ -327,3 +329,38 @@ async def test_a_route_that_swallows_packets_costs_the_stagger_not_the_route_tim
     finally:
         for sock in (full, *fillers):
             sock.close()
+
+
+async def test_a_new_host_is_reached_at_the_relay_by_its_seat_token_and_only_its_key_passes(
+) -> None:
+    # PROTOCOL.md 4.7 step 4 without a match: the dialer a seat builds for a new host (its
+    # address, which answers nothing here, then the relay under the seat token) and the key
+    # check of the resume: someone else under that token is refused; the seat itself is not.
+    key = KEYS[1].public_bytes()
+    token = seat_token(GAME, key)
+    assert token == digest("dernier-p2p/relay-seat", [GAME, key])[:8]
+    assert token not in (seat_token(GAME, KEYS[2].public_bytes()), seat_token(b"H" * 16, key))
+    config = HostConfig(players=3, options=ONE_HAND, timers=FAST, game=GAME, seed=seed(0))
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            relay = Relay()
+            listeners = await nursery.start(serve_relay, relay, 0, LOOP)
+            relay_at = (LOOP, listeners[0].socket.getsockname()[1])
+            dialer = new_host_dialer((LOOP, await _free_port()), relay_at, GAME, key)
+            for holder, expected in ((KEYS[5], WRONG_HOST), (KEYS[1], hs.UNKNOWN_KEY)):
+                host = Host(holder, config, None)
+                async with trio.open_nursery() as inner:
+                    await inner.start(host.run)
+                    await inner.start(host_through_relay, relay_at, token, host.handle)
+                    stream = await dialer()
+                    assert dialer.used is not None and dialer.used.kind == "relay"
+                    with pytest.raises((hs.NetError, hs.RemoteError)) as err:
+                        await hs.rejoin(stream, KEYS[2], -1, dialer.check_host)
+                    # WRONG_HOST: refused by the seat; UNKNOWN_KEY: the real seat 1, which
+                    # hosts no match for seat 2's key, answered the resume
+                    assert err.value.code == expected, err.value
+                    await stream.aclose()
+                    inner.cancel_scope.cancel()
+                while token in relay.tables:  # the registration is gone with its host
+                    await trio.sleep(0.01)
+            nursery.cancel_scope.cancel()
