@@ -155,6 +155,7 @@ def _run(
     from dernier_p2p.net.firewall import leaves as exception_leaves
     from dernier_p2p.net.framing import FrameError, PeerClosed
     from dernier_p2p.net.handshake import NetError, RemoteError
+    from dernier_p2p.net.host import NoQuorum
     from dernier_p2p.net.peer import HostLost
     from dernier_p2p.protocol.errors import ProtocolError
     from dernier_p2p.wire.transcript import TranscriptError
@@ -173,7 +174,7 @@ def _run(
         leaves = exception_leaves(group)
         kinds = (
             QuitGame, KeyboardInterrupt, ProtocolError, RemoteError, NetError, HostLost,
-            trio.TooSlowError, TranscriptError, PeerClosed, FrameError, OSError,
+            NoQuorum, trio.TooSlowError, TranscriptError, PeerClosed, FrameError, OSError,
         )
         leaf = next((e for k in kinds for e in leaves if isinstance(e, k)), None)
         if isinstance(group, SystemExit):
@@ -205,6 +206,9 @@ def _run(
             _fail(f"Connection failed{where}: {leaf.code}: {leaf.detail}{hint}")
         if isinstance(leaf, HostLost):
             _fail(f"The host is gone: {leaf}")
+        if isinstance(leaf, NoQuorum):
+            _fail(f"The host is gone and this seat was to host the table, but too few players "
+                  f"reached it in time ({leaf}).")
         if isinstance(leaf, trio.TooSlowError):
             _fail(f"No answer{where} in time.")
         if isinstance(leaf, TranscriptError):

@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.cli.helpers import dernier, env_for, spawn
 
 
@@ -298,3 +300,20 @@ def test_a_joiner_who_leaves_resigns_and_the_other_two_play_on(tmp_path: Path) -
     assert verdict.summary.finished and verdict.summary.standings[-1] == 2
     text = out.read_text()
     assert "Ann has left the match and ranks last" in text, text
+
+
+def test_a_seat_that_was_to_host_without_a_quorum_is_told_in_words(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from dernier_p2p.cli.main import _run
+    from dernier_p2p.net.host import NoQuorum
+
+    async def takes_over() -> None:  # as a Peer's run ends when its host gets no quorum
+        raise ExceptionGroup("nursery", [NoQuorum("fewer than 2 seats vote to depose host 0")])
+
+    with pytest.raises(SystemExit) as exited:
+        _run(takes_over)
+    assert exited.value.code == 1
+    err = capsys.readouterr().err
+    assert "this seat was to host the table, but too few players reached it in time" in err
+    assert "fewer than 2 seats vote to depose host 0" in err and "Unexpected" not in err
