@@ -172,7 +172,6 @@ class Peer:
         self.listen_problem: str | None = None  # why this seat could not listen, if it could not
         self._link_server: links.LinkServer | None = None
         self._nursery: trio.Nursery | None = None  # the running peer's tasks
-        self.standby: str | None = None  # the relay this seat stands by at, while registered
 
     async def _open(self) -> FramedStream:
         """A new connection to the host: by the configured dialer, else TCP to ``address``."""
@@ -601,10 +600,8 @@ class Peer:
         """Stand by at ``relay`` as this seat's listen address would (see the module
         docstring), registering again after a loss, until the match ends."""
         assert self.me is not None
-        where = f"{relay[0]}:{relay[1]}"
 
         def notify(kind: str, text: str) -> None:
-            self.standby = where if kind == "ready" else None
             log.info("seat %s: %s", self.seat, text)
 
         token = seat_token(self.me.session.game, self.identity.public_bytes())
