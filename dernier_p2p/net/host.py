@@ -768,9 +768,10 @@ class Host:
         for env in out:
             self._submit(self.seat, env)
         body = rec["env"]["body"]
-        if body["type"] == "left":
-            self.left.add(body["seat"])
-            self.grace.back(body["seat"])  # out of the match: no more waiting for it
+        gone = {"left": body.get("seat"), "resign": rec["env"]["seat"]}.get(body["type"])
+        if gone is not None:
+            self.left.add(gone)  # out of the match: its closing connection is no drop
+            self.grace.back(gone)
         self._after_record(rec, now)
 
     def _relay(self, rec: dict[str, Any]) -> None:

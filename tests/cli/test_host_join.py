@@ -272,7 +272,7 @@ def test_a_joiner_who_leaves_resigns_and_the_other_two_play_on(tmp_path: Path) -
     host = spawn(
         tmp_path, out, "host", "--players", "3", "--port", "0", "--bind", "127.0.0.1",
         "--no-announce", "--key", str(tmp_path / "k0.pem"), "--transcript",
-        str(tmp_path / "t0"), "--bot", "--no-colour", "--hands", "1",
+        str(tmp_path / "t0"), "--bot", "--no-colour", "--hands", "1", "--offer-seconds", "0.5",
     )
     bot = None
     try:
@@ -300,6 +300,7 @@ def test_a_joiner_who_leaves_resigns_and_the_other_two_play_on(tmp_path: Path) -
     assert verdict.summary.finished and verdict.summary.standings[-1] == 2
     text = out.read_text()
     assert "Ann has left the match and ranks last" in text, text
+    assert "Ann lost connection" not in text, text  # a seat that resigned is not waited for
 
 
 def test_a_seat_that_was_to_host_without_a_quorum_is_told_in_words(
