@@ -132,12 +132,6 @@ def test_four_seat_match(variant):
     check_agreement(table, 1)
 
 
-@pytest.mark.slow
-def test_ten_seat_standard_hand():
-    table = play("standard", 10, hands=1)
-    check_agreement(table, 1)
-
-
 def test_same_seeds_same_record_stream():
     def stream() -> list[bytes]:
         res = run_local_match("dernier", 2, seeds(2), bots(2), options={"match": ["hands", 1]})
