@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dernier_p2p.deck.table import MESSAGE_FIELDS
+from dernier_p2p.deck.transfer import MAX_BOX
 from dernier_p2p.protocol.errors import CODES, ProtocolError
 from dernier_p2p.protocol.messages import (
     BODY_FIELDS,
@@ -88,6 +89,10 @@ def examples() -> list[tuple[int, dict]]:
         (2, {"type": "coin_reveal", "step": "dealer", "value": B32}),
         (1, {"type": "complaint", "hand": 0, "ref": 3, "plaintext": None}),
         (2, {"type": "complaint", "hand": 5, "ref": 0, "plaintext": bytes(80)}),
+        # the bounds: a step of 1 and of 64 characters, a plaintext of MAX_BOX bytes
+        (1, {"type": "coin_commit", "step": "d", "commit": B32}),
+        (2, {"type": "coin_reveal", "step": "x" * 64, "value": B32}),
+        (2, {"type": "complaint", "hand": 5, "ref": 0, "plaintext": bytes(MAX_BOX)}),
         *[(1, {"type": "move", "hand": 2, **m}) for m in moves],
     ]
     return bodies + deck_vector_bodies()
@@ -241,7 +246,7 @@ def test_bad_votes_are_malformed(votes):
         {"type": "key_commit", "hand": 0, "commit": "x"},
         {"type": "secret", "hand": 0, "secret": bytes(31)},
         {"type": "complaint", "hand": 0, "ref": -1, "plaintext": None},
-        {"type": "complaint", "hand": 0, "ref": 0, "plaintext": bytes(513)},
+        {"type": "complaint", "hand": 0, "ref": 0, "plaintext": bytes(MAX_BOX + 1)},
         {"type": "transfer", "hand": 0, "position": 1, "to": 3, "epk": B32, "box": bytes(48),
          "commit": B32},
         {"type": "peek", "hand": 0, "position": 1, "to": 0, "epk": B32, "box": bytes(15),
