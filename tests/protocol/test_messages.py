@@ -93,6 +93,11 @@ def examples() -> list[tuple[int, dict]]:
         (1, {"type": "coin_commit", "step": "d", "commit": B32}),
         (2, {"type": "coin_reveal", "step": "x" * 64, "value": B32}),
         (2, {"type": "complaint", "hand": 5, "ref": 0, "plaintext": bytes(MAX_BOX)}),
+        # boxes of 16 and of MAX_BOX bytes, for position 0
+        (1, {"type": "transfer", "hand": 0, "position": 0, "to": 2, "epk": B32, "box": bytes(16),
+             "commit": B32}),
+        (2, {"type": "peek", "hand": 0, "position": 0, "to": 0, "epk": B32,
+             "box": bytes(MAX_BOX), "commit": B32}),
         *[(1, {"type": "move", "hand": 2, **m}) for m in moves],
     ]
     return bodies + deck_vector_bodies()
@@ -129,7 +134,9 @@ def test_deck_message_round_trip():
     for entry in vec["log"]:
         msg = decode(bytes.fromhex(entry))
         if "type" in msg:
-            assert deck_message(deck_body(msg, 3), msg["seat"]) == msg
+            body = deck_body(msg, 3)  # the message without its seat, with the hand number
+            assert body == {**{k: v for k, v in msg.items() if k != "seat"}, "hand": 3}
+            assert deck_message(body, msg["seat"]) == msg
     with pytest.raises(ValueError):
         deck_message({"type": "move"}, 0)
     with pytest.raises(ValueError):
@@ -251,6 +258,8 @@ def test_bad_votes_are_malformed(votes):
          "commit": B32},
         {"type": "peek", "hand": 0, "position": 1, "to": 0, "epk": B32, "box": bytes(15),
          "commit": B32},
+        {"type": "peek", "hand": 0, "position": 1, "to": 0, "epk": B32,
+         "box": bytes(MAX_BOX + 1), "commit": B32},
         {"type": "peek", "hand": 0, "position": 2**16, "to": 0, "epk": B32, "box": bytes(48),
          "commit": B32},
         {"type": "tokens", "hand": 0, "tokens": []},
