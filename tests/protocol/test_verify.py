@@ -187,3 +187,13 @@ def identity_for_seat(seat: int):
     from dernier_p2p.protocol.local import identity_for
 
     return identity_for(SEEDS[seat])
+
+
+def test_a_file_that_cannot_be_read_is_unreadable_naming_no_seat(tmp_path: Path) -> None:
+    bad = tmp_path / "bad"
+    bad.write_bytes(b"not a transcript at all")
+    for path, why in ((tmp_path / "missing", "No such file"), (tmp_path, "is a directory"),
+                      (bad, "transcript")):
+        verdict = verify_file(path)
+        assert (verdict.ok, verdict.code, verdict.seat) == (False, UNREADABLE, None)
+        assert verdict.detail.startswith(f"{path}: ") and why in verdict.detail
