@@ -70,3 +70,34 @@ class Eager:
             mv = next((m for m in twins if m.declare == want), mv)
         return mv
 
+
+
+class SkipSeeker(Eager):
+    """``dernier``: an :class:`Eager` bot that, holding two cards, plays a skip card (a Q, or a
+    rank of the ``skip_ranks`` option) undeclared whenever it skips a seat holding one card, and,
+    skipped that way, does not declare again: one move of the next seat then closes two
+    declaration windows (RULES.md "Order of draws")."""
+
+    def __call__(self, state: State, seat: int, view: dict[int, Card]) -> Move | None:
+        moves, in_turn = seat_moves(state, seat, view)
+        if in_turn and len(state.hands[seat]) == 2:
+            nxt = next_in_play(state, seat)
+            if len(state.hands[nxt]) == 1:
+                for m in moves:
+                    if (isinstance(m, Play) and m.card.rank in state.rules.skip_ranks
+                            and not m.declare):
+                        return m
+        if (not in_turn and seat in state.owes and state.top is not None
+                and state.top.rank in state.rules.skip_ranks
+                and all(isinstance(m, Declare) for m in moves)):
+            return None
+        return super().__call__(state, seat, view)
+
+
+def next_in_play(state: State, seat: int) -> int:
+    """The seat after ``seat`` in the direction of play, skipping seats out."""
+    n = len(state.hands)
+    nxt = (seat + state.direction) % n
+    while nxt in state.out:
+        nxt = (nxt + state.direction) % n
+    return nxt

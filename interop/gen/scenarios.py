@@ -18,11 +18,12 @@ from dernier_p2p.protocol.errors import ProtocolError
 from dernier_p2p.protocol.local import LocalTable, play_round
 from dernier_p2p.protocol.sequencer import Sequencer
 from dernier_p2p.protocol.votes import quorum
+from dernier_p2p.rules import State
 from dernier_p2p.rules.events import Drew, Penalty
 from dernier_p2p.wire.canonical import encode
 from dernier_p2p.wire.hashing import digest
 from dernier_p2p.wire.identity import IdentityKey
-from interop.gen.policy import Eager
+from interop.gen.policy import Eager, SkipSeeker
 
 Script = Callable[[LocalTable], None]
 
@@ -85,10 +86,45 @@ class Scenario:
     extra_rounds: int = 4
     script: dict[int, Script] = field(default_factory=dict)
     trials: int = 6
+    trial0: int = 0  # the first trial seed tried (a search found none before it shows `want`)
     max_rounds: int = 400
     comment: str = ""
     whole: bool = False  # a whole match kept for its outcome: only the valid cases derive from it
+    policy: type[Eager] = Eager  # the bot every seat plays
+    probe: Callable[[LocalTable], set[str]] | None = None  # more names to seek, from the end
 
+
+def tie_names(table: LocalTable) -> set[str]:
+    """:func:`tie_keys` of the table's final state."""
+    return tie_keys(table.sessions[table.host_seat].state)
+
+
+def tie_keys(st: State) -> set[str]:
+    """The keys past points and hands won that decide a pair of neighbours in the final
+    standings (RULES.md "Ties in every variant"), where that order is not the seats' order:
+    ``Tie:cards`` / ``Tie:last-draw`` (the higher seat ahead on fewer cards / an earlier last
+    draw) and ``Tie:seat`` (tied on every key, both never drew)."""
+    if st.winner is None:
+        return set()
+    sizes, last = [len(h) for h in st.hands], st.last_draw
+    out = set()
+    ranked = [s for s in st.standings if s not in st.out]
+    for a, b in zip(ranked, ranked[1:], strict=False):
+        if (st.scores[a], st.hands_won[a]) != (st.scores[b], st.hands_won[b]):
+            continue
+        if sizes[a] != sizes[b]:
+            key = "cards"
+        elif last[a] != last[b]:
+            key = "last-draw"
+        else:
+            key = "seat"
+        if a > b or key == "seat":
+            out.add(f"Tie:{key}")
+    return out
+
+
+SKIPS = ["Q", "3", "4", "5", "6", "8", "9", "10"]
+"""``dernier`` skip ranks that make a skip of a one-card seat common (the Q is the default)."""
 
 MATCH_ENDS = [
     ("dernier", "hands", 2), ("dernier", "target", 100),
@@ -144,6 +180,25 @@ SCENARIOS: list[Scenario] = [
              "few rounds later)"),
     Scenario("standard-5p-timeout", "standard", 5, frozenset({"Drew:timeout-draw"}), idle=0.15,
              comment="standard: time-outs draw and pass"),
+    Scenario("dernier-3p-two-penalties", "dernier", 3, frozenset({"Penalty:declaration*2"}),
+             forget=0.0, policy=SkipSeeker, stop_after="Penalty:declaration*2", extra_rounds=2,
+             options={"match": ["hands", 3], "hand_size": 3, "skip_ranks": SKIPS}, trials=4,
+             comment="dernier, every number card a skip as well as the Q: a skip played "
+             "undeclared as the second-last card skips a seat holding one card; the next "
+             "seat's move closes both declaration windows"),
+    *[
+        Scenario(f"{variant}-3p-ties-{key}", variant, 3, frozenset({f"Tie:{key}"}),
+                 forget=0.0, options={"match": ["hands", 1], "hand_size": 1, **extra},
+                 trial0=trial0, trials=4, whole=True, probe=tie_names,
+                 comment=f"a one-hand {variant} match of one-card hands at three seats: "
+                 f"the two losers, tied on points and cards, are ranked by {what}")
+        for variant, extra, draw0, seat0 in (
+            ("originale", {"hand_size_range": None, "cut": False}, 7, 8),
+            ("standard", {}, 13, 0),
+        )
+        for key, trial0, what in (("last-draw", draw0, "the earliest last draw, not by seat"),
+                                  ("seat", seat0, "seat (neither drew)"))
+    ],
     *[
         Scenario(f"{variant}-2p-{kind}", variant, 2, frozenset({"MatchOver"}), forget=0.0,
                  options={"match": [kind, value], "hand_size": 3}, trials=4, whole=True,
@@ -160,6 +215,7 @@ def seeds_for(name: str, trial: int, n: int) -> list[bytes]:
 
 def event_names(events: list[Any]) -> set[str]:
     out = set()
+    penalised: list[int] = []  # seats of consecutive declaration penalties (one move's)
     for ev in events:
         kind = type(ev).__name__
         out.add(kind)
@@ -167,6 +223,13 @@ def event_names(events: list[Any]) -> set[str]:
             out.add(f"Drew:{ev.reason}")
         elif isinstance(ev, Penalty):
             out.add(f"Penalty:{getattr(ev, 'rule', '')}")
+            if ev.rule == "declaration":
+                penalised.append(ev.seat)
+                if len(set(penalised)) > 1:
+                    out.add("Penalty:declaration*2")
+                continue
+        if not (isinstance(ev, Drew) and ev.reason == "penalty-declaration"):
+            penalised = []
         elif kind == "SessionEvent":
             out.add(f"session:{ev.kind}")
     return out
@@ -192,7 +255,7 @@ def drive(
     if tamper is not None:
         table.tamper = tamper(table)
     rng = random.Random(trial)
-    pol = [Eager(trial * 100 + k, sc.forget, sc.draw, sc.idle, sc.reshuffle)
+    pol = [sc.policy(trial * 100 + k, sc.forget, sc.draw, sc.idle, sc.reshuffle)
            for k in range(sc.players)]
     rounds = 0
     stopping: int | None = None
@@ -264,7 +327,7 @@ class Base:
 
 def record_match(sc: Scenario) -> Base | None:
     best = None
-    for trial in range(sc.trials):
+    for trial in range(sc.trial0, sc.trial0 + sc.trials):
         try:
             run = drive(sc, trial)
         except Exception as exc:  # the rules refused a bot's move: try the next trial
@@ -273,6 +336,8 @@ def record_match(sc: Scenario) -> Base | None:
         if run.error is not None:
             raise RuntimeError(f"{sc.name} trial {trial}: {run.error}")
         names = event_names(run.table.sessions[run.table.host_seat].events)
+        if sc.probe is not None:
+            names |= sc.probe(run.table)
         got = len(sc.want & names)
         if best is None or got > best[0]:
             best = (got, trial, run, names)

@@ -22,6 +22,7 @@ from interop.gen.groups import (
     limits,
     moves,
     record0,
+    rules_order,
     session,
     valid,
 )
@@ -39,5 +40,6 @@ GROUPS: list[ModuleType] = [
     cheats,
     frames,
     ambiguity,
+    rules_order,
     limits,
 ]

@@ -12,6 +12,7 @@ from dernier_p2p.deck.transfer import Transfer, box_plaintext, open_box
 from dernier_p2p.protocol.local import LocalTable
 from dernier_p2p.protocol.messages import move_to_body
 from dernier_p2p.rules import Play, apply, to_act
+from dernier_p2p.rules.cards import Suit
 from dernier_p2p.rules.errors import IllegalMove
 from dernier_p2p.wire.canonical import decode, encode
 from dernier_p2p.wire.hashing import digest
@@ -35,8 +36,12 @@ def build(bases: dict[str, Base]) -> None:
 
 def illegal_play_case(b: Base, tag: str) -> None:
     """Replay ``b``'s match; at the first chance the seat to act plays a held card that does
-    not match (signed and sequenced correctly): once the card opens every peer refuses it."""
+    not match (signed and sequenced correctly): once the card opens every peer refuses it. Where
+    the rules take a card that does not match as a penalised error (``originale``), the seat
+    plays a held card naming a suit that the card cannot name instead."""
     injected: dict[str, Any] = {}
+    penalised = b.sc.variant == "originale"
+    rule = "cannot-name-suit" if penalised else "must-match"
 
     def stop(table: LocalTable, rnd: int) -> bool:
         if rnd < 2:
@@ -51,11 +56,11 @@ def illegal_play_case(b: Base, tag: str) -> None:
         for slot, face in sorted(sess.view.items()):
             if slot not in sess.state.hands[seat]:
                 continue
-            mv = Play(seat, slot, face)
+            mv = Play(seat, slot, face, Suit.GREEN if penalised else None)
             try:
                 apply(sess.state, mv)
             except IllegalMove as exc:
-                if exc.rule != "must-match":
+                if exc.rule != rule:
                     continue
                 injected.update(seat=seat, k=len(table.records))
                 body = move_to_body(mv, sess.state.hand_number)
@@ -64,13 +69,18 @@ def illegal_play_case(b: Base, tag: str) -> None:
         return False
 
     run = drive(b.sc, b.trial, stop)
-    _add_injected(
-        b, run, injected, f"{tag}: no illegal play injected",
-        (f"{tag}-play-does-not-match", "7.4",
-         "a held card that does not match, correctly signed and sequenced; refused when its "
-         "tokens reveal the face", ["IllegalMove", "LiveCheat"]),
-        "ILLEGAL_MOVE", injected.get("seat", -1),
-    )
+    if penalised:
+        case = (f"{tag}-play-names-no-suit", "7.4",
+                "a held card played naming a suit it cannot name, correctly signed and "
+                "sequenced; refused when its tokens reveal the face (a card that does not "
+                "match is a penalised error in this variant, not a refusal)",
+                ["IllegalMove", "LiveCheat"])
+    else:
+        case = (f"{tag}-play-does-not-match", "7.4",
+                "a held card that does not match, correctly signed and sequenced; refused when "
+                "its tokens reveal the face", ["IllegalMove", "LiveCheat"])
+    _add_injected(b, run, injected, f"{tag}: no illegal play injected", case, "ILLEGAL_MOVE",
+                  injected.get("seat", -1))
 
 
 def _add_injected(
