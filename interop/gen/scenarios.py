@@ -89,7 +89,8 @@ class Scenario:
     trial0: int = 0  # the first trial seed tried (a search found none before it shows `want`)
     max_rounds: int = 400
     comment: str = ""
-    whole: bool = False  # a whole match kept for its outcome: only the valid cases derive from it
+    whole: bool = False  # kept for its outcome or one situation: only the valid cases (and
+    # the groups that name it) derive from it
     policy: type[Eager] = Eager  # the bot every seat plays
     probe: Callable[[LocalTable], set[str]] | None = None  # more names to seek, from the end
 
@@ -183,6 +184,7 @@ SCENARIOS: list[Scenario] = [
     Scenario("dernier-3p-two-penalties", "dernier", 3, frozenset({"Penalty:declaration*2"}),
              forget=0.0, policy=SkipSeeker, stop_after="Penalty:declaration*2", extra_rounds=2,
              options={"match": ["hands", 3], "hand_size": 3, "skip_ranks": SKIPS}, trials=4,
+             whole=True,
              comment="dernier, every number card a skip as well as the Q: a skip played "
              "undeclared as the second-last card skips a seat holding one card; the next "
              "seat's move closes both declaration windows"),

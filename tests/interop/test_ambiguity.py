@@ -1,0 +1,271 @@
+"""The ambiguity cases against the other reading (interop/README.md "Ambiguity cases").
+
+For each point a case pins, this project's observer is run with that point read the other way
+(the smallest change to the observer that implements the natural, wrong reading) and must give
+another verdict than the case expects: the case fails that reading. That the normative reading
+gives the expected verdict is checked for every case by test_suite."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+
+from dernier_p2p.protocol import bridge
+from dernier_p2p.protocol import session as session_module
+from dernier_p2p.protocol.session import Session
+from dernier_p2p.rules import Dealt, Drew, Timeout, to_act
+from dernier_p2p.rules.cards import deck_cards
+from dernier_p2p.rules.scoring import standings
+from dernier_p2p.wire.canonical import decode
+from interop.adapters.dernier_p2p_adapter import Verifier
+from interop.cases import adapter_input, load_cases
+
+CASES = {c.id: c for c in load_cases()}
+
+
+def verdict(case_id: str) -> tuple[str, str | None, Any]:
+    """The observer's verdict on the case's records (stopping at the first refusal): result,
+    code and the match's outcome (None while the match is not over)."""
+    inp = adapter_input(CASES[case_id])
+    prefix = inp.get("records", inp.get("prefix"))
+    more = [inp["next"]] if "next" in inp else []
+    v = Verifier().records(list(prefix), more)
+    return v.result, v.code, json.loads(json.dumps(v.outcome))
+
+
+def expected(case_id: str) -> tuple[str, str | None, Any]:
+    exp = CASES[case_id].expected
+    return exp["result"], exp.get("code"), exp.get("outcome")
+
+
+@contextmanager
+def reading(monkeypatch: pytest.MonkeyPatch, patches: dict[str, Any]) -> Iterator[None]:
+    """Patches named ``Session.method`` (the observer) or ``name`` (a bridge function the
+    session module imported)."""
+    with monkeypatch.context() as m:
+        for name, value in patches.items():
+            if name.startswith("Session."):
+                m.setattr(Session, name.split(".", 1)[1], value)
+            else:
+                m.setattr(session_module, name, value)
+        yield
+
+
+# ---------------------------------------------------------------- the other readings
+def pump_waiting_for_every_token(self: Session) -> None:
+    """Point 1, the other reading: a queued move also waits while any token or box is owed
+    (7.4 says only operations queued, awaited inputs and chance requests hold moves)."""
+    while not self.finished:
+        if self._ops:
+            if not self._op_ready(self._ops[0]):
+                return
+            self._apply_op(self._ops.popleft())
+            continue
+        if self._await is not None:
+            if not self._await_ready():
+                return
+            aw, self._await = self._await, None
+            self._resolve(aw)
+            continue
+        req = self.state.chance
+        if req is not None:
+            if req.kind == "dealer":
+                return
+            self._start_chance(req)
+            continue
+        if self._moves:
+            if self.pub is not None and (self.pub.expect_tokens or self.pub.expect_boxes):
+                return
+            self._run_move(*self._moves.popleft())
+            continue
+        return
+
+
+def faces_in_runs(deck: str, index: int):
+    """Point 3, the other reading: each colour's number cards as 1..9, 1..9 (8.2 gives
+    1, 1, 2, 2, ..., 9, 9), or the other way round, whichever the normative list is not."""
+    cards = deck_cards(deck)
+    card = cards[index]
+    block = [i for i, c in enumerate(cards) if c.suit == card.suit and c.rank.value.isdigit()
+             and c.rank.value != "0"]
+    if index not in block:
+        return card
+    faces = [cards[i] for i in block]
+    pairs = sorted(faces, key=lambda c: int(c.rank.value))
+    runs = pairs[0::2] + pairs[1::2]
+    other = runs if faces == pairs else pairs
+    return other[block.index(index)]
+
+
+def reshuffle_top_first(source, opened):
+    """Point 4, the other reading: the discards of a ``cards``-form reshuffle top first."""
+    return bridge.reshuffle_op(list(source)[::-1], opened)
+
+
+def redeal(events: list[Any], order: Callable[[list[Any]], list[Any]]) -> list[Any]:
+    """``events`` with their Drew/Dealt events put in ``order`` (a function of the list of
+    those events) and the same slots handed out again, in the new order, by the same counts."""
+    draws = [e for e in events if isinstance(e, (Drew, Dealt))]
+    slots = [s for e in draws for s in e.slots]
+    new = order(draws)
+    out, k = [], 0
+    for e in new:
+        got, k = tuple(slots[k : k + len(e.slots)]), k + len(e.slots)
+        out.append(Drew(e.seat, got, e.reason) if isinstance(e, Drew) else Dealt(e.seat, got))
+    it = iter(out)
+    return [next(it) if isinstance(e, (Drew, Dealt)) else e for e in events]
+
+
+def ops_reading(order: Callable[[list[Any]], list[Any]]):
+    """The bridge, dealing the cards of each move in ``order``; the hands it reports are the
+    normative ones (the rules state is left alone: only the deck follows the other reading)."""
+    normative = bridge.ops_for_events
+
+    def ops_for_events(hands, events, out=()):
+        events = list(events)
+        _, new_hands = normative(hands, events, out)
+        ops, _ = normative(hands, redeal(events, order), out)
+        return ops, new_hands
+
+    return ops_for_events
+
+
+def penalty_first(draws: list[Any]) -> list[Any]:
+    """Point 6, the other reading: a forgotten declaration's penalty before the play's own
+    draws (RULES.md "Order of draws" puts it after)."""
+    pen = [d for d in draws if isinstance(d, Drew) and d.reason == "penalty-declaration"]
+    return pen + [d for d in draws if d not in pen] if len(pen) < len(draws) else draws
+
+
+def later_window_first(draws: list[Any]) -> list[Any]:
+    """Point 17, the other reading: of two declaration penalties of one move, the window that
+    opened last (the skip's player) draws first."""
+    pen = [d for d in draws if isinstance(d, Drew) and d.reason == "penalty-declaration"]
+    if len({d.seat for d in pen}) < 2:
+        return draws
+    return [pen[1], pen[0], *[d for d in draws if d not in pen[:2]]]
+
+
+def deal_from_seat_zero(draws: list[Any]) -> list[Any]:
+    """Point 7, the other reading: the deal goes round from seat 0 (not from the dealer's next
+    seat): seat 0 is dealt the first card of the pile."""
+    dealt = [d for d in draws if isinstance(d, Dealt)]
+    if len(dealt) < 2:
+        return draws
+    size = len(dealt[0].slots)
+    if any(len(d.slots) != size for d in dealt):
+        return draws  # a cut kept: see cutter_skipped_first
+    by_seat = sorted(dealt, key=lambda d: d.seat)
+    return by_seat + [d for d in draws if d not in dealt]
+
+
+def round_robin(order: list[int], size: int, skip: int | None, first_round: bool):
+    """The seat of each dealt card, round by round over ``order`` (``skip`` left out of the
+    first or the last round)."""
+    seats = []
+    for rnd in range(size):
+        for seat in order:
+            if seat == skip and rnd == (0 if first_round else size - 1):
+                continue
+            seats.append(seat)
+    return seats
+
+
+def cutter_skipped_first(hands, events, out=()):
+    """Point 10, the other reading: the cutter who kept a card is left out of the first round
+    of the deal (RULES.md: the last)."""
+    normative = bridge.ops_for_events
+    events = list(events)
+    _, new_hands = normative(hands, events, out)
+    dealt = [e for e in events if isinstance(e, Dealt)]
+    size = max((len(d.slots) for d in dealt), default=0)
+    kept = [d.seat for d in dealt if len(d.slots) < size]  # the cutter kept a card
+    if not kept:
+        return normative(hands, events, out)
+    order = [d.seat for d in dealt]
+    pile = sorted(s for d in dealt for s in d.slots)
+    normal = round_robin(order, size, kept[0], False)
+    other = round_robin(order, size, kept[0], True)
+    assert [s for _, s in sorted((p, normal[i]) for i, p in enumerate(pile))] == normal
+    got = {seat: tuple(p for p, s in zip(pile, other, strict=True) if s == seat)
+           for seat in order}
+    ev = [Dealt(e.seat, got[e.seat]) if isinstance(e, Dealt) else e for e in events]
+    ops, _ = normative(hands, ev, out)
+    return ops, new_hands
+
+
+def engine_drawing_after_a_draw(original):
+    """Point 9, the other reading: a time-out draws one card even after a draw this turn."""
+
+    def _engine(self: Session, move: Any) -> None:
+        before = self.state
+        original(self, move)
+        if (isinstance(move, Timeout) and before.rules.timeout == "draw_pass"
+                and to_act(before) == move.seat and before.drawn >= 0
+                and not before.pending_draw and self.state.pile):
+            self._ops.append({"op": "deal", "position": self.state.pile[0], "to": move.seat})
+
+    return _engine
+
+
+# ---------------------------------------------------------------- the cases fail them
+OTHER_READINGS = [
+    # (point, case, the reading's patches)
+    (1, "originale-3p-match", {"Session._pump": pump_waiting_for_every_token}),
+    (3, "moderno-3p-match", {"card_face": faces_in_runs}),
+    (4, "standard-2p-reshuffle-match", {"reshuffle_op": reshuffle_top_first}),
+    (6, "ambiguity-penalty-after-seven", {"ops_for_events": ops_reading(penalty_first)}),
+    (7, "dernier-2p-target-match", {"ops_for_events": ops_reading(deal_from_seat_zero)}),
+    (10, "originale-2p-cancel-match", {"ops_for_events": cutter_skipped_first}),
+    (17, "ambiguity-two-penalties-one-move",
+     {"ops_for_events": ops_reading(later_window_first)}),
+]
+
+
+@pytest.mark.parametrize(("point", "case_id", "patches"), OTHER_READINGS,
+                         ids=[f"{p}-{c}" for p, c, _ in OTHER_READINGS])
+def test_the_case_fails_the_other_reading(monkeypatch, point, case_id, patches):
+    with reading(monkeypatch, patches):
+        got = verdict(case_id)
+    assert got != expected(case_id), f"point {point}: {case_id} does not tell the readings apart"
+
+
+def test_a_timeout_after_a_draw_fails_the_reading_that_draws_again(monkeypatch):
+    """Point 9."""
+    case_id = "ambiguity-timeout-after-draw"
+    with reading(monkeypatch,
+                 {"Session._engine": engine_drawing_after_a_draw(Session._engine)}):
+        got = verdict(case_id)
+    assert got != expected(case_id)
+
+
+TIES = ["originale-3p-ties-last-draw-match", "originale-3p-ties-seat-match",
+        "standard-3p-ties-last-draw-match", "standard-3p-ties-seat-match"]
+
+
+@pytest.mark.parametrize("case_id", TIES)
+def test_ties_past_the_documented_keys(case_id):
+    """Point 18: the expected standings follow every key of RULES.md "Ties in every variant"
+    (cards, then the earliest last draw, then the seat). The `-last-draw` cases differ from a
+    reading that stops at the keys once documented only for dernier and moderno (points and
+    hands won, then the seat); the `-seat` cases rank two losers tied on every other key (both
+    never drew) by seat."""
+    inp = adapter_input(CASES[case_id])
+    obs = Session(None, None, decode(inp["records"][0]))
+    for raw in inp["records"][1:]:
+        obs.receive(decode(raw))
+    st = obs.state
+    want = list(CASES[case_id].expected["outcome"]["standings"])
+    sizes = [len(h) for h in st.hands]
+    assert tuple(want) == standings(st.rules, st.scores, st.hands_won, sizes, st.last_draw)
+    losers = want[1:]
+    if case_id.endswith("-seat-match"):
+        assert [st.last_draw[s] for s in losers] == [-1, -1]
+        assert sizes[losers[0]] == sizes[losers[1]] and losers == sorted(losers)
+    else:
+        short = sorted(losers, key=lambda s: (-st.scores[s], -st.hands_won[s], s))
+        assert short != losers
