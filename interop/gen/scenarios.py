@@ -195,8 +195,8 @@ SCENARIOS: list[Scenario] = [
                  comment=f"a one-hand {variant} match of one-card hands at three seats: "
                  f"the two losers, tied on points and cards, are ranked by {what}")
         for variant, extra, draw0, seat0 in (
-            ("originale", {"hand_size_range": None, "cut": False}, 7, 8),
-            ("standard", {}, 13, 0),
+            ("originale", {"hand_size_range": None, "cut": False}, 27, 8),
+            ("standard", {}, 24, 0),
         )
         for key, trial0, what in (("last-draw", draw0, "the earliest last draw, not by seat"),
                                   ("seat", seat0, "seat (neither drew)"))
