@@ -14,6 +14,10 @@ from typing import Any
 
 import pytest
 
+from dernier_p2p.deck import shuffle as shuffle_module
+from dernier_p2p.deck.errors import BadElement
+from dernier_p2p.deck.group import IDENTITY
+from dernier_p2p.deck.table import DeckTable
 from dernier_p2p.protocol import bridge
 from dernier_p2p.protocol import session as session_module
 from dernier_p2p.protocol.session import Session
@@ -25,6 +29,8 @@ from interop.adapters.dernier_p2p_adapter import Verifier
 from interop.cases import adapter_input, load_cases
 
 CASES = {c.id: c for c in load_cases()}
+NORMATIVE_STATEMENT = shuffle_module._statement
+NORMATIVE_ON_TOKENS = DeckTable._on_tokens
 
 
 def verdict(case_id: str) -> tuple[str, str | None, Any]:
@@ -44,14 +50,14 @@ def expected(case_id: str) -> tuple[str, str | None, Any]:
 
 @contextmanager
 def reading(monkeypatch: pytest.MonkeyPatch, patches: dict[str, Any]) -> Iterator[None]:
-    """Patches named ``Session.method`` (the observer) or ``name`` (a bridge function the
-    session module imported)."""
+    """Patches named ``Session.method`` (the observer), ``DeckTable.method`` (its deck),
+    ``shuffle.name`` (the shuffle proof's module) or ``name`` (a bridge function the session
+    module imported)."""
+    owners = {"Session": Session, "shuffle": shuffle_module, "DeckTable": DeckTable}
     with monkeypatch.context() as m:
         for name, value in patches.items():
-            if name.startswith("Session."):
-                m.setattr(Session, name.split(".", 1)[1], value)
-            else:
-                m.setattr(session_module, name, value)
+            owner, _, attr = name.rpartition(".")
+            m.setattr(owners[owner] if owner else session_module, attr, value)
         yield
 
 
@@ -83,6 +89,28 @@ def pump_waiting_for_every_token(self: Session) -> None:
             self._run_move(*self._moves.popleft())
             continue
         return
+
+
+def statement_with_zero_identity(context, pk, deck_in, deck_out):
+    """Point 2, the other reading: ``O`` hashed as 32 zero bytes (8.1 gives ``01 00..00``)."""
+    zero = [tuple(bytes(32) if x == IDENTITY else x for x in ct) for ct in deck_in]
+    return NORMATIVE_STATEMENT(context, pk, zero, deck_out)
+
+
+def tokens_in_ascending_order(self: DeckTable, seat: int, msg: dict, verified: bool) -> list:
+    """Point 8, the other reading: a ``tokens`` message must list its positions ascending
+    (section 15 says receivers do not check the order)."""
+    positions = [t["position"] for t in msg["tokens"]]
+    if positions != sorted(positions):
+        raise BadElement("tokens out of order", seat)
+    return NORMATIVE_ON_TOKENS(self, seat, msg, verified)
+
+
+def owing_no_token(self: Session) -> set[int]:
+    """Point 13, the other reading: a token owed for an operation already applied does not
+    make a time-out a stall (7.5 says it does): the time-out goes to the rules."""
+    return {s for s, what in self.pending if what not in ("move", "declare (optional)")
+            and "token" not in what}
 
 
 def faces_in_runs(deck: str, index: int):
@@ -216,6 +244,9 @@ def engine_drawing_after_a_draw(original):
 OTHER_READINGS = [
     # (point, case, the reading's patches)
     (1, "originale-3p-match", {"Session._pump": pump_waiting_for_every_token}),
+    (2, "dernier-2p-prefix-half", {"shuffle._statement": statement_with_zero_identity}),
+    (8, "ambiguity-tokens-descending", {"DeckTable._on_tokens": tokens_in_ascending_order}),
+    (13, "ambiguity-stall-token-owed", {"Session._owing": owing_no_token}),
     (3, "moderno-3p-match", {"card_face": faces_in_runs}),
     (4, "standard-2p-reshuffle-match", {"reshuffle_op": reshuffle_top_first}),
     (6, "ambiguity-penalty-after-seven", {"ops_for_events": ops_reading(penalty_first)}),
