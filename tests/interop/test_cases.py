@@ -98,7 +98,9 @@ def test_transcripts_are_small_and_canonical():
         total += path.stat().st_size
         for raw in transcript(CASES_DIR, path.stem):
             assert encode(decode(raw)) == raw
-    assert total < 6_200_000  # about 2.7 MB of it the whole matches (to the end by score)
+    # about 2.7 MB of it the whole matches (to the end by score), 0.5 MB the one-hand tie
+    # matches and the two-penalty match (ambiguity points 17 and 18)
+    assert total < 6_700_000
 
 
 def test_protocol_appendix_quotes_the_vector_files():
