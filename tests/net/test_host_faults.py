@@ -62,7 +62,8 @@ def play_with_cheat(
     procs = [
         spawn(tmp, tmp / "out0", "host", "--players", str(players), "--variant", variant,
               "--hands", str(hands), "--port", "0", "--bind", "127.0.0.1", "--no-announce",
-              "--turn-seconds", "300", "--bot", "--no-colour", "--key", str(tmp / "k0.pem"),
+              "--turn-seconds", "300", "--offer-seconds", "0.5", "--bot", "--no-colour",
+              "--key", str(tmp / "k0.pem"),
               "--transcript", str(tmp / "t0"), *host_flags)
     ]
     try:
