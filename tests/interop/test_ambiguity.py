@@ -21,7 +21,8 @@ from dernier_p2p.deck.table import DeckTable
 from dernier_p2p.protocol import bridge
 from dernier_p2p.protocol import session as session_module
 from dernier_p2p.protocol.session import Session
-from dernier_p2p.rules import Dealt, Drew, Timeout, to_act
+from dernier_p2p.rules import Cut, Dealt, Drew, IllegalMove, Timeout, to_act
+from dernier_p2p.rules import apply as rules_apply
 from dernier_p2p.rules.cards import deck_cards
 from dernier_p2p.rules.scoring import standings
 from dernier_p2p.wire.canonical import decode
@@ -169,6 +170,21 @@ def penalty_first(draws: list[Any]) -> list[Any]:
     return pen + [d for d in draws if d not in pen] if len(pen) < len(draws) else draws
 
 
+def own_draw_first(draws: list[Any]) -> list[Any]:
+    """Point 6 (windows), the other reading: the mover's own draw before the penalty of the
+    window its move closes."""
+    own = [d for d in draws if isinstance(d, Drew) and d.reason == "draw"]
+    return own + [d for d in draws if d not in own] if own and own != draws[:1] else draws
+
+
+def hand_size_before_cut(state: Any, move: Any):
+    """Point 10, the other reading: the dealer chooses the hand size before the cut, so a
+    ``Cut`` that comes first is refused as out of phase."""
+    if isinstance(move, Cut):
+        raise IllegalMove("wrong-phase", "the hand size is chosen before the cut")
+    return rules_apply(state, move)
+
+
 def later_window_first(draws: list[Any]) -> list[Any]:
     """Point 17, the other reading: of two declaration penalties of one move, the window that
     opened last (the skip's player) draws first."""
@@ -251,7 +267,9 @@ OTHER_READINGS = [
     (4, "standard-2p-reshuffle-match", {"reshuffle_op": reshuffle_top_first}),
     (6, "ambiguity-penalty-after-seven", {"ops_for_events": ops_reading(penalty_first)}),
     (7, "dernier-2p-target-match", {"ops_for_events": ops_reading(deal_from_seat_zero)}),
+    (6, "ambiguity-penalty-before-draw", {"ops_for_events": ops_reading(own_draw_first)}),
     (10, "originale-2p-cancel-match", {"ops_for_events": cutter_skipped_first}),
+    (10, "originale-3p-prefix-half", {"apply": hand_size_before_cut}),
     (17, "ambiguity-two-penalties-one-move",
      {"ops_for_events": ops_reading(later_window_first)}),
 ]

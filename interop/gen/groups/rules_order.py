@@ -24,6 +24,8 @@ FILE = ("ambiguity", "Ambiguity cases: the normative reading where another one i
 def build(bases: dict[str, Base]) -> None:
     if "originale-2p-cancel" in bases:
         seven_then_penalty_case(bases["originale-2p-cancel"])
+    if "dernier-2p" in bases:
+        window_then_draw_case(bases["dernier-2p"])
     if "standard-5p-timeout" in bases:
         timeout_after_draw_case(bases["standard-5p-timeout"])
     if "dernier-3p-two-penalties" in bases:
@@ -84,6 +86,27 @@ def seven_then_penalty_case(b: Base) -> None:
         "without DERNIER: the previous seat draws first (the 7), then the player draws two "
         "(the forgotten declaration); the tokens of those three cards follow",
         ["Ambiguity", "Rules", "Declaration", "DrawOrder"], b, k, _stretch(b, k, end), None)
+
+
+def window_then_draw_case(b: Base) -> None:
+    """Point 6, windows: a move that closes another seat's declaration window (dernier,
+    ``window``) charges that seat's penalty before the move's own draw: the penalty takes the
+    first two cards of the pile, the mover the next."""
+
+    def hit(_st: Any, _rec: dict, events: list[Any]) -> Any:
+        drew = [e for e in events if isinstance(e, Drew)]
+        if (len(drew) == 2 and drew[0].reason == "penalty-declaration"
+                and drew[1].reason == "draw" and drew[1].seat != drew[0].seat):
+            return drew
+        return None
+
+    obs, k, (pen, own) = _find(b, hit)
+    assert max(pen.slots) < min(own.slots)
+    end = _until_tokens(b, obs, k, {*pen.slots, *own.slots})
+    add("ambiguity-penalty-before-draw", "17", "dernier: a draw closes another seat's "
+        "declaration window: that seat's two penalty cards come first, then the drawer's card; "
+        "the tokens of those cards follow", ["Ambiguity", "Rules", "Declaration", "DrawOrder"],
+        b, k, _stretch(b, k, end), None)
 
 
 def timeout_after_draw_case(b: Base) -> None:
