@@ -188,7 +188,7 @@ def main() -> None:
         "--timeline", action="store_true", help="when the host applied what, up to the first card"
     )
     parser.add_argument(
-        "--relay-first",
+        "--send-before-check",
         action="store_true",
         help="the host relays each record before checking it (HostConfig.check_first=False)",
     )
@@ -202,7 +202,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         paths = [os.path.join(tmp, f"seat{s}.json") for s in range(SEATS)]
         port_q = ctx.Queue()
-        host_args = (port_q, paths[0], tmp, args.hands, not args.relay_first, args.offload)
+        host_args = (port_q, paths[0], tmp, args.hands, not args.send_before_check, args.offload)
         procs = [ctx.Process(target=host_process, args=host_args)]
         procs[0].start()
         port = port_q.get(timeout=60)
@@ -234,7 +234,7 @@ def main() -> None:
     wall = max(d["end"] for d in data) - host["full_at"]
     hands = host["hands_done"]
     peak_mb = [d["peak_kb"] / 1024 for d in data]
-    mode = "relays first, checks after" if args.relay_first else "checks each record first"
+    mode = "relays first, checks after" if args.send_before_check else "checks each record first"
     where = "in a worker thread" if args.offload else "on the trio loop"
     print(f"dernier, {SEATS} seats (host + 3 peers), one process each, loopback TCP; host {mode};"
           f" shuffle records applied {where}")
