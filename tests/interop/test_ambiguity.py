@@ -21,7 +21,16 @@ from dernier_p2p.deck.table import DeckTable
 from dernier_p2p.protocol import bridge
 from dernier_p2p.protocol import session as session_module
 from dernier_p2p.protocol.session import Session
-from dernier_p2p.rules import Cut, Dealt, Drew, IllegalMove, Timeout, to_act
+from dernier_p2p.rules import (
+    Cut,
+    Dealt,
+    Drew,
+    HandsRotated,
+    HandsSwapped,
+    IllegalMove,
+    Timeout,
+    to_act,
+)
 from dernier_p2p.rules import apply as rules_apply
 from dernier_p2p.rules.cards import deck_cards
 from dernier_p2p.rules.scoring import standings
@@ -177,6 +186,21 @@ def own_draw_first(draws: list[Any]) -> list[Any]:
     return own + [d for d in draws if d not in own] if own and own != draws[:1] else draws
 
 
+def penalty_before_exchange(hands, events, out=()):
+    """Point 6 (moderno), the other reading: a swap or rotate played as the second-last card
+    without SOLO!: the two penalty cards are drawn before the exchange (so they change hands
+    with the rest); RULES.md draws them after it."""
+    events = list(events)
+    _, new_hands = bridge.ops_for_events(hands, events, out)
+    pen = [e for e in events if isinstance(e, Drew) and e.reason == "penalty-declaration"]
+    rest = [e for e in events if e not in pen]
+    at = [i for i, e in enumerate(rest) if isinstance(e, (HandsSwapped, HandsRotated))]
+    if pen and at:
+        events = rest[: at[0]] + pen + rest[at[0] :]
+    ops, _ = bridge.ops_for_events(hands, events, out)
+    return ops, new_hands
+
+
 def hand_size_before_cut(state: Any, move: Any):
     """Point 10, the other reading: the dealer chooses the hand size before the cut, so a
     ``Cut`` that comes first is refused as out of phase."""
@@ -267,6 +291,7 @@ OTHER_READINGS = [
     (4, "standard-2p-reshuffle-match", {"reshuffle_op": reshuffle_top_first}),
     (6, "ambiguity-penalty-after-seven", {"ops_for_events": ops_reading(penalty_first)}),
     (7, "dernier-2p-target-match", {"ops_for_events": ops_reading(deal_from_seat_zero)}),
+    (6, "ambiguity-solo-swap-second-last", {"ops_for_events": penalty_before_exchange}),
     (6, "ambiguity-penalty-before-draw", {"ops_for_events": ops_reading(own_draw_first)}),
     (10, "originale-2p-cancel-match", {"ops_for_events": cutter_skipped_first}),
     (10, "originale-3p-prefix-half", {"apply": hand_size_before_cut}),
