@@ -197,3 +197,24 @@ def test_a_file_that_cannot_be_read_is_unreadable_naming_no_seat(tmp_path: Path)
         verdict = verify_file(path)
         assert (verdict.ok, verdict.code, verdict.seat) == (False, UNREADABLE, None)
         assert verdict.detail.startswith(f"{path}: ") and why in verdict.detail
+
+
+def test_a_side_file_of_envelopes_is_read_and_judged_past_malformed_entries(
+    match: list[dict], tmp_path: Path
+) -> None:
+    """``verify_file`` with a side file: an entry that is no envelope is passed over, the bad
+    envelope after it is judged, named by its place, seat and counter; ``on_record`` sees each
+    record; an unreadable side file is UNREADABLE."""
+    k = next(i for i, r in enumerate(match) if r["env"]["body"]["type"] == "tokens")
+    env = match[k]["env"]
+    cut, side = tmp_path / "cut", tmp_path / "side"
+    for path, items in ((cut, match[:k]), (side, [{"not": "an envelope"}, _with_bad_proof(env)])):
+        with TranscriptWriter(path) as w:
+            for item in items:
+                w.append(item)
+    seen: list[int] = []
+    verdict = verify_file(cut, lambda i, *_: seen.append(i), envelopes=side)
+    assert (verdict.code, verdict.seat) == ("DECK_FAULT", env["seat"]) and seen == list(range(k))
+    where = f"envelope 1 of the side file (seat {env['seat']}, counter {env['n']})"
+    assert f"[{where}, never sequenced]" in verdict.detail
+    assert verify_file(cut, envelopes=tmp_path / "none").code == UNREADABLE
