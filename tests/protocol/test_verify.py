@@ -41,8 +41,8 @@ def test_an_honest_match_checks_with_its_summary(match: list[dict]) -> None:
     assert (s.variant, s.players, s.records, s.hands, s.finished) == (
         "dernier", 2, len(match), 1, True
     )
-    assert s.winner in (0, 1)
-    assert max(s.scores) > 0
+    assert s.winner in (0, 1) and s.standings[0] == s.winner and sorted(s.standings) == [0, 1]
+    assert max(s.scores) > 0 and len(s.match_points) == 2 and s.no_contest is False
 
 
 def _flip(value: bytes, at: int = 5) -> bytes:
@@ -78,7 +78,9 @@ def test_a_transcript_cut_short_is_incomplete(match: list[dict]) -> None:
     assert not verdict.ok
     assert verdict.code == INCOMPLETE
     assert verdict.index is None
-    assert not verdict.summary.finished
+    s = verdict.summary
+    assert not s.finished and s.winner is None and s.standings == () and s.no_contest is False
+    assert s.match_points == (0, 0)
 
 
 def test_no_records_and_a_broken_first_record() -> None:

@@ -98,6 +98,7 @@ def test_host_cannot_choose_the_loser(n):
             assert not any(isinstance(e, Forfeited) for e in s.events)
         verdict = check_records(table.records)
         assert verdict.ok and verdict.summary.no_contest and verdict.summary.winner is None
+        assert verdict.summary.standings == ()
         return
 
     # the honest seats (the victim among them) depose the host; the next seat takes over
