@@ -83,10 +83,17 @@ def test_a_transcript_cut_short_is_incomplete(match: list[dict]) -> None:
     assert s.match_points == (0, 0)
 
 
-def test_no_records_and_a_broken_first_record() -> None:
-    assert check_records([]).code == EMPTY
+def test_no_records_and_a_broken_first_record(match: list[dict]) -> None:
+    verdict = check_records([])
+    assert (verdict.ok, verdict.code, verdict.seat, verdict.index) == (False, EMPTY, None, None)
+    assert verdict.detail == "the transcript holds no record" and verdict.summary.records == 0
     verdict = check_records([{"not": "a record"}])
-    assert not verdict.ok and verdict.index == 0
+    assert (verdict.ok, verdict.code, verdict.seat, verdict.index) == (False, "MALFORMED", None, 0)
+    assert "keys" in verdict.detail and verdict.summary.records == 1
+    verdict = check_records([dict(match[0], i=1)])  # the host's signature no longer covers it
+    assert (verdict.ok, verdict.code, verdict.seat, verdict.index) == (
+        False, "BAD_SIGNATURE", 0, 0)
+    assert verdict.summary.names == ["seat 0", "seat 1"] and verdict.summary.variant == "dernier"
 
 
 def _table() -> LocalTable:
