@@ -475,12 +475,14 @@ def _discover(seconds: float) -> tuple[str, int]:
                    "(UPnP / NAT-PMP).")
 @click.option("--wait", type=click.FloatRange(0.5, 30), default=2.0, show_default=True,
               help="Seconds to listen for tables when no ADDRESS is given.")
+@click.option("--censor-ms", type=click.IntRange(100, 600_000), default=None, hidden=True,
+              help="For tests only: censor_ms (PROTOCOL.md 7.5) instead of 10000.")
 @offer_option
 @peer_options
 def join(
     address: str | None, name: str, listen_on: str | None, no_listen: bool, no_map: bool,
-    wait: float, offer_seconds: float, key: Path | None, transcript: Path | None, bot: bool,
-    no_colour: bool, plain: bool,
+    wait: float, censor_ms: int | None, offer_seconds: float, key: Path | None,
+    transcript: Path | None, bot: bool, no_colour: bool, plain: bool,
 ) -> None:
     """Join a table by its invite code (dn1-...), at ADDRESS (HOST:PORT), or pick one heard on
     the LAN.
@@ -527,6 +529,8 @@ def join(
         seed=seat_seed(identity), restore=restore,
         relay=None if dialer is None else dialer.relay_address(),
     )
+    if censor_ms is not None:
+        config.censor_ms = censor_ms
     if restore:
         click.echo(f"Resuming your seat from {path}.")
     if where is None:

@@ -15,7 +15,9 @@ is full (the host is seat 0), then sequences record 0 (the ``table``) and runs t
   quorum of fresh votes is in (:mod:`~dernier_p2p.protocol.votes`), the host sequences the
   ``timeout`` or ``left`` carrying them (the other connections get ``status`` frames: "dropped"
   with the grace left, then "back"). At two seats no quorum exists: when the host's clock runs
-  out on the other seat it sequences ``no_contest``. After a record that opens a
+  out on the other seat it sequences ``no_contest``. With no record for ``stuck_ms`` (a split
+  vote) the host votes ``abandon``, and a quorum of such votes ends the match as
+  ``no_contest``. After a record that opens a
   declaration window, move envelopes other than declarations and catches are held for
   ``declare_ms`` (or until the window closes) so a declaration can come first.
 
@@ -79,7 +81,14 @@ from dernier_p2p.net.seat import BackgroundWriter, LocalSeat
 from dernier_p2p.net.timers import Deadlines, Grace, Timers, Window, acting_author
 from dernier_p2p.protocol.errors import ProtocolError
 from dernier_p2p.protocol.sequencer import Sequencer
-from dernier_p2p.protocol.votes import Tally, check_vote_frame, quorum, vote_ok
+from dernier_p2p.protocol.votes import (
+    CENSOR_MS,
+    Tally,
+    check_vote_frame,
+    quorum,
+    stuck_ms,
+    vote_ok,
+)
 from dernier_p2p.wire.identity import IdentityKey
 from dernier_p2p.wire.version import PROTOCOL_VERSION
 
@@ -117,6 +126,9 @@ class HostConfig:
     ``envelopes``: the envelope side file (PROTOCOL.md 21.1): every envelope received from a
     connection is appended to it before it is checked, so that the signed evidence of a fault
     survives even if this host never relays it (``dernier verify --envelopes``).
+
+    ``censor_ms``: the protocol's constant (7.5), here a setting for tests only; with the
+    timers it says when a table without records is stuck and the host votes ``abandon``.
     """
 
     players: int
@@ -142,6 +154,7 @@ class HostConfig:
     linger_s: float = 2.0
     check_first: bool = True
     offload: bool = False
+    censor_ms: int = CENSOR_MS
 
 
 @dataclass
@@ -303,6 +316,8 @@ class Host:
             self.side.close()
             raise ValueError(f"envelope file {config.envelopes} already holds envelopes")
         self.tally = Tally()  # votes received (and the host's own)
+        self._last_record_ms: int | None = None  # when the last record was published
+        self._abandoned: set[int] = set()  # the records the host voted abandon at
         self._asked: set[tuple[str, int | None, int]] = set()  # vote bodies sequenced
 
     @property
@@ -772,6 +787,8 @@ class Host:
         if gone is not None:
             self.left.add(gone)  # out of the match: its closing connection is no drop
             self.grace.back(gone)
+        if body["type"] != "chat":  # a chat restarts no clock (7.10)
+            self._last_record_ms = now
         self._after_record(rec, now)
 
     def _relay(self, rec: dict[str, Any]) -> None:
@@ -828,12 +845,16 @@ class Host:
                     continue
                 log.warning("seat %d ran out of time: the host votes timeout", seat)
                 self._absent("timeout", seat)
+            stuck = self._stuck_at()
+            if stuck is not None and now >= stuck:
+                self._abandon()
+                stuck = None
             self._count_votes()
             self._release()
             times = [
                 t
                 for t in (self.deadlines.next_deadline(), self.grace.next_deadline(),
-                          self.window.until if self.held else None)
+                          self.window.until if self.held else None, stuck)
                 if t is not None
             ]
             self._wake = trio.Event()
@@ -842,6 +863,25 @@ class Host:
                     await self._wake.wait()
             else:
                 await self._wake.wait()
+
+    def _stuck_at(self) -> int | None:
+        """When the table counts as stuck (no record for ``stuck_ms``, 7.5), while the match
+        runs and this host has not voted ``abandon`` at this record yet."""
+        me = self.me
+        if me is None or me.finished or self.gathering or self._last_record_ms is None:
+            return None
+        if me.session.chain.vote_since("abandon", None) in self._abandoned:
+            return None
+        return self._last_record_ms + stuck_ms(me.session.table_body["timers"],
+                                               self.config.censor_ms)
+
+    def _abandon(self) -> None:
+        """The table is stuck (a split vote): the host's own ``abandon`` vote (7.5)."""
+        assert self.me is not None
+        self._abandoned.add(self.me.session.chain.vote_since("abandon", None))
+        log.warning("no record for %d ms: the host votes abandon",
+                    stuck_ms(self.me.session.table_body["timers"], self.config.censor_ms))
+        self.own_vote("abandon", None)
 
     def _absent(self, kind: str, seat: int) -> None:
         """The host's clock ran out on ``seat``: its vote, or at two seats ``no_contest``."""

@@ -23,8 +23,11 @@ to the host as ``vote`` frames, unless a probe over a
 seat link (:mod:`.links`) shows the seat present: answered at all for ``left``, or holding a
 valid envelope the host has not sequenced, which is censorship. Censorship (that envelope, or
 this seat's own, unsequenced for ``censor_ms``) makes the peer vote ``depose`` instead and leave
-the host for the next one. A peer with a ``listen`` address answers links while it is not the
-host.
+the host for the next one, which it tries for ``grace_ms + turn_ms + censor_ms`` (the next host
+sees the censorship later, by its own clock). A peer that has applied no record for
+``stuck_ms`` (:func:`~dernier_p2p.protocol.votes.stuck_ms`: the table is stuck on a split vote)
+votes ``abandon``, once per record. A peer with a ``listen`` address answers links while it is
+not the host.
 
 Host change: when the host does not come back within ``grace_ms``, or censors, the next seat
 after it that is still at the table (``ChainChecker.next_host``) hosts. That peer listens on the
@@ -69,7 +72,14 @@ from dernier_p2p.net.seat import LocalSeat
 from dernier_p2p.net.timers import Deadlines, Timers, acting_author
 from dernier_p2p.protocol.chain import ChainChecker
 from dernier_p2p.protocol.errors import ProtocolError
-from dernier_p2p.protocol.votes import CENSOR_MS, Tally, check_vote_frame, vote_frame, vote_ok
+from dernier_p2p.protocol.votes import (
+    CENSOR_MS,
+    Tally,
+    check_vote_frame,
+    stuck_ms,
+    vote_frame,
+    vote_ok,
+)
 from dernier_p2p.wire.identity import IdentityKey
 from dernier_p2p.wire.transcript import read_transcript
 
@@ -161,6 +171,7 @@ class Peer:
         self.last_seen: dict[int, float] = {}  # seat -> when its last record came
         self.dropped_at: dict[int, float] = {}  # seat -> when the host reported it dropped
         self.pending_seen: dict[tuple[int, int], float] = {}  # (seat, n) held by the host
+        self.held_probe: dict[int, float] = {}  # seat -> no new probe before (it showed one)
         self.last_record_at = 0.0
         self.held: dict[tuple[int, int], list[int]] = {}  # (seat, n) -> [head index, newer]
         self.voted: set[tuple[str, int | None, int]] = set()
@@ -257,7 +268,8 @@ class Peer:
         assert self.me is not None
         session = self.me.session
         now = trio.current_time()
-        self.last_record_at = now
+        if rec["env"]["body"]["type"] != "chat":  # a chat shows no host at work (7.10)
+            self.last_record_at = now
         author = rec["env"]["seat"]
         self.last_seen[author] = now
         if author == self.seat:
@@ -655,6 +667,7 @@ class Peer:
         timers = session.table_body["timers"]
         step = max(0.02, min(timers["turn_ms"], timers["grace_ms"], self.config.censor_ms)
                    / 10_000)
+        stuck = stuck_ms(timers, self.config.censor_ms) / 1000
         while True:
             await trio.sleep(step)
             if self.host is not None or session.finished:
@@ -678,6 +691,8 @@ class Peer:
                 seen = self.last_seen.get(target, 0.0)
                 if target in session.chain.at_table and min(now - seen, now - since) >= grace:
                     await self._absent("left", target)
+            if self.last_record_at and now - self.last_record_at >= stuck:
+                self._vote("abandon", None)  # stuck on a split vote (7.5)
 
     async def _absent(self, kind: str, target: int) -> None:
         """Vote ``kind`` about ``target`` unless a probe shows it present."""
@@ -685,11 +700,15 @@ class Peer:
         session = self.me.session
         if (kind, target, session.chain.vote_since(kind, target)) in self.voted:
             return
+        if trio.current_time() < self.held_probe.get(target, -math.inf):
+            return  # it showed an unsequenced envelope lately: no new probe yet
         present = await links.probe(self.identity, session, target, self.config.probe_s)
         if present is not None:
             env = links.unsequenced(session, target, present)
             if env is not None:
-                self.pending_seen.setdefault((target, env["n"]), trio.current_time())
+                now = trio.current_time()
+                self.pending_seen.setdefault((target, env["n"]), now)
+                self.held_probe[target] = now + self.config.probe_s
                 self._hold(env)
                 return  # held by the host: evidence of censorship, not of absence
             if kind == "left":
@@ -782,6 +801,7 @@ class Peer:
                 name=self.config.name,
                 seed=self.seed,
                 linger_s=self.config.linger_s,
+                censor_ms=self.config.censor_ms,
             )
             self.host = Host(
                 self.identity, config, self.agent, takeover=self.me, listeners=self.listeners
@@ -796,8 +816,11 @@ class Peer:
         before = (self.address, self._dial)
         self.address = (listen[0], listen[1])
         self._dial = self._new_host_dialer(new, listen)  # its address (or the relay)
+        wait_ms = grace_ms
+        if deposing:  # the next host sees the censorship by its own clock: allow it that time
+            wait_ms += session.table_body["timers"]["turn_ms"] + self.config.censor_ms
         try:
-            await self._resume(grace_ms)
+            await self._resume(wait_ms)
         except HostLost:
             # nobody took over: the drop may have been this seat's own (a stalled link), and
             # the host may still be there; one more grace with it (it refuses the seat once it

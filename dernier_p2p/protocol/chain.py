@@ -106,6 +106,7 @@ class ChainChecker:
         self._last_by = [-1] * self.n  # last record each seat authored
         self._last_signed = [-1] * self.n  # last record each seat signed as host
         self._last_use: dict[tuple[str, int | None], int] = {}  # last record using such votes
+        self._last_play = -1  # the last record other than a chat
         self._last_t: int | None = None
         self._checked: tuple[bytes, int] | None = None  # (record hash, index) last passed
         self._checked_rec: dict | None = None  # the record object last passed
@@ -141,10 +142,11 @@ class ChainChecker:
     def vote_since(self, kind: str, target: int | None) -> int:
         """The lowest ``after`` a ``kind`` vote about ``target`` may carry now: the last record
         where ``target`` showed itself (authored one; for ``depose``, signed one) or where
-        votes of this kind about it were used (-1 if none)."""
+        votes of this kind about it were used (-1 if none); for ``abandon`` (no target) the
+        last record other than a chat: the table is stuck there."""
         use = self._last_use.get((kind, target), -1)
-        if target is None:
-            return use
+        if target is None:  # abandon: the table is stuck since the last record (chats aside)
+            return self._last_play
         seen = self._last_signed[target] if kind == "depose" else self._last_by[target]
         return max(use, seen)
 
@@ -346,6 +348,7 @@ class ChainChecker:
         self._last_t = rec["t"]
         if body["type"] != "chat":  # a chat is no sign of a seat at play (7.5)
             self._last_by[env["seat"]] = rec["i"]
+            self._last_play = rec["i"]
         self._last_signed[rec["h"]] = rec["i"]
         kt = self.vote_target(body)
         if kt is not None:

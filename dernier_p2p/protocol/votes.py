@@ -8,7 +8,8 @@ for ``depose``, nil for ``abandon``). A record at index ``r`` carrying votes is 
 each vote verifies (``BAD_SIGNATURE``), comes from a distinct seat at the table that is not the
 target (``WRONG_SEAT``), and is fresh: ``since <= after < r``, where ``since`` is the last index
 at which the target showed itself (authored a record; for ``depose``, signed one) or a record of
-the same kind for the same target was used (``STALE_VOTE``). It needs ``q(m) = m // 2 + 1`` such
+the same kind for the same target was used, and for ``abandon`` the last record other than a
+``chat`` (``STALE_VOTE``). It needs ``q(m) = m // 2 + 1`` such
 votes, ``m`` the seats at the table (``NO_QUORUM``). Every fault names the record's signer.
 
 Pure and deterministic: nothing here knows about time; the client's policy (when to vote) is
@@ -31,6 +32,13 @@ RECORD_KIND = {"timeout": "timeout", "left": "left", "host_change": "depose",
 """The vote kind each vote-carrying body needs."""
 CENSOR_MS = 10_000
 """An envelope the host has not sequenced for this long is evidence of censorship (7.5)."""
+
+
+def stuck_ms(timers: Mapping[str, int], censor_ms: int = CENSOR_MS) -> int:
+    """How long a seat waits without any record before it votes ``abandon`` (7.5): longer
+    than any wait of a table that follows the protocol takes to end (a time-out or censorship
+    seen, then up to two grace periods for the votes and a host change)."""
+    return max(timers["turn_ms"], censor_ms) + 2 * timers["grace_ms"]
 
 
 def quorum(m: int) -> int:

@@ -1,7 +1,16 @@
-"""A cheating host, run as its own process by the attack tests: it hosts a table of bots and,
-mid-hand, announces ``left`` or ``timeout`` for seat 1 (present and answering) carrying only
-its own vote, signed past its own sequencer's checks. It prints ``PORT n`` once listening and
-``FORGED i`` once the record is relayed, then stops.
+"""A cheating host, run as its own process by the attack tests. It hosts a table of bots whose
+victim is the last seat, present and answering, and mid-hand (once the victim sends a move in
+play) it attacks as ``ATTACK`` says:
+
+* ``left`` / ``timeout``: it signs, past its own sequencer's checks, a record taking the victim
+  out with only its own vote, relays it and stops. Prints ``FORGED i``.
+* ``censor``: it silently holds every envelope of the victim from then on (never sequenced, no
+  error) and lies about it: it tells the other seats the victim dropped (``status``) and casts
+  its own ``left`` vote, and its timers cast its ``timeout`` votes as the wait goes on. Any
+  quorum the other seats complete is sequenced by the ordinary host code, so an honest seat
+  that voted against the present victim would make it lose. At two seats its timer ends the
+  match as no contest (the host code's rule). Prints ``CENSOR i``, then ``DEPOSED`` and exits
+  once every seat has left it.
 
     python -m tests.net.rogue_host ATTACK PLAYERS TRANSCRIPT
 """
@@ -14,6 +23,7 @@ from typing import Any
 import trio
 
 from dernier_p2p.bots import HeuristicBot
+from dernier_p2p.net import handshake as hs
 from dernier_p2p.net.agent import bot_agent
 from dernier_p2p.net.host import Host, HostConfig
 from dernier_p2p.net.timers import Timers
@@ -21,37 +31,74 @@ from dernier_p2p.protocol.envelope import make_record, record_hash, sign_envelop
 from dernier_p2p.rules import Phase
 from dernier_p2p.wire.identity import IdentityKey
 
+ATTACKS = ("left", "timeout", "censor")
+TIMERS = Timers(turn_ms=3_000, declare_ms=30, grace_ms=2_000)
+
 
 class Rogue(Host):
     attack = "left"
     fired = False
 
-    async def _publish(self, rec: dict[str, Any], out: Any = None) -> None:
-        await super()._publish(rec, out)
+    @property
+    def victim(self) -> int:
+        return self.config.players - 1
+
+    def _due(self, seat: int, env: Any) -> bool:
+        """Whether the attack starts with this envelope: the victim's first move in play."""
+        body = env.get("body") if isinstance(env, dict) else None
         me = self.me
-        if self.fired or me is None or len(self.records) < 30:
-            return
-        if me.session.state.phase is not Phase.PLAY:
-            return
-        self.fired = True
-        s = me.session
-        body = {"type": self.attack, "seat": 1, "votes": [s.vote(self.attack, 1)]}
+        return (
+            seat == self.victim and me is not None and me.session.state is not None
+            and me.session.state.phase is Phase.PLAY and isinstance(body, dict)
+            and body.get("type") == "move"
+        )
+
+    def _on_env(self, seat: int, env: Any) -> None:
+        if not self.fired and self._due(seat, env):
+            self.fired = True
+            if self.attack == "censor":
+                self._censor()
+            else:
+                self._forge()
+                return
+        if self.fired and (self.attack != "censor" or seat == self.victim):
+            return  # held: never sequenced, no error (after a forgery: nothing more)
+        super()._on_env(seat, env)
+
+    def _censor(self) -> None:
+        print(f"CENSOR {len(self.records)}", flush=True)
+        grace = self.config.timers.grace_ms
+        lie = hs.pack({"k": "status", "seat": self.victim, "state": "dropped", "grace_ms": grace})
+        for seat, conn in self.conns.items():
+            if seat != self.victim:
+                conn.push(lie)
+        if len(self.me.session.chain.at_table) > 2:
+            self.own_vote("left", self.victim)
+
+    def _detach(self, conn: Any) -> None:
+        super()._detach(conn)
+        if self.fired and not self.conns and not self.done.is_set():
+            print("DEPOSED", flush=True)
+            self.done.set()
+
+    def _forge(self) -> None:
+        s = self.me.session
+        body = {"type": self.attack, "seat": self.victim, "votes": [s.vote(self.attack,
+                                                                           self.victim)]}
         env = sign_envelope(self.identity, self.game, self.seat, s.chain.next_counter(self.seat),
                             s.head, body)
         forged = make_record(self.identity, env, self.seat, len(self.records),
                              record_hash(self.records[-1]), self._record_time())
         self._relay(forged)
-        me.writer.append(forged)
+        self.me.writer.append(forged)
         print(f"FORGED {forged['i']}", flush=True)
-        await trio.sleep(1.0)
         self.done.set()
 
 
 async def main(attack: str, players: int, transcript: str) -> None:
     Rogue.attack = attack
-    config = HostConfig(players=players, options={"match": ["hands", 1]},
-                        timers=Timers(turn_ms=30_000, declare_ms=30, grace_ms=5_000),
-                        name="rogue", transcript=transcript, linger_s=0.5)
+    config = HostConfig(players=players, options={"match": ["hands", 1]}, timers=TIMERS,
+                        name="rogue", transcript=transcript, linger_s=1.0, bind="127.0.0.1")
     host = Rogue(IdentityKey.generate(bytes([90]) * 32), config, bot_agent(HeuristicBot(0)))
     async with trio.open_nursery() as nursery:
         await nursery.start(host.run)
@@ -59,4 +106,6 @@ async def main(attack: str, players: int, transcript: str) -> None:
 
 
 if __name__ == "__main__":
+    if len(sys.argv) != 4 or sys.argv[1] not in ATTACKS:
+        sys.exit(f"usage: python -m tests.net.rogue_host {{{','.join(ATTACKS)}}} PLAYERS FILE")
     trio.run(main, sys.argv[1], int(sys.argv[2]), sys.argv[3])

@@ -1,8 +1,11 @@
 """The host cannot choose the loser, over loopback TCP with separate processes: a cheating host
-process (:mod:`tests.net.rogue_host`) announces ``left`` or ``timeout`` for a present seat with
-only its own vote; the honest seats, ``dernier join --bot`` processes, refuse the record
-(NO_QUORUM naming the host) and never record a loss, and ``dernier verify`` finds the same fault
-offline in the host's own transcript."""
+process (:mod:`tests.net.rogue_host`) against honest ``dernier join --bot`` processes.
+
+* A forged ``left`` or ``timeout`` record (only the host's vote) is refused by every honest
+  seat (NO_QUORUM naming the host), and ``dernier verify`` names the host offline.
+* Silent censorship, with lies (``status`` dropped) and the host's own votes, at 2, 3 and 5
+  seats: the victim is never voted out; the host is deposed (3, 5 seats) or the match ends as
+  no contest (2 seats), and ``dernier verify`` agrees on every transcript."""
 
 from __future__ import annotations
 
@@ -10,18 +13,15 @@ import os
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from dernier_p2p.net.host import Host
-from dernier_p2p.net.timers import Timers
 from dernier_p2p.protocol.verify import check_records
-from dernier_p2p.rules import Phase
 from dernier_p2p.wire.transcript import read_transcript
 from tests.cli.helpers import dernier, env_for, spawn
-from tests.net.helpers import play, transcripts, verify, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -37,38 +37,73 @@ def _port(proc: subprocess.Popen[str], deadline: float) -> int:
     raise AssertionError("the rogue host did not start")
 
 
-@pytest.mark.parametrize("attack", ["left", "timeout"])
-def test_a_forged_absence_is_refused_by_every_process(tmp_path: Path, attack: str) -> None:
+@dataclass
+class Run:
+    """What a table of a rogue host process and ``dernier join --bot`` processes left."""
+
+    rogue_out: str
+    codes: dict[int, int]
+    outs: dict[int, str]
+
+
+def run_rogue(tmp_path: Path, attack: str, players: int, *join_args: str) -> Run:
+    """Run ``tests.net.rogue_host ATTACK PLAYERS`` (seat 0) and ``players - 1`` honest
+    ``dernier join --bot`` processes (transcripts ``t0`` .. ``t{n-1}``) to the end."""
     env = {**env_for(tmp_path), "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get(
         "PYTHONPATH", "")}
     host = subprocess.Popen(
-        [sys.executable, "-m", "tests.net.rogue_host", attack, "3", str(tmp_path / "t0")],
+        [sys.executable, "-m", "tests.net.rogue_host", attack, str(players),
+         str(tmp_path / "t0")],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=ROOT,
     )
-    joins = []
+    joins: dict[int, subprocess.Popen[bytes]] = {}
     try:
         port = _port(host, time.monotonic() + 60)
-        for k in (1, 2):
-            joins.append(spawn(
+        for k in range(1, players):
+            joins[k] = spawn(
                 tmp_path, tmp_path / f"out{k}", "join", f"127.0.0.1:{port}", "--name", f"p{k}",
                 "--key", str(tmp_path / f"k{k}.pem"), "--transcript", str(tmp_path / f"t{k}"),
-                "--bot", "--no-colour", "--plain", "--no-listen",
-            ))
-        codes = [j.wait(timeout=120) for j in joins]
-        host.wait(timeout=60)
+                "--bot", "--no-colour", "--plain", *join_args,
+            )
+        codes = {k: j.wait(timeout=150) for k, j in joins.items()}
+        rogue_out = host.communicate(timeout=60)[0]
     finally:
-        for p in [host, *joins]:
+        for p in [host, *joins.values()]:
             if p.poll() is None:
                 p.kill()
                 p.wait()
-    for k, code in zip((1, 2), codes, strict=True):
-        out = (tmp_path / f"out{k}").read_text()
+    outs = {k: (tmp_path / f"out{k}").read_text() for k in joins}
+    return Run(rogue_out, codes, outs)
+
+
+def verify_all(tmp_path: Path, players: int) -> dict[int, str]:
+    """``dernier verify`` on every transcript of the table, run at once; its output by seat."""
+    procs = {
+        k: subprocess.Popen(
+            [sys.executable, "-m", "dernier_p2p", "verify", str(tmp_path / f"t{k}")],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env_for(tmp_path))
+        for k in range(players)
+    }
+    return {k: p.communicate(timeout=120)[0] for k, p in procs.items()}
+
+
+@pytest.mark.parametrize("attack,players", [("left", 2), ("timeout", 3)])
+def test_a_forged_absence_is_refused_by_every_process(
+    tmp_path: Path, attack: str, players: int
+) -> None:
+    """The host relays ``left`` or ``timeout`` for the present last seat with only its own
+    vote: every honest process refuses it (NO_QUORUM naming the host) and records no loss;
+    ``dernier verify`` names the host offline from its own transcript."""
+    run = run_rogue(tmp_path, attack, players, "--no-listen")
+    victim = players - 1
+    for k, code in run.codes.items():
+        out = run.outs[k]
         assert code != 0, out  # the match stops for the honest seat: it refuses the record
         assert "NO_QUORUM" in out and "Traceback" not in out, out
     rogue = list(read_transcript(tmp_path / "t0"))
     forged = rogue[-1]["env"]["body"]
-    assert (forged["type"], forged["seat"]) == (attack, 1)
-    for k in (1, 2):
+    assert (forged["type"], forged["seat"]) == (attack, victim)
+    for k in run.codes:
         mine = list(read_transcript(tmp_path / f"t{k}"))
         assert mine == rogue[: len(mine)] and len(mine) < len(rogue)  # the forgery never kept
         assert not check_records(mine).ok and check_records(mine).code == "INCOMPLETE"
@@ -78,51 +113,53 @@ def test_a_forged_absence_is_refused_by_every_process(tmp_path: Path, attack: st
         proc.stdout
 
 
-class Censor(Host):
-    """Holds every move of seat 2 once the match is mid-hand (never sequenced, no error)."""
+@pytest.mark.parametrize("players", [2, 3, pytest.param(5, marks=pytest.mark.slow)])
+def test_a_censoring_host_process_cannot_make_a_seat_lose(tmp_path: Path, players: int) -> None:
+    """Silent censorship with separate processes: the rogue host holds every envelope of the
+    last seat from its first move in play, tells the others it dropped, and votes ``left`` and
+    ``timeout`` against it. The honest ``dernier join`` processes probe the victim over a
+    seat link, find it present with a move the host holds, refuse to vote against it, and at
+    three and five seats vote ``depose``: seat 1 hosts, the held move is sequenced, the rogue
+    seat is voted out (``left``) and the match ends with the victim ranked. At two seats no
+    majority exists: the match ends as no contest. ``dernier verify`` agrees on every
+    transcript."""
+    run = run_rogue(tmp_path, "censor", players, "--censor-ms", "1000")
+    victim = players - 1
+    assert "CENSOR" in run.rogue_out, run.rogue_out
+    for k, code in run.codes.items():
+        assert code == 0 and "Traceback" not in run.outs[k], run.outs[k]
+    honest = transcripts_of(tmp_path, range(1, players))
+    records = honest[1]
+    assert all(honest[k] == records for k in honest)  # one history for every honest seat
+    bodies = [r["env"]["body"] for r in records]
+    assert not [b for b in bodies if b["type"] in ("timeout", "left") and b["seat"] == victim]
+    verdicts = verify_all(tmp_path, players)
+    if players == 2:
+        assert bodies[-1] == {"type": "no_contest", "seat": victim, "votes": []}
+        assert "No contest" in run.outs[victim]
+        for k in range(players):  # the rogue's own transcript too: a valid no contest
+            assert verdicts[k].startswith("OK"), verdicts[k]
+            assert "no contest" in verdicts[k].lower(), verdicts[k]
+        return
+    assert "DEPOSED" in run.rogue_out, run.rogue_out
+    change = [b["type"] for b in bodies].index("host_change")
+    assert (bodies[change]["old"], bodies[change]["new"]) == (0, 1)
+    voters = [v["seat"] for v in bodies[change]["votes"]]
+    assert len(voters) >= players // 2 + 1 and 0 not in voters
+    assert any(r["env"]["seat"] == victim and b["type"] == "move"
+               for r, b in zip(records[change:], bodies[change:], strict=True))
+    assert {"type": "left", "seat": 0} in [
+        {k: b[k] for k in ("type", "seat")} for b in bodies[change:] if b["type"] == "left"]
+    audit = check_records(records)
+    assert audit.ok and audit.summary.finished and not audit.summary.no_contest
+    assert audit.summary.standings[-1] == 0  # the rogue left: last; the victim is ranked
+    for k in range(1, players):
+        assert verdicts[k].startswith("OK"), verdicts[k]
+    rogue = list(read_transcript(tmp_path / "t0"))
+    assert rogue == records[: len(rogue)] and len(rogue) <= change
+    assert "INCOMPLETE" in verdicts[0], verdicts[0]
 
-    holding = False
-    kept: list[dict] = []
 
-    def _on_env(self, seat: int, env: Any) -> None:
-        body = env.get("body") if isinstance(env, dict) else None
-        me = self.me
-        if (seat == 2 and me is not None and len(self.records) > 30
-                and me.session.state.phase is Phase.PLAY and isinstance(body, dict)
-                and body.get("type") == "move"):
-            self.holding = True
-        if seat == 2 and self.holding:
-            self.kept.append(env)
-            return
-        super()._on_env(seat, env)
+def transcripts_of(tmp_path: Path, seats: Any) -> dict[int, list[dict[str, Any]]]:
+    return {k: list(read_transcript(tmp_path / f"t{k}")) for k in seats}
 
-
-async def test_a_censoring_host_is_deposed_and_the_victim_plays_on(tmp_path: Path) -> None:
-    """Silent censorship at three seats, in one process over loopback TCP: seat 2's moves are
-    held; seat 1 probes it, sees the held move, votes depose instead of timeout, and takes
-    over with seat 2's vote; the held move is sequenced by the new host and the match ends
-    without a loss for seat 2; the transcripts verify."""
-
-    async def stop_the_old_host(table: Any) -> None:
-        await wait_for(lambda: 1 in table.peers and table.peers[1].host is not None, 40)
-        await wait_for(lambda: table.peers[1].host.done.is_set(), 40)
-        table.scopes[0].cancel()
-
-    table = await play(
-        tmp_path, 3, host_cls=Censor, listen=True, watch=stop_the_old_host,
-        timers=Timers(turn_ms=1_500, declare_ms=30, grace_ms=4_000),
-        peer_options={"censor_ms": 1_000}, limit=90,
-    )
-    assert table.host.kept  # the host did hold seat 2's move
-    assert not table.errors, table.errors
-    got = transcripts(tmp_path, [1, 2])
-    assert got[1] == got[2]
-    bodies = [r["env"]["body"] for r in got[1]]
-    types = [b["type"] for b in bodies]
-    change = types.index("host_change")
-    assert [v["seat"] for v in bodies[change]["votes"]] == [1, 2]
-    assert "timeout" not in types[:change]  # the host found no quorum against seat 2
-    assert any(r["env"]["seat"] == 2 and r["env"]["body"]["type"] == "move"
-               for r in got[1][change:])
-    audit = verify(got[1])
-    assert audit.ok and audit.summary.standings[-1] != 2  # the victim is not last

@@ -341,3 +341,65 @@ async def test_a_listen_address_in_use_is_told_and_the_seat_plays_on(tmp_path: P
     got = transcripts(tmp_path, range(2))
     assert got[0] == got[1]
     assert got[0][0]["env"]["body"]["players"][1]["listen"] is None  # not a candidate host
+
+
+class Unheard(Peer):
+    """A seat whose envelopes stop reaching the host at its first coin message (its votes
+    still do; it answers probes, showing the envelope), and that never votes to depose."""
+
+    cut = False
+
+    async def send(self, env: dict[str, Any]) -> None:
+        self.cut = self.cut or env["body"]["type"] == "coin_commit"
+        if not self.cut:
+            await super().send(env)
+            return
+        assert self.me is not None
+        self.me.sent(env)  # kept and shown to probes as unsequenced, never written
+        self.sent_at.setdefault(env["n"], trio.current_time())
+
+    async def _censored(self) -> bool:
+        return False
+
+
+class Loyal(Peer):
+    """A seat that never votes to depose the host (a seat may keep its vote)."""
+
+    async def _censored(self) -> bool:
+        return False
+
+
+class Blind(Peer):
+    """A seat that reaches no other seat over a link (its probes all fail)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.config.probe_s = 0.0
+
+
+async def test_a_table_stuck_on_a_split_vote_is_abandoned_as_no_contest(tmp_path: Path) -> None:
+    """Four seats; seat 3's envelopes never reach the host (it owes its coin). The host and
+    seat 2 (which cannot probe seat 3) vote ``timeout``; seat 1 probes seat 3, sees the
+    unsequenced envelope and refuses: 2 votes of the 3 needed, and nobody deposes. Once no
+    record has come for ``stuck_ms``, every seat votes ``abandon`` (the peers in ``vote``
+    frames) and the host sequences ``no_contest`` with a quorum of them (7.5)."""
+    timers = Timers(turn_ms=1_000, declare_ms=30, grace_ms=500)
+    table = await play(
+        tmp_path, 4, peer_cls={1: Loyal, 2: Blind, 3: Unheard}, listen=True, timers=timers,
+        peer_options={"censor_ms": 1_000}, host_options={"censor_ms": 1_000}, limit=60,
+    )
+    assert not table.errors, table.errors
+    got = transcripts(tmp_path, range(4))
+    assert all(got[k] == got[0] for k in range(4))
+    records = got[0]
+    last = records[-1]["env"]["body"]
+    assert (last["type"], last["seat"]) == ("no_contest", None)
+    voters = {v["seat"] for v in last["votes"]}
+    assert len(voters) == 3 and len(voters - {0}) >= 2  # the peers' own abandon votes
+    assert {v["after"] for v in last["votes"]} == {len(records) - 2}  # stuck at that record
+    assert not any(r["env"]["body"]["type"] == "timeout" for r in records)
+    for k in (1, 2, 3):
+        assert ("abandon", None) in table.peers[k].votes_sent
+        assert table.results[k] == {"no_contest": True}
+    audit = verify(records)
+    assert audit.summary.no_contest and audit.summary.winner is None

@@ -7,7 +7,7 @@ import sys
 
 from dernier_p2p.protocol.envelope import record_hash
 from dernier_p2p.protocol.votes import sign_vote
-from interop.gen.forge import add, flip, new_env, seal, with_body
+from interop.gen.forge import add, as_record, flip, new_env, seal, with_body
 from interop.gen.scenarios import Base
 
 
@@ -20,6 +20,40 @@ def build(bases: dict[str, Base]) -> None:
         vote_cases(b)
     if "dernier-3p-hostchange" in bases:
         host_change_cases(bases["dernier-3p-hostchange"])
+    if "dernier-3p-timeout" in bases:
+        abandon_cases(bases["dernier-3p-timeout"])
+
+
+def abandon_cases(b: Base) -> None:
+    """``no_contest`` by ``abandon`` votes (7.5) in place of the first time-out: valid with a
+    quorum of votes stating the table stuck at the record before; too few, a vote kept from an
+    earlier record, or a seat named are refused."""
+    k = b.body_type("timeout")
+    if k is None:
+        return
+    h = b.records[k]["h"]
+    n = len(b.identities)
+
+    def vote(seat: int, after: int = k - 1) -> dict:
+        return sign_vote(b.identities[seat], b.game, "abandon", None, seat, after)
+
+    voters = [h, *[s for s in range(n) if s != h]][: n // 2 + 1]
+    votes = [vote(s) for s in voters]
+
+    def case(id_: str, comment: str, flags: list[str], body: dict, code: str | None) -> None:
+        add(f"abandon-{id_}", "7.5", comment, ["Vote", "NoContest", *flags], b, k,
+            [as_record(b, k, new_env(b, k, h, body))], code, "any" if code is None else h)
+
+    case("no-contest", "no contest with the abandon votes of a quorum, each stating the table "
+         "stuck at the record before: valid", ["Valid"],
+         {"type": "no_contest", "seat": None, "votes": votes}, None)
+    case("one-vote-short", "no contest with one abandon vote fewer than a quorum",
+         ["NoQuorum"], {"type": "no_contest", "seat": None, "votes": votes[:-1]}, "NO_QUORUM")
+    case("vote-kept-for-later", "no contest with an abandon vote cast at an earlier record",
+         ["StaleVote"], {"type": "no_contest", "seat": None,
+                         "votes": [*votes[:-1], vote(voters[-1], k - 2)]}, "STALE_VOTE")
+    case("names-a-seat", "no contest by abandon votes that names a seat", ["Malformed"],
+         {"type": "no_contest", "seat": voters[-1], "votes": votes}, "MALFORMED")
 
 
 def host_change_cases(b: Base) -> None:
