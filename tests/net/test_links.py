@@ -1,0 +1,111 @@
+"""Seat links (PROTOCOL.md 4.6) over loopback TCP: a probe gets the seat's signed ``present``
+with its unsequenced envelopes, a ``vote`` frame reaches the seat, and a link or a ``present``
+that is not the seat's is refused."""
+
+from __future__ import annotations
+
+import os
+from functools import partial
+from typing import Any
+
+import pytest
+import trio
+
+from dernier_p2p.net import handshake as hs
+from dernier_p2p.net import links
+from dernier_p2p.net.framing import FramedStream, open_framed, serve_framed
+from dernier_p2p.protocol.local import LocalTable
+from dernier_p2p.protocol.votes import vote_frame
+from dernier_p2p.wire.identity import IdentityKey
+
+
+def table() -> LocalTable:
+    """Three seats at record 0 (nothing delivered: a link needs no more)."""
+    return LocalTable("dernier", [bytes([60 + k]) * 32 for k in range(3)])
+
+
+async def serving(
+    nursery: trio.Nursery, t: LocalTable, seat: int, pending: list[dict[str, Any]],
+    votes: list[tuple[int, dict[str, Any]]],
+) -> links.LinkServer:
+    """Seat ``seat`` answers links on a loopback port, which the table then lists for it."""
+    server = links.LinkServer(t.identities[seat], t.sessions[seat], lambda: pending,
+                              lambda s, frame: votes.append((s, frame)))
+
+    async def handle(stream: FramedStream) -> None:
+        await server.handle(stream)
+
+    listeners = await nursery.start(
+        partial(serve_framed, handle, 0, max_frame=hs.MAX_FRAME, host="127.0.0.1"))
+    list_at(t, seat, listeners[0].socket.getsockname()[1])
+    return server
+
+
+def list_at(t: LocalTable, seat: int, port: int) -> None:
+    """Every session's table lists ``seat`` at ``port`` on loopback (as a hello would)."""
+    for s in t.sessions:
+        s.table_body["players"][seat]["listen"] = ["127.0.0.1", port]
+
+
+async def test_a_probe_shows_the_seats_unsequenced_envelope_and_a_vote_frame_arrives() -> None:
+    t = table()
+    held = next(e for e in t.queue if e["seat"] == 1)  # its accept, never sequenced
+    votes: list[tuple[int, dict[str, Any]]] = []
+    async with trio.open_nursery() as nursery:
+        await serving(nursery, t, 1, [held], votes)
+        present = await links.probe(t.identities[2], t.sessions[2], 1)
+        assert present is not None
+        assert present.have == t.sessions[1].count - 1 and present.pending == [held]
+        assert links.unsequenced(t.sessions[2], 1, present) == held  # evidence of censorship
+        frame = vote_frame("depose", 0, t.sessions[2].vote("depose", 0))
+        assert await links.send_vote(t.identities[2], t.sessions[2], 1, frame)
+        with trio.fail_after(5):
+            while not votes:
+                await trio.sleep(0.01)
+        assert votes == [(2, frame)]
+        nursery.cancel_scope.cancel()
+
+
+async def test_no_address_or_no_answer_is_no_present() -> None:
+    t = table()
+    assert await links.probe(t.identities[2], t.sessions[2], 1) is None  # no listen address
+    listener = trio.socket.socket()
+    await listener.bind(("127.0.0.1", 0))
+    listener.listen(1)  # accepts, never answers
+    list_at(t, 1, listener.getsockname()[1])
+    with trio.fail_after(5):
+        assert await links.probe(t.identities[2], t.sessions[2], 1, timeout_s=0.3) is None
+    listener.close()
+
+
+async def test_a_link_not_signed_by_the_seat_is_refused() -> None:
+    t = table()
+    async with trio.open_nursery() as nursery:
+        await serving(nursery, t, 1, [], [])
+        port = t.sessions[0].table_body["players"][1]["listen"][1]
+        stream = await open_framed("127.0.0.1", port, hs.MAX_FRAME)
+        nonce, _ = hs.check_challenge(await hs.receive_message(stream))
+        stranger = IdentityKey.generate(os.urandom(32))
+        await hs.send_message(stream, links.link_message(stranger, t.game, 2, nonce))
+        with pytest.raises(hs.RemoteError) as info:
+            await hs.receive_message(stream)
+        assert info.value.code == hs.BAD_SIGNATURE
+        await stream.aclose()
+        nursery.cancel_scope.cancel()
+
+
+def test_a_present_is_checked_against_the_seats_key_and_the_nonce() -> None:
+    t = table()
+    server = links.LinkServer(t.identities[1], t.sessions[1], lambda: [])
+    nonce = os.urandom(hs.NONCE_SIZE)
+    msg = server.present(nonce)
+    assert links.check_present(msg, nonce, t.sessions[2], 1).have == t.sessions[1].count - 1
+    with pytest.raises(hs.NetError) as info:
+        links.check_present(msg, nonce, t.sessions[2], 0)  # not seat 0's signature
+    assert info.value.code == hs.BAD_SIGNATURE
+    with pytest.raises(hs.NetError) as info:
+        links.check_present(msg, os.urandom(hs.NONCE_SIZE), t.sessions[2], 1)
+    assert info.value.code == hs.MALFORMED
+    with pytest.raises(hs.NetError):
+        links.check_present({**msg, "pending": [{}] * (links.MAX_PENDING + 1)}, nonce,
+                            t.sessions[2], 1)
