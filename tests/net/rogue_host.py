@@ -1,16 +1,16 @@
 """A cheating host, run as its own process by the attack tests. It hosts a table of bots whose
-victim is the last seat, present and answering, and mid-hand (once the victim sends a move in
-play) it attacks as ``ATTACK`` says:
+victim is the last seat, present and answering, and attacks it as ``ATTACK`` says:
 
-* ``left`` / ``timeout``: it signs, past its own sequencer's checks, a record taking the victim
-  out with only its own vote, relays it and stops. Prints ``FORGED i``.
-* ``censor``: it silently holds every envelope of the victim from then on (never sequenced, no
-  error) and lies about it: it tells the other seats the victim dropped (``status``) and casts
-  its own ``left`` vote, and its timers cast its ``timeout`` votes as the wait goes on. Any
-  quorum the other seats complete is sequenced by the ordinary host code, so an honest seat
-  that voted against the present victim would make it lose. At two seats its timer ends the
-  match as no contest (the host code's rule). Prints ``CENSOR i``, then ``DEPOSED`` and exits
-  once every seat has left it.
+* ``left`` / ``timeout``: at the victim's first envelope it signs, past its own sequencer's
+  checks, a record taking the victim out with only its own vote, relays it and stops. Prints
+  ``FORGED i``.
+* ``censor``: from the victim's first move in play it silently holds its every envelope (never
+  sequenced, no error) and lies about it: it tells the other seats the victim dropped
+  (``status``) and casts its own ``left`` vote, and its timers cast its ``timeout`` votes as
+  the wait goes on. Any quorum the other seats complete is sequenced by the ordinary host code,
+  so an honest seat that voted against the present victim would make it lose. At two seats its
+  timer ends the match as no contest (the host code's rule). Prints ``CENSOR i``, then
+  ``DEPOSED`` and exits once every seat has left it.
 
     python -m tests.net.rogue_host ATTACK PLAYERS TRANSCRIPT
 """
@@ -44,14 +44,17 @@ class Rogue(Host):
         return self.config.players - 1
 
     def _due(self, seat: int, env: Any) -> bool:
-        """Whether the attack starts with this envelope: the victim's first move in play."""
+        """Whether the attack starts with this envelope: censorship at the victim's first move
+        in play; a forgery at its first envelope (its accept: the forged record's check does
+        not depend on the state of the match)."""
         body = env.get("body") if isinstance(env, dict) else None
         me = self.me
-        return (
-            seat == self.victim and me is not None and me.session.state is not None
-            and me.session.state.phase is Phase.PLAY and isinstance(body, dict)
-            and body.get("type") == "move"
-        )
+        if seat != self.victim or me is None or not isinstance(body, dict):
+            return False
+        if self.attack != "censor":
+            return True
+        state = me.session.state
+        return state is not None and state.phase is Phase.PLAY and body.get("type") == "move"
 
     def _on_env(self, seat: int, env: Any) -> None:
         if not self.fired and self._due(seat, env):
