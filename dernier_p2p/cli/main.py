@@ -1,4 +1,4 @@
-"""The ``dernier`` command line: play, host, join, relay, verify, replay, bench.
+"""The ``dernier`` command line: play, host, join, watch, relay, verify, replay, bench.
 
 Exit codes: 0 success (for ``verify``: the transcript checks); 1 a failure at run time (a
 refused or lost connection, a fault found by the protocol or by ``verify``); 2 wrong usage or a
@@ -360,13 +360,15 @@ def host_port(host: str, port: int) -> str:
               help="Do not ask the router to open the port (UPnP / NAT-PMP).")
 @click.option("--grace-seconds", type=click.IntRange(1, 86_400), default=60, show_default=True,
               help="Time a dropped player (or host) has to reconnect before counting as gone.")
+@click.option("--watchers", type=click.IntRange(0, 64), default=16, show_default=True,
+              help="How many may watch the table at once (`dernier watch`; 0: nobody).")
 @peer_options
 def host(
     variant: str, players: int, hands: int | None, target: int | None, port: int, bind: str,
     advertise: str | None, name: str, table_name: str | None, no_announce: bool,
     turn_seconds: int, offer_seconds: float, send_first: bool, send_first_old: bool,
     relay: str | None,
-    no_map: bool, grace_seconds: int, key: Path | None,
+    no_map: bool, grace_seconds: int, watchers: int, key: Path | None,
     transcript: Path | None, bot: bool, no_colour: bool, plain: bool,
 ) -> None:
     """Host a table for players on other machines (you play seat 0).
@@ -402,6 +404,7 @@ def host(
         advertise=advertise, transcript=path, envelopes=f"{path}.envelopes",
         announce_to=None if no_announce else (BROADCAST, DEFAULT_PORT),
         check_first=not (send_first or send_first_old), seed=seat_seed(identity),
+        max_watchers=watchers, watchers_per_address=min(watchers, 4),
     )
     click.echo(f"Transcript: {path}")
     screen = _screen(plain or bot)
@@ -563,6 +566,39 @@ def join(
     if seat is None:
         _fail("The table never started.")
     _final(seat, Path(config.transcript) if config.transcript is not None else path)
+
+
+@main.command()
+@click.argument("address")
+@transcript_option
+@colour_option
+@plain_option
+def watch(address: str, transcript: Path | None, no_colour: bool, plain: bool) -> None:
+    """Watch a live table without a seat, by its invite code (dn1-...) or at ADDRESS
+    (HOST:PORT): every public card, the log and the scores; hands appear when revealed. The
+    records seen are written to a transcript that `dernier verify` checks."""
+    from dernier_p2p.cli.table import Seating, watch_table
+    from dernier_p2p.net.watch import WatchConfig
+
+    dialer = _invite_dialer(address)
+    where = _parse_address(address) if dialer is None else ("", 0)
+    path = _transcript_path(transcript, "watch")
+    config = WatchConfig(
+        transcript=path, dial=dialer, check_host=None if dialer is None else dialer.check_host,
+        connect_s=10.0 if dialer is None else 10.0 + 5.0 * len(dialer.routes),
+    )
+    place = " to the table" if dialer is not None else f" to {host_port(*where)}"
+    shown = "the table" if dialer is not None else host_port(*where)
+    click.echo(f"Watching {shown} (no seat: nothing you type is sent). Transcript: {path}")
+    screen = _screen(plain)
+    if screen is not None:
+        screen.watching = True
+    seating = Seating(bot=True, colour=_colour(no_colour), screen=screen)
+    seat = _run(lambda: watch_table(where, config, seating), place,
+                interrupted="You stopped watching.", screen=screen, header="dernier")
+    if seat is None:
+        _fail("The table never started.")
+    _final(seat, path)
 
 
 def _invite_dialer(text: str) -> Any:

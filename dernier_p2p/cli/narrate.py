@@ -106,7 +106,7 @@ def session_notice(event: SessionEvent, names: list[str], me: int | None) -> str
             return "No contest: the match ends without a loser; nobody is ranked."
         case "chat":
             name = "someone" if event.seat is None else names[event.seat]
-            return f"{name}: {event.detail}"
+            return f"» {name}: {event.detail}"  # marked: a chat never reads as the table's
     return None
 
 

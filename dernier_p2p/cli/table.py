@@ -4,7 +4,8 @@ Every seat is a real peer speaking the protocol over TCP. :func:`play_local` hos
 the loopback interface (the user's seat is the host, seat 0) and seats one bot peer per other
 seat, each a :class:`~dernier_p2p.net.peer.Peer` task in this process with its own identity,
 session and deck secrets. :func:`host_table` and :func:`join_table` serve the ``host`` and
-``join`` commands. The user's seat is played by a :class:`~.human.HumanAgent` or, with ``bot``,
+``join`` commands, :func:`watch_table` the ``watch`` command (an observer without a seat). The
+user's seat is played by a :class:`~.human.HumanAgent` or, with ``bot``,
 by the heuristic bot; a :class:`~.follow.Narrator` narrates the match.
 """
 
@@ -30,6 +31,7 @@ from dernier_p2p.net.host import SEATED_KEY, Host, HostConfig
 from dernier_p2p.net.peer import Peer, PeerConfig
 from dernier_p2p.net.seat import LocalSeat
 from dernier_p2p.net.timers import Timers
+from dernier_p2p.net.watch import WatchConfig, Watcher
 from dernier_p2p.wire.hashing import digest
 from dernier_p2p.wire.identity import IdentityKey
 
@@ -250,6 +252,8 @@ async def host_table(
         async with open_routes(host, seating.echo, advertise=where, relay=relay,
                                map_port=map_port) as invite:
             seating.echo(f"Others join with: dernier join {invite.encode()}")
+            if config.max_watchers:
+                seating.echo(f"  (and watch with: dernier watch {invite.encode()})")
             seating.echo(f"  (on this network also: dernier join {address})")
             nursery.start_soon(_announce_joins, host, seating.echo)
             nursery.start_soon(seating.follow, host)
@@ -326,3 +330,15 @@ def listen_note(peer: Peer) -> str:
         port = peer.listeners[0].socket.getsockname()[1]
         return f"If the host goes away, this seat can host the table (port {port})."
     return "This seat does not offer to host if the host goes away."
+
+
+async def watch_table(
+    address: tuple[str, int], config: WatchConfig, seating: Seating
+) -> LocalSeat | None:
+    """Follow the table at ``address`` (or through ``config.dial``) as a watcher until the
+    match is over; return the watched seat (an observer's, no seat number)."""
+    watcher = Watcher(address, config)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(watcher.run)
+        nursery.start_soon(seating.follow, watcher)
+    return seating.seat

@@ -8,7 +8,9 @@ with a kind ``"k"``. The handshake::
     peer -> host  {"k": "hello", "version": 1, "name": str, "key": 32 bytes,
                    "listen": [host, port] | None, "sig": 64 bytes}
                or {"k": "resume", "version": 1, "key": 32 bytes, "have": int, "sig": 64 bytes}
+               or {"k": "watch", "version": 1, "have": int}  (a watcher: no seat, PROTOCOL.md 4.10)
     host -> peer  {"k": "welcome", "seat": int}  or  {"k": "error", "code": str, "detail": str}
+                  (to a watch: {"k": "watching", "last": int}, then the records after "have")
                   (a welcome to a resume adds "last": the index of the host's last record;
                   if "last" < "have", the peer first sends {"k": "rec", "rec"} for each
                   record after "last", which a new host after a host change may lack)
@@ -74,6 +76,13 @@ class Hello:
     name: str
     key: bytes
     listen: tuple[str, int] | None
+
+
+@dataclass(frozen=True)
+class Watch:
+    """A checked ``watch``: an observer that holds the records up to index ``have``."""
+
+    have: int
 
 
 @dataclass(frozen=True)
@@ -221,15 +230,30 @@ def _check_key(key: object) -> bytes:
     return key
 
 
-def check_opening(message: dict[str, Any], nonce: bytes) -> Hello | Resume:
-    """Check a peer's ``hello`` or ``resume`` against the challenge ``nonce``.
+def watch_message(have: int) -> dict[str, Any]:
+    """A watcher's opening: it holds the records up to index ``have`` (-1: none)."""
+    return {"k": "watch", "version": VERSION, "have": have}
+
+
+def _have(message: dict[str, Any]) -> int:
+    have = message["have"]
+    if not isinstance(have, int) or isinstance(have, bool) or not -1 <= have < 2**63:
+        raise NetError(MALFORMED, f"{message['k']} 'have' must be an integer >= -1")
+    return have
+
+
+def check_opening(message: dict[str, Any], nonce: bytes) -> Hello | Resume | Watch:
+    """Check a peer's ``hello``, ``resume`` or ``watch`` against the challenge ``nonce``.
 
     Raise :class:`NetError`: UNEXPECTED for another kind, VERSION for another version (checked
     before anything else in the frame), MALFORMED for missing, extra or ill-typed fields,
     BAD_SIGNATURE for an unacceptable key or a signature that does not verify.
     """
-    _expect(message, "hello", "resume")
+    _expect(message, "hello", "resume", "watch")
     _check_version(message)
+    if message["k"] == "watch":
+        _check_fields(message, {"k", "version", "have"})
+        return Watch(_have(message))
     if message["k"] == "hello":
         _check_fields(message, {"k", "version", "name", "key", "listen", "sig"})
         name = check_name(message["name"])
@@ -239,9 +263,7 @@ def check_opening(message: dict[str, Any], nonce: bytes) -> Hello | Resume:
         _check_sig(key, HELLO_LABEL, signed, message["sig"])
         return Hello(name, key, listen)
     _check_fields(message, {"k", "version", "key", "have", "sig"})
-    have = message["have"]
-    if not isinstance(have, int) or isinstance(have, bool) or have < -1:
-        raise NetError(MALFORMED, "resume 'have' must be an integer >= -1")
+    have = _have(message)
     key = _check_key(message["key"])
     _check_sig(key, RESUME_LABEL, {"nonce": nonce, "key": key, "have": have}, message["sig"])
     return Resume(key, have)
@@ -312,3 +334,26 @@ async def rejoin(
     if not isinstance(last, int) or isinstance(last, bool) or last < 0:
         raise NetError(MALFORMED, "a resume welcome carries the host's last record index")
     return seat, last
+
+
+async def watch(
+    stream: FramedStream, have: int = -1, check_host: Callable[[bytes], None] | None = None
+) -> tuple[int, dict[str, Any]]:
+    """Run a watcher's side of the handshake; return the index of the host's last record (-1
+    before the match starts) and the table summary. ``check_host`` is given the host's key
+    before the ``watch`` is sent (it raises to refuse the host)."""
+    nonce, table = check_challenge(await receive_message(stream))
+    if check_host is not None:
+        key = table.get("key")
+        if not isinstance(key, bytes):
+            raise NetError(MALFORMED, "the challenge's table summary carries no host key")
+        check_host(key)
+    del nonce  # a watcher proves nothing: it only reads
+    await send_message(stream, watch_message(have))
+    answer = await receive_message(stream)
+    _expect(answer, "watching")
+    last = answer.get("last")
+    if set(answer) != {"k", "last"} or not isinstance(last, int) or isinstance(last, bool) \
+            or last < -1:
+        raise NetError(MALFORMED, "watching carries the index of the host's last record")
+    return last, table

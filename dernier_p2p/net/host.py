@@ -40,6 +40,12 @@ record of its transcript, and the match ends (:meth:`Host.run` raises the fault 
 connections have the record). Every envelope received from a connection is also appended to
 the envelope side file (``HostConfig.envelopes``) before it is checked.
 
+A *watcher* (``dernier watch``, PROTOCOL.md 4.10) opens with ``watch`` instead of ``hello``: it
+takes no seat, gets ``watching`` and then every record (from the one after its ``have``) and
+every ``status`` frame, and may send nothing: any frame from it closes its connection. At most
+``HostConfig.max_watchers`` watch at once (``watchers_per_address`` from one address); a watcher's
+unsent frames are bounded like a seat's.
+
 A front-end follows the lobby with ``async for event in host.joins()`` (a :class:`LobbyEvent` per
 seat taken or freed, until the table is full) and the match with ``await host.local_seat()``
 (the host's own :class:`~.seat.LocalSeat`, once record 0 is sequenced).
@@ -101,6 +107,10 @@ SEND_QUEUE_BYTES = 32 << 20
 """Unsent bytes a connection may have queued before it is dropped as a slow reader."""
 INBOX_PER_SEAT = 64
 """Envelopes of one seat waiting to be sequenced before its connection is no longer read."""
+MAX_WATCHERS = 16
+"""Watchers a host admits at once by default (``HostConfig.max_watchers``)."""
+WATCHERS_PER_ADDRESS = 4
+"""Watchers from one address a host admits at once by default."""
 SEATED_KEY = "this key has a seat: resume"
 """The detail of the UNKNOWN_KEY refusal of a ``hello`` whose key has a seat in the running
 match (the client should resume instead, PROTOCOL.md 4.4)."""
@@ -122,6 +132,9 @@ class HostConfig:
     coin message not due) is refused with an error frame and never enters the chain. It costs
     latency: the host verifies each proof before the peers start on theirs. Without it the
     record is relayed first and such a message stops the match, naming its author.
+
+    ``max_watchers``, ``watchers_per_address``: how many observers may follow the table live
+    (0: none), in all and from one address; more are refused with TABLE_FULL.
 
     ``envelopes``: the envelope side file (PROTOCOL.md 21.1): every envelope received from a
     connection is appended to it before it is checked, so that the signed evidence of a fault
@@ -148,6 +161,8 @@ class HostConfig:
     per_address: int = PER_ADDRESS
     send_queue_bytes: int = SEND_QUEUE_BYTES
     inbox_per_seat: int = INBOX_PER_SEAT
+    max_watchers: int = MAX_WATCHERS
+    watchers_per_address: int = WATCHERS_PER_ADDRESS
     game: bytes | None = None
     seed: bytes | None = None
     announce_to: tuple[str, int] | None = None
@@ -207,6 +222,7 @@ class Conn:
         self.closing = False
         self.replaced = False
         self.scope = trio.CancelScope()
+        self.next_i = 0  # a watcher's next record index (records below it are not sent again)
 
     def push(self, payload: bytes) -> None:
         if self.closing:
@@ -270,6 +286,8 @@ class Host:
         self.seed = config.seed if config.seed is not None else os.urandom(32)
         self.players: dict[int, Player] = {}
         self.conns: dict[int, Conn] = {}
+        self.watchers: dict[int, Conn] = {}  # by a number of their own (never a seat)
+        self._watcher_ids = 0
         self.me: LocalSeat | None = takeover
         self.port = 0
         self.full = trio.Event()
@@ -396,7 +414,9 @@ class Host:
         with trio.move_on_after(1):
             await hs.send_message(stream, hs.error_message(code, detail))
 
-    async def _opening(self, stream: FramedStream, address: str) -> hs.Hello | hs.Resume | None:
+    async def _opening(
+        self, stream: FramedStream, address: str
+    ) -> hs.Hello | hs.Resume | hs.Watch | None:
         """The checked opening of a new connection, within the admission caps and deadline;
         None (the connection refused or evicted) if there is none."""
         nonce = os.urandom(hs.NONCE_SIZE)
@@ -427,6 +447,9 @@ class Host:
         address = firewall.peer_address(stream.stream)
         opening = await self._opening(stream, address)
         if opening is None:
+            return
+        if isinstance(opening, hs.Watch):
+            await self._serve_watcher(stream, address, opening.have)
             return
         try:
             seat, have = self._admit(opening)
@@ -479,6 +502,69 @@ class Host:
         finally:
             self._detach(conn)
 
+    async def _serve_watcher(self, stream: FramedStream, address: str, have: int) -> None:
+        """A watcher (PROTOCOL.md 4.10): within the caps, ``watching``, the records after
+        ``have`` and who is away; then every record and status as relayed, until the end. It
+        may send nothing: a frame from it (an ``error`` included) closes its connection."""
+        cfg = self.config
+        source = address.rsplit(":", 1)[0]
+        same = sum(1 for w in self.watchers.values() if w.address.rsplit(":", 1)[0] == source)
+        if len(self.watchers) >= cfg.max_watchers or same >= cfg.watchers_per_address:
+            await self._refuse(stream, address, hs.TABLE_FULL, "no room for another watcher")
+            return
+        if have >= len(self.records) and not self.gathering:
+            await self._refuse(stream, address, hs.MALFORMED, "watch beyond the host's last record")
+            return
+        self._watcher_ids += 1
+        number = self._watcher_ids
+        conn = Conn(-number, stream, cfg.send_queue_bytes, address)
+        conn.next_i = have + 1
+        self.watchers[number] = conn
+        conn.push(hs.pack({"k": "watching", "last": len(self.records) - 1}))
+        for rec in self.records[have + 1 :]:
+            self._push_watcher(conn, rec)
+        now = _ms()
+        for other in self.grace.dropped_seats:
+            conn.push(self._status_frame(other, "dropped", now))
+        if self.done.is_set():
+            conn.close()  # the match is over: the records, then goodbye
+        log.info("watcher %d connected from %s (%d watching)", number, address,
+                 len(self.watchers))
+        try:
+            with conn.scope:
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(conn.sender)
+                    await self._watcher_reader(conn)
+        except* (PeerClosed, trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+            pass
+        finally:
+            self.watchers.pop(number, None)
+            log.info("watcher %d (%s) gone", number, address)
+
+    async def _watcher_reader(self, conn: Conn) -> None:
+        """Wait for a frame from a watcher (it should send none) and close its connection."""
+        try:
+            msg = await hs.receive_message(conn.stream)
+        except hs.RemoteError as exc:  # e.g. it refused a record: its own business
+            log.warning("watcher at %s reports %s: %s", conn.address, exc.code, exc.detail)
+            conn.close()
+            return
+        except (hs.NetError, FrameError) as exc:
+            code = exc.code if isinstance(exc, hs.NetError) else hs.OVERSIZED
+            conn.push(hs.pack(hs.error_message(code, "a watcher sends nothing")))
+            conn.close()
+            return
+        log.warning("watcher at %s sent a %r frame: closed", conn.address, msg["k"])
+        conn.push(hs.pack(hs.error_message(hs.UNEXPECTED, "a watcher sends nothing")))
+        conn.close()
+
+    def _push_watcher(self, conn: Conn, rec: dict[str, Any], payload: bytes | None = None) -> None:
+        """Queue a record for a watcher unless it has it already."""
+        if rec["i"] < conn.next_i:
+            return
+        conn.next_i = rec["i"] + 1
+        conn.push(payload if payload is not None else hs.pack({"k": "rec", "rec": rec}))
+
     def _detach(self, conn: Conn) -> None:
         if conn.replaced or self.conns.get(conn.seat) is not conn:
             return
@@ -510,6 +596,8 @@ class Host:
         for other, conn in self.conns.items():
             if other != seat:
                 conn.push(payload)
+        for conn in self.watchers.values():
+            conn.push(payload)
         if self.me is not None:
             grace = self.grace.left_ms(seat, now) if state == "dropped" else 0
             self.me.note_status(seat, state, grace)
@@ -616,6 +704,8 @@ class Host:
             for seat, other in self.conns.items():
                 if seat != conn.seat:
                     other.push(payload)
+            for watcher in self.watchers.values():
+                self._push_watcher(watcher, rec, payload)
 
     def _fault(self, seat: int, code: str, detail: str, close: bool = False) -> None:
         """Tell ``seat`` its message was refused; close its connection after max_errors."""
@@ -800,6 +890,8 @@ class Host:
                 conn.push(payload)
             elif out_rec is not None:
                 conn.push(hs.pack({"k": "rec", "rec": out_rec}))
+        for conn in self.watchers.values():
+            self._push_watcher(conn, rec, payload)
 
     def relay_to(self, seat: int, rec: dict[str, Any]) -> dict[str, Any] | None:
         """The record as sent to ``seat``, None to send nothing (a test subclass tampers
@@ -994,7 +1086,7 @@ class Host:
                     nursery.start_soon(self.me.act, self._send_own)
                     nursery.start_soon(self.me.chatter, self._send_own)
                 await self.done.wait()
-                for conn in list(self.conns.values()):
+                for conn in [*self.conns.values(), *self.watchers.values()]:
                     conn.close()
                 # a seat that dropped before the end gets its grace to come back for the last
                 # records (it is answered and closed at once, see handle)
@@ -1002,7 +1094,7 @@ class Host:
                     while self.grace.dropped_seats:
                         await trio.sleep(0.05)
                 with trio.move_on_after(cfg.linger_s):
-                    while self.conns:
+                    while self.conns or self.watchers:
                         await trio.sleep(0.01)
                 nursery.cancel_scope.cancel()
         finally:

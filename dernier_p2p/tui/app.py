@@ -36,6 +36,8 @@ from dernier_p2p.tui.view import (
     players_text,
 )
 
+WATCHING = "Watching: you have no seat. Every hand is shown in the log when it is revealed."
+WATCH_KEYS = "? help · q stop watching"
 COMMAND_KEYS = {"d", "p", "c", "y", "r", "g", "b", "k", "l", "n", "q"}
 
 
@@ -132,6 +134,10 @@ class TableApp(App[None]):
         except Exception:  # noqa: BLE001 - the screen never fails on a passing state
             moves = []
         hand = self.query_one("#hand", Static)
+        if seat.seat is None:  # a watcher
+            hand.update(Text(WATCHING))
+            self.query_one("#keys", Static).update(WATCH_KEYS)
+            return
         width = max(20, hand.size.width - 2) if hand.size.width else 76
         hand.update(hand_text(state, seat.seat, session.view, moves, width))
 
@@ -198,6 +204,8 @@ class TableApp(App[None]):
             self.confirming = False
             if key == "y":
                 self.leave()
+        elif key == "q" and self.link.watching:
+            self.leave()  # a watcher gives up nothing
         elif key == "q" and not self.link.prompt:
             self.confirming = True
         elif event.key == "enter":

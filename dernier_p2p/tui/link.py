@@ -55,6 +55,7 @@ class ScreenLink:
         self.prompt = ""
         self.notices: list[str] = []  # the agent's own lines (refusals, warnings), newest last
         self.seat: Any = None
+        self.watching = False  # a watcher's screen: no seat, nothing to play or say
         self.token: trio.lowlevel.TrioToken | None = None  # the table's trio run, once seated
         self.pacer: Any = None
         self.changed_at = time.monotonic()
@@ -85,6 +86,8 @@ class ScreenLink:
         line = clean_chat(text)
         if not line:
             return "Nothing to say."
+        if self.watching:
+            return "A watcher has no seat: only the players talk to the table."
         if self.seat is None or self.token is None:
             return "The table has not started: nothing can be said yet."
         try:

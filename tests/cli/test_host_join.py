@@ -1,5 +1,6 @@
-"""`dernier host` and two `dernier join` as separate processes on 127.0.0.1, bots in every seat:
-the match runs to the end and the three transcripts are identical and verified."""
+"""`dernier host` and two `dernier join` as separate processes on 127.0.0.1, bots in every seat
+and a `dernier watch` beside them: the match runs to the end and the four transcripts are
+identical and verified."""
 
 from __future__ import annotations
 
@@ -36,8 +37,11 @@ def _port(proc: subprocess.Popen[bytes], out: Path, limit: float = 30) -> int:
 
 
 def test_host_and_two_joins_play_and_agree(tmp_path: Path) -> None:
+    """Three bot seats in three processes, and a watcher process (plain, since its output is a
+    file) that follows the table from the lobby to the end: it sees every public card and the
+    revealed hands, and writes the same transcript as the seats."""
     common = ["--bot", "--no-colour"]
-    outs = [tmp_path / f"out{k}" for k in range(3)]
+    outs = [tmp_path / f"out{k}" for k in range(4)]
     procs = [
         spawn(
             tmp_path, outs[0], "host", "--players", "3", "--hands", "1", "--port", "0",
@@ -47,6 +51,8 @@ def test_host_and_two_joins_play_and_agree(tmp_path: Path) -> None:
     ]
     try:
         port = _port(procs[0], outs[0])
+        procs.append(spawn(tmp_path, outs[3], "watch", f"127.0.0.1:{port}", "--no-colour",
+                           "--transcript", str(tmp_path / "t3")))
         for k in (1, 2):
             procs.append(
                 spawn(
@@ -59,16 +65,19 @@ def test_host_and_two_joins_play_and_agree(tmp_path: Path) -> None:
     finally:
         _reap(*procs)
     texts = [o.read_text() for o in outs]
-    assert codes == [0, 0, 0], texts
+    assert codes == [0, 0, 0, 0], texts
     assert "Created your identity key" in texts[0]
     assert "Hosting a dernier table for 3" in texts[0]
     for text in texts:
         assert "wins the match" in text and "Final scores:" in text
         assert "Traceback" not in text
-    data = [(tmp_path / f"t{k}").read_bytes() for k in range(3)]
-    assert data[0] == data[1] == data[2]
-    for k in range(3):
-        assert (tmp_path / f"k{k}.pem").stat().st_mode & 0o777 == 0o600
+    assert "Watching 127.0.0.1:" in texts[3] and "Every hand, revealed" in texts[3]
+    assert re.search(r"(Host|J\d) plays ", texts[3]), texts[3]
+    data = [(tmp_path / f"t{k}").read_bytes() for k in range(4)]
+    assert data[0] == data[1] == data[2] == data[3]
+    for k in range(4):
+        if k < 3:
+            assert (tmp_path / f"k{k}.pem").stat().st_mode & 0o777 == 0o600
         check = dernier(tmp_path, "verify", str(tmp_path / f"t{k}"))
         assert check.returncode == 0, check.stdout
         table = re.search(r"3 players \(0: Host, 1: (J\d), 2: (J\d)\)", check.stdout)

@@ -1,6 +1,7 @@
 """Narration in plain words: no internal id reaches a player."""
 
-from dernier_p2p.cli.narrate import narrate, reveal_lines
+from dernier_p2p.cli.narrate import narrate, reveal_lines, session_notice
+from dernier_p2p.protocol.session import SessionEvent
 from dernier_p2p.rules import Card, Rank, Suit, get_variant
 from dernier_p2p.rules import events as ev
 
@@ -30,3 +31,10 @@ def test_every_hand_revealed_with_its_points() -> None:
     faces = {1: Card(Rank.ACE, Suit.RED), 2: Card(Rank.N7, Suit.BLUE), 3: Card(Rank.JOKER, None)}
     lines = reveal_lines(faces, [(1, 2), (3,)], NAMES, R, colour=False)
     assert lines[1:] == ["  Ann: A♥ 7♠ (18 points)", "  Bob: Jolly (15 points)"]
+
+
+def test_a_chat_line_names_its_author_and_is_marked_as_talk() -> None:
+    names = ["Ann", "Bea"]
+    line = session_notice(SessionEvent("chat", 1, "DERNIER!"), names, 1)
+    assert line == "» Bea: DERNIER!"  # never the table's own "Bea: DERNIER!"
+    assert session_notice(SessionEvent("chat", 0, "hi"), names, None) == "» Ann: hi"

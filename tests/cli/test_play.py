@@ -120,10 +120,10 @@ def test_human_seat_driven_by_a_script(tmp_path: Path) -> None:
     assert len(moves) >= 2, out
     assert "You left the table." in out
     # the chat lines, in the log as every seat's: the escape sequence's ESC and the tab gone
-    assert "Ann: hello table" in out and "Ann: [2Jred line" in out
+    assert "» Ann: hello table" in out and "» Ann: [2Jred line" in out
     assert "Type / and your words" in out and "\x1b" not in out
     replayed = dernier(tmp_path, "replay", "--no-colour", str(path))
-    assert "Ann: hello table" in replayed.stdout and "Ann: [2Jred line" in replayed.stdout
+    assert "» Ann: hello table" in replayed.stdout and "» Ann: [2Jred line" in replayed.stdout
     # Leaving resigned: at two seats the match ends there, Ann last, and the record checks.
     check = dernier(tmp_path, "verify", str(path))
     assert check.returncode == 0, check.stdout

@@ -143,7 +143,8 @@ def test_a_joiner_sees_the_table_and_the_turn_countdown(tmp_path: Path) -> None:
             async with trio.open_nursery() as nursery:
                 await nursery.start(host.run)
                 nursery.start_soon(host_seating.follow, host)
-                peer = PeerConfig(name="Joe", transcript=tmp_path / "joe.t", connect_s=60.0)
+                peer = PeerConfig(name="Joe", transcript=tmp_path / "joe.t", connect_s=60.0,
+                                  seed=b"j" * 32)  # with the host's: the same coin every run
                 await join_table(IdentityKey.generate(b"j" * 32), (LOOPBACK, host.port), peer,
                                  seating)
 
@@ -166,7 +167,7 @@ def test_a_joiner_sees_the_table_and_the_turn_countdown(tmp_path: Path) -> None:
         assert "Say: hi, 1 d q?" in pilot.app.screen_text()
         await pilot.press("backspace", "!", "enter")
         assert "Say:" not in pilot.app.screen_text()
-        said = "Joe: hi, 1 d q!"
+        said = "» Joe: hi, 1 d q!"
         await until(pilot, lambda: said in host_link.log, "the chat in the host seat's log")
         await until(pilot, lambda: said in pilot.app.screen_text(), "the chat on Joe's screen")
         assert my_hand(link) == hand and not link.finished  # no key was taken as a move

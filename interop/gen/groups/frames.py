@@ -65,7 +65,7 @@ def frame_cases(b: Base) -> None:
 
 
 def handshake_cases(b: Base) -> None:
-    """A peer's opening frame (hello or resume) against the challenge's nonce."""
+    """A peer's opening frame (hello, resume or watch) against the challenge's nonce."""
     ident, other = b.identities[1], b.identities[0]
     nonce = digest("dernier-p2p/interop-nonce", b.name)
 
@@ -115,6 +115,20 @@ def handshake_cases(b: Base) -> None:
          hs.resume_message(ident, nonce, -2), "MALFORMED")
     case("resume-signed-by-other", "a resume naming one key, signed by another",
          ["BadSignature"], {**resume, "key": other.public_bytes()}, "BAD_SIGNATURE")
+    watch = hs.watch_message(-1)
+    case("watch-valid", "a watcher's opening, holding no record (4.10)", ["Valid", "Watch"],
+         watch, None)
+    case("watch-have-valid", "a watcher's opening holding records up to 57", ["Valid", "Watch"],
+         hs.watch_message(57), None)
+    case("watch-extra-field", "a watch with a key (a watcher signs nothing)",
+         ["Watch", "UnknownField", "Malformed"], {**watch, "key": other.public_bytes()},
+         "MALFORMED")
+    case("watch-have-minus-2", "a watch with have -2", ["Watch", "Malformed"],
+         hs.watch_message(-2), "MALFORMED")
+    case("watch-have-true", "a watch whose have is true, not an integer", ["Watch", "Malformed"],
+         {**watch, "have": True}, "MALFORMED")
+    case("watch-version-3", "a watch of protocol version 3", ["Watch", "Version"],
+         {**watch, "version": 3}, "VERSION")
     case("welcome-instead", "a welcome where a hello is due", ["Unexpected"],
          {"k": "welcome", "seat": 1}, "UNEXPECTED")
     case("env-instead", "an envelope before the handshake", ["Unexpected"],

@@ -1,0 +1,127 @@
+"""Watching a live table: an observer that follows the host's records without a seat.
+
+A :class:`Watcher` connects to a host (at an address, or through an invite code's dialer),
+answers the challenge with ``watch`` (PROTOCOL.md 4.10) and then only reads: every record is
+checked and applied by an observer session (``seat=None``: every public card, no hand until it
+is revealed) and appended to the watcher's own transcript, which ``dernier verify`` checks like a
+seat's. It sends nothing; ``status`` frames become presence notices. The match's end (the host
+closes after its last record) ends the watch; a record the session refuses stops it (the record
+that proves a fault is kept as the transcript's last, as a seat keeps it).
+
+The watched seat is a :class:`~.seat.LocalSeat` without identity, agent or seat number, so the
+narrator and the full-screen table follow it as they follow a player's seat.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import trio
+
+from dernier_p2p.net import handshake as hs
+from dernier_p2p.net.framing import FramedStream, PeerClosed, open_framed
+from dernier_p2p.net.peer import HostLost
+from dernier_p2p.net.seat import LocalSeat
+from dernier_p2p.protocol.errors import ProtocolError
+
+log = logging.getLogger("dernier_p2p.net.watch")
+
+
+@dataclass
+class WatchConfig:
+    """``transcript``: where to write the records (None: nowhere); ``dial``: an invite code's
+    dialer (instead of the address); ``check_host``: refuses a host key (an invite's
+    fingerprint); ``offload``: check long records (shuffles) in a worker thread, so a screen
+    stays live."""
+
+    transcript: str | os.PathLike[str] | None = None
+    connect_s: float = 10.0
+    dial: Callable[[], Awaitable[FramedStream]] | None = None
+    check_host: Callable[[bytes], None] | None = None
+    offload: bool = True
+
+
+class Watcher:
+    """Follows the table at ``address`` (see the module docstring); use :meth:`run`."""
+
+    def __init__(self, address: tuple[str, int], config: WatchConfig | None = None) -> None:
+        self.address = address
+        self.config = config or WatchConfig()
+        self.me: LocalSeat | None = None
+        self.started = trio.Event()
+        self.table: dict[str, Any] = {}  # the challenge's table summary
+        self.last = -1  # the host's last record when the watch began
+
+    async def local_seat(self) -> LocalSeat:
+        """The watched seat, once record 0 has come."""
+        await self.started.wait()
+        assert self.me is not None
+        return self.me
+
+    async def _open(self) -> FramedStream:
+        if self.config.dial is not None:
+            return await self.config.dial()
+        return await open_framed(*self.address, hs.MAX_FRAME)
+
+    async def run(self) -> Any:
+        """Watch until the match is over; return its result. Raises RemoteError (the host
+        refused the watch), HostLost (the connection ended before the match did), ProtocolError
+        (a record refused, naming the seat at fault)."""
+        with trio.fail_after(self.config.connect_s):
+            stream = await self._open()
+            self.last, self.table = await hs.watch(stream, -1, self.config.check_host)
+        log.info("watching %s (host at record %d)", self.address, self.last)
+        try:
+            while self.me is None or not self.me.finished:
+                try:
+                    msg = await hs.receive_message(stream)
+                except PeerClosed:
+                    why = "the host closed the connection before the match ended"
+                    raise HostLost(why) from None
+                await self._on_message(msg)
+        finally:
+            if self.me is not None:
+                self.me.close()
+            await trio.aclose_forcefully(stream)
+        return self.me.session.result
+
+    async def _on_message(self, msg: dict[str, Any]) -> None:
+        if msg["k"] == "status":
+            self._on_status(msg)
+            return
+        if msg["k"] != "rec" or set(msg) != {"k", "rec"}:
+            raise hs.NetError(hs.UNEXPECTED, f"unexpected frame {msg['k']!r} from the host")
+        rec = msg["rec"]
+        if self.me is None:
+            self.me = LocalSeat(
+                None, None, rec, b"", None, self.config.transcript,  # type: ignore[arg-type]
+                offload=self.config.offload,
+            )
+            self.started.set()
+            return
+        now = int(trio.current_time() * 1000)
+        try:
+            await self.me.receive(rec, now)
+        except ProtocolError:
+            log.error("watching: record %s refused", rec.get("i") if isinstance(rec, dict)
+                      else "?")
+            raise
+
+    def _on_status(self, msg: dict[str, Any]) -> None:
+        """A ``status`` frame: a presence notice if well formed, else ignored (informative)."""
+        seat, state, grace = msg.get("seat"), msg.get("state"), msg.get("grace_ms")
+        n = self.me.session.n if self.me is not None else 0
+        ok = (
+            set(msg) == {"k", "seat", "state", "grace_ms"}
+            and isinstance(seat, int) and not isinstance(seat, bool) and 0 <= seat < n
+            and state in ("dropped", "back")
+            and isinstance(grace, int) and not isinstance(grace, bool) and 0 <= grace < 2**31
+        )
+        if not ok or self.me is None:
+            log.warning("watching: malformed status frame from the host ignored")
+            return
+        self.me.note_status(seat, state, grace)
