@@ -383,8 +383,9 @@ class LocalSeat:
         not sequenced yet; those sent after it carry counters the host now refuses as out of
         order (their error frames are expected and skipped here). They are signed again from
         the refused one's counter and returned. The refused move is dropped: the agent is told
-        and asked again. An error frame while no move of this seat is the lowest one in flight
-        concerns nothing this seat sent honestly and changes nothing."""
+        and asked again (a refused chat line is dropped the same way, untold). An error frame
+        while no move or chat of this seat is the lowest one in flight concerns nothing this
+        seat sent honestly and changes nothing."""
         if self._stale:
             self._stale -= 1
             return []
@@ -394,13 +395,17 @@ class LocalSeat:
                 self._tell(code, detail)
             return []
         lowest = self.unsequenced[min(self.unsequenced)]
-        if not self.in_flight or lowest["body"].get("type") != "move":
+        chat = lowest["body"].get("type") == "chat"  # a chat line refused: dropped, no move
+        if not chat and (not self.in_flight or lowest["body"].get("type") != "move"):
             return []  # not about an honest envelope of this seat's (nothing to mend)
         del self.unsequenced[lowest["n"]]
         rest = self.resend()
         out = self.session.sign_again([e["body"] for e in rest])
         self.unsequenced = {e["n"]: e for e in out}
         self._stale = len(rest)
+        if chat:
+            log.info("seat %s: chat line refused (%s: %s)", self.seat, code, detail)
+            return out
         self.in_flight = False
         self._tell(code, detail)
         return out
