@@ -138,7 +138,8 @@ SMALL_ORDER_XPUBS = [  # u-coordinates of small order (the blocklist libsodium u
 def test_small_order_and_non_canonical_transfer_keys_are_refused_naming_the_seat() -> None:
     k = secrets(1)[0]
     wire = k.reveal(Drbg(b"p" * 32)).to_wire()
-    for bad in [*SMALL_ORDER_XPUBS, P25519.to_bytes(32, "little"), b"\xff" * 32, b"\x09"]:
+    for bad in [*SMALL_ORDER_XPUBS, P25519.to_bytes(32, "little"), b"\xff" * 32, b"\x09", None,
+                bytearray(k.xpub)]:
         with pytest.raises(BadElement) as err:
             KeyReveal.from_wire(4, {**wire, "xpub": bad})
         assert err.value.seat == 4
@@ -168,3 +169,19 @@ def test_sealing_to_an_unusable_key_is_the_receivers_fault_not_a_crash() -> None
     with pytest.raises(BadElement) as err:
         box_plaintext(GAME, HAND, 0, 3, bytes(32), 5, b"plain", b"e" * 32)
     assert err.value.seat == 3
+
+
+def test_a_malformed_reveal_proof_names_the_seat() -> None:
+    wire = secrets(1)[0].reveal(Drbg(b"p" * 32)).to_wire()
+    for proof in (None, {"e": b"x"}, {**wire["proof"], "s": b"\xff" * 32}):
+        with pytest.raises(BadElement) as err:
+            KeyReveal.from_wire(6, {**wire, "proof": proof})
+        assert err.value.seat == 6
+
+
+def test_the_transfer_key_depends_on_game_hand_seat_and_secret() -> None:
+    base = (GAME, HAND, 1, 12345)
+    keys = {transfer_private_key(*base)}
+    for k, other in enumerate((b"game-other", HAND + 1, 2, 12346)):
+        keys.add(transfer_private_key(*base[:k], other, *base[k + 1:]))
+    assert len(keys) == 5 and all(len(x) == 32 for x in keys)
