@@ -1,5 +1,7 @@
 """Per-hand key setup: commit, reveal with proof, joint key, and the typed failures."""
 
+import dataclasses
+
 import pytest
 
 from dernier_p2p.deck import group as g
@@ -185,3 +187,35 @@ def test_the_transfer_key_depends_on_game_hand_seat_and_secret() -> None:
     for k, other in enumerate((b"game-other", HAND + 1, 2, 12346)):
         keys.add(transfer_private_key(*base[:k], other, *base[k + 1:]))
     assert len(keys) == 5 and all(len(x) == 32 for x in keys)
+
+
+def test_each_malformed_or_repeated_key_message_names_its_seat() -> None:
+    ks = secrets(2)
+    wire = ks[1].reveal(Drbg(b"p" * 32)).to_wire()
+    for bad in ({k: v for k, v in wire.items() if k != "share"}, {**wire, "nonce": b"short"},
+                {**wire, "nonce": None}):
+        with pytest.raises(BadElement) as err:
+            KeyReveal.from_wire(1, bad)
+        assert err.value.seat == 1
+    setup = KeySetup(GAME, HAND, 2)
+    for bad_commit in (None, b"c" * 31, bytearray(32)):
+        with pytest.raises(BadElement) as err:
+            setup.add_commitment(1, bad_commit)
+        assert err.value.seat == 1
+    for k in ks:
+        setup.add_commitment(k.seat, k.commitment())
+    with pytest.raises(DeckError) as err:
+        setup.add_commitment(1, ks[1].commitment())
+    assert err.value.seat == 1 and "second" in str(err.value)
+    setup.add_reveal(KeyReveal.from_wire(1, wire))
+    with pytest.raises(DeckError) as err:
+        setup.add_reveal(KeyReveal.from_wire(1, wire))
+    assert err.value.seat == 1 and "second" in str(err.value)
+    # a secret that matches the share but not the transfer key the reveal carried
+    other = dataclasses.replace(setup.reveals[1], xpub=ks[0].xpub)
+    with pytest.raises(BadCommitment) as err2:
+        check_secret(GAME, HAND, other, ks[1].x)
+    assert err2.value.seat == 1 and "transfer key" in str(err2.value)
+    for n in (1, 11):
+        with pytest.raises(ValueError):
+            KeySetup(GAME, HAND, n)
