@@ -10,6 +10,7 @@ from dernier_p2p.deck.errors import BadElement
 from dernier_p2p.deck.keys import KeySecret
 from dernier_p2p.deck.tokens import Token, decrypt_card, make_token, verify_token
 from dernier_p2p.deck.transfer import (
+    MAX_BOX,
     BadTransfer,
     Transfer,
     box_plaintext,
@@ -18,6 +19,7 @@ from dernier_p2p.deck.transfer import (
     receive_transfer,
     seal_transfer,
 )
+from dernier_p2p.wire.canonical import encode
 
 GAME, HAND, DECK, POS = b"game-xfer", 4, "moderno-112", 9
 
@@ -118,3 +120,52 @@ def test_box_plaintext_seals_any_bytes_and_is_what_seal_transfer_makes() -> None
     assert box_plaintext(GAME, HAND, 0, 1, ks[1].xpub, POS, plain, drbg.read(32)) == t
     odd = box_plaintext(GAME, HAND, 0, 1, ks[1].xpub, POS, b"not a token", bytes([7]) * 32)
     assert open_box(GAME, HAND, odd, ks[1].transfer_private) == b"not a token"
+
+
+def test_each_malformed_plaintext_in_a_genuine_box_names_the_giver() -> None:
+    """Plaintexts the giver committed to and boxed, each malformed another way: the receiver
+    and a judge of the complaint name the giver; a commitment that matches nothing names no
+    one until the box decides (the receiver, who opened it, names the giver)."""
+    d, ks, ct = table()
+    own = make_token(GAME, HAND, 0, ks[0].x, POS, ct, d)
+    good = {"owner": 0, "token": own.value, "proof": own.proof.to_wire(), "salt": b"s" * 32}
+    bad_plaintexts = [
+        b"\xcc\x01",  # not canonical msgpack
+        encode([1, 2]),
+        encode({**good, "extra": 1}),
+        encode({k: v for k, v in good.items() if k != "salt"}),
+        encode({**good, "salt": b"s" * 31}),
+        encode({**good, "salt": None}),
+        encode({**good, "owner": True}),
+        encode({**good, "token": b"t"}),
+    ]
+    for plain in bad_plaintexts:
+        t = box_plaintext(GAME, HAND, 0, 1, ks[1].xpub, POS, plain, d.read(32))
+        with pytest.raises(BadTransfer) as err:
+            receive_transfer(GAME, HAND, t, ks[1].transfer_private, 0, ks[0].share, ct)
+        assert err.value.seat == 0, plain
+        assert judge_complaint(GAME, HAND, t, plain, 0, ks[0].share, ct) == 0, plain
+    t = box_plaintext(GAME, HAND, 0, 1, ks[1].xpub, POS, encode(good), d.read(32))
+    assert judge_complaint(GAME, HAND, t, encode({**good, "salt": b"x" * 32}), 0,
+                           ks[0].share, ct) is None
+    forged = Transfer(0, 1, POS, t.epk, t.box, bytes(32))  # a commitment to something else
+    with pytest.raises(BadTransfer) as err:
+        receive_transfer(GAME, HAND, forged, ks[1].transfer_private, 0, ks[0].share, ct)
+    assert err.value.seat == 0
+
+
+def test_transfer_fields_at_their_bounds() -> None:
+    d, ks, ct = table()
+    own = make_token(GAME, HAND, 0, ks[0].x, POS, ct, d)
+    wire = seal_transfer(GAME, HAND, 0, 1, ks[1].xpub, own, d)[0].to_wire()
+    for ok in ({**wire, "position": 0}, {**wire, "to": 0}, {**wire, "box": bytes(16)},
+               {**wire, "box": bytes(MAX_BOX)}):
+        assert Transfer.from_wire(2, ok).to_wire() == ok
+    for bad in ({**wire, "position": -1}, {**wire, "position": True}, {**wire, "to": False},
+                {**wire, "box": bytes(15)}, {**wire, "box": bytes(MAX_BOX + 1)}):
+        with pytest.raises(BadElement) as err:
+            Transfer.from_wire(2, bad)
+        assert err.value.seat == 2
+    with pytest.raises(BadElement) as err:  # sealing to an unusable key: the receiver's fault
+        box_plaintext(GAME, HAND, 0, 3, bytes(32), POS, b"plain", b"e" * 32)
+    assert err.value.seat == 3
