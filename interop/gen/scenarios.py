@@ -188,6 +188,11 @@ SCENARIOS: list[Scenario] = [
              comment="dernier, every number card a skip as well as the Q: a skip played "
              "undeclared as the second-last card skips a seat holding one card; the next "
              "seat's move closes both declaration windows"),
+    Scenario("moderno-2p-first-rotate", "moderno", 2, frozenset({"FirstRotated"}), forget=0.0,
+             options={"match": ["hands", 1], "hand_size": 1}, stop_after="FirstRotated",
+             extra_rounds=1, trial0=17, trials=1, whole=True,
+             comment="moderno: a hand whose first card is a rotate; the hands rotate once the "
+             "dealer names the colour (option first_rotate_acts)"),
     *[
         Scenario(f"{variant}-3p-ties-{key}", variant, 3, frozenset({f"Tie:{key}"}),
                  forget=0.0, options={"match": ["hands", 1], "hand_size": 1, **extra},
@@ -218,6 +223,7 @@ def seeds_for(name: str, trial: int, n: int) -> list[bytes]:
 def event_names(events: list[Any]) -> set[str]:
     out = set()
     penalised: list[int] = []  # seats of consecutive declaration penalties (one move's)
+    flipped = False  # the last card turned up or played was the first discard
     for ev in events:
         kind = type(ev).__name__
         out.add(kind)
@@ -232,6 +238,10 @@ def event_names(events: list[Any]) -> set[str]:
                 continue
         if not (isinstance(ev, Drew) and ev.reason == "penalty-declaration"):
             penalised = []
+        if kind in ("Flipped", "Played"):
+            flipped = kind == "Flipped"
+        elif kind == "HandsRotated" and flipped:
+            out.add("FirstRotated")
         elif kind == "SessionEvent":
             out.add(f"session:{ev.kind}")
     return out

@@ -7,6 +7,7 @@ gives the expected verdict is checked for every case by test_suite."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -201,6 +202,12 @@ def penalty_before_exchange(hands, events, out=()):
     return ops, new_hands
 
 
+def first_rotate_names_only(variant: str, options: dict):
+    """Point 15, the other reading: a first card that is a rotate only names the colour (the
+    option ``first_rotate_acts`` off; it is on by default)."""
+    return dataclasses.replace(bridge.rules_from_table(variant, options), first_rotate_acts=False)
+
+
 def hand_size_before_cut(state: Any, move: Any):
     """Point 10, the other reading: the dealer chooses the hand size before the cut, so a
     ``Cut`` that comes first is refused as out of phase."""
@@ -295,6 +302,7 @@ OTHER_READINGS = [
     (6, "ambiguity-penalty-before-draw", {"ops_for_events": ops_reading(own_draw_first)}),
     (10, "originale-2p-cancel-match", {"ops_for_events": cutter_skipped_first}),
     (10, "originale-3p-prefix-half", {"apply": hand_size_before_cut}),
+    (15, "ambiguity-first-rotate", {"rules_from_table": first_rotate_names_only}),
     (17, "ambiguity-two-penalties-one-move",
      {"ops_for_events": ops_reading(later_window_first)}),
 ]

@@ -30,6 +30,8 @@ def build(bases: dict[str, Base]) -> None:
         timeout_after_draw_case(bases["standard-5p-timeout"])
     if "dernier-3p-two-penalties" in bases:
         two_penalties_case(bases["dernier-3p-two-penalties"])
+    if "moderno-2p-first-rotate" in bases:
+        first_rotate_case(bases["moderno-2p-first-rotate"])
     check_ties(bases)
 
 
@@ -153,6 +155,30 @@ def two_penalties_case(b: Base) -> None:
         "skipped seat first (its window opened first), then the skip's player; the tokens of "
         "their cards follow", ["Ambiguity", "Rules", "Declaration", "DrawOrder"], b, k,
         _stretch(b, k, end), None)
+
+
+def first_rotate_case(b: Base) -> None:
+    """Point 15: a first card that is a rotate (moderno, option ``first_rotate_acts``, on by
+    default) rotates the hands once the dealer names the colour; the boxes of the transfers
+    follow (a reading where it only names the colour refuses them as not called for)."""
+
+    def hit(_st: Any, _rec: dict, events: list[Any]) -> Any:
+        if any(type(e).__name__ == "HandsRotated" for e in events):
+            return True
+        return None
+
+    obs, k, _ = _find(b, hit)
+    names = [type(e).__name__ for e in obs.events]
+    at = names.index("HandsRotated")
+    cards = [n for n in names[:at] if n in ("Flipped", "Played")]
+    assert cards[-1] == "Flipped", "the first rotation of the match is not a first card's"
+    end = k + 1
+    while (obs.pub.expect_boxes or obs.pub.expect_tokens) and end < len(b.records):
+        obs.receive(b.records[end])
+        end += 1
+    add("ambiguity-first-rotate", "17", "moderno: the first card is a rotate; once the dealer "
+        "names the colour the hands rotate, and the boxes of the transfers follow",
+        ["Ambiguity", "Rules", "FirstCard", "Rotate"], b, k, _stretch(b, k, end), None)
 
 
 def check_ties(bases: dict[str, Base]) -> None:
