@@ -84,7 +84,16 @@ from dernier_p2p.net.agent import Agent
 from dernier_p2p.net.discovery import DEFAULT_PORT, Announcement, announce, announce_target
 from dernier_p2p.net.framing import FramedStream, FrameError, PeerClosed, serve_framed
 from dernier_p2p.net.seat import BackgroundWriter, LocalSeat
-from dernier_p2p.net.timers import Deadlines, Grace, Timers, Window, acting_author
+from dernier_p2p.net.timers import (
+    CHAT_BURST,
+    CHAT_WINDOW_S,
+    ChatPace,
+    Deadlines,
+    Grace,
+    Timers,
+    Window,
+    acting_author,
+)
 from dernier_p2p.protocol.errors import ProtocolError
 from dernier_p2p.protocol.sequencer import Sequencer
 from dernier_p2p.protocol.votes import (
@@ -334,6 +343,7 @@ class Host:
             self.side.close()
             raise ValueError(f"envelope file {config.envelopes} already holds envelopes")
         self.tally = Tally()  # votes received (and the host's own)
+        self.chat_paces: dict[int, ChatPace] = {}  # each other seat's chat lines
         self._last_record_ms: int | None = None  # when the last record was published
         self._abandoned: set[int] = set()  # the records the host voted abandon at
         self._asked: set[tuple[str, int | None, int]] = set()  # vote bodies sequenced
@@ -795,6 +805,10 @@ class Host:
         try:
             if seat != self.seat:
                 self.vet(seat, env)
+                if self._chat_too_soon(seat, env):
+                    why = f"chat too often: at most {CHAT_BURST} lines in {CHAT_WINDOW_S:.0f} s"
+                    self._fault(seat, hs.UNEXPECTED, why)
+                    return
             rec = self.sequencer.submit(env, seat, self._record_time())
         except ProtocolError as exc:
             self._fault(seat, exc.code, exc.detail)
@@ -817,6 +831,19 @@ class Host:
             self._stop(exc)
             return
         await self._publish(rec, out)
+
+    def _chat_too_soon(self, seat: int, env: Any) -> bool:
+        """Whether ``env`` is a chat line beyond ``seat``'s pace (PROTOCOL.md 7.10); a line
+        within it is counted."""
+        body = env.get("body") if isinstance(env, dict) else None
+        if not isinstance(body, dict) or body.get("type") != "chat":
+            return False
+        pace = self.chat_paces.setdefault(seat, ChatPace())
+        now = trio.current_time()
+        if pace.delay(now) > 0:
+            return True
+        pace.note(now)
+        return False
 
     def _stop(self, exc: ProtocolError) -> None:
         """End the match on a fault whose evidence (record ``exc.evidence``) is relayed: the

@@ -25,6 +25,7 @@ from typing import Any
 import trio
 
 from dernier_p2p.net.agent import Agent, Resign, tell_refused
+from dernier_p2p.net.timers import ChatPace
 from dernier_p2p.protocol.envelope import Author, genesis_hash
 from dernier_p2p.protocol.errors import ProtocolError
 from dernier_p2p.protocol.session import Session
@@ -158,6 +159,7 @@ class LocalSeat:
         self.evidence: dict[str, Any] | None = None  # the record that proves it
         self.presence: list[Presence] = []  # drops and returns, in the order they were told
         self.to_say: deque[str] = deque()  # chat lines waiting to be signed (see chatter)
+        self.chat_pace = ChatPace()  # this seat's lines, paced as the host wants them
 
     @classmethod
     def from_records(
@@ -453,11 +455,16 @@ class LocalSeat:
 
     async def chatter(self, send: Send) -> None:
         """Sign and send the chat lines queued by :meth:`say` until the match is over (run as
-        a task beside :meth:`act`, with the same ``send``). A line the session refuses (too
-        long, a control character) is dropped with a log line."""
+        a task beside :meth:`act`, with the same ``send``), at most 5 in 10 s (the host's
+        pace, :class:`~.timers.ChatPace`; more wait). A line the session refuses (too long, a
+        control character) is dropped with a log line."""
         while not self.finished:
             if not self.to_say or self.busy:
                 await self.changed.wait()
+                continue
+            wait = self.chat_pace.delay(trio.current_time())
+            if wait > 0:  # the host refuses lines beyond its pace: hold this one meanwhile
+                await trio.sleep(wait)
                 continue
             text = self.to_say.popleft()
             try:
@@ -465,6 +472,7 @@ class LocalSeat:
             except (ValueError, ProtocolError) as exc:
                 log.info("seat %d: chat line not sent: %s", self.seat, exc)
                 continue
+            self.chat_pace.note(trio.current_time())
             await send(env)
 
     async def act(self, send: Send) -> None:

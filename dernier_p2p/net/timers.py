@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -152,3 +153,29 @@ class Window:
         if self.until is not None and now_ms >= self.until:
             self.until = None
         return self.until is not None
+
+
+CHAT_BURST = 5
+CHAT_WINDOW_S = 10.0
+
+
+class ChatPace:
+    """At most ``burst`` chat lines in any ``window_s`` seconds (times in seconds, given by the
+    caller): the host refuses a seat's line beyond it, a client waits before sending one."""
+
+    def __init__(self, burst: int = CHAT_BURST, window_s: float = CHAT_WINDOW_S) -> None:
+        self.burst = burst
+        self.window_s = window_s
+        self._times: deque[float] = deque()
+
+    def delay(self, now: float) -> float:
+        """Seconds to wait before a line may go at ``now`` (0: at once)."""
+        while self._times and now - self._times[0] >= self.window_s:
+            self._times.popleft()
+        if len(self._times) < self.burst:
+            return 0.0
+        return self._times[0] + self.window_s - now
+
+    def note(self, now: float) -> None:
+        """A line went at ``now``."""
+        self._times.append(now)

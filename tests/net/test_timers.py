@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from dernier_p2p.net.timers import Deadlines, Grace, TimerError, Timers, Window
+from dernier_p2p.net.timers import (
+    ChatPace,
+    Deadlines,
+    Grace,
+    TimerError,
+    Timers,
+    Window,
+    acting_author,
+)
 
 
 def test_timers_body_round_trip_and_refusals() -> None:
@@ -56,3 +64,24 @@ def test_window_closes_after_declare_ms() -> None:
     w.open(100)
     w.close()
     assert not w.is_open(101)
+
+
+def test_chat_pace_allows_a_burst_then_one_line_per_freed_slot() -> None:
+    pace = ChatPace(burst=3, window_s=10.0)
+    for t in (0.0, 1.0, 2.0):
+        assert pace.delay(t) == 0.0
+        pace.note(t)
+    assert pace.delay(5.0) == 5.0  # the line of t=0 leaves the window at t=10
+    assert pace.delay(10.0) == 0.0
+    pace.note(10.0)
+    assert pace.delay(10.5) == 0.5  # then the one of t=1
+
+
+def test_a_chat_restarts_no_clock() -> None:
+    chat = {"env": {"seat": 2, "body": {"type": "chat", "text": "hi"}}}
+    move = {"env": {"seat": 2, "body": {"type": "move", "hand": 1, "move": "draw"}}}
+    assert acting_author(chat) is None and acting_author(move) == 2
+    clocks = Deadlines(1_000)
+    clocks.update([2], 0)
+    clocks.update([2], 900, acting_author(chat))
+    assert clocks.expired(1_000) == [2]  # talking did not buy time
