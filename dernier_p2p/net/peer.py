@@ -691,7 +691,9 @@ class Peer:
                 seen = self.last_seen.get(target, 0.0)
                 if target in session.chain.at_table and min(now - seen, now - since) >= grace:
                     await self._absent("left", target)
-            if self.last_record_at and now - self.last_record_at >= stuck:
+            if (self.last_record_at and now - self.last_record_at >= stuck
+                    and ("abandon", None, session.chain.vote_since("abandon", None))
+                    not in self.voted):
                 self._vote("abandon", None)  # stuck on a split vote (7.5)
 
     async def _absent(self, kind: str, target: int) -> None:
