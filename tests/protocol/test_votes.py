@@ -152,6 +152,34 @@ def test_no_contest_needs_two_seats_or_a_quorum_of_abandon_votes(three):
                    "NO_QUORUM", [1])  # the host names itself absent
 
 
+def apply(table: LocalTable, env: dict) -> None:
+    """Sequence ``env`` and give the record to every seat."""
+    rec = table.sequence(env)
+    for s in table.sessions:
+        s.receive(rec, rec["t"])
+
+
+def test_abandon_votes_hold_only_while_the_table_is_stuck():
+    """Abandon votes state the table stuck at the last record other than a chat (7.5): after a
+    chat they still end the match as no contest; after any other record they are stale."""
+    for between, code in (("chat", None), ("ack", "STALE_VOTE")):
+        table = LocalTable("dernier", seeds(3), {"match": ["hands", 1]})
+        apply(table, next(e for e in table.queue if e["seat"] == 1))  # seat 1 accepts: rec 1
+        votes = table.collect("abandon", None, [0, 2])  # each: stuck after record 1
+        assert {v["after"] for v in votes} == {1}
+        seat1 = table.sessions[1]
+        apply(table, seat1.chat("still here?") if between == "chat" else seat1.ack())
+        rec = forged(table, {"type": "no_contest", "seat": None, "votes": votes})
+        if code is not None:
+            refused_by_all(table, rec, code, [1, 2])
+            continue
+        for s in table.sessions:
+            s.receive(rec, rec["t"])
+            assert s.finished and s.result == {"no_contest": True}
+        verdict = check_records([*table.records, rec])
+        assert verdict.ok and verdict.summary.no_contest
+
+
 def test_forged_votes_are_refused(three):
     table = three
     victim = to_act(table.sessions[0].state)
