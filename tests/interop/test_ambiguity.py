@@ -208,6 +208,14 @@ def first_rotate_names_only(variant: str, options: dict):
     return dataclasses.replace(bridge.rules_from_table(variant, options), first_rotate_acts=False)
 
 
+def exchange_before_declaration(variant: str, options: dict):
+    """Point 16, the other reading: a swap or rotate played as the second-last card is judged
+    on the hand the exchange leaves (no penalty when it leaves several cards; the option
+    ``declare_before_exchange`` off; seed 003 and the default charge it)."""
+    rules = bridge.rules_from_table(variant, options)
+    return dataclasses.replace(rules, declare_before_exchange=False)
+
+
 def hand_size_before_cut(state: Any, move: Any):
     """Point 10, the other reading: the dealer chooses the hand size before the cut, so a
     ``Cut`` that comes first is refused as out of phase."""
@@ -303,6 +311,7 @@ OTHER_READINGS = [
     (10, "originale-2p-cancel-match", {"ops_for_events": cutter_skipped_first}),
     (10, "originale-3p-prefix-half", {"apply": hand_size_before_cut}),
     (15, "ambiguity-first-rotate", {"rules_from_table": first_rotate_names_only}),
+    (16, "ambiguity-solo-swap-second-last", {"rules_from_table": exchange_before_declaration}),
     (17, "ambiguity-two-penalties-one-move",
      {"ops_for_events": ops_reading(later_window_first)}),
 ]
