@@ -9,7 +9,16 @@ from pathlib import Path
 from dernier_p2p.cli.table import Seating, play_local
 from dernier_p2p.rules import Play
 from dernier_p2p.tui.link import ScreenLink
-from tests.tui.helpers import in_turn, key_of, legal, my_hand, playable, run_screen_test, until
+from tests.tui.helpers import (
+    capture,
+    in_turn,
+    key_of,
+    legal,
+    my_hand,
+    playable,
+    run_screen_test,
+    until,
+)
 
 
 def _local(tmp_path: Path, variant: str, options: dict, seed: int, offer_s: float = 3.0):
@@ -176,3 +185,62 @@ def test_a_joiner_sees_the_table_and_the_turn_countdown(tmp_path: Path) -> None:
             assert [(e["seat"], e["body"]["text"]) for e in chats] == [(1, "hi, 1 d q!")]
 
     run_screen_test(main, scenario)
+
+
+def test_a_watcher_sees_the_table_without_a_hand(tmp_path: Path) -> None:
+    """`dernier watch` on screen: the table of two bots live, no hand and no prompt, the
+    revealed hands in the log at the end; "/" cannot talk for a watcher; its transcript checks
+    to the end of the match."""
+    import trio
+
+    from dernier_p2p.bots import HeuristicBot
+    from dernier_p2p.cli.table import LOOPBACK, watch_table
+    from dernier_p2p.net.agent import bot_agent
+    from dernier_p2p.net.host import Host, HostConfig
+    from dernier_p2p.net.peer import Peer, PeerConfig
+    from dernier_p2p.net.watch import WatchConfig
+    from dernier_p2p.protocol.verify import check_records
+    from dernier_p2p.wire.identity import IdentityKey
+    from dernier_p2p.wire.transcript import read_transcript
+
+    go = {"on": False}  # the host plays once the screen is checked
+
+    async def host_bot(state, seat, view):
+        while not go["on"]:
+            await trio.sleep(0.02)
+        return HeuristicBot(0)(state, seat, view)
+
+    def main(link):
+        link.watching = True
+
+        async def table() -> None:
+            config = HostConfig(players=2, options={"match": ["hands", 1]}, bind=LOOPBACK,
+                                port=0, transcript=tmp_path / "host.t", linger_s=0.3)
+            host = Host(IdentityKey.generate(b"h" * 32), config, host_bot)
+            async with trio.open_nursery() as nursery:
+                await nursery.start(host.run)
+                bea = Peer(IdentityKey.generate(b"b" * 32), (LOOPBACK, host.port),
+                           bot_agent(HeuristicBot(1)), PeerConfig(name="Bea", linger_s=0.3))
+                nursery.start_soon(bea.run)
+                seating = Seating(bot=True, colour=False, screen=link)
+                await watch_table((LOOPBACK, host.port),
+                                  WatchConfig(transcript=tmp_path / "watch.t"), seating)
+
+        return table
+
+    async def scenario(pilot, link) -> None:
+        await until(pilot, lambda: "Top card:" in pilot.app.screen_text(), "the table")
+        screen = pilot.app.screen_text()
+        assert "Watching: you have no seat" in screen and "(you)" not in screen
+        await until(pilot, lambda: "q stop watching" in capture(pilot.app), "the watcher's keys")
+        await pilot.press("/", "h", "i", "enter")
+        await until(pilot, lambda: any("watcher has no seat" in x for x in link.log),
+                    "the watcher told it cannot talk")
+        go["on"] = True
+        await until(pilot, lambda: any(x.startswith("Scores:") for x in link.log),
+                    "the end of the match")
+        assert "── Every hand, revealed ──" in link.log
+
+    run_screen_test(main, scenario)
+    verdict = check_records(read_transcript(tmp_path / "watch.t"))
+    assert verdict.ok, verdict
