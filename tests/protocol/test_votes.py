@@ -22,7 +22,7 @@ from dernier_p2p.protocol.sequencer import Sequencer
 from dernier_p2p.protocol.verify import INCOMPLETE, check_records
 from dernier_p2p.protocol.votes import CENSOR_MS, Tally, check_votes, quorum, sign_vote
 from dernier_p2p.rules import Forfeited, to_act
-from dernier_p2p.wire.identity import IdentityKey
+from dernier_p2p.wire.identity import IdentityKey, verify
 
 
 def seeds(n: int) -> list[bytes]:
@@ -277,5 +277,18 @@ def test_quorum_and_tally():
         check_votes(tally.fresh("left", 1, 5, 7), kind="left", target=1, index=7, since=5,
                     at_table={0, 1, 2}, keys=keys, game=game, fault=0)
     assert info.value.code == "NO_QUORUM"
+    assert [v["after"] for v in tally.fresh("left", 1, 4, 6)] == [4]  # before the record
     tally.drop("left", 1)
     assert tally.fresh("left", 1, -1, 9) == []
+    tally.drop("left", 1)  # nothing to drop
+
+
+def test_a_vote_signs_the_statement_protocol_md_defines():
+    """7.5: ``sig = sign("dernier-p2p/vote", {"after", "game", "kind", "seat", "target"})``."""
+    ident = IdentityKey.generate(bytes([9]) * 32)
+    game = bytes(range(16))
+    for kind, target in (("timeout", 2), ("depose", 0), ("abandon", None)):
+        vote = sign_vote(ident, game, kind, target, 1, 17)
+        assert vote.keys() == {"seat", "after", "sig"} and (vote["seat"], vote["after"]) == (1, 17)
+        signed = {"after": 17, "game": game, "kind": kind, "seat": 1, "target": target}
+        verify(ident.public_bytes(), "dernier-p2p/vote", signed, vote["sig"])
