@@ -20,7 +20,15 @@ from dernier_p2p.protocol.errors import ProtocolError
 from dernier_p2p.protocol.local import LocalTable, play_round
 from dernier_p2p.protocol.sequencer import Sequencer
 from dernier_p2p.protocol.verify import INCOMPLETE, check_records
-from dernier_p2p.protocol.votes import CENSOR_MS, Tally, check_votes, quorum, sign_vote
+from dernier_p2p.protocol.votes import (
+    CENSOR_MS,
+    Tally,
+    check_vote_frame,
+    check_votes,
+    quorum,
+    sign_vote,
+    vote_frame,
+)
 from dernier_p2p.rules import Forfeited, to_act
 from dernier_p2p.wire.identity import IdentityKey, verify
 
@@ -292,3 +300,36 @@ def test_a_vote_signs_the_statement_protocol_md_defines():
         assert vote.keys() == {"seat", "after", "sig"} and (vote["seat"], vote["after"]) == (1, 17)
         signed = {"after": 17, "game": game, "kind": kind, "seat": 1, "target": target}
         verify(ident.public_bytes(), "dernier-p2p/vote", signed, vote["sig"])
+
+
+def test_a_vote_frame_is_checked_field_by_field():
+    """4.1, 7.5: ``{k, kind, target, vote}`` at a table of 3 seats; anything else is MALFORMED
+    naming no seat (the signature is checked later, against the record's index)."""
+    vote = {"seat": 2, "after": -1, "sig": bytes(64)}
+    good = [vote_frame("timeout", 0, vote), vote_frame("left", 2, {**vote, "seat": 0}),
+            vote_frame("depose", 1, {**vote, "after": 2**63 - 1}),
+            vote_frame("abandon", None, vote)]
+    for frame in good:
+        kind, target, got = check_vote_frame(frame, 3)
+        assert (kind, target, got) == (frame["kind"], frame["target"], frame["vote"])
+        assert got is not frame["vote"]
+    frame = good[0]
+    bad = [
+        {**frame, "extra": 1}, {k: v for k, v in frame.items() if k != "target"},
+        {**frame, "kind": "resign"}, {**frame, "kind": None},
+        {**frame, "kind": "abandon"},  # abandon names no target
+        {**good[3], "kind": "timeout"},  # the others name one
+        {**frame, "target": 3}, {**frame, "target": -1}, {**frame, "target": True},
+        {**frame, "target": "0"}, {**frame, "vote": [2, -1, bytes(64)]}, {**frame, "vote": None},
+        {**frame, "vote": {**vote, "extra": 1}}, {**frame, "vote": {"seat": 2, "after": -1}},
+        {**frame, "vote": {**vote, "seat": 3}}, {**frame, "vote": {**vote, "seat": -1}},
+        {**frame, "vote": {**vote, "seat": False}}, {**frame, "vote": {**vote, "after": -2}},
+        {**frame, "vote": {**vote, "after": 2**63}}, {**frame, "vote": {**vote, "after": True}},
+        {**frame, "vote": {**vote, "after": "1"}}, {**frame, "vote": {**vote, "sig": bytes(63)}},
+        {**frame, "vote": {**vote, "sig": bytes(65)}},
+        {**frame, "vote": {**vote, "sig": bytearray(64)}},
+    ]
+    for frame in bad:
+        with pytest.raises(ProtocolError) as info:
+            check_vote_frame(frame, 3)
+        assert (info.value.code, info.value.seat) == ("MALFORMED", None), frame
