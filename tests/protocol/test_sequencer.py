@@ -226,3 +226,39 @@ def test_author_helper_with_sequencer():
     for _ in range(3):
         g.seq.submit(a.envelope(ACK, g.seq.head), 1, 1)
     assert [r["env"]["n"] for r in g.seq.records[1:]] == [0, 1, 2]
+
+
+def test_sequencer_bounds_and_resuming_from_broken_records():
+    """The host seat is 0..9; 2 to 10 players; resuming from records that are no table is a
+    protocol error (MALFORMED, naming the host for a table body it signed), not a crash; a
+    table's envelope signed by another seat on the host's own connection is WRONG_SEAT; a host
+    seat past the table's end is TABLE_MISMATCH; time may start at 0 and never goes back."""
+    ids = identities(11)
+    keys = [k.public_bytes() for k in ids]
+    genesis = genesis_hash(GAME)
+    for bad in (10, -1, True, None):
+        with pytest.raises(ValueError):
+            Sequencer(ids[0], GAME, bad)
+    Sequencer(ids[9], GAME, 9)
+    for records in ([5], [{"env": 5}], [{"env": {"body": 5}}]):
+        with pytest.raises(ProtocolError) as info:
+            Sequencer(ids[0], GAME, 0, records=records)
+        assert info.value.code == "MALFORMED"
+    broken = {**table_body(keys[:2]), "timers": None}
+    with pytest.raises(ProtocolError) as info:
+        Sequencer(ids[1], GAME, 1, records=[{"env": {"body": broken}}])
+    assert (info.value.code, info.value.seat) == ("MALFORMED", 1)
+    seq = Sequencer(ids[0], GAME, 0)
+    refused(seq, sign_envelope(ids[1], GAME, 1, 0, genesis, table_body(keys[:2])), 0,
+            "WRONG_SEAT")
+    refused(seq, sign_envelope(ids[0], GAME, 0, 0, genesis, table_body(keys)), 0, "MALFORMED")
+    ten = sign_envelope(ids[0], GAME, 0, 0, genesis, table_body(keys[:10]))
+    assert Sequencer(ids[0], GAME, 0).submit(ten, 0, 5)["i"] == 0
+    past = Sequencer(ids[2], GAME, 2)
+    refused(past, sign_envelope(ids[2], GAME, 2, 0, genesis, table_body(keys[:2])), 2,
+            "TABLE_MISMATCH")
+    rec = seq.submit(sign_envelope(ids[0], GAME, 0, 0, genesis, table_body(keys[:2])), 0, 0)
+    assert rec["t"] == 0
+    nxt = sign_envelope(ids[1], GAME, 1, 0, seq.head, {"type": "accept",
+                                                      "table": record_hash(rec)})
+    assert seq.submit(nxt, 1, 0)["t"] == 0
