@@ -72,8 +72,9 @@ def test_rules_from_table_options():
         rules_from_table("moderno", {"no_such_option": 1})
     with pytest.raises(ValueError):
         rules_from_table("nope", {})
-    with pytest.raises(ValueError):
-        rules_from_table("dernier", {"match": "hands"})
+    for match in ("hands", 2, None, ["hands"], ["hands", 2, 3]):
+        with pytest.raises(ValueError):
+            rules_from_table("dernier", {"match": match})
     for key, val in (("deck", "moderno-112"), ("name", "moderno")):  # the variant decides them
         with pytest.raises(ValueError):
             rules_from_table("dernier", {key: val})
