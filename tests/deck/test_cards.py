@@ -50,3 +50,7 @@ def test_initial_deck_is_trivial_ciphertexts() -> None:
     assert [c1 for c1, _ in deck] == [g.IDENTITY] * 54
     assert [c2 for _, c2 in deck] == card_elements("dernier-54")
     assert initial_deck("dernier-54", [3, 1]) == [deck[3], deck[1]]
+    assert initial_deck("dernier-54", [0, 53]) == [deck[0], deck[53]]
+    for bad in (54, -1, True, "1", None):  # a reshuffle's cards come from a peer's message
+        with pytest.raises(ValueError):
+            initial_deck("dernier-54", [bad])
