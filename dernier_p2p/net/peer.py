@@ -26,8 +26,9 @@ this seat's own, unsequenced for ``censor_ms``) makes the peer vote ``depose`` i
 the host for the next one, which it tries for ``grace_ms + turn_ms + censor_ms`` (the next host
 sees the censorship later, by its own clock). A peer that has applied no record for
 ``stuck_ms`` (:func:`~dernier_p2p.protocol.votes.stuck_ms`: the table is stuck on a split vote)
-votes ``abandon``, once per record. A peer with a ``listen`` address answers links while it is
-not the host.
+votes ``abandon``, once per record; if ``grace_ms`` more pass without a record (no quorum, or a
+host that will not end the match), it ends with :class:`HostLost` (nobody ranked). A peer
+with a ``listen`` address answers links while it is not the host.
 
 Host change: when the host does not come back within ``grace_ms``, or censors, the next seat
 after it that is still at the table (``ChainChecker.next_host``) hosts. That peer listens on the
@@ -502,6 +503,8 @@ class Peer:
                 await trio.sleep(pause)
                 pause = min(pause * 2, self.config.retry_max_s)
         self.resumes += 1
+        if self.last_record_at:
+            self.last_record_at = trio.current_time()  # the stuck clock counts while connected
         log.info("seat %d resumed at record %d", self.seat, len(self.me.records) - 1)
         self._drain()
         for env in self.me.resend():
@@ -691,10 +694,14 @@ class Peer:
                 seen = self.last_seen.get(target, 0.0)
                 if target in session.chain.at_table and min(now - seen, now - since) >= grace:
                     await self._absent("left", target)
-            if (self.last_record_at and now - self.last_record_at >= stuck
-                    and ("abandon", None, session.chain.vote_since("abandon", None))
-                    not in self.voted):
-                self._vote("abandon", None)  # stuck on a split vote (7.5)
+            if self.last_record_at and now - self.last_record_at >= stuck:
+                if ("abandon", None, session.chain.vote_since("abandon", None)) not in self.voted:
+                    self._vote("abandon", None)  # stuck on a split vote (7.5)
+                elif now - self.last_record_at >= stuck + grace:
+                    raise HostLost(
+                        f"no record for {now - self.last_record_at:.0f} s, and no end of the "
+                        "match after this seat's abandon vote: the table is stuck (nobody is "
+                        "ranked)")
 
     async def _absent(self, kind: str, target: int) -> None:
         """Vote ``kind`` about ``target`` unless a probe shows it present."""

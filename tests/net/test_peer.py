@@ -398,8 +398,53 @@ async def test_a_table_stuck_on_a_split_vote_is_abandoned_as_no_contest(tmp_path
     assert len(voters) == 3 and len(voters - {0}) >= 2  # the peers' own abandon votes
     assert {v["after"] for v in last["votes"]} == {len(records) - 2}  # stuck at that record
     assert not any(r["env"]["body"]["type"] == "timeout" for r in records)
-    for k in (1, 2, 3):
+    for k in voters - {0}:
         assert ("abandon", None) in table.peers[k].votes_sent
+    for k in (1, 2, 3):  # a slower clock may not have voted before the end: no matter
         assert table.results[k] == {"no_contest": True}
     audit = verify(records)
     assert audit.summary.no_contest and audit.summary.winner is None
+
+
+class Stall(Host):
+    """A host that, from seat 1's first move in play, drops seat 1's envelopes and neither
+    times it out nor ends the match (no vote of its own, no no contest)."""
+
+    holding = False
+
+    def _on_env(self, seat: int, env: Any) -> None:
+        body = env.get("body") if isinstance(env, dict) else None
+        if seat == 1 and isinstance(body, dict) and body.get("type") == "move" and \
+                self.me is not None and self.me.session.state.phase is Phase.PLAY:
+            self.holding = True
+        if seat == 1 and self.holding:
+            return
+        super()._on_env(seat, env)
+
+    def _absent(self, kind: str, seat: int) -> None:
+        pass
+
+    def _abandon(self) -> None:
+        pass
+
+
+async def test_at_two_seats_a_host_that_stalls_the_match_is_left_after_an_abandon_vote(
+    tmp_path: Path,
+) -> None:
+    """Two seats; the host holds seat 1's move and does nothing more. Seat 1 cannot depose it
+    (no majority): after ``stuck_ms`` without a record it votes ``abandon``, and ``grace_ms``
+    later, with no end of the match, it ends for itself (HostLost): nobody is ranked, and its
+    transcript holds no loss."""
+
+    async def stop_the_host(table: Any) -> None:
+        await wait_for(lambda: 1 in table.errors, 30)
+        table.scopes[0].cancel()
+
+    timers = Timers(turn_ms=1_000, declare_ms=30, grace_ms=500)
+    table = await play(tmp_path, 2, host_cls=Stall, timers=timers, watch=stop_the_host,
+                       peer_options={"censor_ms": 1_000}, limit=60)
+    assert isinstance(table.errors[1], HostLost) and "stuck" in str(table.errors[1])
+    assert table.host.holding and ("abandon", None) in table.peers[1].votes_sent
+    records = transcripts(tmp_path, [1])[1]
+    assert not {"timeout", "left", "no_contest"} & {r["env"]["body"]["type"] for r in records}
+    assert check_records(records).code == "INCOMPLETE"
