@@ -8,6 +8,12 @@ seat's. It sends nothing; ``status`` frames become presence notices. The match's
 closes after its last record) ends the watch; a record the session refuses stops it (the record
 that proves a fault is kept as the transcript's last, as a seat keeps it).
 
+A connection that breaks before the end is opened again with ``have`` = the last record held,
+at the host's address and at the listen address of the seat that takes over if the host is gone
+(7.6), in turn, for up to ``2 * grace_ms`` plus ``turn_ms`` of the table; then HostLost. A record
+only the lost host ever relayed (to this watcher alone) would make the new host's next record a
+BAD_CHAIN here: a watcher cannot hand records to a new host, as seats do.
+
 The watched seat is a :class:`~.seat.LocalSeat` without identity, agent or seat number, so the
 narrator and the full-screen table follow it as they follow a player's seat.
 """
@@ -23,12 +29,15 @@ from typing import Any
 import trio
 
 from dernier_p2p.net import handshake as hs
-from dernier_p2p.net.framing import FramedStream, PeerClosed, open_framed
-from dernier_p2p.net.peer import HostLost
+from dernier_p2p.net.framing import FramedStream, FrameError, open_framed
+from dernier_p2p.net.peer import DROPPED, HostLost
 from dernier_p2p.net.seat import LocalSeat
 from dernier_p2p.protocol.errors import ProtocolError
 
 log = logging.getLogger("dernier_p2p.net.watch")
+
+Candidate = tuple[Callable[[], Awaitable[FramedStream]], Callable[[bytes], None] | None]
+"""A way to open a connection to the table's host, and the check of its challenge key."""
 
 
 @dataclass
@@ -55,6 +64,8 @@ class Watcher:
         self.started = trio.Event()
         self.table: dict[str, Any] = {}  # the challenge's table summary
         self.last = -1  # the host's last record when the watch began
+        # how to reach the host now, and the key check of its challenge
+        self._at_host: Candidate = (self._open, self.config.check_host)
 
     async def local_seat(self) -> LocalSeat:
         """The watched seat, once record 0 has come."""
@@ -79,15 +90,65 @@ class Watcher:
             while self.me is None or not self.me.finished:
                 try:
                     msg = await hs.receive_message(stream)
-                except PeerClosed:
-                    why = "the host closed the connection before the match ended"
-                    raise HostLost(why) from None
+                except DROPPED:
+                    if self.me is None:
+                        raise HostLost("the host closed the connection before the match "
+                                       "started") from None
+                    await trio.aclose_forcefully(stream)
+                    stream = await self._reconnect()
+                    continue
                 await self._on_message(msg)
         finally:
             if self.me is not None:
                 self.me.close()
             await trio.aclose_forcefully(stream)
         return self.me.session.result
+
+    async def _reconnect(self) -> FramedStream:
+        """Watch again after a broken connection: at the host, or at the seat that takes over
+        (see the module docstring); HostLost if neither admits this watcher in time."""
+        assert self.me is not None
+        session = self.me.session
+        timers = session.table_body["timers"]
+        until = trio.current_time() + (2 * timers["grace_ms"] + timers["turn_ms"]) / 1000
+        while trio.current_time() < until:
+            for open_stream, check in self._candidates():
+                stream = None
+                try:
+                    with trio.fail_after(self.config.connect_s):
+                        stream = await open_stream()
+                        have = len(self.me.records) - 1
+                        self.last, _ = await hs.watch(stream, have, check)
+                    log.info("watching again from record %d", have + 1)
+                    self._at_host = (open_stream, check)
+                    return stream
+                except (*DROPPED, hs.NetError, FrameError, trio.TooSlowError) as exc:
+                    log.info("watching: not yet back at the table: %s", exc)
+                    if stream is not None:
+                        await trio.aclose_forcefully(stream)
+            await trio.sleep(0.25)
+        raise HostLost("the host is gone and no seat took over in time")
+
+    def _candidates(self) -> list[Candidate]:
+        """Where the table may be now: the host as first reached, and the listen address of
+        the seat that takes over if the host is gone (its key must be that seat's)."""
+        assert self.me is not None
+        session = self.me.session
+        out = [self._at_host]
+        new = session.chain.next_host()
+        listen = None if new is None else session.table_body["players"][new]["listen"]
+        if new is not None and listen is not None:
+            key = session.keys[new]
+
+            def check(got: bytes) -> None:
+                if got != key:
+                    raise hs.NetError(hs.BAD_SIGNATURE, "not the key of the next host")
+
+            def dial() -> Awaitable[FramedStream]:
+                return open_framed(listen[0], listen[1], hs.MAX_FRAME)
+
+            out.append((dial, check))
+        return out
 
     async def _on_message(self, msg: dict[str, Any]) -> None:
         if msg["k"] == "status":

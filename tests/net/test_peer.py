@@ -14,6 +14,7 @@ from dernier_p2p.net.framing import open_framed
 from dernier_p2p.net.host import SEATED_KEY, Host
 from dernier_p2p.net.peer import HostLost, Peer, PeerConfig
 from dernier_p2p.net.timers import Timers
+from dernier_p2p.net.watch import WatchConfig, Watcher
 from dernier_p2p.protocol.envelope import record_hash
 from dernier_p2p.protocol.verify import check_records
 from dernier_p2p.rules import Phase
@@ -52,12 +53,21 @@ async def test_a_dropped_peer_resumes_within_grace(tmp_path: Path) -> None:
 
 
 async def test_a_host_killed_mid_hand_is_replaced_by_the_next_seat(tmp_path: Path) -> None:
+    """...and a watcher follows the table across the host change, to the end."""
     killed = []
+    watched: dict[str, Any] = {}
 
     async def kill_host(table: Any) -> None:
-        await wait_for(lambda: mid_hand(table, 30))
-        killed.append(len(table.host.records))
-        table.scopes[0].cancel()
+        watcher = Watcher(("127.0.0.1", table.host.port), WatchConfig(tmp_path / "w.bin"))
+
+        async def follow() -> None:
+            watched["result"] = await watcher.run()
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(follow)
+            await wait_for(lambda: mid_hand(table, 30))
+            killed.append(len(table.host.records))
+            table.scopes[0].cancel()
 
     table = await play(tmp_path, 3, watch=kill_host, listen=True)
     assert not table.errors
@@ -86,6 +96,8 @@ async def test_a_host_killed_mid_hand_is_replaced_by_the_next_seat(tmp_path: Pat
     audit = verify(got[1])
     assert audit.summary.match_points[0] == -1
     assert table.results[1] == table.results[2] and same_result(table.results[1], audit)
+    assert read_transcript(tmp_path / "w.bin") == got[1]  # the watcher's, across the change
+    assert watched["result"] == table.results[1]
 
 
 class Withholding(Host):
