@@ -155,8 +155,10 @@ class Targets:
             hs.hello_message(ident, NONCE, "ann", ("127.0.0.1", 4000)),
             hs.hello_message(ident, NONCE, "bob", None),
             hs.resume_message(ident, NONCE, 12),
+            hs.watch_message(-1),
             {"k": "welcome", "seat": 1},
             {"k": "welcome", "seat": 1, "last": 40},
+            {"k": "watching", "last": 40},
             hs.error_message("MALFORMED", "x"),
             *({"k": "env", "env": recs[i]["env"]} for i in self.checkpoints),
             *({"k": "rec", "rec": recs[i]} for i in self.checkpoints),
@@ -187,8 +189,10 @@ class Targets:
         """What the host and a peer do with a frame: decode, then check it as its kind."""
         msg = hs.unpack(payload)
         kind = msg["k"]
-        if kind in ("hello", "resume"):
+        if kind in ("hello", "resume", "watch"):
             hs.check_opening(msg, NONCE)
+        elif kind == "watching":
+            hs.check_watching(msg)
         elif kind == "challenge":
             hs.check_challenge(msg)
         elif kind == "welcome":
@@ -207,7 +211,7 @@ class Targets:
             raise hs.NetError(hs.UNEXPECTED, kind)
 
     def make_opening(self, rng: random.Random) -> bytes:
-        seed = rng.choice(self.frame_seeds[1:4])
+        seed = rng.choice(self.frame_seeds[1:5])
         value = mutate_value(seed, rng)
         if isinstance(value, dict) and rng.random() < 0.8:
             self._resign_opening(value)

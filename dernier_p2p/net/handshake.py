@@ -350,10 +350,14 @@ async def watch(
         check_host(key)
     del nonce  # a watcher proves nothing: it only reads
     await send_message(stream, watch_message(have))
-    answer = await receive_message(stream)
-    _expect(answer, "watching")
-    last = answer.get("last")
-    if set(answer) != {"k", "last"} or not isinstance(last, int) or isinstance(last, bool) \
+    return check_watching(await receive_message(stream)), table
+
+
+def check_watching(message: dict[str, Any]) -> int:
+    """The index of the host's last record in a ``watching`` answer (-1 before record 0)."""
+    _expect(message, "watching")
+    last = message.get("last")
+    if set(message) != {"k", "last"} or not isinstance(last, int) or isinstance(last, bool) \
             or last < -1:
         raise NetError(MALFORMED, "watching carries the index of the host's last record")
-    return last, table
+    return last
