@@ -27,6 +27,7 @@ class Pacer:
         self.offer_until: float | None = None
         self._offer_for: object = None
         self.hand_held = False
+        self.on_release: Callable[[], None] | None = None  # the table is told of the key
         self._changed = trio.Event()
         # where the human's seat is: (hand, clock) of the state it has applied, None while it
         # is applying a record; set once the seat is known
@@ -66,6 +67,8 @@ class Pacer:
         if self.hand_held:
             self.hand_held = False
             self._wake()
+            if self.on_release is not None:
+                self.on_release()
 
     async def hand_ended(self) -> None:
         """Wait until a hand's end is held for a key."""

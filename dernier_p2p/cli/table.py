@@ -92,6 +92,10 @@ class Seating:
                 return None if seat.busy or state is None else (state.hand_number, state.clock)
 
             self.pacer.human_at = human_at
+            pace = seat.pace  # the table's window: every seat on every machine keeps it
+            pace.wants_key = self.pacer.hand_key
+            self.pacer.offer_s = pace.window_s
+            self.pacer.on_release = lambda: pace.key_pressed(pace.window_at)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self.narrator.countdown, self.seat)
             if self.pacer is not None and self.pacer.hand_key and self.human is not None:
@@ -113,6 +117,8 @@ def local_seed(seed: int, what: str, seat: int) -> bytes:
 
 class _Human:
     """The human agent of the user's seat, bound to it the first time it is asked."""
+
+    waits_for_offers = False  # a person's turn move is not held for the others' window
 
     def __init__(self, seating: Seating, source: SeatSource) -> None:
         self.source = source

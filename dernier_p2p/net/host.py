@@ -95,6 +95,7 @@ from dernier_p2p.net.timers import (
     acting_author,
 )
 from dernier_p2p.protocol.errors import ProtocolError
+from dernier_p2p.protocol.ready import check_ready_frame
 from dernier_p2p.protocol.sequencer import Sequencer
 from dernier_p2p.protocol.votes import (
     CENSOR_MS,
@@ -332,6 +333,7 @@ class Host:
         self._owes: tuple[int, ...] = ()
         self.left: set[int] = set()
         if takeover is not None:
+            takeover.pace.send = self._own_ready
             self.left = set(range(config.players)) - set(takeover.session.chain.at_table)
         self.faults: list[tuple[int, str, str]] = []  # (seat, code, detail) refused envelopes
         self.admission = Admission(
@@ -627,6 +629,8 @@ class Host:
                 return
             if msg["k"] == "vote" and self.full.is_set():
                 self._on_vote(conn.seat, msg)
+            elif msg["k"] == "ready" and self.me is not None:
+                self._on_ready(conn.seat, msg)
             elif msg["k"] != "env" or set(msg) != {"k", "env"}:
                 self._fault(conn.seat, hs.UNEXPECTED, f"unexpected frame {msg['k']!r}")
             elif self.gathering:
@@ -656,6 +660,31 @@ class Host:
                  vote["after"])
         self.tally.add(kind, target, vote)
         self._wake.set()
+
+    def _on_ready(self, seat: int, msg: dict[str, Any]) -> None:
+        """A ``ready`` frame from ``seat`` (PROTOCOL.md 18): checked, kept for the host's own
+        seat and relayed to every other connection."""
+        assert self.me is not None
+        session = self.me.session
+        try:
+            author, at = check_ready_frame(msg, session.keys, session.game)
+        except ProtocolError as exc:
+            self._fault(seat, exc.code, exc.detail)
+            return
+        if author != seat:
+            self._fault(seat, "WRONG_SEAT", f"a ready frame of seat {author} from seat {seat}")
+            return
+        self.me.heard_ready(seat, at)
+        payload = hs.pack(msg)
+        for other, conn in self.conns.items():
+            if other != seat:
+                conn.push(payload)
+
+    def _own_ready(self, frame: dict[str, Any]) -> None:
+        """The host's own seat is ready: its frame to every connection."""
+        payload = hs.pack(frame)
+        for conn in self.conns.values():
+            conn.push(payload)
 
     def own_vote(self, kind: str, target: int | None) -> None:
         """The host's own vote (its clock ran out on ``target``)."""
@@ -1030,6 +1059,7 @@ class Host:
         self.me = LocalSeat(
             self.identity, HOST_SEAT, rec, self.seed, self.agent, cfg.transcript, cfg.offload
         )
+        self.me.pace.send = self._own_ready
         self.started.set()
         self._relay(rec)  # record 0: the host's seat is built on it, nothing to apply
         for env in self.me.start():

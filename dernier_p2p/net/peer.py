@@ -73,6 +73,7 @@ from dernier_p2p.net.seat import LocalSeat
 from dernier_p2p.net.timers import Deadlines, Timers, acting_author
 from dernier_p2p.protocol.chain import ChainChecker
 from dernier_p2p.protocol.errors import ProtocolError
+from dernier_p2p.protocol.ready import check_ready_frame
 from dernier_p2p.protocol.votes import (
     CENSOR_MS,
     Tally,
@@ -253,9 +254,30 @@ class Peer:
         else:
             self.dropped_at.pop(seat, None)
 
+    def _on_ready(self, msg: dict[str, Any]) -> None:
+        """A relayed ``ready`` frame (PROTOCOL.md 18): kept if it checks, else logged and
+        ignored (it only shortens a wait; a bad one just lets the window run its time)."""
+        assert self.me is not None
+        try:
+            seat, at = check_ready_frame(msg, self.me.session.keys, self.me.session.game)
+        except ProtocolError as exc:
+            log.warning("seat %s: ready frame ignored: %s", self.seat, exc.detail)
+            return
+        self.me.heard_ready(seat, at)
+
+    def _send_ready(self, frame: dict[str, Any]) -> None:
+        """This seat's ``ready`` frame to the host (or, once hosting, to every seat)."""
+        if self.host is not None:
+            self.host._own_ready(frame)
+        else:
+            self._tx.send_nowait(hs.pack(frame))
+
     async def _on_message(self, msg: dict[str, Any]) -> None:
         if msg["k"] == "status":
             self._on_status(msg)
+            return
+        if msg["k"] == "ready" and self.me is not None:
+            self._on_ready(msg)
             return
         if msg["k"] != "rec" or set(msg) != {"k", "rec"}:
             raise hs.NetError(hs.UNEXPECTED, f"unexpected frame {msg['k']!r} from the host")
@@ -341,6 +363,7 @@ class Peer:
         if cfg.check_host is not None:  # record 0, checked and signed by the host's key
             session = self.me.session
             cfg.check_host(session.table_body["players"][session.host]["key"])
+        self.me.pace.send = self._send_ready
         self.started.set()
         for env in self.me.start():
             await self.send(env)
@@ -385,6 +408,7 @@ class Peer:
                 self._dial = self._new_host_dialer(session.host, (listed[0], listed[1]))
         await self._listen_as_announced()
         self.joined.set()
+        self.me.pace.send = self._send_ready
         self.started.set()
         log.info("seat %d restored %d records", self.seat, len(self.me.records))
         return await self._reconnect(self.me.session.table_body["timers"]["grace_ms"])
@@ -456,6 +480,7 @@ class Peer:
         self.stream = stream
         await self._listen_as_announced()
         self.joined.set()
+        self.me.pace.send = self._send_ready
         self.started.set()
         self.resumes += 1
         log.info("seat %d (the old host) resumed with seat %s at record %d", self.seat, new,

@@ -25,11 +25,14 @@ from typing import Any
 import trio
 
 from dernier_p2p.net.agent import Agent, Resign, tell_refused
+from dernier_p2p.net.pacing import Pace
 from dernier_p2p.net.timers import ChatPace
 from dernier_p2p.protocol.envelope import Author, genesis_hash
 from dernier_p2p.protocol.errors import ProtocolError
+from dernier_p2p.protocol.ready import ready_frame
 from dernier_p2p.protocol.session import Session
-from dernier_p2p.rules import IllegalMove
+from dernier_p2p.rules import IllegalMove, to_act
+from dernier_p2p.rules import events as ev
 from dernier_p2p.wire.identity import IdentityKey
 from dernier_p2p.wire.transcript import TranscriptError, TranscriptWriter, read_transcript
 
@@ -160,6 +163,12 @@ class LocalSeat:
         self.presence: list[Presence] = []  # drops and returns, in the order they were told
         self.to_say: deque[str] = deque()  # chat lines waiting to be signed (see chatter)
         self.chat_pace = ChatPace()  # this seat's lines, paced as the host wants them
+        body = table_record["env"]["body"]
+        self.pace = Pace(seat, body["timers"]["declare_ms"] / 1000)  # the out-of-turn window
+        game = table_record["env"]["game"]
+        self.pace.sign = lambda at: ready_frame(identity, game, seat, at)
+        self._state_seen: object = None
+        self._events_seen = 0
 
     @classmethod
     def from_records(
@@ -343,9 +352,38 @@ class LocalSeat:
             self.unsequenced.pop(env["n"], None)
             if env["body"].get("type") == "move":
                 self.in_flight = False
+        if self._pacing(record) and not self.in_flight and not self.finished and (
+            self.agent is None or not self.session.legal()
+        ):
+            self.pace.say_ready(self.pace.window_at)  # nothing this seat could do out of turn
         self.version += 1
         self._wake()
         return out
+
+    def _pacing(self, record: dict[str, Any]) -> bool:
+        """A record that changed the rules state opens an out-of-turn window (see
+        :mod:`.pacing`); whether this one did."""
+        state = self.session.state
+        if state is None or state is self._state_seen:
+            return False
+        self._state_seen = state
+        events = self.session.events
+        scored = any(isinstance(e, ev.HandScored) for e in events[self._events_seen :])
+        self._events_seen = len(events)
+        self.pace.opened(record["i"], scored)
+        return True
+
+    def heard_ready(self, seat: int, at: int) -> None:
+        """Another seat's checked ``ready`` frame."""
+        if seat != self.seat:
+            self.pace.heard(seat, at)
+
+    def others_at_table(self) -> list[int]:
+        """The other seats still playing (whose window this seat's turn move waits for)."""
+        state = self.session.state
+        out = state.out if state is not None else ()
+        return [s for s in sorted(self.session.chain.at_table) if s != self.seat and s not in out]
+
 
     def note_status(self, seat: int, state: str, grace_ms: int) -> None:
         """Keep a drop or return of ``seat`` for whoever follows this seat (see
@@ -476,26 +514,43 @@ class LocalSeat:
             await send(env)
 
     async def act(self, send: Send) -> None:
-        """Ask the agent for moves until the match is over; send each through ``send``."""
+        """Ask the agent for moves until the match is over; send each through ``send``.
+
+        Pacing (:mod:`.pacing`): a seat that may not act, or whose agent lets an out-of-turn
+        offer go, says ``ready``; a turn move waits for the others' window unless the agent
+        has ``waits_for_offers = False`` (a person, whose own pace is slower)."""
         assert self.agent is not None
         seen: tuple[int, int] = (-1, -1)
+        waits = getattr(self.agent, "waits_for_offers", True)
         while not self.finished:
-            if (self.version, self.refusals) == seen or not self.may_act():
+            if self.busy or (self.version, self.refusals) == seen:
                 await self.changed.wait()
                 continue
             seen = (self.version, self.refusals)
+            at = self.pace.window_at
+            if not self.may_act():
+                if not self.in_flight:
+                    self.pace.say_ready(at)
+                continue
             state, view = self.session.state, dict(self.session.view)
+            in_turn = to_act(state) == self.seat
             try:
                 move = await self.agent(state, self.seat, view)
             except Resign:
                 await self.resign(send)
                 raise
             if move is None:
+                if not in_turn:
+                    self.pace.say_ready(at)
                 continue
+            if in_turn and waits:
+                await self.pace.wait(self.others_at_table)
             while self.busy:  # a record is being applied: wait for it
                 await self.changed.wait()
             if self.version != seen[0] and not self.may_act():
                 continue  # the table moved on while the agent thought
+            if in_turn and waits and self.session.state is not state:
+                continue  # someone moved in the window: ask again
             try:
                 env = self.session.intend(move)
             except IllegalMove as exc:
@@ -508,3 +563,5 @@ class LocalSeat:
                 continue
             self.in_flight = True
             await send(env)
+            if not in_turn:
+                self.pace.say_ready(at)
