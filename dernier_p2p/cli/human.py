@@ -306,7 +306,8 @@ class HumanAgent:
             self.open_prompt = prompt
         pacer = self.pacer
         warn_at = None
-        at_turn = bool(self._turn) and self._turn == (state.hand_number, state.turn, state.turn)
+        at_turn = bool(self._turn) and self._turn[:3] == (state.hand_number, state.turn,
+                                                          state.turn)
         if self.turn_s is not None and until is None and at_turn:
             warn_at = self._turn_start + self.turn_s - WARN_S
 
@@ -431,7 +432,9 @@ class HumanAgent:
             self._last_offer = offer
         else:
             self._last_offer = None
-            turn = (state.hand_number, state.turn, seat)
+            # the table's clock restarts when the seat authors a record while awaited (a draw):
+            # so does the warning's
+            turn = (state.hand_number, state.turn, seat, state.drawn)
             if turn != self._turn:
                 self._turn, self._turn_start = turn, trio.current_time()
             if self.show_table:  # the full-screen table shows it all the time instead

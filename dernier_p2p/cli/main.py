@@ -122,8 +122,9 @@ plain_option = click.option(
 )
 offer_option = click.option(
     "--offer-seconds", type=click.FloatRange(0.5, 60), default=3.0, show_default=True,
-    help="How long an out-of-turn chance (jump in, declare, catch) stays open for you; the "
-         "bots of this machine and the host's declaration window wait that long.",
+    help="The table's out-of-turn window (jump in, declare, catch): every seat, on every "
+         "machine, holds its turn move that long, or until every seat has passed. A joiner "
+         "keeps the host's.",
 )
 # verdict codes where a damaged or edited file is likelier than a cheating seat
 FILE_DAMAGE = ("BAD_SIGNATURE", "BAD_CHAIN", "MALFORMED")

@@ -105,6 +105,7 @@ from dernier_p2p.protocol.votes import (
     stuck_ms,
     vote_ok,
 )
+from dernier_p2p.rules import to_act
 from dernier_p2p.wire.identity import IdentityKey
 from dernier_p2p.wire.version import PROTOCOL_VERSION
 
@@ -327,6 +328,7 @@ class Host:
         self.deadlines = Deadlines(config.timers.turn_ms)
         self.grace = Grace(config.timers.grace_ms)
         self.window = Window(config.timers.declare_ms)
+        self._window_at = -1  # the record that opened the declaration window
         self.held: deque[tuple[int, dict[str, Any]]] = deque()
         self._inbox, self._outbox = trio.open_memory_channel[tuple[int, Any, bool]](math.inf)
         self._wake = trio.Event()
@@ -675,6 +677,7 @@ class Host:
             self._fault(seat, "WRONG_SEAT", f"a ready frame of seat {author} from seat {seat}")
             return
         self.me.heard_ready(seat, at)
+        self._wake.set()  # the declaration window may close early
         payload = hs.pack(msg)
         for other, conn in self.conns.items():
             if other != seat:
@@ -685,6 +688,7 @@ class Host:
         payload = hs.pack(frame)
         for conn in self.conns.values():
             conn.push(payload)
+        self._wake.set()
 
     def own_vote(self, kind: str, target: int | None) -> None:
         """The host's own vote (its clock ran out on ``target``)."""
@@ -785,7 +789,23 @@ class Host:
             and body.get("move") not in HOLD_FREE
         )
 
+    def _everyone_ready(self) -> bool:
+        """Every seat but the one at turn has said ``ready`` for the record that opened the
+        declaration window (PROTOCOL.md 18): the window closes early."""
+        me = self.me
+        if me is None or me.session.state is None:
+            return False
+        turn = to_act(me.session.state)
+        pace = me.pace
+        for seat in me.others_at_table() + [self.seat]:
+            said = pace.said if seat == self.seat else pace.ready.get(seat, -1)
+            if seat != turn and said < self._window_at:
+                return False
+        return True
+
     def _release(self) -> None:
+        if self.window.until is not None and self._everyone_ready():
+            self.window.close()
         while self.held and not self.window.is_open(_ms()):
             seat, env = self.held.popleft()
             self._inbox.send_nowait((seat, env, True))
@@ -966,6 +986,7 @@ class Host:
         owes = tuple(session.state.owes) if session.state is not None else ()
         if owes and any(s not in self._owes for s in owes):
             self.window.open(now)
+            self._window_at = rec["i"]
         elif not owes:
             self.window.close()
         self._owes = owes

@@ -26,12 +26,14 @@ from dernier_p2p.cli.follow import names_of
 from dernier_p2p.cli.help import help_lines
 from dernier_p2p.cli.human import LEAVE_WARNING
 from dernier_p2p.protocol.messages import MAX_CHAT
+from dernier_p2p.rules import to_act
 from dernier_p2p.tui.link import ScreenLink
 from dernier_p2p.tui.view import (
     HAND_KEYS,
     TurnClock,
     centre_text,
     hand_text,
+    offer_keys,
     offer_text,
     players_text,
 )
@@ -71,6 +73,7 @@ class TableApp(App[None]):
     #log { height: 1fr; border: round $secondary; padding: 0 1; }
     #hand { height: auto; border: round $success; padding: 0 1; }
     #offer { height: auto; padding: 0 1; }
+    #offers { height: auto; border: round $warning; padding: 0 1; }
     #keys { height: 1; color: $text-muted; padding: 0 1; }
     #say { height: 1; padding: 0 1; display: none; }
     """
@@ -94,6 +97,7 @@ class TableApp(App[None]):
             yield RichLog(id="log", wrap=True, markup=False)
             yield Static(id="say", markup=False)
             yield Static(id="hand")
+            yield Static(id="offers")
             yield Static(id="offer")
             yield Static("? help · Enter: let an offer go / next hand · q leave", id="keys")
 
@@ -117,22 +121,39 @@ class TableApp(App[None]):
         offer_left = pacer.offer_left() if pacer is not None and link.prompt else 0.0
         held = bool(pacer is not None and pacer.hand_held)
         prompt = LEAVE_WARNING if self.confirming else link.prompt
-        self.query_one("#offer", Static).update(offer_text(prompt, offer_left, held,
-                                                           self.typed))
+        offers = self.query_one("#offers", Static)
         if seat is None or seat.session.state is None:
+            offers.display = False
+            self.query_one("#offer", Static).update(offer_text(prompt, offer_left, held,
+                                                               self.typed))
             self.query_one("#centre", Static).update(Text("Waiting for the table to fill…"))
             return
         session = seat.session
         state = session.state
         names = names_of(seat)
-        turn_s = session.table_body.get("timers", {}).get("turn_ms", 0) / 1000
-        left = self.turn_clock.left(state, turn_s, time.monotonic()) if turn_s else None
-        self.query_one("#players", Static).update(players_text(state, names, seat.seat, left))
-        self.query_one("#centre", Static).update(centre_text(state, names, state.rules.name))
         try:
             moves = session.legal()
         except Exception:  # noqa: BLE001 - the screen never fails on a passing state
             moves = []
+        keys = Text()
+        if link.prompt and not self.confirming and to_act(state) != seat.seat:
+            keys = offer_keys(state, seat.seat, session.view, moves, names, offer_left)
+        offers.display = bool(keys.plain)
+        offers.update(keys)
+        if keys.plain:
+            prompt = "Out of turn: press a key above, or Enter to let it go > "
+        self.query_one("#offer", Static).update(offer_text(prompt, offer_left, held,
+                                                           self.typed))
+        now = time.monotonic()
+        turn_s = session.table_body.get("timers", {}).get("turn_ms", 0) / 1000
+        self.turn_clock.update(seat.records, session.waiting_on(), now)
+        mover = to_act(state)
+        left = None
+        if turn_s and mover is not None:
+            left = self.turn_clock.left(mover, turn_s, now)
+        self.query_one("#players", Static).update(
+            players_text(state, names, seat.seat, left, mover))
+        self.query_one("#centre", Static).update(centre_text(state, names, state.rules.name))
         hand = self.query_one("#hand", Static)
         if seat.seat is None:  # a watcher
             hand.update(Text(WATCHING))
@@ -151,7 +172,7 @@ class TableApp(App[None]):
         """Every panel's text as shown (for tests and captures), brought up to date first."""
         self.refresh_table()
         parts = []
-        for wid in ("#players", "#centre", "#hand", "#offer", "#say"):
+        for wid in ("#players", "#centre", "#hand", "#offers", "#offer", "#say"):
             widget = self.query_one(wid, Static)
             content: Any = widget.render()
             parts.append(content.plain if isinstance(content, Text) else str(content))

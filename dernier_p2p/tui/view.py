@@ -4,13 +4,13 @@ the link (pure functions of what they are given, so the screen is redrawn from s
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from rich.text import Text
 
 from dernier_p2p.cli.render import COLOURS, card_label, suit_text
-from dernier_p2p.rules import Card, Play, Rules, State
+from dernier_p2p.rules import Card, Catch, Declare, Move, Play, Rules, State
 
 HAND_KEYS = "1234567890aefijmostuvwxz"  # a key per card: digits, then letters no command uses
 
@@ -38,22 +38,34 @@ def clock(seconds: float) -> str:
 
 @dataclass
 class TurnClock:
-    """When the seat at turn began to be awaited (reset when the turn passes)."""
+    """The turn clock as the table keeps it (PROTOCOL.md 18): a seat's clock starts when the
+    table starts waiting on it and restarts whenever it authors a record while still awaited
+    (a draw, then the drawn card may be played: a fresh clock). Fed from the seat's records."""
 
-    key: tuple[int, int] | None = None
-    since: float = 0.0
+    since: dict[int, float] = field(default_factory=dict)  # awaited seat -> its clock's start
+    seen: int = 0  # records looked at so far
 
-    def left(self, state: State, turn_s: float, now: float) -> float:
-        key = (state.hand_number, state.turn)
-        if key != self.key:
-            self.key, self.since = key, now
-        return turn_s - (now - self.since)
+    def update(self, records: Sequence[Mapping[str, Any]], waiting: Sequence[int],
+               now: float) -> None:
+        """Take the records not seen yet and the seats the table waits on now."""
+        authors = {r["env"]["seat"] for r in records[self.seen :]}
+        self.seen = len(records)
+        self.since = {s: now if s not in self.since or s in authors else self.since[s]
+                      for s in waiting}
+
+    def left(self, seat: int, turn_s: float, now: float) -> float | None:
+        """Seconds ``seat`` has left (None when the table is not waiting on it)."""
+        start = self.since.get(seat)
+        return None if start is None else turn_s - (now - start)
 
 
 def players_text(
-    state: State, names: Sequence[str], me: int | None, turn_left: float | None
+    state: State, names: Sequence[str], me: int | None, turn_left: float | None,
+    mover: int | None = None,
 ) -> Text:
-    """One line per player: turn mark, name, cards held, score; the turn's countdown."""
+    """One line per player: turn mark, name, cards held, score; the countdown of the seat to
+    move (``mover``, by default the seat at turn)."""
+    mover = state.turn if mover is None else mover
     out = Text()
     for s in range(state.players):
         at_turn = s == state.turn
@@ -63,7 +75,7 @@ def players_text(
         line = f"{mark}{names[s]}{you}: {size} card{'' if size == 1 else 's'} · score " \
                f"{state.scores[s]}"
         out.append(line, style="bold" if at_turn else "")
-        if at_turn and turn_left is not None:
+        if s == mover and turn_left is not None:
             out.append(f"  ⏱ {clock(turn_left)}", style="bold yellow" if turn_left < 10 else "")
         out.append("\n")
     return out
@@ -123,4 +135,36 @@ def offer_text(prompt: str, offer_left: float, hand_held: bool, typed: str) -> T
         out.append("The hand is over: every hand is in the log. Enter = next hand", style="bold")
     else:
         out.append("Waiting for the table…", style="dim")
+    return out
+
+
+def offer_keys(
+    state: State, me: int, view: Mapping[int, Card], moves: Sequence[Move],
+    names: Sequence[str], left: float,
+) -> Text:
+    """An out-of-turn offer as keys, each with the window's countdown: a jump-in per card
+    (its hand key), a late declaration (``!`` then Enter), a catch (``c``), Enter to let it
+    go. Empty when nothing is offered or the window is over."""
+    out = Text()
+    if left <= 0:
+        return out
+    hand = list(state.hands[me])
+    tick = f" ⏱ {clock(left)}"
+    chips: list[Text] = []
+    for slot in sorted({m.slot for m in moves if isinstance(m, Play)}, key=hand.index):
+        chip = Text(f" [{card_key(hand.index(slot)) or '·'}] jump in with ", style="bold")
+        chip.append_text(card_rich(view.get(slot), state.rules))
+        chips.append(chip)
+    if any(isinstance(m, Declare) for m in moves):
+        word = "SOLO!" if state.rules.name == "moderno" else "DERNIER!"
+        chips.append(Text(f" [!]+Enter declare {word}", style="bold"))
+    for target in sorted({m.target for m in moves if isinstance(m, Catch)}):
+        chips.append(Text(f" [c] catch {names[target]}", style="bold"))
+    if not chips:
+        return out
+    for chip in chips:
+        chip.append(tick, style="bold yellow")
+        out.append_text(chip)
+        out.append("\n")
+    out.append(" [Enter] let it go", style="dim")
     return out

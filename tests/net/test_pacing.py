@@ -1,0 +1,73 @@
+"""The out-of-turn window one seat keeps (trio's virtual clock): it ends when every other seat
+is ready for the record that opened it, or when its time is up; after a hand, a seat waiting
+for its player's key withholds its ``ready`` and the others wait for it, boundedly."""
+
+from __future__ import annotations
+
+import trio
+import trio.testing
+
+from dernier_p2p.net.pacing import HAND_FACTOR, Pace
+
+
+def _run(fn) -> None:
+    trio.run(fn, clock=trio.testing.MockClock(autojump_threshold=0))
+
+
+def test_the_window_runs_its_time_when_a_seat_is_not_ready() -> None:
+    async def main() -> None:
+        pace = Pace(0, window_s=3.0)
+        pace.opened(10, scored=False)
+        pace.heard(1, 10)  # seat 2 says nothing
+        start = trio.current_time()
+        await pace.wait(lambda: [1, 2])
+        assert trio.current_time() - start == 3.0
+
+    _run(main)
+
+
+def test_the_window_ends_as_soon_as_every_other_seat_is_ready() -> None:
+    async def main() -> None:
+        pace = Pace(0, window_s=3.0)
+        pace.opened(10, scored=False)
+        pace.heard(1, 12)  # a ready for a later record covers this window
+        pace.heard(2, 9)  # an older one does not
+
+        async def late() -> None:
+            await trio.sleep(0.5)
+            pace.heard(2, 10)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(late)
+            start = trio.current_time()
+            await pace.wait(lambda: [1, 2])
+            assert trio.current_time() - start == 0.5
+
+    _run(main)
+
+
+def test_after_a_hand_a_key_is_awaited_up_to_its_bound_and_withholds_ready() -> None:
+    async def main() -> None:
+        sent: list[int] = []
+        me = Pace(1, window_s=2.0)
+        me.sign, me.send = (lambda at: {"at": at}), (lambda frame: sent.append(frame["at"]))
+        me.wants_key = True
+        me.opened(20, scored=True)
+        me.say_ready(20)
+        me.opened(25, scored=False)
+        me.say_ready(25)
+        assert sent == []  # nothing while the player has not pressed the key
+        me.key_pressed(26)
+        assert sent == [26]
+        me.say_ready(26)
+        assert sent == [26]  # once per record
+
+        other = Pace(0, window_s=2.0)
+        other.opened(20, scored=True)
+        await trio.sleep(1.0)
+        other.opened(25, scored=False)
+        start = trio.current_time()
+        await other.wait(lambda: [1])  # seat 1 never says ready: the hand's bound
+        assert trio.current_time() - start == HAND_FACTOR * 2.0 - 1.0
+
+    _run(main)

@@ -1,0 +1,29 @@
+"""The screen's turn clock keeps the table's rule (PROTOCOL.md 18)."""
+
+from __future__ import annotations
+
+from dernier_p2p.tui.view import TurnClock, clock
+
+
+def _recs(*authors: int) -> list[dict]:
+    return [{"env": {"seat": s}} for s in authors]
+
+
+def test_the_clock_restarts_per_turn_and_after_the_seats_own_record() -> None:
+    tc = TurnClock()
+    tc.update(_recs(0, 0), [], 100.0)  # shuffling: nobody's clock runs
+    assert tc.left(1, 20.0, 130.0) is None
+    tc.update(_recs(0, 0, 0), [1], 130.0)  # the table now waits on seat 1
+    assert tc.left(1, 20.0, 138.0) == 12.0
+    tc.update(_recs(0, 0, 0, 0), [1], 139.0)  # another seat's record: seat 1's clock runs on
+    assert tc.left(1, 20.0, 139.0) == 11.0
+    tc.update(_recs(0, 0, 0, 0, 1), [1], 140.0)  # seat 1 drew and may play the drawn card
+    assert tc.left(1, 20.0, 141.0) == 19.0
+    tc.update(_recs(0, 0, 0, 0, 1, 1), [0], 142.0)  # seat 1 played: seat 0's turn
+    assert tc.left(1, 20.0, 142.0) is None and tc.left(0, 20.0, 143.0) == 19.0
+
+
+def test_a_countdown_reads_in_seconds_then_minutes() -> None:
+    assert clock(9.94) == "9.9 s"
+    assert clock(-1) == "0.0 s"
+    assert clock(75) == "1:15"
