@@ -363,13 +363,16 @@ def host_port(host: str, port: int) -> str:
               help="Time a dropped player (or host) has to reconnect before counting as gone.")
 @click.option("--watchers", type=click.IntRange(0, 64), default=16, show_default=True,
               help="How many may watch the table at once (`dernier watch`; 0: nobody).")
+@click.option("--seed", type=int, default=None,
+              help="Seed for a reproducible table (tests, demonstrations): the game id and "
+                   "your shuffles follow from it, so anyone who knows it knows your shuffles.")
 @peer_options
 def host(
     variant: str, players: int, hands: int | None, target: int | None, port: int, bind: str,
     advertise: str | None, name: str, table_name: str | None, no_announce: bool,
     turn_seconds: int, offer_seconds: float, send_first: bool, send_first_old: bool,
     relay: str | None,
-    no_map: bool, grace_seconds: int, watchers: int, key: Path | None,
+    no_map: bool, grace_seconds: int, watchers: int, seed: int | None, key: Path | None,
     transcript: Path | None, bot: bool, no_colour: bool, plain: bool,
 ) -> None:
     """Host a table for players on other machines (you play seat 0).
@@ -407,6 +410,10 @@ def host(
         check_first=not (send_first or send_first_old), seed=seat_seed(identity),
         max_watchers=watchers, watchers_per_address=min(watchers, 4),
     )
+    if seed is not None:
+        from dernier_p2p.cli.table import local_seed
+
+        config.game, config.seed = local_seed(seed, "game", 0)[:16], local_seed(seed, "drbg", 0)
     click.echo(f"Transcript: {path}")
     screen = _screen(plain or bot)
     seating = Seating(bot=bot, colour=_colour(no_colour), offer_s=offer_seconds, screen=screen)

@@ -3,6 +3,9 @@ TCP: what a person sees and can do in time."""
 
 from __future__ import annotations
 
+import re
+import subprocess
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -10,6 +13,7 @@ from dernier_p2p.cli.table import Seating, play_local
 from dernier_p2p.rules import Play
 from dernier_p2p.tui.link import ScreenLink
 from tests.tui.helpers import (
+    LIMIT,
     capture,
     in_turn,
     key_of,
@@ -44,9 +48,11 @@ def test_a_jump_in_is_taken_within_its_window(tmp_path: Path) -> None:
         await pilot.press("y")
         offer = await until(pilot, lambda: "jump in" in link.prompt and link.prompt,
                             "the jump-in offer")
-        screen = pilot.app.screen_text()
-        assert "⏱" in screen.split("jump in", 1)[1]  # the offer's own countdown
         second = next(m.slot for m in legal(link) if isinstance(m, Play))
+        keys = pilot.app.query_one("#offers")
+        chip = keys.render().plain.splitlines()[0]
+        assert keys.display and chip.startswith(f" [{key_of(link, second)}] jump in with Wild+4")
+        assert "⏱" in chip  # the key's own countdown
         await pilot.press(key_of(link, second))
         await until(pilot, lambda: "Name a suit" in link.prompt, "the suit prompt again")
         await pilot.press("b")
@@ -59,7 +65,7 @@ def test_a_jump_in_is_taken_within_its_window(tmp_path: Path) -> None:
 def test_refusal_late_declaration_and_end_of_hand_reveal(tmp_path: Path) -> None:
     """Dernier with two-card hands: a card that does not fit is refused with its reason; at the
     end of a hand every hand is shown and the next hand waits for Enter; Ann plays down to one
-    card without declaring and declares late, in time."""
+    card without declaring and declares late, in time, with the offer's key."""
     seen = {"refused": False, "declared": False, "revealed": False}
 
     async def scenario(pilot, link) -> None:
@@ -85,10 +91,12 @@ def test_refusal_late_declaration_and_end_of_hand_reveal(tmp_path: Path) -> None
                 continue
             prompt = link.prompt
             if "declare DERNIER" in prompt and "out of turn" in prompt:
-                assert "⏱" in pilot.app.screen_text()
+                keys = pilot.app.query_one("#offers")
+                assert keys.display and "[!]+Enter declare DERNIER! ⏱" in keys.render().plain
                 await pilot.press("!")
                 await pilot.press("enter")
                 await until(pilot, lambda: "Ann: DERNIER!" in log(), "the late declaration")
+                await until(pilot, lambda k=keys: not k.display, "the offer's keys to go")
                 seen["declared"] = True
                 continue
             if not in_turn(link):
@@ -244,3 +252,145 @@ def test_a_watcher_sees_the_table_without_a_hand(tmp_path: Path) -> None:
     run_screen_test(main, scenario)
     verdict = check_records(read_transcript(tmp_path / "watch.t"))
     assert verdict.ok, verdict
+
+
+def _seconds(line: str) -> float:
+    """The countdown on a player's line ("12.3 s" or "1:59")."""
+    left = line.split("⏱", 1)[1].strip()
+    if left.endswith(" s"):
+        return float(left[:-2])
+    minutes, seconds = left.split(":")
+    return 60 * int(minutes) + int(seconds)
+
+
+def _start_host(tmp_path: Path) -> tuple[subprocess.Popen, int]:
+    """A bot hosting a two-seat table in its own process, with a 30 s out-of-turn window and
+    a fixed deal (with the joiner's fixed seed: the bot is to act first in hand 2); its port
+    once it listens."""
+    from dernier_p2p.wire.identity import IdentityKey
+    from tests.cli.helpers import spawn
+
+    key = tmp_path / "host.pem"
+    IdentityKey.generate(b"h" * 32).save(key)
+    out = tmp_path / "host.out"
+    proc = spawn(tmp_path, out, "host", "--bot", "--players", "2", "--hands", "2", "--port", "0",
+                 "--bind", "127.0.0.1", "--no-announce", "--no-map", "--offer-seconds", "30",
+                 "--turn-seconds", "120", "--seed", "6", "--key", str(key), "--transcript",
+                 str(tmp_path / "host.t"))
+    deadline = time.monotonic() + LIMIT
+    while time.monotonic() < deadline and proc.poll() is None:
+        found = re.search(r"on port (\d+)\.", out.read_text(errors="replace"))
+        if found:
+            return proc, int(found.group(1))
+        time.sleep(0.1)
+    proc.kill()
+    raise AssertionError("the host never listened:\n" + out.read_text(errors="replace"))
+
+
+def test_a_joiner_and_a_bot_host_in_another_process_share_the_window_and_the_clock(
+    tmp_path: Path,
+) -> None:
+    """Joe joins a table hosted by a bot in another process, whose out-of-turn window is 30 s.
+    Joe's own clock counts down from the table's turn time and starts again after he draws;
+    the bot moves as soon as Joe has nothing to do out of turn (far within the window), holds
+    while Joe has an offer open, and after the first hand waits for Joe's key (showing its own
+    clock on Joe's screen) before it plays."""
+    import trio
+
+    from dernier_p2p.cli.table import LOOPBACK, join_table
+    from dernier_p2p.net.peer import PeerConfig
+    from dernier_p2p.wire.identity import IdentityKey
+
+    proc, port = _start_host(tmp_path)
+    seen: Counter = Counter()
+
+    def main(link):
+        async def table() -> None:
+            seating = Seating(bot=False, colour=False, screen=link)
+            peer = PeerConfig(name="Joe", transcript=tmp_path / "joe.t", connect_s=60.0,
+                              seed=b"j" * 32)
+            await join_table(IdentityKey.generate(b"j" * 32), (LOOPBACK, port), peer, seating)
+            await trio.sleep_forever()
+
+        return table
+
+    async def scenario(pilot, link) -> None:
+        app = pilot.app
+        log = lambda: "\n".join(link.log)  # noqa: E731
+
+        def turn_line(name: str) -> str:
+            lines = app.screen_text().splitlines()
+            return next((x for x in lines if x.startswith("▶ ") and name in x), "")
+
+        def host_moves() -> int:
+            return sum(1 for r in link.seat.records
+                       if r["env"]["seat"] == 0 and r["env"]["body"]["type"] == "move")
+
+        await until(pilot, lambda: link.pacer is not None and link.seat is not None, "the seat")
+        limit = LIMIT  # the first hand's shuffle first
+        while not link.pacer.hand_held:
+            await until(pilot, lambda: link.prompt or link.pacer.hand_held, "a prompt or the "
+                        "hand's end (the bot would wait 30 s if Joe's ready did not reach it)",
+                        limit)
+            limit = 20.0
+            state = link.seat.session.state
+            if link.pacer.hand_held:
+                break
+            if not in_turn(link):  # an offer: keys with a countdown; the bot holds
+                keys = app.query_one("#offers").render().plain
+                assert "⏱" in keys and ("jump in" in keys or "declare" in keys
+                                        or "catch" in keys), keys
+                if not seen["offer"]:
+                    held = host_moves()
+                    await pilot.pause(1.0)
+                    assert host_moves() == held, "the bot moved while Joe's offer was open"
+                await pilot.press("enter")
+                seen["offer"] += 1
+                await pilot.pause(0.1)
+                continue
+            line = turn_line("Joe (you)")
+            # the table's 120 s, counted from when it waits on Joe (not "0.0 s")
+            assert "⏱" in line and _seconds(line) > 60, app.screen_text()
+            kinds = {type(m).__name__ for m in legal(link)}
+            if not seen["draw"] and "Draw" in kinds and state.pending_draw == 0:
+                # let his clock run (an ack he sends meanwhile restarts it, as at the host)
+                await until(pilot, lambda: _seconds(turn_line("Joe (you)")) <= 118,
+                            "Joe's clock to run down", 20.0)
+                before = _seconds(turn_line("Joe (you)"))
+                await pilot.press("d")
+                await until(pilot, lambda: link.seat.session.state.drawn >= 0 and link.prompt
+                            and in_turn(link), "the prompt after the draw")
+                after = _seconds(turn_line("Joe (you)"))
+                assert after > before, (before, after)  # a fresh clock for the drawn card
+                seen["draw"] += 1
+                continue
+            cards = playable(link)
+            if "Name a suit" in link.prompt or "NameSuit" in kinds:
+                await pilot.press("y")
+            elif cards:
+                await pilot.press(key_of(link, cards[0]))
+            elif "Pass" in kinds:
+                await pilot.press("p")
+            else:
+                await pilot.press("d")
+            await pilot.pause(0.1)
+        assert seen["draw"] and seen["offer"], seen  # this deal has both
+
+        # the first hand is over: every hand shown; the bot's next hand waits for Joe's key
+        assert "Every hand, revealed" in log()
+        session = link.seat.session
+        await until(pilot, lambda: session.state.hand_number == 2
+                    and any(what == "move" for _, what in session.pending), "hand 2's first turn")
+        assert (0, "move") in session.pending, app.screen_text()
+        assert "⏱" in turn_line("Host"), app.screen_text()
+        held = host_moves()
+        await pilot.pause(1.5)
+        assert host_moves() == held, "the bot played before Joe pressed the key"
+        await pilot.press("enter")
+        await until(pilot, lambda: host_moves() > held, "the bot's move after the key", 20.0)
+
+    try:
+        run_screen_test(main, scenario)
+    finally:
+        proc.kill()
+        proc.wait()
