@@ -40,7 +40,8 @@ def clock(seconds: float) -> str:
 class TurnClock:
     """The turn clock as the table keeps it (PROTOCOL.md 18): a seat's clock starts when the
     table starts waiting on it and restarts whenever it authors a record while still awaited
-    (a draw, then the drawn card may be played: a fresh clock). Fed from the seat's records."""
+    (a draw, then the drawn card may be played: a fresh clock), a ``chat`` excepted. Fed from
+    the seat's records."""
 
     since: dict[int, float] = field(default_factory=dict)  # awaited seat -> its clock's start
     seen: int = 0  # records looked at so far
@@ -48,7 +49,8 @@ class TurnClock:
     def update(self, records: Sequence[Mapping[str, Any]], waiting: Sequence[int],
                now: float) -> None:
         """Take the records not seen yet and the seats the table waits on now."""
-        authors = {r["env"]["seat"] for r in records[self.seen :]}
+        authors = {r["env"]["seat"] for r in records[self.seen :]
+                   if r["env"]["body"].get("type") != "chat"}  # a chat restarts no clock
         self.seen = len(records)
         self.since = {s: now if s not in self.since or s in authors else self.since[s]
                       for s in waiting}

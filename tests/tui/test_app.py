@@ -172,11 +172,8 @@ def test_a_joiner_sees_the_table_and_the_turn_countdown(tmp_path: Path) -> None:
         return next((x for x in lines if x.startswith("▶ ") and name in x), "")
 
     async def scenario(pilot, link) -> None:
-        host_turn = await until(pilot, lambda: "⏱" in turn_line(pilot.app, "Host")
-                                and turn_line(pilot.app, "Host"), "the host's turn with a clock")
-        left = host_turn.split("⏱", 1)[1].strip()
-        assert left.endswith(" s") or left.startswith("0:"), host_turn  # under 20 s
-        await until(pilot, lambda: "⏱" in turn_line(pilot.app, "Joe (you)"), "Joe's own turn")
+        await until(pilot, lambda: "⏱" in turn_line(pilot.app, "Joe (you)") and in_turn(link),
+                    "Joe's own turn")  # this deal: Joe first
         assert "Top card:" in pilot.app.screen_text()
         hand = my_hand(link)
         await pilot.press("/")
@@ -191,6 +188,12 @@ def test_a_joiner_sees_the_table_and_the_turn_countdown(tmp_path: Path) -> None:
         for seat in (link.seat, host_link.seat):  # the records each transcript is written from
             chats = [r["env"] for r in seat.records if r["env"]["body"]["type"] == "chat"]
             assert [(e["seat"], e["body"]["text"]) for e in chats] == [(1, "hi, 1 d q!")]
+        cards = playable(link)
+        await pilot.press(key_of(link, cards[0]) if cards else "d")  # then the host's turn
+        host_turn = await until(pilot, lambda: "⏱" in turn_line(pilot.app, "Host")
+                                and turn_line(pilot.app, "Host"), "the host's turn with a clock")
+        left = host_turn.split("⏱", 1)[1].strip()
+        assert left.endswith(" s") or left.startswith("0:"), host_turn  # under 20 s
 
     run_screen_test(main, scenario)
 

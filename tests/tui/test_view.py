@@ -5,8 +5,8 @@ from __future__ import annotations
 from dernier_p2p.tui.view import TurnClock, clock
 
 
-def _recs(*authors: int) -> list[dict]:
-    return [{"env": {"seat": s}} for s in authors]
+def _recs(*authors: int, kind: str = "move") -> list[dict]:
+    return [{"env": {"seat": s, "body": {"type": kind}}} for s in authors]
 
 
 def test_the_clock_restarts_per_turn_and_after_the_seats_own_record() -> None:
@@ -17,9 +17,11 @@ def test_the_clock_restarts_per_turn_and_after_the_seats_own_record() -> None:
     assert tc.left(1, 20.0, 138.0) == 12.0
     tc.update(_recs(0, 0, 0, 0), [1], 139.0)  # another seat's record: seat 1's clock runs on
     assert tc.left(1, 20.0, 139.0) == 11.0
-    tc.update(_recs(0, 0, 0, 0, 1), [1], 140.0)  # seat 1 drew and may play the drawn card
+    tc.update(_recs(0, 0, 0, 0) + _recs(1, kind="chat"), [1], 139.5)  # a chat line: runs on
+    assert tc.left(1, 20.0, 139.5) == 10.5
+    tc.update(_recs(0, 0, 0, 0, 1, 1), [1], 140.0)  # seat 1 drew and may play the drawn card
     assert tc.left(1, 20.0, 141.0) == 19.0
-    tc.update(_recs(0, 0, 0, 0, 1, 1), [0], 142.0)  # seat 1 played: seat 0's turn
+    tc.update(_recs(0, 0, 0, 0, 1, 1, 1), [0], 142.0)  # seat 1 played: seat 0's turn
     assert tc.left(1, 20.0, 142.0) is None and tc.left(0, 20.0, 143.0) == 19.0
 
 
