@@ -352,10 +352,9 @@ class LocalSeat:
             self.unsequenced.pop(env["n"], None)
             if env["body"].get("type") == "move":
                 self.in_flight = False
-        if self._pacing(record) and not self.in_flight and not self.finished and (
-            self.agent is None or not self.session.legal()
-        ):
-            self.pace.say_ready(self.pace.window_at)  # nothing this seat could do out of turn
+        self._pacing(record)
+        if self.agent is None or not self.session.legal():
+            self.idle_ready()
         self.version += 1
         self._wake()
         return out
@@ -372,6 +371,16 @@ class LocalSeat:
         self._events_seen = len(events)
         self.pace.opened(record["i"], scored)
         return True
+
+    def idle_ready(self) -> None:
+        """Say ``ready`` for the current window if this seat has nothing to do out of turn
+        in it: the table is settled (so the seat's moves are known), no own move is in flight
+        and the match is on. The caller knows the seat has no legal move, or no agent."""
+        pace = self.pace
+        if pace.said >= pace.window_at or self.in_flight or self.finished:
+            return
+        if self.session.settled:
+            pace.say_ready(pace.window_at)
 
     def heard_ready(self, seat: int, at: int) -> None:
         """Another seat's checked ``ready`` frame."""
@@ -529,8 +538,8 @@ class LocalSeat:
             seen = (self.version, self.refusals)
             at = self.pace.window_at
             if not self.may_act():
-                if not self.in_flight:
-                    self.pace.say_ready(at)
+                if not self.busy:
+                    self.idle_ready()
                 continue
             state, view = self.session.state, dict(self.session.view)
             in_turn = to_act(state) == self.seat
