@@ -11,7 +11,9 @@ apart):
 - ``kill``: a joiner's process is killed (SIGKILL) and started again with the same command
   after 0.5 to 3 s (it resumes from its transcript); no other kill for ``KILL_CALM_S`` after;
 - ``host``: the host's process is killed and started again with the same command (the next
-  seat hosts; the old host comes back as a seat of it). At most one per match.
+  seat hosts; the old host comes back as a seat of it); or, half the time, ``host+next``: the
+  host and the next host (seat 1) are killed together and both started again (PROTOCOL.md 7.6:
+  the others try seat 1, then the seats after it). At most one of these per match.
 
 A match passes when every seat still in the match ends with exit code 0, their transcripts are
 byte for byte the same (the same result for every surviving seat) and ``dernier verify``
@@ -41,10 +43,9 @@ import trio
 from dernier_p2p.wire.transcript import read_transcript
 
 GRACE_S = 10
-KILL_CALM_S = 2.5 * GRACE_S
+KILL_CALM_S = 4 * GRACE_S
 """After a kill, no other kill for this long: a seat (or the host, through the failover) has
-come back by then. Two seats lost together, the host and the next one, is not survived: the
-next host is fixed by the protocol (PROTOCOL.md 7.6) and nobody else may take over."""
+come back by then."""
 MATCH_LIMIT_S = 300.0
 
 
@@ -172,7 +173,7 @@ async def run_match(home: Path, rng: random.Random, hands: int) -> tuple[bool, s
             def running() -> bool:
                 return any(p.returncode is None for p in m.procs.values())
 
-            await trio.sleep(rng.uniform(3, 5))  # into the first hand
+            await trio.sleep(rng.uniform(0.5, 2))  # into the first hand
             calm_until = 0.0  # no kill before a killed seat is back (or the failover done)
             while running():
                 kind = rng.choice(["stall", "stall", "cut", "kill", "host"])
@@ -189,19 +190,24 @@ async def run_match(home: Path, rng: random.Random, hands: int) -> tuple[bool, s
                     links[seat - 1].cut()
                     m.faults.append(f"cut P{seat}")
                 else:
-                    who = 0 if kind == "host" else seat
-                    proc = m.procs[who]
-                    if proc.returncode is not None:
+                    whom = [seat]
+                    if kind == "host":
+                        whom = [0, 1] if rng.random() < 0.5 else [0]
+                    if any(m.procs[w].returncode is not None for w in whom):
                         await trio.sleep(1)
                         continue
-                    proc.send_signal(signal.SIGKILL)
-                    await proc.wait()
+                    for w in whom:
+                        m.procs[w].send_signal(signal.SIGKILL)
+                    for w in whom:
+                        await m.procs[w].wait()
                     pause = rng.uniform(0.5, 3)
                     await trio.sleep(pause)
-                    await m.start(who, proxies)
-                    host_killed |= who == 0
+                    for w in whom:
+                        await m.start(w, proxies)
+                    host_killed |= 0 in whom
                     calm_until = trio.current_time() + KILL_CALM_S
-                    m.faults.append(f"kill {'Host' if who == 0 else f'P{who}'} {pause:.1f}s")
+                    names = "+".join("Host" if w == 0 else f"P{w}" for w in whom)
+                    m.faults.append(f"kill {names} {pause:.1f}s")
                 with trio.move_on_after(rng.uniform(1.5, 4)):
                     while running():
                         await trio.sleep(0.2)
@@ -262,13 +268,18 @@ def main() -> None:
         runs += 1
         passed += ok
         for f in faults:
-            kind = f.split()[0]
-            counts[kind] = counts.get(kind, 0) + 1
+            kinds = [f.split()[0]]
+            if f.startswith("kill Host"):  # of which the host's, alone or with the next host
+                kinds.append("of them host+next" if f.startswith("kill Host+") else
+                             "of them host")
+            for kind in kinds:
+                counts[kind] = counts.get(kind, 0) + 1
         print(f"match {k}: {'PASS' if ok else 'FAIL'} in {took:.0f} s; faults: "
               f"{', '.join(faults) or 'none'}; {why}", flush=True)
     print(f"{passed} of {runs} matches passed; faults injected: "
           + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
-          + (f"; match time {min(durations):.0f}-{max(durations):.0f} s" if durations else ""))
+          + (f"; match time {min(durations):.0f}-{max(durations):.0f} s" if durations else "")
+          + f"; wall time {time.monotonic() - started:.0f} s")
     sys.exit(0 if passed == runs and runs > 0 else 1)
 
 

@@ -46,6 +46,10 @@ every ``status`` frame, and may send nothing: any frame from it closes its conne
 ``HostConfig.max_watchers`` watch at once (``watchers_per_address`` from one address); a watcher's
 unsent frames are bounded like a seat's.
 
+Once the match is over the host waits (up to ``grace_ms``) until every seat at the table has
+sent ``done`` for the last record, answering resumes meanwhile, and then closes (a seat whose
+connection broke at the very end can still fetch the last records).
+
 A front-end follows the lobby with ``async for event in host.joins()`` (a :class:`LobbyEvent` per
 seat taken or freed, until the table is full) and the match with ``await host.local_seat()``
 (the host's own :class:`~.seat.LocalSeat`, once record 0 is sequenced).
@@ -351,6 +355,7 @@ class Host:
         self._last_record_ms: int | None = None  # when the last record was published
         self._abandoned: set[int] = set()  # the records the host voted abandon at
         self._asked: set[tuple[str, int | None, int]] = set()  # vote bodies sequenced
+        self.confirmed: dict[int, int] = {}  # seat -> the last record its ``done`` names
 
     @property
     def records(self) -> list[dict[str, Any]]:
@@ -493,8 +498,6 @@ class Host:
                 self.grace.back(seat)
                 self._status(seat, "back")
             self._wake.set()
-            if self.done.is_set():
-                conn.close()  # the match is over: the last records, then goodbye
         elif len(self.players) == self.config.players:
             self.full.set()
             self._lobby_wake()
@@ -633,6 +636,8 @@ class Host:
                 self._on_vote(conn.seat, msg)
             elif msg["k"] == "ready" and self.me is not None:
                 self._on_ready(conn.seat, msg)
+            elif msg["k"] == "done":
+                self._on_done(conn.seat, msg)
             elif msg["k"] != "env" or set(msg) != {"k", "env"}:
                 self._fault(conn.seat, hs.UNEXPECTED, f"unexpected frame {msg['k']!r}")
             elif self.gathering:
@@ -645,6 +650,22 @@ class Host:
                     await conn.drained.wait()
                 conn.waiting += 1
                 self._on_env(conn.seat, msg["env"])
+
+    def _on_done(self, seat: int, msg: dict[str, Any]) -> None:
+        """A ``done`` frame: the seat holds the records up to ``last`` and the match is over for
+        it (PROTOCOL.md 4.3); the host may close once every seat at the table says so."""
+        last = msg.get("last")
+        if set(msg) != {"k", "last"} or not isinstance(last, int) or isinstance(last, bool):
+            self._fault(seat, hs.MALFORMED, "a done frame is {k, last}")
+            return
+        self.confirmed[seat] = last
+
+    def _all_done(self) -> bool:
+        """Whether every other seat at the table has said ``done`` for the last record."""
+        assert self.me is not None
+        last = len(self.records) - 1
+        seats = set(self.me.session.chain.at_table) - {self.seat}
+        return all(self.confirmed.get(s, -2) >= last for s in seats)
 
     def _on_vote(self, seat: int, msg: dict[str, Any]) -> None:
         """A ``vote`` frame from ``seat``: checked (its own vote, a good signature) and
@@ -1164,13 +1185,13 @@ class Host:
                     nursery.start_soon(self.me.act, self._send_own)
                     nursery.start_soon(self.me.chatter, self._send_own)
                 await self.done.wait()
+                # every seat at the table gets up to its grace to say it holds the last record
+                # (``done``): one whose connection broke near the end resumes meanwhile
+                with trio.move_on_after(cfg.timers.grace_ms / 1000):
+                    while not self._all_done():
+                        await trio.sleep(0.05)
                 for conn in [*self.conns.values(), *self.watchers.values()]:
                     conn.close()
-                # a seat that dropped before the end gets its grace to come back for the last
-                # records (it is answered and closed at once, see handle)
-                with trio.move_on_after(cfg.timers.grace_ms / 1000):
-                    while self.grace.dropped_seats:
-                        await trio.sleep(0.05)
                 with trio.move_on_after(cfg.linger_s):
                     while self.conns or self.watchers:
                         await trio.sleep(0.01)

@@ -30,8 +30,10 @@ votes ``abandon``, once per record; if ``grace_ms`` more pass without a record (
 host that will not end the match), it ends with :class:`HostLost` (nobody ranked). A peer
 with a ``listen`` address answers links while it is not the host.
 
-Host change: when the host does not come back within ``grace_ms``, or censors, the next seat
-after it that is still at the table (``ChainChecker.next_host``) hosts. That peer listens on the
+Host change: when the host does not come back within ``grace_ms``, or censors, the seats try
+the candidates (``ChainChecker.candidates``: the seats after the host still at the table with a
+listen address) in turn, each for ``grace_ms``; the first that is there hosts (so the table goes
+on when the host and the next host are lost together). That peer listens on the
 address it announced in its hello (opened when it joined), waits up to ``grace_ms`` for the
 others to resume, takes from them any records it lacks (they are signed by the old host, so
 checked like any other), collects their ``depose`` votes (each peer votes again after every
@@ -40,8 +42,8 @@ record it applies until the host change), then sequences ``host_change`` {old, n
 the host change. The old host stays a seat: it may come back and resume with the new host within
 ``grace_ms``. The others connect to the new host's announced address and resume there. At two
 seats no majority can depose: the peer waits another ``grace_ms`` for the host, then ends with
-:class:`HostLost` (nobody ranked). If the next host does not answer within ``grace_ms`` either,
-:class:`HostLost` ends the peer.
+:class:`HostLost` (nobody ranked). If no candidate hosts, :class:`HostLost` ends the peer.
+Once the match is over the peer sends ``done`` (PROTOCOL.md 4.3) so the host may close.
 
 On the Internet (PROTOCOL.md 4.7): a seat that cannot be reached at its ``listen`` address (no
 router mapping) stands by at the relay its invite code named (``relay_standby``), under its
@@ -89,6 +91,10 @@ log = logging.getLogger("dernier_p2p.net.peer")
 
 DROPPED = (PeerClosed, trio.BrokenResourceError, trio.ClosedResourceError, OSError)
 """How a broken connection shows (FrameError, a ValueError, is not among them)."""
+
+
+FIND_HOST_MS = 1000
+"""How long a restarted seat tries each later candidate before it takes over itself."""
 
 
 class HostLost(Exception):
@@ -441,35 +447,20 @@ class Peer:
             chain.feed(rec)
         self.seat = checker.seat
         grace_ms = table["timers"]["grace_ms"]
-        new = chain.next_host()
-        listen = None if new is None else table["players"][new]["listen"]
-        if listen is None:
+        candidates = chain.candidates()
+        if not candidates:
             raise HostLost("this seat hosted and no other seat can take over")
-        self.address = (listen[0], listen[1])
-        self._dial = None
-        deadline = trio.current_time() + 2 * grace_ms / 1000  # the others' wait, then gathering
-        pause = cfg.retry_s
-        while True:
-            try:
-                with trio.fail_at(deadline):
-                    stream = await self._open()
-                    try:
-                        seat, last = await hs.rejoin(stream, self.identity, -1)
-                        records: list[dict[str, Any]] = []
-                        while len(records) <= last:
-                            msg = await hs.receive_message(stream)
-                            if msg["k"] == "rec" and set(msg) == {"k", "rec"}:
-                                records.append(msg["rec"])
-                    except BaseException:
-                        await trio.aclose_forcefully(stream)
-                        raise
+        got = None
+        for k, new in enumerate(candidates):  # the first: the others' wait, then gathering
+            listen = table["players"][new]["listen"]
+            self.address = (listen[0], listen[1])
+            self._dial = None
+            got = await self._fetch_all((2 if k == 0 else 1) * grace_ms / 1000)
+            if got is not None:
                 break
-            except trio.TooSlowError:
-                raise HostLost(f"no new host at {self.address} in time") from None
-            except (*DROPPED, hs.NetError, FrameError) as exc:
-                log.info("seat %s: resume with the new host failed: %s", self.seat, exc)
-                await trio.sleep(pause)
-                pause = min(pause * 2, cfg.retry_max_s)
+        if got is None:
+            raise HostLost("no seat took over as host")
+        stream, seat, records = got
         if seat != self.seat:
             raise hs.NetError(hs.UNEXPECTED, f"resumed as seat {seat}")
         self.me = LocalSeat.from_records(self.identity, self.seed, self.agent, records)
@@ -487,6 +478,36 @@ class Peer:
                  len(records) - 1)
         for env in self.me.finish_restore():
             await self.send(env)
+
+    async def _fetch_all(
+        self, wait_s: float
+    ) -> tuple[FramedStream, int, list[dict[str, Any]]] | None:
+        """Resume at ``address`` with ``have`` -1, retrying for ``wait_s``: the stream, the seat
+        and every record; None if nobody answered as host in time."""
+        deadline = trio.current_time() + wait_s
+        pause = self.config.retry_s
+        while True:
+            try:
+                with trio.fail_at(deadline):
+                    stream = await self._open()
+                    try:
+                        seat, last = await hs.rejoin(stream, self.identity, -1)
+                        records: list[dict[str, Any]] = []
+                        while len(records) <= last:
+                            msg = await hs.receive_message(stream)
+                            if msg["k"] == "rec" and set(msg) == {"k", "rec"}:
+                                records.append(msg["rec"])
+                    except BaseException:
+                        await trio.aclose_forcefully(stream)
+                        raise
+                return stream, seat, records
+            except trio.TooSlowError:
+                log.info("seat %s: no new host at %s in time", self.seat, self.address)
+                return None
+            except (*DROPPED, hs.NetError, FrameError) as exc:
+                log.info("seat %s: resume with the new host failed: %s", self.seat, exc)
+                await trio.sleep(pause)
+                pause = min(pause * 2, self.config.retry_max_s)
 
     async def _resume(self, grace_ms: int) -> None:
         """Reconnect and catch up, retrying until ``grace_ms`` has passed; HostLost after."""
@@ -586,6 +607,8 @@ class Peer:
                     except ProtocolError as exc:
                         await self._report(exc)
                         raise
+                if not hosted:
+                    await self._done()
                 nursery.cancel_scope.cancel()
             return self.me.session.result
         except BaseExceptionGroup as group:
@@ -797,9 +820,12 @@ class Peer:
                 nursery.cancel_scope.cancel()
 
     async def _failover(self, grace_ms: int, deposing: bool = False) -> bool:
-        """The host is gone (or censors, ``deposing``): this seat votes ``depose`` and the next
-        seat still at the table hosts. Return True once this peer has hosted the rest of the
-        match; False once resumed with the new host; raise HostLost if neither works."""
+        """The host is gone (or censors, ``deposing``): this seat votes ``depose`` and tries the
+        candidates in turn (PROTOCOL.md 7.6), each for ``grace_ms``, the old host once more
+        after the first (the drop may have been this seat's own link); the first that hosts is
+        the new host, and this seat hosts when its turn comes. Return True once this peer has
+        hosted the rest of the match; False once resumed with a host; raise HostLost if none
+        works."""
         assert self.me is not None and self.seat is not None
         session = self.me.session
         old = session.host
@@ -808,64 +834,106 @@ class Peer:
                 await self._resume(grace_ms)
                 return False
             raise HostLost("no majority can replace the host at two seats")
-        new = session.chain.next_host()
-        if new is None:
-            raise HostLost("no seat left to host")
-        self.deposing = old
-        vote = session.vote("depose", old)
-        if new != self.seat and self._nursery is not None:  # beside the resume: an address
-            # that swallows packets must not hold it up (the vote also goes over the resumed
-            # connection)
-            self._nursery.start_soon(links.send_vote, self.identity, session, new,
-                                     vote_frame("depose", old, vote))
-        if new == self.seat:
-            self._links.cancel()  # the host answers on the listen address from now on
-            if self.listeners is None:
-                raise HostLost("this seat is the next host but announced no address")
-            self._act_scope.cancel()  # the host runs this seat's agent from now on
-            if self.stream is not None:
-                await trio.aclose_forcefully(self.stream)
-                self.stream = None
-            body = session.table_body
-            config = HostConfig(
-                players=session.n,
-                variant=body["variant"],
-                options=body["options"],
-                timers=Timers.from_body(body["timers"]),
-                name=self.config.name,
-                seed=self.seed,
-                linger_s=self.config.linger_s,
-                censor_ms=self.config.censor_ms,
-            )
-            self.host = Host(
-                self.identity, config, self.agent, takeover=self.me, listeners=self.listeners
-            )
-            self.host.tally = self.depose_votes
-            await self.host.run()
-            return True
-        listen = session.table_body["players"][new]["listen"]
-        if listen is None:
-            raise HostLost(f"seat {new} is the next host but announced no address")
-        log.warning("seat %d: seat %d hosts from now on at %s", self.seat, new, listen)
+        candidates = session.chain.candidates()
+        if not candidates:
+            raise HostLost("no seat can take over as host (the others announced no address)")
         before = (self.address, self._dial)
-        self.address = (listen[0], listen[1])
-        self._dial = self._new_host_dialer(new, listen)  # its address (or the relay)
-        wait_ms = grace_ms
-        if deposing:  # the next host sees the censorship by its own clock: allow it that time
-            wait_ms += session.table_body["timers"]["turn_ms"] + self.config.censor_ms
-        try:
-            await self._resume(wait_ms)
-        except HostLost:
-            # nobody took over: the drop may have been this seat's own (a stalled link), and
-            # the host may still be there; one more grace with it (it refuses the seat once it
-            # has recorded it as gone)
-            log.warning("seat %d: seat %d does not host; trying the host again", self.seat, new)
-            self.address, self._dial = before
-            self.deposing = None
-            await self._resume(grace_ms)
-        if session.host == old and self.deposing is not None:
-            self._vote("depose", old)
+        for k, new in enumerate(candidates):
+            self.deposing = old
+            if new == self.seat:
+                if self.config.restore and await self._find_host(candidates[k + 1 :]):
+                    return False  # restarted late: a later candidate hosts already
+                return await self._take_over()
+            vote = session.vote("depose", old)
+            if self._nursery is not None:  # beside the resume: an address that swallows
+                # packets must not hold it up (the vote also goes over the resumed connection)
+                self._nursery.start_soon(links.send_vote, self.identity, session, new,
+                                         vote_frame("depose", old, vote))
+            listen = session.table_body["players"][new]["listen"]
+            log.warning("seat %d: seat %d hosts from now on at %s", self.seat, new, listen)
+            self.address = (listen[0], listen[1])
+            self._dial = self._new_host_dialer(new, listen)  # its address (or the relay)
+            wait_ms = grace_ms
+            if deposing:  # the candidate sees the censorship by its own clock: allow it that
+                wait_ms += session.table_body["timers"]["turn_ms"] + self.config.censor_ms
+            try:
+                await self._resume(wait_ms)
+            except HostLost:
+                log.warning("seat %d: seat %d does not host", self.seat, new)
+                if k > 0:
+                    continue
+                # the drop may have been this seat's own (a stalled link) and the host still
+                # there: one more grace with it (it refuses the seat once it has it as gone)
+                self.address, self._dial = before
+                self.deposing = None
+                try:
+                    await self._resume(grace_ms)
+                except HostLost:
+                    continue
+                return False
+            if session.host == old and self.deposing is not None:
+                self._vote("depose", old)
+            return False
+        raise HostLost("no seat took over as host")
+
+    async def _find_host(self, later: list[int]) -> bool:
+        """After a restart, before this seat takes over: whether a later candidate hosts
+        already (the others moved on while this seat was down); resumed with it if so."""
+        assert self.me is not None
+        session = self.me.session
+        for seat in later:
+            listen = session.table_body["players"][seat]["listen"]
+            self.address = (listen[0], listen[1])
+            self._dial = self._new_host_dialer(seat, listen)
+            try:
+                await self._resume(FIND_HOST_MS)
+            except HostLost:
+                continue
+            if session.host != seat:  # it is still gathering: it needs this seat's vote
+                self._vote("depose", session.host)
+            return True
         return False
+
+    async def _take_over(self) -> bool:
+        """This seat is the candidate whose turn it is: host the rest of the match."""
+        assert self.me is not None
+        session = self.me.session
+        self._links.cancel()  # the host answers on the listen address from now on
+        if self.listeners is None:
+            raise HostLost("this seat is the next host but announced no address")
+        self._act_scope.cancel()  # the host runs this seat's agent from now on
+        if self.stream is not None:
+            await trio.aclose_forcefully(self.stream)
+            self.stream = None
+        body = session.table_body
+        config = HostConfig(
+            players=session.n,
+            variant=body["variant"],
+            options=body["options"],
+            timers=Timers.from_body(body["timers"]),
+            name=self.config.name,
+            seed=self.seed,
+            linger_s=self.config.linger_s,
+            censor_ms=self.config.censor_ms,
+        )
+        self.host = Host(
+            self.identity, config, self.agent, takeover=self.me, listeners=self.listeners
+        )
+        self.host.tally = self.depose_votes
+        await self.host.run()
+        return True
+
+    async def _done(self) -> None:
+        """Tell the host this seat holds the last record (PROTOCOL.md 4.3), so it need not wait
+        for it; best effort (a host not told waits out the grace)."""
+        assert self.me is not None
+        if self.stream is None:
+            return
+        with trio.move_on_after(1):
+            try:
+                await hs.send_message(self.stream, {"k": "done", "last": len(self.me.records) - 1})
+            except DROPPED:
+                pass
 
     async def _report(self, exc: ProtocolError) -> None:
         log.error("seat %s refuses a record: %s", self.seat, exc)

@@ -26,9 +26,12 @@ record it authored (a ``chat`` aside: talking is not playing) and signed, and pe
 ``(kind, target)`` the last record that used votes.
 
 Host changes: a ``host_change`` body ``{"old": current host, "new": s}`` authored by ``s``, where
-``s`` is the next seat after the current host (cyclically) still at the table, may be sequenced
-by the old host or by ``s``; from the next record on (the host change record itself when ``s``
-signs it) records must be signed by ``s``'s host key. The old host stays at the table as an
+``s`` is a *candidate* (:meth:`ChainChecker.candidates`: a seat other than the current host, still
+at the table, whose ``table`` entry gives a ``listen`` address), may be sequenced by the old host
+or by ``s`` (another seat: ``BAD_CHAIN``). Seats try the candidates in order, the next one first
+(:meth:`ChainChecker.next_host`), so a later one hosts only when the earlier ones did not.
+From the next record on (the host change record itself when ``s`` signs it) records must be
+signed by ``s``'s host key. The old host stays at the table as an
 ordinary seat (its envelopes are sequenced again once it resumes with the new host); a record it
 signs as host after the change is ``BAD_CHAIN`` naming it. A ``left`` body removes its seat from
 the table; later envelopes by that seat are refused.
@@ -110,6 +113,7 @@ class ChainChecker:
         self._last_t: int | None = None
         self._checked: tuple[bytes, int] | None = None  # (record hash, index) last passed
         self._checked_rec: dict | None = None  # the record object last passed
+        self._listening: set[int] | None = None  # seats with a listen address (record 0)
 
     # ------------------------------------------------------------------ queries
     @property
@@ -194,15 +198,25 @@ class ChainChecker:
         """The index of the record with hash ``h`` (-1 for the genesis hash), or None."""
         return self._index.get(h)
 
-    def next_host(self) -> int | None:
-        """The seat that takes over if the current host goes: the next one still at the table."""
+    def candidates(self) -> list[int]:
+        """The seats that may take over from the current host, in the order the seats try them:
+        the seats after it, cyclically, still at the table, with a host key and (once record 0
+        is in) a ``listen`` address in the table (PROTOCOL.md 7.6)."""
         if self._host is None:
-            return None
+            return []
+        out = []
         for k in range(1, self.n):
             s = (self._host + k) % self.n
-            if s in self._at_table and s in self.host_keys:
-                return s
-        return None
+            listens = self._listening is None or s in self._listening
+            if s in self._at_table and s in self.host_keys and listens:
+                out.append(s)
+        return out
+
+    def next_host(self) -> int | None:
+        """The first candidate (:meth:`candidates`): the seat that takes over if the host goes
+        and that seat is there to do it; None if there is none."""
+        first = self.candidates()[:1]
+        return first[0] if first else None
 
     # ------------------------------------------------------------------ checks
     def check_envelope(self, env: object, fault: int | None) -> dict:
@@ -239,10 +253,12 @@ class ChainChecker:
         if not first and kind == "table":
             raise ProtocolError("BAD_CHAIN", fault, f"a table from seat {author} after record 0")
         if kind == "host_change" and (
-            body["old"] != self._host or body["new"] != self.next_host()
+            body["old"] != self._host or body["new"] not in self.candidates()
         ):
             raise ProtocolError(
-                "BAD_CHAIN", fault, f"host change {body['old']} -> {body['new']} out of turn"
+                "BAD_CHAIN", fault,
+                f"host change {body['old']} -> {body['new']}: not the host, or a seat that "
+                "cannot host (gone, or no listen address)",
             )
         self.check_vote_body(body, author, fault)
         if kind == "table":
@@ -281,7 +297,7 @@ class ChainChecker:
             body.get("type") == "host_change"
             and rec["env"]["seat"] == h
             and body.get("new") == h
-            and h == self.next_host()
+            and h in self.candidates()
         )
         if not ok:
             raise ProtocolError("BAD_CHAIN", h, f"seat {h} signed a record but is not the host")
@@ -355,7 +371,11 @@ class ChainChecker:
             self._last_use[kt] = rec["i"]
         if self._host is None:
             self._host = rec["h"]
-        if body["type"] == "left":
+        if body["type"] == "table":
+            self._listening = {
+                s for s, p in enumerate(body["players"]) if p.get("listen") is not None
+            }
+        elif body["type"] == "left":
             self._at_table.discard(body["seat"])
         elif body["type"] == "resign":
             self._at_table.discard(env["seat"])

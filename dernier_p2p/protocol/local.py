@@ -48,8 +48,10 @@ class LocalTable:
         options: dict | None = None,
         host: int = 0,
         tamper: Tamper | None = None,
+        listen: Sequence[tuple[str, int] | None] | None = None,
     ) -> None:
         n = len(seeds)
+        where = list(listen) if listen is not None else [None] * n
         self.n = n
         self.seeds = [bytes(s) for s in seeds]
         self.game = digest("dernier-p2p/local-game", [variant, self.seeds])[:16]
@@ -60,7 +62,8 @@ class LocalTable:
             "variant": variant,
             "options": dict(options or {}),
             "players": [
-                {"name": f"seat {k}", "key": self.identities[k].public_bytes(), "listen": None}
+                {"name": f"seat {k}", "key": self.identities[k].public_bytes(),
+                 "listen": None if where[k] is None else list(where[k])}
                 for k in range(n)
             ],
             "timers": dict(DEFAULT_TIMERS),

@@ -93,6 +93,7 @@ class Scenario:
     # the groups that name it) derive from it
     policy: type[Eager] = Eager  # the bot every seat plays
     probe: Callable[[LocalTable], set[str]] | None = None  # more names to seek, from the end
+    listen: frozenset[int] = frozenset()  # seats whose table entry gives a listen address
 
 
 def tie_names(table: LocalTable) -> set[str]:
@@ -150,9 +151,15 @@ SCENARIOS: list[Scenario] = [
              comment="standard: a seat resigns at a table of four; the hand is void and the "
              "other three play a new hand"),
     Scenario("dernier-3p-hostchange", "dernier", 3, frozenset(), script={2: host_change(1)},
+             listen=frozenset({0, 1}),
              comment="the host is deposed; seat 1 takes over with host_change and the depose "
              "votes of seats 1 and 2, then left with votes for seat 0, who goes out: the two "
-             "others play a new hand"),
+             "others play a new hand (seats 0 and 1 list a listen address, seat 2 none)"),
+    Scenario("dernier-4p-hostskip", "dernier", 4, frozenset(), script={2: host_change(2)},
+             listen=frozenset({0, 2, 3}),
+             comment="seat 1 lists no listen address, so it cannot host: when the host is "
+             "deposed, seat 2 takes over with the depose votes of seats 2, 1 and 3, then left "
+             "with votes for seat 0; the three others play a new hand"),
     Scenario("dernier-8p", "dernier", 8, frozenset(), forget=0.2,
              options={"match": ["hands", 1], "hand_size": 2},
              comment="a hand of dernier at eight seats"),
@@ -263,7 +270,9 @@ def drive(
     """Play the scenario's match for one trial seed. ``stop(table, round)`` may inject a cheat;
     when it returns True the match is delivered once more and ends there. ``tamper(table)``
     gives the table's hook that may rewrite an envelope before the host sequences it."""
-    table = LocalTable(sc.variant, seeds_for(sc.name, trial, sc.players), dict(sc.options))
+    listen = [("127.0.0.1", 47630 + k) if k in sc.listen else None for k in range(sc.players)]
+    table = LocalTable(sc.variant, seeds_for(sc.name, trial, sc.players), dict(sc.options),
+                       listen=listen)
     if tamper is not None:
         table.tamper = tamper(table)
     rng = random.Random(trial)

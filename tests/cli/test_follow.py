@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
-from dernier_p2p.cli.follow import countdown_line, presence_line, session_notice
-from dernier_p2p.net.seat import Presence
+import trio
+import trio.testing
+
+from dernier_p2p.cli.follow import Narrator, countdown_line, presence_line, session_notice
+from dernier_p2p.net.seat import LocalSeat, Presence
+from dernier_p2p.protocol.envelope import genesis_hash, sign_envelope
+from dernier_p2p.protocol.sequencer import Sequencer
 from dernier_p2p.protocol.session import SessionEvent
+from dernier_p2p.wire.identity import IdentityKey
+from dernier_p2p.wire.version import PROTOCOL_VERSION
 
 NAMES = ["Ann", "Bea", "Cid"]
 
@@ -33,3 +40,53 @@ def test_a_new_host_is_worded_for_everyone_and_for_itself() -> None:
     event = SessionEvent("host-change", 0, "from seat 2")
     assert session_notice(event, NAMES, 1) == "Ann hosts the table from now on."
     assert session_notice(event, NAMES, 0) == "You host the table from now on."
+
+
+def _seat_of_ann() -> LocalSeat:
+    """Ann's seat (seat 0, the host) at a real table of Ann, Bea and Cid (record 0 only)."""
+    game = bytes(range(16))
+    ids = [IdentityKey.generate(bytes([70 + k]) * 32) for k in range(3)]
+    body = {"type": "table", "version": PROTOCOL_VERSION, "variant": "dernier",
+            "options": {"match": ["hands", 1]},
+            "players": [{"name": name, "key": ids[k].public_bytes(), "listen": None}
+                        for k, name in enumerate(NAMES)],
+            "timers": {"turn_ms": 30_000, "declare_ms": 3_000, "grace_ms": 60_000}}
+    env = sign_envelope(ids[0], game, 0, 0, genesis_hash(game), body)
+    rec0 = Sequencer(ids[0], game, 0).submit(env, 0, 1000)
+    return LocalSeat(ids[0], 0, rec0, bytes(32), None)
+
+
+async def test_the_countdown_loop_ticks_while_a_seat_is_away_then_tells_its_return(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """The running countdown (Narrator.countdown, on a mock clock): Bea drops with 60 s, a line
+    every 15 s; Cid drops with 20 s: his lines stop once his grace is out; Bea comes back."""
+    lines: list[str] = []
+    seat = _seat_of_ann()
+    narrator = Narrator(lines.append, [], colour=False, progress=False)
+    narrator.seat = seat
+
+    async def away_and_back() -> None:
+        seat.note_status(1, "dropped", 60_000)
+        narrator.flush()  # the table's follow task prints notices as they come
+        await trio.sleep(31)
+        seat.note_status(2, "dropped", 20_000)
+        narrator.flush()
+        await trio.sleep(29)  # Cid's grace runs out at 51 s
+        seat.note_status(1, "back", 0)
+        narrator.flush()
+        await trio.sleep(40)  # nobody away: nothing more is told
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(narrator.countdown, seat)
+        await away_and_back()
+        nursery.cancel_scope.cancel()
+    assert lines == [
+        "Bea lost connection — waiting 60 s (reconnecting…)",
+        "Bea: 45 s left to reconnect…",
+        "Bea: 30 s left to reconnect…",
+        "Cid lost connection — waiting 20 s (reconnecting…)",
+        "Bea: 14 s left to reconnect…",
+        "Cid: 5 s left to reconnect…",
+        "Bea is back.",
+    ]

@@ -8,6 +8,7 @@ import re
 import socket
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,24 +20,87 @@ from tests.cli.helpers import dernier, spawn
 BOT = ["--bot", "--no-colour"]
 
 
-def _reap(*procs: subprocess.Popen[bytes]) -> None:
-    for p in procs:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
+class Table:
+    """The ``dernier`` processes of one table on 127.0.0.1, each writing to ``out-NAME`` in the
+    test's folder: started, watched, killed and started again; :meth:`reap` kills what is left
+    (the fixture does, whatever the test's end)."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.procs: dict[str, subprocess.Popen[bytes]] = {}
+        self.port = _free_ports(1)[0]
+
+    def out(self, name: str) -> Path:
+        return self.tmp / f"out-{name}"
+
+    def text(self, name: str) -> str:
+        return self.out(name).read_text(errors="replace")
+
+    def start(self, name: str, *args: str) -> None:
+        self.procs[name] = spawn(self.tmp, self.out(name), *args)
+
+    def host(self, name: str = "host", players: int = 4, *extra: str) -> None:
+        """``dernier host`` (Ann, seat 0) on the table's port; waits until it listens (or, run
+        again after a crash, until it restarts as a seat)."""
+        self.start(name, *_host_args(self.tmp, players, "--port", str(self.port), *extra))
+        self.wait(name, r"on port \d+|Restarting from")
+
+    def join(self, k: int, *extra: str, name: str | None = None, seated: bool = True) -> None:
+        """``dernier join`` as P``k``; waits until it is seated (``seated``)."""
+        self.start(name or f"p{k}", *_join_args(self.tmp, k, self.port, *extra))
+        if seated:
+            self.wait(name or f"p{k}", r"Seated at seat (\d)")
+
+    def wait(self, name: str, pattern: str, limit: float = 120) -> str:
+        """Wait until ``name``'s output matches ``pattern``; the first group (or the match)."""
+        proc = self.procs[name]
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline:
+            found = re.search(pattern, self.text(name))
+            if found:
+                return found.group(1) if found.groups() else found.group(0)
+            if proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        raise AssertionError(f"{name} never showed {pattern!r}: {self.text(name)}")
+
+    def kill(self, name: str) -> None:
+        """The process dies (SIGKILL): only its key and transcript survive."""
+        self.procs[name].kill()
+        self.procs[name].wait()
+
+    def finish(self, *names: str) -> dict[str, str]:
+        """Wait for ``names`` to end; their outputs. Each must exit 0, show the final scores
+        and no traceback."""
+        codes = {n: self.procs[n].wait(timeout=300) for n in names}
+        texts = {n: self.text(n) for n in names}
+        assert set(codes.values()) == {0}, (codes, texts)
+        for text in texts.values():
+            assert "Final scores:" in text and "Traceback" not in text
+        return texts
+
+    def verified(self, seats: list[int]) -> None:
+        """The seats' transcripts are the same bytes and ``dernier verify`` accepts each."""
+        data = [(self.tmp / f"t{k}").read_bytes() for k in seats]
+        assert all(d == data[0] for d in data)
+        for k in seats:
+            check = dernier(self.tmp, "verify", str(self.tmp / f"t{k}"))
+            assert check.returncode == 0, check.stdout
+
+    def reap(self) -> None:
+        for p in self.procs.values():
+            if p.poll() is None:
+                p.kill()
+                p.wait()
 
 
-def _wait_text(proc: subprocess.Popen[bytes], out: Path, pattern: str, limit: float = 120) -> str:
-    """Wait until ``out`` matches ``pattern``; the first group (or the match)."""
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline:
-        found = re.search(pattern, out.read_text(errors="replace"))
-        if found:
-            return found.group(1) if found.groups() else found.group(0)
-        if proc.poll() is not None:
-            break
-        time.sleep(0.05)
-    raise AssertionError(f"never saw {pattern!r}: {out.read_text(errors='replace')}")
+@pytest.fixture
+def table(tmp_path: Path) -> Iterator[Table]:
+    t = Table(tmp_path)
+    try:
+        yield t
+    finally:
+        t.reap()
 
 
 def _free_ports(count: int) -> list[int]:
@@ -50,10 +114,10 @@ def _free_ports(count: int) -> list[int]:
             s.close()
 
 
-def _host_args(tmp: Path, *extra: str) -> list[str]:
-    return ["host", "--players", "4", "--hands", "1", "--bind", "127.0.0.1", "--no-announce",
-            "--no-map", "--key", str(tmp / "k0.pem"), "--transcript", str(tmp / "t0"),
-            "--name", "Ann", *extra, *BOT]
+def _host_args(tmp: Path, players: int, *extra: str) -> list[str]:
+    return ["host", "--players", str(players), "--hands", "1", "--bind", "127.0.0.1",
+            "--no-announce", "--no-map", "--key", str(tmp / "k0.pem"),
+            "--transcript", str(tmp / "t0"), "--name", "Ann", *extra, *BOT]
 
 
 def _join_args(tmp: Path, k: int, port: int, *extra: str) -> list[str]:
@@ -61,76 +125,60 @@ def _join_args(tmp: Path, k: int, port: int, *extra: str) -> list[str]:
             "--transcript", str(tmp / f"t{k}"), *extra, *BOT]
 
 
-def _verified(tmp: Path, seats: list[int]) -> None:
-    data = [(tmp / f"t{k}").read_bytes() for k in seats]
-    assert all(d == data[0] for d in data)
-    for k in seats:
-        check = dernier(tmp, "verify", str(tmp / f"t{k}"))
-        assert check.returncode == 0, check.stdout
+@pytest.mark.slow
+def test_a_joiner_killed_mid_hand_comes_back_with_the_same_command(table: Table) -> None:
+    table.host()
+    for k in (1, 2, 3):
+        table.join(k)
+    table.wait("p2", r"First card turned up")
+    table.wait("p2", r" plays ")
+    table.kill("p2")  # the process dies mid-hand: only its transcript and key survive
+    table.join(2, name="p2b", seated=False)
+    texts = table.finish("host", "p1", "p3", "p2b")
+    assert "Resuming your seat from" in texts["p2b"] and "Back at seat" in texts["p2b"]
+    assert "forfeits" not in texts["host"]
+    table.verified([0, 1, 2, 3])
 
 
 @pytest.mark.slow
-def test_a_joiner_killed_mid_hand_comes_back_with_the_same_command(tmp_path: Path) -> None:
-    outs = [tmp_path / f"out{k}" for k in range(4)]
-    host_port = _free_ports(1)[0]
-    procs = [spawn(tmp_path, outs[0], *_host_args(tmp_path, "--port", str(host_port)))]
-    again = None
-    try:
-        _wait_text(procs[0], outs[0], r"on port (\d+)")
-        for k in (1, 2, 3):
-            procs.append(spawn(tmp_path, outs[k], *_join_args(tmp_path, k, host_port)))
-            _wait_text(procs[k], outs[k], r"Seated at seat (\d)")
-        _wait_text(procs[2], outs[2], r"First card turned up")
-        _wait_text(procs[2], outs[2], r" plays ")
-        procs[2].kill()  # the process dies mid-hand: only its transcript and key survive
-        procs[2].wait()
-        again = spawn(tmp_path, tmp_path / "out2b", *_join_args(tmp_path, 2, host_port))
-        codes = [p.wait(timeout=300) for p in (procs[0], procs[1], procs[3], again)]
-    finally:
-        _reap(*procs, *([again] if again else []))
-    texts = [o.read_text() for o in (outs[0], outs[1], outs[3], tmp_path / "out2b")]
-    assert codes == [0, 0, 0, 0], texts
-    assert "Resuming your seat from" in texts[3] and "Back at seat" in texts[3]
-    for text in texts:
-        assert "Final scores:" in text and "Traceback" not in text
-    assert "forfeits" not in texts[0]
-    _verified(tmp_path, [0, 1, 2, 3])
+def test_a_restarted_host_is_a_candidate_again_and_hosts_after_the_next(table: Table) -> None:
+    """Three seats; P2 gives no listen address (never a candidate, PROTOCOL.md 7.6). The host
+    is killed mid-hand: P1 hosts, and the host, started again with the same command, comes back
+    as a seat of P1 (listening at its old address). Then P1 is killed: the old host, the only
+    candidate left, hosts again, and P1, started again, comes back as its seat."""
+    grace = ["--grace-seconds", "3"]
+    listen = _free_ports(1)[0]
+    table.host("host", 3, *grace)
+    table.join(1, "--listen", f"127.0.0.1:{listen}")
+    table.join(2, "--no-listen")
+    table.wait("p1", r"this seat can host the table")
+    table.wait("p1", r" plays ")
+    table.kill("host")
+    table.host("host2", 3, *grace)
+    table.wait("p1", r"You host the table from now on\.")
+    table.wait("host2", r"Back at seat 0")
+    table.kill("p1")
+    table.join(1, "--listen", f"127.0.0.1:{listen}", name="p1b", seated=False)
+    texts = table.finish("host2", "p2", "p1b")
+    assert "Restarting from" in texts["host2"]
+    assert "P1 hosts the table from now on." in texts["host2"]
+    assert "You host the table from now on." in texts["host2"]
+    assert "P1 hosts the table from now on." in texts["p2"]
+    assert "Ann hosts the table from now on." in texts["p2"]
+    assert "Restarting from" in texts["p1b"] and "Ann hosts the table from now on." in texts["p1b"]
+    for text in texts.values():
+        assert "forfeits" not in text
+    assert (table.tmp / "t0.crashed").exists() and (table.tmp / "t1.crashed").exists()
+    table.verified([0, 1, 2])
+    changes = [(b["old"], b["new"]) for b in _bodies(table.tmp / "t0")
+               if b["type"] == "host_change"]
+    assert changes == [(0, 1), (1, 0)]
 
 
-@pytest.mark.slow
-def test_the_host_killed_mid_hand_comes_back_as_a_seat_of_the_next_host(tmp_path: Path) -> None:
-    outs = [tmp_path / f"out{k}" for k in range(4)]
-    host_port, *listen = _free_ports(4)
-    grace = ["--grace-seconds", "5"]
-    procs = [spawn(tmp_path, outs[0], *_host_args(tmp_path, "--port", str(host_port), *grace))]
-    again = None
-    try:
-        _wait_text(procs[0], outs[0], r"on port (\d+)")
-        for k in (1, 2, 3):
-            where = f"127.0.0.1:{listen[k - 1]}"
-            procs.append(spawn(tmp_path, outs[k],
-                               *_join_args(tmp_path, k, host_port, "--listen", where)))
-            _wait_text(procs[k], outs[k], r"Seated at seat (\d)")
-        for k in (1, 2, 3):
-            _wait_text(procs[k], outs[k], r"this seat can host the table")
-        _wait_text(procs[1], outs[1], r" plays ")
-        procs[0].kill()  # the host's process dies mid-hand
-        procs[0].wait()
-        again = spawn(tmp_path, tmp_path / "out0b", *_host_args(tmp_path, "--port",
-                                                                str(host_port), *grace))
-        codes = [p.wait(timeout=300) for p in (procs[1], procs[2], procs[3], again)]
-    finally:
-        _reap(*procs, *([again] if again else []))
-    texts = [o.read_text() for o in (outs[1], outs[2], outs[3], tmp_path / "out0b")]
-    assert codes == [0, 0, 0, 0], texts
-    assert "You host the table from now on." in texts[0]
-    assert "P1 hosts the table from now on." in texts[1]
-    assert "Restarting from" in texts[3] and "P1 hosts the table from now on." in texts[3]
-    for text in texts:
-        assert "Final scores:" in text and "Traceback" not in text
-        assert "Ann forfeits" not in text
-    assert (tmp_path / "t0.crashed").exists()
-    _verified(tmp_path, [0, 1, 2, 3])
+def _bodies(path: Path) -> list[dict]:
+    from dernier_p2p.wire.transcript import read_transcript
+
+    return [r["env"]["body"] for r in read_transcript(path)]
 
 
 def test_listen_takes_host_and_an_optional_port() -> None:
@@ -203,31 +251,19 @@ async def test_a_hello_told_to_resume_comes_back_from_the_transcript(tmp_path: P
 
 
 @pytest.mark.slow
-def test_a_joiner_gone_for_good_at_four_seats_leaves_and_three_finish(tmp_path: Path) -> None:
-    outs = [tmp_path / f"out{k}" for k in range(4)]
-    host_port = _free_ports(1)[0]
-    procs = [spawn(tmp_path, outs[0], *_host_args(tmp_path, "--port", str(host_port),
-                                                  "--grace-seconds", "3"))]
-    try:
-        _wait_text(procs[0], outs[0], r"on port (\d+)")
-        for k in (1, 2, 3):
-            procs.append(spawn(tmp_path, outs[k], *_join_args(tmp_path, k, host_port)))
-            _wait_text(procs[k], outs[k], r"Seated at seat (\d)")
-        _wait_text(procs[2], outs[2], r" plays ")
-        procs[2].kill()  # gone for good: never started again
-        procs[2].wait()
-        codes = [p.wait(timeout=300) for p in (procs[0], procs[1], procs[3])]
-    finally:
-        _reap(*procs)
-    texts = [o.read_text() for o in (outs[0], outs[1], outs[3])]
-    assert codes == [0, 0, 0], texts
-    for text in texts:
+def test_a_joiner_gone_for_good_at_four_seats_leaves_and_three_finish(table: Table) -> None:
+    table.host("host", 4, "--grace-seconds", "3")
+    for k in (1, 2, 3):
+        table.join(k)
+    table.wait("p2", r" plays ")
+    table.kill("p2")  # gone for good: never started again
+    texts = table.finish("host", "p1", "p3")
+    for text in texts.values():
         assert "P2 lost connection — waiting 3 s (reconnecting…)" in text
-        assert "Final scores:" in text and "Traceback" not in text
-    _verified(tmp_path, [0, 1, 3])
+    table.verified([0, 1, 3])
+    bodies = _bodies(table.tmp / "t0")
+    gone = next(i for i, b in enumerate(bodies) if b["type"] == "left" and b["seat"] == 2)
     from dernier_p2p.wire.transcript import read_transcript
 
-    records = read_transcript(tmp_path / "t0")
-    bodies = [r["env"]["body"] for r in records]
-    gone = next(i for i, b in enumerate(bodies) if b["type"] == "left" and b["seat"] == 2)
+    records = read_transcript(table.tmp / "t0")
     assert {r["env"]["seat"] for r in records[gone + 1 :]} >= {0, 1, 3}  # the three play on

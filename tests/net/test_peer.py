@@ -460,3 +460,45 @@ async def test_at_two_seats_a_host_that_stalls_the_match_is_left_after_an_abando
     records = transcripts(tmp_path, [1])[1]
     assert not {"timeout", "left", "no_contest"} & {r["env"]["body"]["type"] for r in records}
     assert check_records(records).code == "INCOMPLETE"
+
+
+async def test_the_host_and_the_next_host_lost_together_the_seat_after_them_hosts(
+    tmp_path: Path,
+) -> None:
+    """Seats 0 (the host) and 1 (the next host) die at once at five seats: the others try seat
+    1 for a grace, then seat 2 (the next candidate) hosts with the depose votes of seats 2, 3
+    and 4, the two lost seats are voted out, and the three finish the match."""
+
+    killed = []
+
+    async def kill_host_and_next(table: Any) -> None:
+        await wait_for(lambda: mid_hand(table, 40))
+        killed.append(len(table.host.records))
+        table.scopes[0].cancel()
+        table.scopes[1].cancel()
+
+    table = await play(tmp_path, 5, watch=kill_host_and_next, listen=True,
+                       timers=Timers(turn_ms=30_000, declare_ms=30, grace_ms=1_000), limit=180)
+    assert not table.errors
+    assert table.peers[2].host is not None and table.peers[1].host is None
+    got = transcripts(tmp_path, [2, 3, 4])
+    assert got[2] == got[3] == got[4]
+    bodies = [r["env"]["body"] for r in got[2]]
+    change = [b["type"] for b in bodies].index("host_change")
+    assert (bodies[change]["old"], bodies[change]["new"]) == (0, 2)
+    assert [v["seat"] for v in bodies[change]["votes"]] == [2, 3, 4]  # its own vote first
+    assert change > 40 and killed[0] >= change  # mid-hand
+    # the old hosts stay seats after the change: the new host gives them their grace to
+    # resume, and only then (they never came back) records them as left
+    away = [(p.seat, p.state) for p in table.peers[2].host.me.presence]
+    assert (0, "dropped") in away and (1, "dropped") in away
+    lefts = [b["seat"] for b in bodies[change + 1 :] if b["type"] == "left"]
+    assert sorted(lefts) == [0, 1]
+    assert {r["h"] for r in got[2][change:]} == {2}
+    assert {r["h"] for r in got[2][:change]} == {0}
+    # what the others hold from the old host is its own history (it may have sequenced more
+    # that never reached anyone before it died)
+    assert got[2][:change] == transcripts(tmp_path, [0])[0][:change]
+    audit = verify(got[2])
+    assert table.results[2] == table.results[3] == table.results[4]
+    assert same_result(table.results[2], audit)

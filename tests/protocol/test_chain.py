@@ -14,6 +14,7 @@ from dernier_p2p.protocol.envelope import (
 )
 from dernier_p2p.protocol.errors import CODES, ProtocolError
 from dernier_p2p.protocol.sequencer import Sequencer
+from dernier_p2p.protocol.votes import sign_vote
 from dernier_p2p.wire.canonical import decode, encode
 from tests.protocol import GAME, Game, identities, table_body
 
@@ -324,21 +325,32 @@ def test_host_change_sequenced_by_the_old_host(g):
     refused(c, after, "BAD_CHAIN", 0)
 
 
-def test_only_the_next_seat_may_take_over():
+def test_a_later_seat_takes_over_only_with_a_quorum_and_the_old_host_votes_never():
+    """The next host is gone (killed with the host, say): seat 2 takes over. With the votes of
+    the seats still there (seat 1, alive but not hosting, among them) it is valid; with too few
+    votes it is not (so no minority can make a later seat host)."""
     g = game_with_acks(4, rounds=1)
     c = fed(g)
+    assert c.candidates() == [1, 2, 3] and c.next_host() == 1
     change = {"type": "host_change", "old": 0, "new": 2, "votes": g.votes("depose", 0, [2, 3])}
     env = g.authors[2].envelope(change, c.head)
     hijack = make_record(g.ids[2], env, 2, c.next_index, c.head, g.t + 1)
-    refused(c, hijack, "BAD_CHAIN", 2)
-    # once seat 1 has left, seat 2 is next
-    g.submit(0, {"type": "left", "seat": 1, "votes": g.votes("left", 1, [0, 2, 3])})
-    c = fed(g)
-    assert c.next_host() == 2
-    change["votes"] = g.votes("depose", 0, [2, 3])
+    refused(c, hijack, "NO_QUORUM", 2)
+    change["votes"] = g.votes("depose", 0, [2, 3, 1])
     env = sign_envelope(g.ids[2], GAME, 2, env["n"], c.head, change)
     c.feed(make_record(g.ids[2], env, 2, c.next_index, c.head, g.t + 1))
-    assert c.host == 2 and c.at_table == {0, 2, 3}
+    assert c.host == 2 and c.at_table == {0, 1, 2, 3}
+    assert c.candidates() == [3, 1]  # seat 0 gave no listen address: it cannot host
+
+
+def test_once_seats_have_left_the_next_still_there_is_next():
+    g = game_with_acks(4, rounds=1)
+    g.submit(0, {"type": "left", "seat": 1, "votes": g.votes("left", 1, [0, 2, 3])})
+    c = fed(g)
+    assert c.next_host() == 2 and c.candidates() == [2, 3]
+    change = {"type": "host_change", "old": 0, "new": 1, "votes": g.votes("depose", 0, [1, 2, 3])}
+    env = g.authors[1].envelope(change, c.head)
+    refused(c, make_record(g.ids[1], env, 1, c.next_index, c.head, g.t + 1), "BAD_CHAIN", 1)
 
 
 def test_host_change_naming_another_old_host(g):
@@ -451,16 +463,20 @@ def test_commit_applies_the_checked_record_with_each_signature_verified_once(mon
 
 
 # ---------------------------------------------------------------------- host turn and host keys
-def test_current_host_may_not_hand_over_out_of_turn(g):
-    """The host itself sequences a host change to seat 2 while seat 1 is next: refused, naming
-    the host (seat 2's own hijack is refused above)."""
+def test_no_host_change_to_a_seat_without_a_listen_address(g):
+    """Seat 0 (the first host) gave no listen address in the table: after seat 1 took over,
+    a host change back to seat 0 is refused (BAD_CHAIN), whoever signs it; seat 2 may."""
     c = fed(g)
     assert c.next_host() == 1
-    env = g.authors[2].envelope(_change(g, 2), c.head)
-    refused(c, _seq_raw(g, env, c), "BAD_CHAIN", 0)
     env = g.authors[1].envelope(_change(g, 1), c.head)
     c.feed(_seq_raw(g, env, c))
-    assert c.host == 1 and c.next_host() == 2
+    assert c.host == 1 and c.candidates() == [2]
+    back = {"type": "host_change", "old": 1, "new": 0,
+            "votes": [sign_vote(g.ids[v], GAME, "depose", 1, v, c.next_index - 1)
+                      for v in (0, 2)]}
+    env0 = sign_envelope(g.ids[0], GAME, 0, c.next_counter(0), c.head, back)
+    refused(c, make_record(g.ids[0], env0, 0, c.next_index, c.head, g.t + 2), "BAD_CHAIN", 0)
+    refused(c, make_record(g.ids[1], env0, 1, c.next_index, c.head, g.t + 2), "BAD_CHAIN", 1)
 
 
 def _change(g: Game, new: int) -> dict:
@@ -488,7 +504,8 @@ def test_next_host_skips_a_seat_without_a_host_key():
     env = g.authors[2].envelope(_change(g, 2), c.head)
     c.feed(make_record(g.ids[2], env, 2, c.next_index, c.head, g.t + 1))
     assert c.host == 2 and c.at_table == {0, 1, 2}  # the old host stays a seat
-    assert c.next_host() == 0  # seat 1 is still at the table but may never host
+    # seat 1 is still at the table but may never host; seat 0 gave no listen address
+    assert c.candidates() == [] and c.next_host() is None
 
 
 def test_record_signed_as_a_seat_without_a_host_key_is_a_protocol_error():

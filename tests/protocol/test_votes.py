@@ -39,7 +39,8 @@ def seeds(n: int) -> list[bytes]:
 
 def dealt(n: int) -> LocalTable:
     """A table of ``n`` seats (host 0) waiting on a move of a seat other than the host."""
-    table = LocalTable("dernier", seeds(n), {"match": ["hands", 1]})
+    listen = [("127.0.0.1", 7000 + k) for k in range(n)]
+    table = LocalTable("dernier", seeds(n), {"match": ["hands", 1]}, listen=listen)
     table.deliver()
     bots = [HeuristicBot(k) for k in range(n)]
     rng = random.Random(3)

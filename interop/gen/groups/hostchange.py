@@ -22,6 +22,8 @@ def build(bases: dict[str, Base]) -> None:
         host_change_cases(bases["dernier-3p-hostchange"])
     if "dernier-3p-timeout" in bases:
         abandon_cases(bases["dernier-3p-timeout"])
+    if "dernier-4p-hostskip" in bases:
+        host_skip_cases(bases["dernier-4p-hostskip"])
 
 
 def abandon_cases(b: Base) -> None:
@@ -77,7 +79,8 @@ def host_change_cases(b: Base) -> None:
     n = len(b.identities)
     wrong = (new + 1) % n
     env = new_env(b, hc, wrong, {**r["env"]["body"], "new": wrong})
-    add("hostchange-out-of-turn", "7.6", "a seat that is not the next host takes over",
+    add("hostchange-out-of-turn", "7.6",
+        "a seat whose table entry gives no listen address takes over (it cannot host)",
         ["HostChange"], b, hc, [seal(b, {**r, "env": env, "h": wrong}, signer=wrong)],
         "BAD_CHAIN", wrong)
     lf = b.body_type("left")
@@ -89,6 +92,34 @@ def host_change_cases(b: Base) -> None:
         if lf + 1 == len(b.records):
             add("hostchange-left-seat-writes", "7.5", "a seat that has left sends an envelope",
                 ["WrongSeat", "Left"], b, lf + 1, [seal(b, rec)], "WRONG_SEAT", new)
+
+
+def host_skip_cases(b: Base) -> None:
+    """At four seats, seat 1 without a listen address: a host change naming it, and one by
+    seat 3, a later candidate than seat 2, with a quorum (the next hosts were gone)."""
+    hc = b.body_type("host_change")
+    if hc is None:
+        print("  no host change recorded", file=sys.stderr)
+        return
+    r = b.records[hc]
+    body, old = r["env"]["body"], r["env"]["body"]["old"]
+    after = body["votes"][0]["after"]
+
+    def change(new: int, voters: list[int]) -> dict:
+        votes = [sign_vote(b.identities[v], b.game, "depose", old, v, after) for v in voters]
+        env = new_env(b, hc, new, {**body, "new": new, "votes": votes})
+        return seal(b, {**r, "env": env, "h": new}, signer=new)
+
+    add("hostchange-to-a-seat-without-listen", "7.6",
+        "seat 1 gave no listen address in the table and takes over (with a quorum of votes)",
+        ["HostChange"], b, hc, [change(1, [1, 2, 3])], "BAD_CHAIN", 1)
+    add("hostchange-later-candidate", "7.6",
+        "seat 3 takes over although seat 2 is the next host (seat 2 did not host): valid with "
+        "the depose votes of a quorum", ["HostChange", "Valid"], b, hc, [change(3, [3, 1, 2])],
+        None)
+    add("hostchange-later-candidate-no-quorum", "7.6",
+        "seat 3 takes over with the votes of seats 3 and 1 only (three needed at four seats)",
+        ["HostChange", "Vote", "NoQuorum"], b, hc, [change(3, [3, 1])], "NO_QUORUM", 3)
 
 
 def timeout_cases(b: Base) -> None:
