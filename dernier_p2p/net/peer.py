@@ -398,11 +398,20 @@ class Peer:
             raise ValueError("restoring needs the transcript file")
         records = read_transcript(cfg.transcript, allow_torn_tail=True)
         if records and records[-1]["h"] == self._seat_of(records[0]):
-            await self._rebuild(records)
-            return False
-        self.me = LocalSeat.restore(self.identity, self.seed, self.agent, cfg.transcript)
+            done = LocalSeat.from_records(self.identity, self.seed, self.agent, records)
+            if not done.finished:
+                await self._rebuild(records)
+                return False
+            self.me = done  # it crashed after the match was over: nothing to fetch
+        else:
+            self.me = LocalSeat.restore(self.identity, self.seed, self.agent, cfg.transcript)
         self.me.offload = cfg.offload
         self.seat = self.me.seat
+        if self.me.finished:  # the match ended before the crash: its transcript is whole
+            self.joined.set()
+            self.started.set()
+            log.info("seat %d: the match in %s is over", self.seat, cfg.transcript)
+            return False
         session = self.me.session
         moved = session.host != self.me.records[0]["h"]  # a host change since the table
         if moved or (self.address[1] == 0 and self._dial is None):  # the current host's

@@ -502,3 +502,22 @@ async def test_the_host_and_the_next_host_lost_together_the_seat_after_them_host
     audit = verify(got[2])
     assert table.results[2] == table.results[3] == table.results[4]
     assert same_result(table.results[2], audit)
+
+
+async def test_a_seat_restarted_after_the_match_ended_reads_the_result_from_its_transcript(
+    tmp_path: Path,
+) -> None:
+    """Killed after the last record (before it exited), a seat started again with the same
+    command finds the match over in its transcript: the result, with no host to reach (the
+    host, told ``done`` by everyone, is gone); so does the old host."""
+    table = await play(tmp_path, 2)
+    assert not table.errors
+    assert table.host.confirmed == {1: len(table.host.records) - 1}  # seat 1 said done
+    for seat in (0, 1):
+        before = (tmp_path / f"t{seat}.bin").read_bytes()
+        peer = Peer(KEYS[seat], ("127.0.0.1", 1), bot_agent(HeuristicBot(seat)),
+                    PeerConfig(name=f"p{seat}", seed=seed(seat),
+                               transcript=tmp_path / f"t{seat}.bin", restore=True))
+        with trio.fail_after(30):
+            assert await peer.run() == table.results[1]
+        assert peer.resumes == 0 and (tmp_path / f"t{seat}.bin").read_bytes() == before
