@@ -1188,8 +1188,8 @@ class Host:
                 # every seat at the table gets up to its grace to say it holds the last record
                 # (``done``): one whose connection broke near the end resumes meanwhile
                 with trio.move_on_after(cfg.timers.grace_ms / 1000):
-                    while not self._all_done():
-                        await trio.sleep(0.05)
+                    while self.stopped is None and not self._all_done():
+                        await trio.sleep(0.05)  # (a fault ended it: they refuse, not confirm)
                 for conn in [*self.conns.values(), *self.watchers.values()]:
                     conn.close()
                 with trio.move_on_after(cfg.linger_s):

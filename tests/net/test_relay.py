@@ -111,9 +111,11 @@ async def test_a_match_played_through_the_relay_verifies_and_the_relay_saw_only_
         elif msg["k"] == "env":  # signed by its seat (a refused one is not in the transcript)
             assert way == 0
             verify_envelope(msg["env"], keys[msg["env"]["seat"]], None)
+        elif msg["k"] == "done":  # the end of the match, with nothing in it
+            assert way == 0 and msg == {"k": "done", "last": len(texts[0]) - 1}
         else:
             assert msg["k"] in {"challenge", "hello", "welcome"}
-    assert kinds["rec"] == 2 * len(texts[0]) and kinds["hello"] == 2
+    assert kinds["rec"] == 2 * len(texts[0]) and kinds["hello"] == 2 and kinds["done"] == 2
 
 
 async def test_a_joiner_refuses_a_host_whose_key_is_not_the_codes(tmp_path: Path) -> None:
