@@ -238,6 +238,7 @@ class Conn:
         self.replaced = False
         self.scope = trio.CancelScope()
         self.next_i = 0  # a watcher's next record index (records below it are not sent again)
+        self.have = -1  # the last record the peer said it holds when it resumed
 
     def push(self, payload: bytes) -> None:
         if self.closing:
@@ -476,6 +477,7 @@ class Host:
             await self._refuse(stream, address, exc.code, exc.detail)
             return
         conn = Conn(seat, stream, self.config.send_queue_bytes, address)
+        conn.have = -1 if have is None else have
         old = self.conns.get(seat)
         if old is not None:
             old.replaced = True
@@ -740,7 +742,7 @@ class Host:
     async def _take_forwarded(self, conn: Conn, count: int) -> None:
         """While gathering: the resuming peer holds ``count`` records this new host lacks and
         sends them (signed by the old host, so checked like any record); each is relayed to the
-        other connections."""
+        connections of the seats that lack it (several may be forwarding at once)."""
         assert self.me is not None
         for _ in range(count):
             try:
@@ -765,8 +767,8 @@ class Host:
                 return
             self._early.extend((self.seat, env) for env in out)
             payload = hs.pack({"k": "rec", "rec": rec})
-            for seat, other in self.conns.items():
-                if seat != conn.seat:
+            for other in self.conns.values():
+                if other.have < rec["i"]:  # not to a seat that holds it (one forwarding too)
                     other.push(payload)
             for watcher in self.watchers.values():
                 self._push_watcher(watcher, rec, payload)
@@ -1124,6 +1126,9 @@ class Host:
         self.gathering = False
         log.warning("seat %d takes over from host %d at record %d", self.seat, self.old_host,
                     len(self.records))
+        if self.me.replaying is not None:  # restarted from its transcript: what it owed then
+            for env in self.me.finish_restore():
+                self.me.sent(env)  # signed again after the host change (take_over)
         for env in self.me.take_over(self.old_host, votes):  # host_change first
             self._submit(self.seat, env)
         for seat, env in self._early:
