@@ -9,6 +9,7 @@ from dernier_p2p.bots import HeuristicBot
 from dernier_p2p.protocol.local import run_local_match
 from dernier_p2p.protocol.replay import replay_records
 from dernier_p2p.rules import events as ev
+from dernier_p2p.rules import get_variant
 
 
 def test_replay_of_a_two_hand_match_shows_every_hand() -> None:
@@ -20,6 +21,9 @@ def test_replay_of_a_two_hand_match_shows_every_hand() -> None:
     rp = replay_records(result.records)
     assert rp.verdict.ok
     assert [s.index for s in rp.steps] == list(range(len(result.records)))
+    assert [(s.author, s.kind) for s in rp.steps] == [
+        (r["env"]["seat"], r["env"]["body"]["type"]) for r in result.records]
+    assert (rp.names, rp.variant) == (["seat 0", "seat 1"], "moderno")
     revealed = [s.revealed for s in rp.steps if s.revealed is not None]
     assert [h.hand for h in revealed] == [1, 2]
     # What each seat held, drew and played adds up: dealt + drawn + received = played + final
@@ -37,6 +41,9 @@ def test_replay_of_a_two_hand_match_shows_every_hand() -> None:
         came.update(c for seat in h.drawn for c, _ in seat)
         left = Counter(c for seat in h.final for c in seat) + played[h.hand]
         assert came == left
+        size = get_variant("moderno").hand_size
+        assert [len(seat) for seat in h.dealt] == [size, size]
+        assert all(why != "deal" for seat in h.drawn for _, why in seat)
         assert sum(1 for seat in h.final if not seat) >= 1  # someone went out
 
 
