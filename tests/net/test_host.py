@@ -282,7 +282,7 @@ async def test_the_next_turn_move_waits_for_the_declaration_window(tmp_path: Pat
         tmp_path,
         2,
         host_cls=Clocked,
-        agents={0: no_declare(0, 0.5), 1: no_declare(1, 0.5)},  # slow to pass: no early end
+        agents={0: no_declare(0, 0.25), 1: no_declare(1, 0.25)},  # slow to pass (> declare_ms)
         timers=Timers(turn_ms=3000, declare_ms=declare_ms, grace_ms=400),
     )
     assert not table.errors
