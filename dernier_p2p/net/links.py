@@ -9,6 +9,12 @@ with ``sig = sign("dernier-p2p/present", {"game", "have", "nonce", "pending", "s
 the host and not yet seen in a record (oldest first, at most 64). A ``vote`` frame goes to the
 seat's ``on_vote``. Every bad frame gets an ``error`` frame and the link closes; nothing a link
 carries changes the match by itself.
+
+Links are bounded like a host's connections: connections that have not linked yet are capped
+(:data:`LINK_LIMITS`, the oldest evicted, see :mod:`.admission`), each seat keeps at most
+:data:`LINKS_PER_SEAT` links (a new one closes its oldest) and a link lives at most
+:data:`LINK_S`. :func:`serve_links` runs each connection behind the fault firewall, so nothing
+an outsider or a seat sends on a link ends the seat's match.
 """
 
 from __future__ import annotations
@@ -17,11 +23,14 @@ import logging
 import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, TypeVar
 
 import trio
 
+from dernier_p2p.net import firewall
 from dernier_p2p.net import handshake as hs
+from dernier_p2p.net.admission import Admission, Limits
 from dernier_p2p.net.framing import FramedStream, FrameError, PeerClosed, open_framed
 from dernier_p2p.protocol.errors import ProtocolError
 from dernier_p2p.protocol.session import Session
@@ -35,6 +44,13 @@ PRESENT_LABEL = "dernier-p2p/present"
 PROBE_S = 5.0
 """How long a probe waits for ``present`` before the seat counts as unreachable (7.5)."""
 MAX_PENDING = 64
+LINK_LIMITS = Limits(max_pending=32, per_address=8, handshake_s=10.0)
+"""Connections not linked yet: at most 32, 8 from one address, 10 s to send ``link``."""
+LINKS_PER_SEAT = 2
+LINK_S = 30.0
+"""How long a link lives (a probe or a vote takes one round trip)."""
+ACCEPT_PAUSE_S = 0.1
+"""How long accepting pauses after the system refused a connection (out of descriptors)."""
 T = TypeVar("T")
 BROKEN = (PeerClosed, trio.BrokenResourceError, trio.ClosedResourceError, OSError,
           FrameError, hs.NetError)
@@ -65,25 +81,34 @@ class LinkServer:
     ) -> None:
         self.identity, self.session, self.pending, self.on_vote = (
             identity, session, pending, on_vote)
+        self.admission = Admission(LINK_LIMITS)
+        self._linked: dict[int, list[trio.CancelScope]] = {}  # each seat's open links
 
     async def handle(self, stream: FramedStream) -> None:
-        """Serve one link until it closes."""
+        """Serve one link until it closes (within the caps of the module docstring)."""
         s = self.session
         nonce = os.urandom(hs.NONCE_SIZE)
         summary = {"name": "link", "variant": s.table_body["variant"], "players": s.n,
                    "taken": s.n}
+        address = firewall.peer_address(getattr(stream, "stream", None)).rsplit(":", 1)[0]
+        seat: int | None = None
         try:
-            await hs.send_message(stream, hs.challenge_message(nonce, summary))
-            with trio.fail_after(10):
-                seat = check_link(await hs.receive_message(stream), nonce, s)
-            while True:
-                msg = await hs.receive_message(stream)
-                if msg["k"] == "probe" and set(msg) == {"k", "nonce"} and _nonce(msg["nonce"]):
-                    await hs.send_message(stream, self.present(msg["nonce"]))
-                elif msg["k"] == "vote" and self.on_vote is not None:
-                    self.on_vote(seat, msg)
-                else:
-                    raise hs.NetError(hs.UNEXPECTED, f"unexpected frame {msg['k']!r} on a link")
+            with self.admission.enter(address) as ticket:
+                with ticket.scope:  # evicted by newer connections, or past its deadline
+                    await hs.send_message(stream, hs.challenge_message(nonce, summary))
+                    seat = check_link(await hs.receive_message(stream), nonce, s)
+            if seat is None:
+                return
+            scope = trio.CancelScope(deadline=trio.current_time() + LINK_S)
+            mine = self._linked.setdefault(seat, [])
+            while len(mine) >= LINKS_PER_SEAT:
+                mine.pop(0).cancel()  # the seat's oldest link gives way
+            mine.append(scope)
+            try:
+                with scope:
+                    await self._serve(stream, seat)
+            finally:
+                mine.remove(scope)
         except hs.RemoteError:
             return
         except hs.NetError as exc:
@@ -92,8 +117,18 @@ class LinkServer:
                     await hs.send_message(stream, hs.error_message(exc.code, exc.detail))
                 except BROKEN:
                     pass
-        except (trio.TooSlowError, *BROKEN):
+        except BROKEN:
             return
+
+    async def _serve(self, stream: FramedStream, seat: int) -> None:
+        while True:
+            msg = await hs.receive_message(stream)
+            if msg["k"] == "probe" and set(msg) == {"k", "nonce"} and _nonce(msg["nonce"]):
+                await hs.send_message(stream, self.present(msg["nonce"]))
+            elif msg["k"] == "vote" and self.on_vote is not None:
+                self.on_vote(seat, msg)
+            else:
+                raise hs.NetError(hs.UNEXPECTED, f"unexpected frame {msg['k']!r} on a link")
 
     def present(self, nonce: bytes) -> dict[str, Any]:
         s = self.session
@@ -102,6 +137,37 @@ class LinkServer:
         sig = self.identity.sign(
             PRESENT_LABEL, _present_signed(s.game, have, nonce, pending, s.seat))
         return {"k": "present", "nonce": nonce, "have": have, "pending": pending, "sig": sig}
+
+
+async def serve_links(
+    listeners: list[trio.SocketListener], server: LinkServer,
+    *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Answer links on ``listeners`` until cancelled (the listeners stay open). Each connection
+    runs behind the fault firewall; an accept the system refuses (no descriptor left) pauses
+    accepting for :data:`ACCEPT_PAUSE_S`: neither ends the seat."""
+    async with trio.open_nursery() as nursery:
+        for listener in listeners:
+            nursery.start_soon(_accept, listener, server, nursery)
+        task_status.started()
+
+
+async def _accept(listener: trio.SocketListener, server: LinkServer, nursery: trio.Nursery) -> None:
+    while True:
+        try:
+            stream = await listener.accept()
+        except OSError as exc:
+            log.warning("link listener: accept failed: %s", exc)
+            await trio.sleep(ACCEPT_PAUSE_S)
+            continue
+        nursery.start_soon(_serve_one, FramedStream(stream, hs.MAX_FRAME), server)
+
+
+async def _serve_one(stream: FramedStream, server: LinkServer) -> None:
+    try:
+        await firewall.guard(partial(server.handle, stream), firewall.peer_address(stream.stream))
+    finally:
+        await trio.aclose_forcefully(stream)
 
 
 def _nonce(v: Any) -> bool:

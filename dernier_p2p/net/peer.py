@@ -663,10 +663,8 @@ class Peer:
         server = links.LinkServer(
             self.identity, self.me.session, self.me.resend, self._on_link_vote)
         self._link_server = server
-        with self._links:  # accepting by hand: trio's server would close the listeners
-            async with trio.open_nursery() as nursery:
-                for listener in self.listeners:
-                    nursery.start_soon(self._accept_links, listener, server, nursery)
+        with self._links:  # links.serve_links leaves the listeners open for the host
+            await links.serve_links(self.listeners, server)
 
     async def _stand_by(self, relay: tuple[str, int]) -> None:
         """Stand by at ``relay`` as this seat's listen address would (see the module
@@ -697,14 +695,6 @@ class Peer:
         assert self.me is not None
         session = self.me.session
         return new_host_dialer(listen, self.config.relay, session.game, session.keys[seat])
-
-    @staticmethod
-    async def _accept_links(
-        listener: trio.SocketListener, server: links.LinkServer, nursery: trio.Nursery
-    ) -> None:
-        while True:
-            stream = await listener.accept()
-            nursery.start_soon(_serve_link, FramedStream(stream, hs.MAX_FRAME), server)
 
     def _on_link_vote(self, seat: int, msg: dict[str, Any]) -> None:
         """A ``vote`` frame over a link: kept if it is a ``depose`` vote of that seat about the
@@ -952,13 +942,6 @@ class Peer:
                     await hs.send_message(self.stream, hs.error_message(exc.code, exc.detail))
                 except DROPPED:
                     pass
-
-
-async def _serve_link(stream: FramedStream, server: links.LinkServer) -> None:
-    try:
-        await server.handle(stream)
-    finally:
-        await trio.aclose_forcefully(stream)
 
 
 def _single(group: BaseExceptionGroup) -> BaseException:

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 import trio
 
+from dernier_p2p.net import firewall, links
 from dernier_p2p.net import handshake as hs
-from dernier_p2p.net import links
-from dernier_p2p.net.framing import FramedStream, open_framed, serve_framed
+from dernier_p2p.net.framing import FramedStream, PeerClosed, open_framed, serve_framed
 from dernier_p2p.protocol.local import LocalTable
 from dernier_p2p.protocol.votes import vote_frame
 from dernier_p2p.wire.identity import IdentityKey
@@ -109,3 +109,69 @@ def test_a_present_is_checked_against_the_seats_key_and_the_nonce() -> None:
     with pytest.raises(hs.NetError):
         links.check_present({**msg, "pending": [{}] * (links.MAX_PENDING + 1)}, nonce,
                             t.sessions[2], 1)
+
+
+async def _linked(t: LocalTable, seat: int, port: int) -> FramedStream:
+    """A link of ``seat`` to the seat listening at ``port``, its ``link`` sent."""
+    return await links.open_link(("127.0.0.1", port), t.identities[seat], t.sessions[seat])
+
+
+async def _closed(stream: FramedStream) -> bool:
+    """Whether the other side closes ``stream`` (within a generous time)."""
+    with trio.move_on_after(10):
+        try:
+            while True:
+                await stream.receive()
+        except (PeerClosed, trio.BrokenResourceError):
+            return True
+    return False
+
+
+async def test_links_are_bounded_and_a_fault_on_one_ends_that_link_only() -> None:
+    """serve_links: a handler fault (a vote taker that raises) ends only its own link; an
+    outsider's connections that never link are capped per address (the oldest closed), and a
+    seat's third link closes its first; probes are answered throughout."""
+    t = table()
+    votes: list[Any] = []
+
+    def take(seat: int, frame: dict[str, Any]) -> None:
+        votes.append(frame)
+        raise RuntimeError("a fault reached by a link's bytes")
+
+    server = links.LinkServer(t.identities[1], t.sessions[1], lambda: [], take)
+    listener = (await trio.open_tcp_listeners(0, host="127.0.0.1"))[0]
+    port = listener.socket.getsockname()[1]
+    list_at(t, 1, port)
+    faults = firewall.Faults.count
+    async with trio.open_nursery() as nursery:
+        await nursery.start(links.serve_links, [listener], server)
+        with trio.fail_after(30):
+            frame = vote_frame("depose", 0, t.sessions[2].vote("depose", 0))
+            assert await links.send_vote(t.identities[2], t.sessions[2], 1, frame)
+            while not votes:
+                await trio.sleep(0.01)
+            assert firewall.Faults.count == faults + 1  # reported, that link ended
+            assert await links.probe(t.identities[2], t.sessions[2], 1) is not None
+
+            idle = []
+            for _ in range(links.LINK_LIMITS.per_address + 1):
+                stream = await open_framed("127.0.0.1", port, hs.MAX_FRAME)
+                hs.check_challenge(await hs.receive_message(stream))
+                idle.append(stream)
+            assert await _closed(idle[0])  # the oldest gave way
+            assert server.admission.pending == links.LINK_LIMITS.per_address
+            for stream in idle:
+                await stream.aclose()
+
+            first, second = await _linked(t, 2, port), await _linked(t, 2, port)
+            await trio.sleep(0.2)  # both linked
+            third = await _linked(t, 2, port)
+            assert await _closed(first)
+            nonce = os.urandom(hs.NONCE_SIZE)
+            await hs.send_message(third, {"k": "probe", "nonce": nonce})
+            assert links.check_present(await hs.receive_message(third), nonce,
+                                       t.sessions[2], 1).have == t.sessions[1].count - 1
+            for stream in (second, third):
+                await stream.aclose()
+        nursery.cancel_scope.cancel()
+    listener.socket.close()
