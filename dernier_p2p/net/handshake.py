@@ -205,7 +205,8 @@ def check_name(name: object) -> str:
 
 
 def check_listen(listen: object) -> tuple[str, int] | None:
-    """A ``listen`` field: None or ``[host, port]`` with a non-empty host and a port 1..65535."""
+    """A ``listen`` field: None or ``[host, port]``, the host 1..255 printable characters (as
+    the table record requires, 6.2) and the port 1..65535."""
     if listen is None:
         return None
     if (
@@ -213,11 +214,13 @@ def check_listen(listen: object) -> tuple[str, int] | None:
         or len(listen) != 2
         or not isinstance(listen[0], str)
         or not 1 <= len(listen[0]) <= 255
+        or not listen[0].isprintable()
         or not isinstance(listen[1], int)
         or isinstance(listen[1], bool)
         or not 1 <= listen[1] <= 65535
     ):
-        raise NetError(MALFORMED, "listen must be None or [host, port] with a port 1..65535")
+        raise NetError(MALFORMED, "listen must be None or [host, port]: 1 to 255 printable "
+                                  "characters and a port 1..65535")
     return (listen[0], listen[1])
 
 

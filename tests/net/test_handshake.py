@@ -88,6 +88,13 @@ CASES: list[tuple[str, Callable[[bytes], dict[str, Any]], str]] = [
     ("unprintable name", _hello(KEYS[0], name="a\nb"), hs.MALFORMED),
     ("long name", _hello(KEYS[0], name="x" * 33), hs.MALFORMED),
     ("bad listen", _hello(KEYS[0], listen=["h", 0]), hs.MALFORMED),
+    # signed: admitted, such a listen host would make record 0 invalid and end the match
+    ("listen host with an escape", lambda n: hs.hello_message(KEYS[0], n, "ann",
+                                                              ("\x1b]0;x\x07", 4000)),
+     hs.MALFORMED),
+    ("listen host with a format character", lambda n: hs.hello_message(KEYS[0], n, "ann",
+                                                                       ("a\u202eb", 4000)),
+     hs.MALFORMED),
     ("extra field", _hello(KEYS[0], extra=1), hs.MALFORMED),
     ("not a hello", lambda n: {"k": "env", "env": {}}, hs.UNEXPECTED),
     (
