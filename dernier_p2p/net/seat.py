@@ -124,12 +124,13 @@ def long_work(session: Session, record: Any) -> list[tuple[str, int, int]]:
 
 
 class LocalSeat:
-    """Session + transcript + agent of seat ``seat``, built from record 0 (the table)."""
+    """Session + transcript + agent of seat ``seat``, built from record 0 (the table); with no
+    identity and ``seat=None``, a watcher's (an observer's session, no agent, nothing sent)."""
 
     def __init__(
         self,
-        identity: IdentityKey,
-        seat: int,
+        identity: IdentityKey | None,
+        seat: int | None,
         table_record: dict[str, Any],
         seed: bytes,
         agent: Agent | None,

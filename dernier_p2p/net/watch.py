@@ -154,12 +154,14 @@ class Watcher:
         if msg["k"] == "status":
             self._on_status(msg)
             return
+        if msg["k"] == "ready":  # a seat's out-of-turn pass (18): nothing for a watcher
+            return
         if msg["k"] != "rec" or set(msg) != {"k", "rec"}:
             raise hs.NetError(hs.UNEXPECTED, f"unexpected frame {msg['k']!r} from the host")
         rec = msg["rec"]
         if self.me is None:
             self.me = LocalSeat(
-                None, None, rec, b"", None, self.config.transcript,  # type: ignore[arg-type]
+                None, None, rec, b"", None, self.config.transcript,
                 offload=self.config.offload,
             )
             self.started.set()
