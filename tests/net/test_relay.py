@@ -32,6 +32,7 @@ from dernier_p2p.net.relay import (
 )
 from dernier_p2p.net.timers import Timers
 from dernier_p2p.protocol.envelope import verify_envelope
+from dernier_p2p.protocol.ready import check_ready_frame
 from dernier_p2p.wire.canonical import decode
 from dernier_p2p.wire.hashing import digest
 
@@ -111,6 +112,8 @@ async def test_a_match_played_through_the_relay_verifies_and_the_relay_saw_only_
         elif msg["k"] == "env":  # signed by its seat (a refused one is not in the transcript)
             assert way == 0
             verify_envelope(msg["env"], keys[msg["env"]["seat"]], None)
+        elif msg["k"] == "ready":  # a seat passed on a window: signed by it (PROTOCOL.md 18.1)
+            assert check_ready_frame(msg, keys, texts[0][0]["env"]["game"])[1] in records
         elif msg["k"] == "done":  # the end of the match, with nothing in it
             assert way == 0 and msg == {"k": "done", "last": len(texts[0]) - 1}
         else:
