@@ -357,6 +357,7 @@ class Host:
         self._abandoned: set[int] = set()  # the records the host voted abandon at
         self._asked: set[tuple[str, int | None, int]] = set()  # vote bodies sequenced
         self.confirmed: dict[int, int] = {}  # seat -> the last record its ``done`` names
+        self._ready_at: dict[int, int] = {}  # seat -> the ``at`` of its last ready relayed
 
     @property
     def records(self) -> list[dict[str, Any]]:
@@ -688,7 +689,9 @@ class Host:
 
     def _on_ready(self, seat: int, msg: dict[str, Any]) -> None:
         """A ``ready`` frame from ``seat`` (PROTOCOL.md 18): checked, kept for the host's own
-        seat and relayed to every other connection."""
+        seat and relayed to every other connection, once per window: one whose ``at`` is not
+        past the seat's last ready, or past the host's last record, is dropped (a seat repeating
+        its ready would have the host send every other seat a frame to check each time)."""
         assert self.me is not None
         session = self.me.session
         try:
@@ -699,6 +702,9 @@ class Host:
         if author != seat:
             self._fault(seat, "WRONG_SEAT", f"a ready frame of seat {author} from seat {seat}")
             return
+        if not self._ready_at.get(seat, -1) < at < len(self.records):
+            return  # a repeat, or ahead of the records: covers nothing new, not relayed
+        self._ready_at[seat] = at
         self.me.heard_ready(seat, at)
         self._wake.set()  # the declaration window may close early
         payload = hs.pack(msg)

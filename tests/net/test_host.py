@@ -457,3 +457,41 @@ async def test_a_slow_reader_is_dropped_not_buffered_without_end() -> None:
                 conn.push(b"x" * 100)
                 await trio.sleep(0)
     assert conn.closing and conn.queued > 1000
+
+
+async def test_a_ready_is_relayed_once_per_window() -> None:
+    """A seat repeating its ``ready``, or naming a record the host has not made, has nothing
+    relayed: the other seat gets the seat's one ready, then its accept (in the order sent)."""
+    from functools import partial
+
+    from dernier_p2p.net.framing import open_framed
+    from dernier_p2p.net.host import HostConfig, run_host
+    from dernier_p2p.protocol.ready import ready_frame
+    from dernier_p2p.protocol.session import Session
+
+    from .helpers import KEYS
+
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            host = await nursery.start(partial(run_host, KEYS[0], HostConfig(players=3), None))
+            streams = []
+            for key, name in ((KEYS[5], "ann"), (KEYS[6], "bob")):
+                streams.append(await open_framed("127.0.0.1", host.port, hs.MAX_FRAME))
+                await hs.join(streams[-1], key, name)
+            first = await hs.receive_message(streams[0])
+            assert first["k"] == "rec" and first["rec"]["i"] == 0
+            ann = Session(KEYS[5], 1, first["rec"], bytes(32))
+            frame = ready_frame(KEYS[5], ann.game, 1, 0)
+            for msg in (frame, frame, ready_frame(KEYS[5], ann.game, 1, 7)):
+                await hs.send_message(streams[0], msg)
+            await hs.send_message(streams[0], {"k": "env", "env": ann.start()[0]})
+            seen = []
+            while True:
+                msg = await hs.receive_message(streams[1])
+                if msg["k"] == "rec" and msg["rec"]["env"]["seat"] == 1:
+                    break
+                seen.append(msg["k"])
+            assert seen.count("ready") == 1
+            for stream in streams:
+                await stream.aclose()
+            nursery.cancel_scope.cancel()
