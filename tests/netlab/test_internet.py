@@ -19,6 +19,7 @@ import pytest
 
 from dernier_p2p.net.relay import read_record
 from dernier_p2p.protocol.envelope import verify_envelope
+from dernier_p2p.protocol.ready import check_ready_frame
 from dernier_p2p.wire.canonical import decode
 from dernier_p2p.wire.transcript import read_transcript
 from tests.net.helpers import verify
@@ -134,7 +135,7 @@ def test_three_homes_without_upnp_play_through_a_relay_that_sees_only_signed_fra
     # What the relay forwarded: handshakes, then only envelopes signed by their seats and
     # records of the verified transcript (the private cards are ciphertexts inside them).
     keys = [p["key"] for p in records[0]["env"]["body"]["players"]]
-    seen = {"challenge": 0, "hello": 0, "welcome": 0, "env": 0, "rec": 0}
+    seen = {"challenge": 0, "hello": 0, "welcome": 0, "env": 0, "rec": 0, "ready": 0, "done": 0}
     for _call, way, frame in read_record(record.read_bytes()):
         msg = decode(frame)
         seen[msg["k"]] += 1
@@ -143,6 +144,10 @@ def test_three_homes_without_upnp_play_through_a_relay_that_sees_only_signed_fra
         elif msg["k"] == "env":  # signed by its seat (a refused one is not in the transcript)
             assert way == 0
             verify_envelope(msg["env"], keys[msg["env"]["seat"]], None)
+        elif msg["k"] == "ready":  # a seat passed on a window: signed by it (PROTOCOL.md 18.1)
+            check_ready_frame(msg, keys, records[0]["env"]["game"])
+        elif msg["k"] == "done":  # the end of the match, with nothing in it
+            assert way == 0 and msg == {"k": "done", "last": len(records) - 1}
     assert seen["hello"] == 2 and seen["rec"] == 2 * len(records) and seen["env"] > 0
     log = outs[0].read_text()
     assert log.count("paired with its host") == 2 and "registered" in log
