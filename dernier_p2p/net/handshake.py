@@ -118,14 +118,22 @@ async def send_message(stream: FramedStream, message: dict[str, Any]) -> None:
 
 
 async def receive_message(stream: FramedStream) -> dict[str, Any]:
-    """Receive one message; an ``error`` frame is raised as :class:`RemoteError`."""
+    """Receive one message; an ``error`` frame is raised as :class:`RemoteError`, its code and
+    detail made safe to show (see :func:`shown`)."""
     message = unpack(await stream.receive())
     if message["k"] == "error":
         code, detail = message.get("code"), message.get("detail")
         if not isinstance(code, str) or not isinstance(detail, str):
             raise NetError(MALFORMED, "error frame without a string code and detail")
-        raise RemoteError(code, detail)
+        raise RemoteError(shown(code, 64), shown(detail, MAX_DETAIL))
     return message
+
+
+def shown(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, each character that is not printable (a control
+    character such as a terminal escape's ESC, a format character) replaced by ``?``: the
+    other side's words reach a screen or a log only so."""
+    return "".join(ch if ch.isprintable() else "?" for ch in text[:limit])
 
 
 MAX_DETAIL = 1000

@@ -253,3 +253,19 @@ async def test_an_opening_above_4096_bytes_is_refused_before_its_body_is_read() 
             await framed.aclose()
             seat, _ = await good_join(host.port, KEYS[0])  # a real hello is far below it
             assert seat == 1
+
+
+async def test_an_error_frames_words_reach_no_screen_unprintable() -> None:
+    """The code and detail of a received ``error`` frame keep no control or format character
+    (a terminal escape is shown as ``?``) and are cut to the frame's limits."""
+    import trio.testing
+
+    a, b = trio.testing.memory_stream_pair()
+    sender, receiver = FramedStream(a, hs.MAX_FRAME), FramedStream(b, hs.MAX_FRAME)
+    detail = "\x1b]0;owned\x07 left\u202e " + "x" * 2 * hs.MAX_DETAIL
+    await hs.send_message(sender, {"k": "error", "code": "BAD\x1b[2J", "detail": detail})
+    with pytest.raises(hs.RemoteError) as info:
+        await hs.receive_message(receiver)
+    assert info.value.code == "BAD?[2J"
+    assert info.value.detail.startswith("?]0;owned? left? xx")
+    assert len(info.value.detail) == hs.MAX_DETAIL and info.value.detail.isprintable()
