@@ -32,7 +32,7 @@ from dernier_p2p.deck.table import (
     start_all,
 )
 from dernier_p2p.deck.tokens import Token, make_token
-from dernier_p2p.deck.transfer import BadTransfer, seal_transfer
+from dernier_p2p.deck.transfer import BadTransfer, open_box, seal_transfer
 
 GAME, HAND = b"game-table", 5
 
@@ -874,3 +874,29 @@ def test_verified_messages_skip_the_checks_but_not_the_state(monkeypatch) -> Non
     apply_all(everyone, {"op": "deal", "position": 0, "to": 1})
     apply_all(everyone, {"op": "end"})
     assert s1.card(0) is not None and audit(GAME, HAND, n, deck, obs.log).ok
+
+
+def test_a_complaint_is_checked_then_judged_from_its_plaintext() -> None:
+    """A complaint about no box, with a plaintext that is not bytes, or about a box sent to
+    another seat names its author; one whose plaintext shows a sound box is a false complaint
+    naming the complainer, judged at once."""
+    everyone = started()
+    s0, s1, s2, obs = everyone
+    apply_all(everyone, {"op": "deal", "position": 0, "to": 0})
+    msgs = []
+    for t in everyone:
+        msgs.extend(t.apply({"op": "transfer", "position": 0, "to": 1}))
+    deliver(everyone, msgs)
+    bad = [({"type": "complaint", "seat": 1, "ref": 1, "plaintext": None}, BadElement),
+           ({"type": "complaint", "seat": 1, "ref": -1, "plaintext": None}, BadElement),
+           ({"type": "complaint", "seat": 1, "ref": True, "plaintext": None}, BadElement),
+           ({"type": "complaint", "seat": 1, "ref": 0, "plaintext": "text"}, BadElement),
+           ({"type": "complaint", "seat": 2, "ref": 0, "plaintext": None}, UnexpectedMessage)]
+    for msg, exc in bad:
+        with pytest.raises(exc) as err:
+            copy.deepcopy(obs).receive(msg)
+        assert err.value.seat == msg["seat"], msg
+    plain = open_box(GAME, HAND, obs.boxes[0].transfer, s1.secret.transfer_private)
+    with pytest.raises(BadTransfer) as err:
+        obs.receive({"type": "complaint", "seat": 1, "ref": 0, "plaintext": plain})
+    assert (err.value.seat, err.value.reason) == (1, "false complaint about box 0")
