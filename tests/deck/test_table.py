@@ -900,6 +900,10 @@ def test_a_complaint_is_checked_then_judged_from_its_plaintext() -> None:
     with pytest.raises(BadElement) as err:  # a box for a position the deck does not have
         copy.deepcopy(obs).receive({**sent, "position": 10**6})
     assert err.value.seat == sent["seat"]
+    with pytest.raises(UnexpectedMessage) as err:  # the same box again: not due
+        copy.deepcopy(obs).receive(sent)
+    assert err.value.seat == sent["seat"]
+    assert started()[3].reshufflable(0)  # never dealt, opened or peeked
     plain = open_box(GAME, HAND, obs.boxes[0].transfer, s1.secret.transfer_private)
     with pytest.raises(BadTransfer) as err:
         obs.receive({"type": "complaint", "seat": 1, "ref": 0, "plaintext": plain})
