@@ -643,16 +643,17 @@ class Host:
                 self._on_done(conn.seat, msg)
             elif msg["k"] != "env" or set(msg) != {"k", "env"}:
                 self._fault(conn.seat, hs.UNEXPECTED, f"unexpected frame {msg['k']!r}")
-            elif self.gathering:
-                self._early.append((conn.seat, msg["env"]))
-            elif not self.full.is_set() or self.me is None:
+            elif not self.gathering and (not self.full.is_set() or self.me is None):
                 self._fault(conn.seat, hs.UNEXPECTED, "the match has not started")
             else:
-                while conn.waiting >= self.config.inbox_per_seat:  # backpressure
-                    conn.drained = trio.Event()
+                while conn.waiting >= self.config.inbox_per_seat:  # backpressure (while
+                    conn.drained = trio.Event()  # gathering too: held until the host change)
                     await conn.drained.wait()
                 conn.waiting += 1
-                self._on_env(conn.seat, msg["env"])
+                if self.gathering:
+                    self._early.append((conn.seat, msg["env"]))
+                else:
+                    self._on_env(conn.seat, msg["env"])
 
     def _on_done(self, seat: int, msg: dict[str, Any]) -> None:
         """A ``done`` frame: the seat holds the records up to ``last`` and the match is over for

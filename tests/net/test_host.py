@@ -495,3 +495,31 @@ async def test_a_ready_is_relayed_once_per_window() -> None:
             for stream in streams:
                 await stream.aclose()
             nursery.cancel_scope.cancel()
+
+
+async def test_a_new_host_holds_at_most_an_inbox_of_a_seats_envelopes_while_gathering() -> None:
+    """While a new host gathers (here: waiting for depose votes that never come), a seat's
+    envelopes wait in its inbox, at most ``inbox_per_seat`` of them: its reader stops there
+    rather than hold whatever the seat sends; the host then ends with NoQuorum."""
+    from dernier_p2p.net.framing import open_framed
+    from dernier_p2p.net.host import HostConfig, NoQuorum
+    from dernier_p2p.net.seat import LocalSeat
+    from dernier_p2p.protocol.local import LocalTable
+
+    t = LocalTable("dernier", [bytes([70 + k]) * 32 for k in range(3)])
+    rec0 = t.records[0]
+    me = LocalSeat(t.identities[1], 1, rec0, bytes(32), None)
+    config = HostConfig(players=3, timers=Timers(grace_ms=3_000), inbox_per_seat=8)
+    host = Host(t.identities[1], config, None, takeover=me)
+    with trio.fail_after(20):
+        with pytest.raises(ExceptionGroup) as info:
+            async with trio.open_nursery() as nursery:
+                await nursery.start(host.run)
+                stream = await open_framed("127.0.0.1", host.port, hs.MAX_FRAME)
+                assert await hs.rejoin(stream, t.identities[2], 0) == (2, 0)
+                for _ in range(40):  # small frames: the socket's buffers take them all
+                    await hs.send_message(stream, {"k": "env", "env": {"n": 1}})
+                await wait_for(lambda: len(host._early) >= 8)
+                await trio.sleep(0.5)
+                assert host.gathering and len(host._early) == 8
+        assert info.group_contains(NoQuorum, depth=None)
