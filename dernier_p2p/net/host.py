@@ -512,7 +512,7 @@ class Host:
                     if have is not None and have > last:
                         self._catching_up.add(seat)
                         try:
-                            await self._take_forwarded(conn, have - last)
+                            await self._take_forwarded(conn, have - last, last)
                         finally:
                             self._catching_up.discard(seat)
                     await self._reader(conn)
@@ -746,10 +746,11 @@ class Host:
             log.warning("a quorum votes %s about seat %s", kind, target)
             self.host_body(self.me.session.votes_body(kind, target, votes[: quorum(m)]))
 
-    async def _take_forwarded(self, conn: Conn, count: int) -> None:
+    async def _take_forwarded(self, conn: Conn, count: int, after: int) -> None:
         """While gathering: the resuming peer holds ``count`` records this new host lacks and
         sends them (signed by the old host, so checked like any record); each is relayed to the
-        connections of the seats that lack it (several may be forwarding at once)."""
+        connections of the seats that lack it (several may be forwarding at once). They come in
+        order after record ``after`` (the last one the peer was told this host holds)."""
         assert self.me is not None
         for _ in range(count):
             try:
@@ -765,6 +766,11 @@ class Host:
             if not isinstance(rec, dict) or not isinstance(rec.get("i"), int):
                 self._fault(conn.seat, hs.UNEXPECTED, "expected a forwarded record")
                 return
+            if rec["i"] <= after:  # (else a seat claiming more records than it holds could
+                # forward the same one until the gathering gave up, and no host change came)
+                self._fault(conn.seat, hs.UNEXPECTED, "forwarded records out of order")
+                return
+            after = rec["i"]
             if rec["i"] < len(self.records):
                 continue  # another peer forwarded it first
             try:

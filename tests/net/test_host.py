@@ -523,3 +523,40 @@ async def test_a_new_host_holds_at_most_an_inbox_of_a_seats_envelopes_while_gath
                 await trio.sleep(0.5)
                 assert host.gathering and len(host._early) == 8
         assert info.group_contains(NoQuorum, depth=None)
+
+
+async def test_a_seat_forwarding_a_record_again_cannot_hold_up_the_host_change() -> None:
+    """A seat that resumes with a new host claiming records it does not hold and forwards one
+    the host holds (it could do so forever) is refused at once (UNEXPECTED); the gathering goes
+    on, its depose vote counts and the host change is sequenced (before, the host waited for
+    its records until the gathering gave up with NoQuorum)."""
+    from dernier_p2p.net.framing import open_framed
+    from dernier_p2p.net.host import HostConfig
+    from dernier_p2p.net.seat import LocalSeat
+    from dernier_p2p.protocol.local import LocalTable
+    from dernier_p2p.protocol.votes import vote_frame
+
+    seeds = [bytes([80 + k]) * 32 for k in range(3)]
+    t = LocalTable("dernier", seeds, listen=[("127.0.0.1", 1)] * 3)  # each may host
+    rec0 = t.records[0]
+    me = LocalSeat(t.identities[1], 1, rec0, bytes(32), None)
+    host = Host(t.identities[1], HostConfig(players=3, timers=Timers(grace_ms=3_000)), None,
+                takeover=me)
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(host.run)
+            stream = await open_framed("127.0.0.1", host.port, hs.MAX_FRAME)
+            assert await hs.rejoin(stream, t.identities[2], 10**6) == (2, 0)
+            await hs.send_message(stream, {"k": "rec", "rec": rec0})  # the host holds it
+            with pytest.raises(hs.RemoteError) as info:
+                await hs.receive_message(stream)
+            assert info.value.code == hs.UNEXPECTED
+            vote = t.sessions[2].vote("depose", 0)
+            await hs.send_message(stream, vote_frame("depose", 0, vote))
+            while True:
+                msg = await hs.receive_message(stream)
+                if msg["k"] == "rec":
+                    break
+            assert msg["rec"]["env"]["body"]["type"] == "host_change"
+            await stream.aclose()
+            nursery.cancel_scope.cancel()
