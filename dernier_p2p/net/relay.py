@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import logging
 import os
+import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import partial
@@ -99,7 +100,6 @@ class Relay:
         self.tables: dict[bytes, _Table] = {}
         self.stats = RelayStats()
         self.record = record
-        self._next_id = 0
 
     async def handle(self, stream: FramedStream) -> None:
         """Serve one connection by its first frame."""
@@ -159,8 +159,7 @@ class Relay:
         if len(table.waiting) >= MAX_WAITING:
             await _refuse(stream, RELAY_BUSY, "too many joiners are waiting for that table")
             return
-        self._next_id += 1
-        call = self._next_id
+        call = _call_id(table.waiting)
         send, receive = trio.open_memory_channel[_Answer](1)
         table.waiting[call] = send
         answer = None
@@ -228,6 +227,16 @@ class Relay:
             entry = encode([call, way, frame])
             self.record.write(len(entry).to_bytes(4, "big") + entry)
             self.record.flush()
+
+
+def _call_id(waiting: dict[int, Any]) -> int:
+    """A fresh call id, random (1 .. 2^62): whoever knows a table's token (every joiner with
+    its invite code) cannot guess the call of another joiner and answer it in the host's
+    place."""
+    while True:
+        call = secrets.randbelow(1 << 62) + 1
+        if call not in waiting:
+            return call
 
 
 def _check_open(msg: dict[str, Any]) -> tuple[str, bytes]:

@@ -36,7 +36,17 @@ from dernier_p2p.protocol.ready import check_ready_frame
 from dernier_p2p.wire.canonical import decode
 from dernier_p2p.wire.hashing import digest
 
-from .helpers import FAST, GAME, KEYS, ONE_HAND, same_result, seed, transcripts, verify
+from .helpers import (
+    FAST,
+    GAME,
+    KEYS,
+    ONE_HAND,
+    same_result,
+    seed,
+    transcripts,
+    verify,
+    wait_for,
+)
 
 LOOP = "127.0.0.1"
 
@@ -368,4 +378,43 @@ async def test_a_new_host_is_reached_at_the_relay_by_its_seat_token_and_only_its
                     inner.cancel_scope.cancel()
                 while token in relay.tables:  # the registration is gone with its host
                     await trio.sleep(0.01)
+            nursery.cancel_scope.cancel()
+
+
+async def test_a_joiner_knowing_the_token_cannot_answer_another_joiners_call() -> None:
+    """Call ids are random: someone holding the table's token who saw its own call id cannot
+    answer the next joiner's call in the host's place (NO_TABLE), while the host's own answer
+    pairs that joiner."""
+    relay = Relay()
+    token = new_token()
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            port = (await nursery.start(serve_relay, relay, 0, LOOP))[0].socket.getsockname()[1]
+            control = await _raw(port, {"k": "relay-host", "version": hs.VERSION, "token": token})
+            assert (await hs.receive_message(control))["k"] == "relay-ready"
+
+            async def joiner(got: list[Any]) -> None:
+                got.append(await join_through_relay((LOOP, port), token))
+
+            calls = []
+            for _ in range(2):
+                nursery.start_soon(joiner, [])
+                while True:
+                    msg = await hs.receive_message(control)
+                    if msg["k"] == "relay-call":
+                        calls.append(msg["id"])
+                        break
+            # the first joiner (the thief) knows its own id and guesses the next one
+            for guess in {calls[0] + 1, calls[0] - 1, calls[0] + 2} - {0}:
+                thief = await _raw(port, {"k": "relay-answer", "version": hs.VERSION,
+                                          "token": token, "id": guess})
+                with pytest.raises(hs.RemoteError) as err:
+                    await hs.receive_message(thief)
+                assert err.value.code == NO_TABLE
+                await thief.aclose()
+            assert calls[1] not in {calls[0] + 1, calls[0] + 2}
+            answer = await _raw(port, {"k": "relay-answer", "version": hs.VERSION,
+                                       "token": token, "id": calls[1]})
+            await wait_for(lambda: relay.stats.pairs == 1)
+            await answer.aclose()
             nursery.cancel_scope.cancel()
