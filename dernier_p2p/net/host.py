@@ -989,7 +989,7 @@ class Host:
         if gone is not None:
             self.left.add(gone)  # out of the match: its closing connection is no drop
             self.grace.back(gone)
-        if body["type"] != "chat":  # a chat restarts no clock (7.10)
+        if body["type"] not in ("chat", "ack"):  # talk and head echoes are no progress (7.5)
             self._last_record_ms = now
         self._after_record(rec, now)
 

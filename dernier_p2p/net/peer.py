@@ -297,7 +297,7 @@ class Peer:
         assert self.me is not None
         session = self.me.session
         now = trio.current_time()
-        if rec["env"]["body"]["type"] != "chat":  # a chat shows no host at work (7.10)
+        if rec["env"]["body"]["type"] not in ("chat", "ack"):  # no progress of the table (7.5)
             self.last_record_at = now
         author = rec["env"]["seat"]
         self.last_seen[author] = now

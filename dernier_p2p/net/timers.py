@@ -50,10 +50,10 @@ class Timers:
 
 
 def acting_author(record: dict[str, Any]) -> int | None:
-    """The seat whose clock a record restarts: its author, unless it only chats (a ``chat``
-    restarts no clock, PROTOCOL.md 18)."""
+    """The seat whose clock a record restarts: its author, unless it only chats or acks (a
+    ``chat`` or an ``ack`` is no progress and restarts no clock, PROTOCOL.md 18)."""
     env = record["env"]
-    return None if env["body"]["type"] == "chat" else env["seat"]
+    return None if env["body"]["type"] in ("chat", "ack") else env["seat"]
 
 
 class Deadlines:

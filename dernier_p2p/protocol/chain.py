@@ -106,10 +106,11 @@ class ChainChecker:
         self._at_table = set(range(self.n))
         self._verified = Verified()  # signatures this checker has verified lately
         self._vote_sigs = Verified(32)  # votes verified lately (a host checks them twice)
-        self._last_by = [-1] * self.n  # last record each seat authored
+        self._last_by = [-1] * self.n  # last record each seat authored (its presence)
+        self._last_moved = [-1] * self.n  # last one other than an ack (its play, 7.5)
         self._last_signed = [-1] * self.n  # last record each seat signed as host
         self._last_use: dict[tuple[str, int | None], int] = {}  # last record using such votes
-        self._last_play = -1  # the last record other than a chat
+        self._last_play = -1  # the last record other than a chat or an ack
         self._last_t: int | None = None
         self._checked: tuple[bytes, int] | None = None  # (record hash, index) last passed
         self._checked_rec: dict | None = None  # the record object last passed
@@ -151,7 +152,10 @@ class ChainChecker:
         use = self._last_use.get((kind, target), -1)
         if target is None:  # abandon: the table is stuck since the last record (chats aside)
             return self._last_play
-        seen = self._last_signed[target] if kind == "depose" else self._last_by[target]
+        if kind == "depose":
+            seen = self._last_signed[target]
+        else:  # a seat that only acks is connected (no ``left``) but not at play (``timeout``)
+            seen = (self._last_moved if kind == "timeout" else self._last_by)[target]
         return max(use, seen)
 
     def vote_target(self, body: dict) -> tuple[str, int | None] | None:
@@ -364,6 +368,8 @@ class ChainChecker:
         self._last_t = rec["t"]
         if body["type"] != "chat":  # a chat is no sign of a seat at play (7.5)
             self._last_by[env["seat"]] = rec["i"]
+        if body["type"] not in ("chat", "ack"):  # nor is an ack: it only echoes the head
+            self._last_moved[env["seat"]] = rec["i"]
             self._last_play = rec["i"]
         self._last_signed[rec["h"]] = rec["i"]
         kt = self.vote_target(body)

@@ -7,9 +7,10 @@ A vote is ``{"seat": voter, "after": i, "sig": 64 bytes}`` with
 for ``depose``, nil for ``abandon``). A record at index ``r`` carrying votes is valid only if
 each vote verifies (``BAD_SIGNATURE``), comes from a distinct seat at the table that is not the
 target (``WRONG_SEAT``), and is fresh: ``since <= after < r``, where ``since`` is the last index
-at which the target showed itself (authored a record; for ``depose``, signed one) or a record of
-the same kind for the same target was used, and for ``abandon`` the last record other than a
-``chat`` (``STALE_VOTE``). It needs ``q(m) = m // 2 + 1`` such
+at which the target showed itself (authored a record other than a ``chat``, and for
+``timeout`` other than an ``ack``; for ``depose``, signed one) or a record of the same kind for
+the same target was used, and for ``abandon`` the last record other than a ``chat`` or an
+``ack`` (``STALE_VOTE``). It needs ``q(m) = m // 2 + 1`` such
 votes, ``m`` the seats at the table (``NO_QUORUM``). Every fault names the record's signer.
 
 Pure and deterministic: nothing here knows about time; the client's policy (when to vote) is

@@ -77,11 +77,12 @@ def test_chat_pace_allows_a_burst_then_one_line_per_freed_slot() -> None:
     assert pace.delay(10.5) == 0.5  # then the one of t=1
 
 
-def test_a_chat_restarts_no_clock() -> None:
-    chat = {"env": {"seat": 2, "body": {"type": "chat", "text": "hi"}}}
+@pytest.mark.parametrize("body", [{"type": "chat", "text": "hi"}, {"type": "ack"}])
+def test_a_chat_or_an_ack_restarts_no_clock(body: dict) -> None:
+    idle = {"env": {"seat": 2, "body": body}}
     move = {"env": {"seat": 2, "body": {"type": "move", "hand": 1, "move": "draw"}}}
-    assert acting_author(chat) is None and acting_author(move) == 2
+    assert acting_author(idle) is None and acting_author(move) == 2
     clocks = Deadlines(1_000)
     clocks.update([2], 0)
-    clocks.update([2], 900, acting_author(chat))
-    assert clocks.expired(1_000) == [2]  # talking did not buy time
+    clocks.update([2], 900, acting_author(idle))
+    assert clocks.expired(1_000) == [2]  # talking or echoing the head did not buy time

@@ -169,15 +169,22 @@ def apply(table: LocalTable, env: dict) -> None:
 
 
 def test_abandon_votes_hold_only_while_the_table_is_stuck():
-    """Abandon votes state the table stuck at the last record other than a chat (7.5): after a
-    chat they still end the match as no contest; after any other record they are stale."""
-    for between, code in (("chat", None), ("ack", "STALE_VOTE")):
+    """Abandon votes state the table stuck at the last record other than a chat or an ack
+    (7.5): after a chat or an ack they still end the match as no contest; after any other
+    record (an accept) they are stale."""
+    for between, code in (("chat", None), ("ack", None), ("accept", "STALE_VOTE")):
         table = LocalTable("dernier", seeds(3), {"match": ["hands", 1]})
         apply(table, next(e for e in table.queue if e["seat"] == 1))  # seat 1 accepts: rec 1
         votes = table.collect("abandon", None, [0, 2])  # each: stuck after record 1
         assert {v["after"] for v in votes} == {1}
         seat1 = table.sessions[1]
-        apply(table, seat1.chat("still here?") if between == "chat" else seat1.ack())
+        if between == "chat":
+            env = seat1.chat("still here?")
+        elif between == "ack":
+            env = seat1.ack()
+        else:
+            env = next(e for e in table.queue if e["seat"] == 2)
+        apply(table, env)
         rec = forged(table, {"type": "no_contest", "seat": None, "votes": votes})
         if code is not None:
             refused_by_all(table, rec, code, [1, 2])
@@ -213,19 +220,40 @@ def test_forged_votes_are_refused(three):
     ahead = sign_vote(table.identities[other], table.game, "timeout", victim, other,
                       len(table.records))
     attempt([good[0], ahead], "STALE_VOTE")
-    # votes older than a record the victim authored since: stale
+    # the victim's ack shows it connected, not at play (7.5): a `left` vote from before is
+    # stale, the `timeout` votes from before still hold (the ack restarted no clock)
+    gone = table.collect("left", victim, [0, other])
     table.send(table.sessions[victim].ack())
     table.deliver()
-    attempt(good, "STALE_VOTE")
+    refused_by_all(table, forged(table, {"type": "left", "seat": victim, "votes": gone}),
+                   "STALE_VOTE", honest)
+    assert table.sessions[0].chain.vote_since("left", victim) == len(table.records) - 1
     # fresh votes pass; the same votes used a second time are stale
     fresh = table.collect("timeout", victim, [0, other])
-    assert fresh[1]["after"] == len(table.records) - 1
+    assert fresh[1]["after"] == good[1]["after"] < len(table.records) - 1
     rec = table.sequence(table.sessions[0].announce(
         {"type": "timeout", "seat": victim, "votes": fresh}))  # the host's sequencer agrees
     for s in table.sessions:
         s.receive(rec, rec["t"])
     assert all(s.finished for s in table.sessions)  # dernier: a time-out forfeits
     attempt(fresh, "STALE_VOTE")
+
+
+def test_a_move_makes_older_timeout_votes_stale_and_an_ack_does_not():
+    """A seat that only acks (or chats) while the table waits on it cannot put off its
+    time-out: votes cast before the acks still hold; votes cast before a move it made do not."""
+    table = dealt(3)
+    victim = to_act(table.sessions[0].state)
+    other = ({0, 1, 2} - {victim, table.host_seat}).pop()
+    votes = table.collect("timeout", victim, [table.host_seat, other])
+    for _ in range(3):  # a stalling seat echoing the head again and again
+        apply(table, table.sessions[victim].ack())
+    apply(table, table.sessions[victim].chat("thinking"))
+    assert table.sessions[0].chain.vote_since("timeout", victim) == votes[0]["after"]
+    s = table.sessions[victim]
+    apply(table, s.intend(HeuristicBot(victim)(s.state, victim, s.view)))  # it plays
+    refused_by_all(table, forged(table, {"type": "timeout", "seat": victim, "votes": votes}),
+                   "STALE_VOTE", [k for k in range(3) if k != table.host_seat])
 
 
 def test_deposing_valid_and_invalid():
