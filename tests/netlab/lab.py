@@ -19,6 +19,7 @@ Needs root, ``ip`` (iproute2), ``nft`` (nftables) and, for UPnP, ``miniupnpd``;
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import signal
@@ -66,15 +67,19 @@ def ensure_tools() -> str | None:
         return "network namespaces need root"
     if "iproute2" not in _missing() and (reason := _probe()) is not None:
         return reason
-    missing = _missing()
-    if missing:
-        if shutil.which("apt-get") is None:
-            return f"missing {', '.join(missing)} and no apt-get to install them"
-        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-        for cmd in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", *missing]):
-            proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
-            if proc.returncode != 0 and cmd[1] == "install":
-                return f"apt-get could not install {', '.join(missing)}: {proc.stderr[-300:]}"
+    with open(Path(tempfile.gettempdir(), "dernier-netlab-install.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one installer at a time (test workers run in parallel)
+        missing = _missing()
+        if missing:
+            if shutil.which("apt-get") is None:
+                return f"missing {', '.join(missing)} and no apt-get to install them"
+            env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+            wait = ["-o", "DPkg::Lock::Timeout=300"]
+            for cmd in (["apt-get", *wait, "update", "-qq"],
+                        ["apt-get", *wait, "install", "-y", "-qq", *missing]):
+                proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+                if proc.returncode != 0 and "install" in cmd:
+                    return f"apt-get could not install {', '.join(missing)}: {proc.stderr[-300:]}"
     return _probe()
 
 
