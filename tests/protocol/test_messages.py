@@ -72,10 +72,12 @@ def examples() -> list[tuple[int, dict]]:
         {"move": "catch", "target": 0},
         {"move": "name_suit", "suit": 0},
         {"move": "hand_size", "size": 7},
+        {"move": "hand_size", "size": 1},
         {"move": "cut", "keep": True},
     ]
     bodies = [
         (0, table_body(keys)),
+        (0, {**table_body(keys), "timers": {"turn_ms": 0, "declare_ms": 0, "grace_ms": 0}}),
         (0, {"type": "timeout", "seat": 2, "votes": [VOTE]}),
         (0, {"type": "left", "seat": 1, "votes": [VOTE, {**VOTE, "seat": 2, "after": -1}]}),
         (0, {"type": "no_contest", "seat": 1, "votes": []}),
