@@ -341,9 +341,10 @@ def test_shuffle_proof_lengths_follow_the_deck():
     b = copy.deepcopy(body)
     b["deck"] = b["deck"][:-1]
     assert err(b, 1).code == "MALFORMED"
-    b = copy.deepcopy(body)
-    b["deck"][0] = [B32]
-    assert err(b, 1).code == "MALFORMED"
+    for ct in ([B32], [B32, B32, B32]):  # a ciphertext is a pair
+        b = copy.deepcopy(body)
+        b["deck"][0] = ct
+        assert err(b, 1).code == "MALFORMED"
 
 
 # ---------------------------------------------------------------------- fuzzing
