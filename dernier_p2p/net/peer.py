@@ -605,7 +605,7 @@ class Peer:
                             raise Deposing()
                         await self._on_message(await self._receive())
                     except Deposing:
-                        log.warning("seat %d: the host censors: deposing it", self.seat)
+                        log.warning("seat %d: the host censors or stalls: deposing it", self.seat)
                         hosted = await self._failover(grace_ms, deposing=True)
                     except DROPPED as exc:
                         if deposed:
@@ -724,7 +724,7 @@ class Peer:
                 return
             if self.deposing is not None or self.stream is None or self.me.busy:
                 continue
-            if len(session.chain.at_table) > 2 and await self._censored():
+            if len(session.chain.at_table) > 2 and (self._host_late() or await self._censored()):
                 self.deposing = session.host
                 self._vote("depose", session.host)
                 deposed.append(session.host)
@@ -791,6 +791,17 @@ class Peer:
             return True
         seen = self.held.get((seat, n))
         return seen is not None and seen[1] >= 2 * len(session.chain.at_table)
+
+    def _host_late(self) -> bool:
+        """Whether the table has waited on the host's own seat for ``turn_ms`` by this seat's
+        clock: a host records no ``timeout`` of its own, so the seats depose it (PROTOCOL.md
+        7.5) rather than wait for ``stuck_ms`` and an abandon that would end the match. Only
+        when a seat can take over (a table whose seats announced no address has none)."""
+        assert self.me is not None
+        session = self.me.session
+        return self.awaited is not None and session.host in session.waiting_on() and \
+            session.chain.next_host() is not None and \
+            self.awaited.late(session.host, int(trio.current_time() * 1000))
 
     async def _censored(self) -> bool:
         """Whether this seat holds an envelope (its own, or one a probe returned) that the host

@@ -88,6 +88,11 @@ class Deadlines:
             self._since[seat] = now_ms
         return late
 
+    def late(self, seat: int, now_ms: int) -> bool:
+        """Whether ``seat``'s time has run out (its clock is left as it is)."""
+        start = self._since.get(seat)
+        return start is not None and now_ms - start >= self.limit_ms
+
     def next_deadline(self) -> int | None:
         """The earliest time at which a seat will be late, or None if no one is awaited."""
         if not self._since:
@@ -129,6 +134,11 @@ class Grace:
         for seat in late:
             del self._dropped[seat]
         return late
+
+    def late(self, seat: int, now_ms: int) -> bool:
+        """Whether ``seat``'s time has run out (its clock is left as it is)."""
+        start = self._since.get(seat)
+        return start is not None and now_ms - start >= self.limit_ms
 
     def next_deadline(self) -> int | None:
         if not self._dropped:

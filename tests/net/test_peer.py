@@ -523,3 +523,37 @@ async def test_a_seat_restarted_after_the_match_ended_reads_the_result_from_its_
         with trio.fail_after(30):
             assert await peer.run() == table.results[1]
         assert peer.resumes == 0 and (tmp_path / f"t{seat}.bin").read_bytes() == before
+
+
+async def test_a_host_that_does_not_play_its_turn_is_deposed_not_abandoned(
+    tmp_path: Path,
+) -> None:
+    """Three seats; the host's own seat never plays once the hand is in play (a host records
+    no timeout of its own). The seats depose it after ``turn_ms`` by their clocks, the next
+    seat hosts, the old host is recorded as left and the other two finish the match: no
+    ``no_contest`` (before, they waited ``stuck_ms`` and their abandon votes, with the host's,
+    ended the match as no contest, which a losing host could so force)."""
+    bot = bot_agent(HeuristicBot(0))
+
+    async def stalling(state: Any, seat: int, view: Any) -> Any:
+        if state.phase is Phase.PLAY:
+            await trio.sleep_forever()
+        return await bot(state, seat, view)
+
+    async def stop_the_old_host(table: Any) -> None:
+        await wait_for(lambda: {1, 2} <= set(table.results) | set(table.errors), 50)
+        table.scopes[0].cancel()
+
+    timers = Timers(turn_ms=1_000, declare_ms=30, grace_ms=500)
+    table = await play(tmp_path, 3, agents={0: stalling}, listen=True, timers=timers,
+                       watch=stop_the_old_host, limit=60)
+    assert not table.errors, table.errors
+    got = transcripts(tmp_path, [1, 2])
+    assert got[1] == got[2]
+    kinds = [r["env"]["body"]["type"] for r in got[1]]
+    assert "host_change" in kinds and "no_contest" not in kinds
+    assert [r["env"]["body"]["seat"] for r in got[1] if r["env"]["body"]["type"] == "left"] \
+        == [0]
+    audit = verify(got[1])
+    assert not audit.summary.no_contest
+    assert table.results[1] == table.results[2] and same_result(table.results[1], audit)
