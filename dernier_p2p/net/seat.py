@@ -74,6 +74,10 @@ class BackgroundWriter:
         if self._error is not None:
             raise self._error
 
+MAX_PRESENCE = 4096
+"""Presence notices a seat keeps (far more than the drops and returns of a real match)."""
+
+
 @dataclass(frozen=True)
 class Presence:
     """A seat's connection dropped (``state`` "dropped", ``grace_ms`` left to resume, counted
@@ -397,8 +401,14 @@ class LocalSeat:
 
     def note_status(self, seat: int, state: str, grace_ms: int) -> None:
         """Keep a drop or return of ``seat`` for whoever follows this seat (see
-        :class:`Presence`)."""
+        :class:`Presence`): at most :data:`MAX_PRESENCE` of them, later ones are ignored (a
+        host sending ``status`` frames without end would fill memory and the screen)."""
+        if len(self.presence) >= MAX_PRESENCE:
+            return
         self.presence.append(Presence(seat, state, grace_ms, trio.current_time()))
+        if len(self.presence) == MAX_PRESENCE:
+            log.warning("seat %s: %d presence notices: later ones are ignored", self.seat,
+                        MAX_PRESENCE)
         self._wake()
 
     def away(self) -> dict[int, Presence]:
