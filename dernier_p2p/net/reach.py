@@ -14,7 +14,7 @@ import logging
 import trio
 
 from dernier_p2p.net import handshake as hs
-from dernier_p2p.net.framing import FramedStream, PeerClosed, open_framed
+from dernier_p2p.net.framing import FramedStream, FrameError, PeerClosed, open_framed
 from dernier_p2p.net.invite import Invite, Route, fingerprint, show_fingerprint
 from dernier_p2p.net.relay import join_through_relay, seat_token
 
@@ -54,7 +54,7 @@ class Dialer:
                 failures[k] = f"{route}: no answer in {self.per_route_s:g} s"
             except hs.NetError as exc:  # a relay that refused: no such table (any more)
                 failures[k] = f"{route}: {exc.code}: {exc.detail}"
-            except (OSError, PeerClosed, trio.BrokenResourceError) as exc:
+            except (OSError, PeerClosed, FrameError, trio.BrokenResourceError) as exc:
                 reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
                 failures[k] = f"{route}: {reason}"
             else:
