@@ -46,7 +46,7 @@ PROBE_S = 5.0
 MAX_PENDING = 64
 LINK_LIMITS = Limits(max_pending=32, per_address=8, handshake_s=10.0)
 """Connections not linked yet: at most 32, 8 from one address, 10 s to send ``link``."""
-LINKS_PER_SEAT = 2
+LINKS_PER_SEAT = 4
 LINK_S = 30.0
 """How long a link lives (a probe or a vote takes one round trip)."""
 ACCEPT_PAUSE_S = 0.1

@@ -130,7 +130,7 @@ async def _closed(stream: FramedStream) -> bool:
 async def test_links_are_bounded_and_a_fault_on_one_ends_that_link_only() -> None:
     """serve_links: a handler fault (a vote taker that raises) ends only its own link; an
     outsider's connections that never link are capped per address (the oldest closed), and a
-    seat's third link closes its first; probes are answered throughout."""
+    seat's link past LINKS_PER_SEAT closes its oldest; probes are answered throughout."""
     t = table()
     votes: list[Any] = []
 
@@ -163,15 +163,15 @@ async def test_links_are_bounded_and_a_fault_on_one_ends_that_link_only() -> Non
             for stream in idle:
                 await stream.aclose()
 
-            first, second = await _linked(t, 2, port), await _linked(t, 2, port)
-            await trio.sleep(0.2)  # both linked
-            third = await _linked(t, 2, port)
-            assert await _closed(first)
+            held = [await _linked(t, 2, port) for _ in range(links.LINKS_PER_SEAT)]
+            await trio.sleep(0.2)  # all linked
+            last = await _linked(t, 2, port)
+            assert await _closed(held[0])  # the seat's oldest link gave way
             nonce = os.urandom(hs.NONCE_SIZE)
-            await hs.send_message(third, {"k": "probe", "nonce": nonce})
-            assert links.check_present(await hs.receive_message(third), nonce,
+            await hs.send_message(last, {"k": "probe", "nonce": nonce})
+            assert links.check_present(await hs.receive_message(last), nonce,
                                        t.sessions[2], 1).have == t.sessions[1].count - 1
-            for stream in (second, third):
+            for stream in [*held, last]:
                 await stream.aclose()
         nursery.cancel_scope.cancel()
     listener.socket.close()
