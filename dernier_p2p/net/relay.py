@@ -47,7 +47,7 @@ log = logging.getLogger("dernier_p2p.net.relay")
 TOKEN_SIZE = 8
 SEAT_TOKEN_LABEL = "dernier-p2p/relay-seat"
 PING_S = 10.0
-CALL_S = 10.0  # how long a joiner waits for the host to answer its call
+CALL_S = 10.0  # how long a joiner waits for its call to reach the host and be answered
 OPEN_S = 10.0  # how long a new connection has to send its first frame
 MAX_TABLES = 256
 MAX_WAITING = 16  # joiners waiting for their host, per table
@@ -163,14 +163,19 @@ class Relay:
         send, receive = trio.open_memory_channel[_Answer](1)
         table.waiting[call] = send
         answer = None
+        called = False
         try:
-            await hs.send_message(table.control, {"k": "relay-call", "id": call})
-            with trio.move_on_after(CALL_S):
+            with trio.move_on_after(CALL_S):  # the call and its answer, together
+                await hs.send_message(table.control, {"k": "relay-call", "id": call})
+                called = True
                 answer = await receive.receive()
         except (*DROPPED, trio.EndOfChannel):
-            pass
+            called = True  # the registration is gone already
         finally:
             table.waiting.pop(call, None)
+        if not called:  # a host that does not read its registration: end it (it may register
+            log.info("relay: table %s: its host does not read its calls", token.hex())
+            await trio.aclose_forcefully(table.control)  # again); a cut frame left it unusable
         if answer is None:
             await _refuse(stream, NO_TABLE, "the table's host did not answer")
             return

@@ -418,3 +418,51 @@ async def test_a_joiner_knowing_the_token_cannot_answer_another_joiners_call() -
             await wait_for(lambda: relay.stats.pairs == 1)
             await answer.aclose()
             nursery.cancel_scope.cancel()
+
+
+async def test_a_host_that_never_reads_its_calls_does_not_hold_joiners_past_the_call_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A registration whose host never reads: once the relay's calls fill its socket buffers,
+    the next call cannot be sent. The joiner is refused within CALL_S anyway, the relay ends that
+    registration (a cut frame left it unusable) and holds none of its joiners."""
+    import socket
+
+    from dernier_p2p.net import relay as relay_module
+    from dernier_p2p.net.framing import FramedStream
+    from dernier_p2p.wire.canonical import encode
+
+    monkeypatch.setattr(relay_module, "CALL_S", 0.2)
+    relay = Relay()
+    token = new_token()
+    refused: list[float] = []
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            port = (await nursery.start(serve_relay, relay, 0, LOOP))[0].socket.getsockname()[1]
+            sock = trio.socket.socket()
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1)  # the kernel's minimum
+            await sock.connect((LOOP, port))
+            control = FramedStream(trio.SocketStream(sock), hs.MAX_FRAME)
+            await control.send(encode({"k": "relay-host", "version": hs.VERSION, "token": token}))
+            assert (await hs.receive_message(control))["k"] == "relay-ready"
+            await wait_for(lambda: token in relay.tables)
+            relay.tables[token].control.stream.socket.setsockopt(  # type: ignore[attr-defined]
+                socket.SOL_SOCKET, socket.SO_SNDBUF, 1)
+            # from here the host never reads its registration again
+
+            async def joiner() -> None:
+                while token in relay.tables:
+                    began = trio.current_time()
+                    with pytest.raises(hs.RemoteError) as err:
+                        await join_through_relay((LOOP, port), token)
+                    assert err.value.code == NO_TABLE
+                    refused.append(trio.current_time() - began)
+
+            async with trio.open_nursery() as joiners:
+                for _ in range(relay_module.MAX_WAITING):
+                    joiners.start_soon(joiner)
+            assert token not in relay.tables  # the registration that does not read is gone
+            await control.aclose()
+            nursery.cancel_scope.cancel()
+    assert len(refused) > relay_module.MAX_WAITING
+    assert max(refused) < 0.2 + 5  # CALL_S and slack for a busy machine; never held for good
