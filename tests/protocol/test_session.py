@@ -172,7 +172,30 @@ def test_absence_at_two_seats_is_no_contest():
         assert s.result == {"no_contest": True}
         assert s.state.match_points == (0, 0)
         assert not any(isinstance(e, Forfeited) for e in s.events)
+        ended = [e for e in session_events(s) if e.kind == "no-contest"]
+        assert ended == [SessionEvent("no-contest", 1, "absent at two seats")]
     assert res.records[-1]["env"]["body"] == {"type": "no_contest", "seat": 1, "votes": []}
+
+
+def test_abandon_votes_end_the_match_as_no_contest_naming_no_seat():
+    """The body each kind of vote calls for; a quorum of abandon votes (7.5) ends the match as
+    no contest for every seat, the event naming no seat and saying why."""
+    table = table_at_play("dernier", 3)
+    host = table.sessions[table.host_seat]
+    votes = table.collect("abandon", None)
+    assert host.votes_body("timeout", 2, votes) == {"type": "timeout", "seat": 2, "votes": votes}
+    assert host.votes_body("left", 2, votes) == {"type": "left", "seat": 2, "votes": votes}
+    assert host.votes_body("depose", 1, votes) == {
+        "type": "host_change", "old": 1, "new": host.seat, "votes": votes}
+    body = host.votes_body("abandon", None, votes)
+    assert body == {"type": "no_contest", "seat": None, "votes": votes}
+    table.send(host.announce(body))
+    table.deliver()
+    for s in table.sessions:
+        assert s.finished and s.no_contest and s.result == {"no_contest": True}
+        assert s.pending == [] and not s.quiescent
+        ended = [e for e in session_events(s) if e.kind == "no-contest"]
+        assert ended == [SessionEvent("no-contest", None, "abandoned by a quorum")]
 
 
 @pytest.mark.parametrize(
@@ -486,6 +509,13 @@ def test_undecidable_complaint_stops_the_hand_and_the_audit_names_the_giver():
     for s in table.sessions:
         disputes = [e for e in session_events(s) if e.kind == "dispute"]
         assert [e.seat for e in disputes] == [receiver]
+        assert f"seat {receiver} disputes box 0" in disputes[0].detail
+        # each seat's own table took the complaint too (the complainer's as the relay
+        # returned it), in the same place of its log as the public table
+        assert s.mine.complaints == s.pub.complaints and len(s.pub.complaints) == 1
+        logs = [[m for m in t.log if "type" in m] for t in (s.mine, s.pub)]
+        upto = [[m["type"] for m in log].index("complaint") + 1 for log in logs]
+        assert logs[0][: upto[0]] == logs[1][: upto[1]]
     assert (info.value.code, info.value.seat) == ("DECK_FAULT", giver)
     assert "audit" in info.value.detail
 
@@ -635,7 +665,7 @@ def test_chat_is_recorded_for_every_peer_and_changes_nothing_else():
     table.deliver()
     assert s0.state is st and s0.pending == pending
     assert s0.chain.vote_since("timeout", 1) == since  # talking is not playing
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="chat"):
         table.sessions[1].chat("red \x1b[31mtext")
     with pytest.raises(ValueError):
         table.sessions[1].chat("x" * 201)
