@@ -805,6 +805,8 @@ def test_boxes_are_numbered_in_relay_order_with_two_givers_outstanding() -> None
         with pytest.raises(TransferDispute):
             t.receive(replies[0])
     assert s0.receive(replies[0]) == []  # its own complaint back from the relay
+    # the complainer recorded its complaint as every other table did: box 0, seat 0, its text
+    assert s0.complaints == obs.complaints == [(0, 0, replies[0]["plaintext"])]
     apply_all(everyone, {"op": "end"})
     report = audit(GAME, HAND, 3, "dernier-54", obs.log)
     assert [f.seat for f in report.faults] == [1]
