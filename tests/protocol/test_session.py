@@ -485,6 +485,9 @@ def test_legal_at_and_sign_again():
     lost = mover.intend(Draw(actor))  # never sequenced, e.g. the host went away
     again = mover.sign_again([lost["body"]])
     assert again[0]["n"] == lost["n"] and again[0]["body"] == lost["body"]
+    with pytest.raises(ProtocolError) as err:  # a seat past the table: checked as peers do
+        mover.sign_again([{"type": "timeout", "seat": 5, "votes": []}])
+    assert (err.value.code, err.value.seat) == ("MALFORMED", actor)
     table.send(again[0])
     table.deliver()
     assert s0.state.drawn >= 0
