@@ -406,6 +406,25 @@ def test_lost_race_is_ignored_not_punished():
         assert s.state == s0.state
 
 
+def test_a_slot_played_twice_from_one_head_loses_the_race_the_second_time():
+    """A slot that left the hand after the head a play echoes, but was held then, is a lost
+    race (7.4), not NOT_HELD."""
+    table = table_at_play("dernier", 2)
+    s0 = table.sessions[0]
+    actor = to_act(s0.state)
+    mover = table.sessions[actor]
+    play = next(m for m in mover.legal() if isinstance(m, Play))
+    first = mover.intend(play)
+    table.send(first)
+    table.send(forge(table, actor, first["body"]))  # the same play, echoing the same head
+    table.deliver()
+    for s in table.sessions:
+        assert s.fault is None
+        lost = [e for e in session_events(s) if e.kind == "race-lost"]
+        assert [(e.seat, e.detail) for e in lost] == [(actor, f"slot {play.slot} left the hand")]
+    assert not s0.legal_at(s0.count - 1, actor, {"type": "ack"})  # only a move is legal
+
+
 def test_move_not_legal_at_its_head_is_a_fault():
     table = table_at_play("dernier", 2)
     s0 = table.sessions[0]
