@@ -69,7 +69,7 @@ from dernier_p2p.net.agent import Agent
 from dernier_p2p.net.firewall import leaves
 from dernier_p2p.net.framing import FramedStream, FrameError, PeerClosed, open_framed
 from dernier_p2p.net.host import Host, HostConfig
-from dernier_p2p.net.reach import new_host_dialer
+from dernier_p2p.net.reach import Dialer, new_host_dialer
 from dernier_p2p.net.relay import keep_registered, seat_token
 from dernier_p2p.net.seat import LocalSeat
 from dernier_p2p.net.timers import Deadlines, Timers, acting_author
@@ -685,13 +685,10 @@ class Peer:
         elif self._link_server is not None and not self._links.cancel_called:
             await self._link_server.handle(stream)
 
-    def _new_host_dialer(
-        self, seat: int, listen: tuple[str, int]
-    ) -> Callable[[], Awaitable[FramedStream]] | None:
+    def _new_host_dialer(self, seat: int, listen: tuple[str, int]) -> Dialer:
         """How to reach ``seat``, the new host: its announced address, then (if this seat
-        knows the table's relay) the relay under its seat token; None: the address only."""
-        if self.config.relay is None:
-            return None
+        knows the table's relay) the relay under its seat token; a host at either with another
+        key than ``seat``'s is refused (WRONG_HOST) and the resume tries again."""
         assert self.me is not None
         session = self.me.session
         return new_host_dialer(listen, self.config.relay, session.game, session.keys[seat])

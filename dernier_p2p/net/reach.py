@@ -99,14 +99,16 @@ class Dialer:
 
 
 def new_host_dialer(
-    listen: tuple[str, int], relay: tuple[str, int], game: bytes, key: bytes
+    listen: tuple[str, int], relay: tuple[str, int] | None, game: bytes, key: bytes
 ) -> Dialer:
     """A Dialer for a new host after a host change (PROTOCOL.md 4.7 step 4): its announced
-    ``listen`` address, then the ``relay`` under its seat token; it refuses another key."""
-    return Dialer(Invite(fingerprint(key), (
-        Route("direct", listen[0], listen[1]),
-        Route("relay", relay[0], relay[1], seat_token(game, key)),
-    )))
+    ``listen`` address, then (if a ``relay`` is known) the relay under its seat token. Either
+    way it refuses a host whose key is not ``key`` (WRONG_HOST): whoever listens at that
+    address is not taken for the new host."""
+    routes = [Route("direct", listen[0], listen[1])]
+    if relay is not None:
+        routes.append(Route("relay", relay[0], relay[1], seat_token(game, key)))
+    return Dialer(Invite(fingerprint(key), tuple(routes)))
 
 
 async def _open(route: Route) -> FramedStream:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+import pytest
 import trio
 
 from dernier_p2p.bots import HeuristicBot
@@ -557,3 +559,46 @@ async def test_a_host_that_does_not_play_its_turn_is_deposed_not_abandoned(
     audit = verify(got[1])
     assert not audit.summary.no_contest
     assert table.results[1] == table.results[2] and same_result(table.results[1], audit)
+
+
+async def test_a_resume_to_a_new_hosts_address_refuses_an_impostor_listening_there(
+    tmp_path: Path,
+) -> None:
+    """No relay known: the resume goes to the new host's plain address. Whoever answers there
+    with another key than that seat's is refused at its challenge (the signed resume is never
+    sent to it) and the resume tries again until its grace runs out, as for any failed resume
+    (the failover then tries the next candidate)."""
+    import os
+
+    from dernier_p2p.net.framing import serve_framed
+
+    table = await play(tmp_path, 2, listen=True)
+    assert not table.errors
+    peer = table.peers[1]
+    assert peer.me is not None and peer.config.relay is None
+    heard: list[str] = []
+    connections = 0
+
+    async def impostor(stream: Any) -> None:
+        nonlocal connections
+        connections += 1
+        summary = dict(table.host.summary(), key=KEYS[7].public_bytes())
+        await hs.send_message(stream, hs.challenge_message(os.urandom(32), summary))
+        try:
+            while True:
+                heard.append((await hs.receive_message(stream))["k"])
+        except Exception:
+            pass
+
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            listeners = await nursery.start(partial(
+                serve_framed, impostor, 0, host="127.0.0.1", max_frame=hs.MAX_FRAME))
+            where = ("127.0.0.1", listeners[0].socket.getsockname()[1])
+            peer.address = where
+            peer._dial = peer._new_host_dialer(0, where)  # seat 0's key is expected there
+            with pytest.raises(HostLost):
+                await peer._resume(1_000)
+            nursery.cancel_scope.cancel()
+    assert connections >= 2  # refused, then tried again
+    assert heard == []  # the impostor never got this seat's signed resume
