@@ -425,6 +425,22 @@ def test_a_slot_played_twice_from_one_head_loses_the_race_the_second_time():
     assert not s0.legal_at(s0.count - 1, actor, {"type": "ack"})  # only a move is legal
 
 
+def test_a_vote_states_the_last_record_its_kind_counts_for_its_target():
+    """After seat 1's ack: a ``timeout`` vote still counts from seat 1's last move, a ``left``
+    vote from the ack, a ``depose`` vote of the host from the last record (it signs every
+    record)."""
+    table = table_at_play("dernier", 2)
+    s0, s1 = table.sessions
+    moved = s0.vote("timeout", 1)["after"]
+    table.send(s1.ack())
+    table.deliver()
+    ack = s0.count - 1
+    assert table.records[ack]["env"]["body"] == {"type": "ack"} and moved < ack
+    assert s0.vote("timeout", 1)["after"] == moved
+    assert s0.vote("left", 1)["after"] == ack
+    assert s1.vote("depose", table.host_seat)["after"] == ack
+
+
 def test_move_not_legal_at_its_head_is_a_fault():
     table = table_at_play("dernier", 2)
     s0 = table.sessions[0]
