@@ -13,7 +13,8 @@ is full (the host is seat 0), then sequences record 0 (the ``table``) and runs t
   ``timeout`` vote, a dropped connection that does not resume within ``grace_ms`` its ``left``
   vote; the seats send theirs as ``vote`` frames (each by its own clock, :mod:`.peer`); once a
   quorum of fresh votes is in (:mod:`~dernier_p2p.protocol.votes`), the host sequences the
-  ``timeout`` or ``left`` carrying them (the other connections get ``status`` frames: "dropped"
+  ``timeout`` or ``left`` carrying them, a ``timeout`` of its own seat too (the host does not vote
+  about itself; PROTOCOL.md 7.5) (the other connections get ``status`` frames: "dropped"
   with the grace left, then "back"). At two seats no quorum exists: when the host's clock runs
   out on the other seat it sequences ``no_contest``. With no record for ``stuck_ms`` (a split
   vote) the host votes ``abandon``, and a quorum of such votes ends the match as
@@ -733,8 +734,9 @@ class Host:
         chain = self.me.session.chain
         m = len(chain.at_table)
         for kind, target in self.tally.keys():
-            if kind not in ("timeout", "left", "abandon") or target == self.seat:
-                continue
+            if kind not in ("timeout", "left", "abandon") or \
+                    (target == self.seat and kind != "timeout"):
+                continue  # a quorum timing out this host's own seat is sequenced too (7.5)
             if target is not None and target not in chain.at_table:
                 self.tally.drop(kind, target)
                 continue

@@ -22,7 +22,10 @@ waited on for ``turn_ms`` gets this seat's ``timeout`` vote; a seat the host rep
 to the host as ``vote`` frames, unless a probe over a
 seat link (:mod:`.links`) shows the seat present: answered at all for ``left``, or holding a
 valid envelope the host has not sequenced, which is censorship. Censorship (that envelope, or
-this seat's own, unsequenced for ``censor_ms``) makes the peer vote ``depose`` instead and leave
+this seat's own, unsequenced for ``censor_ms``), or at three seats or more a host whose own seat
+the table has waited on for ``turn_ms + grace_ms`` (it did not sequence the ``timeout`` votes
+about its seat, which it must: it is timed out like any seat, unprobed), makes the peer vote
+``depose`` instead and leave
 the host for the next one, which it tries for ``grace_ms + turn_ms + censor_ms`` (the next host
 sees the censorship later, by its own clock). A peer that has applied no record for
 ``stuck_ms`` (:func:`~dernier_p2p.protocol.votes.stuck_ms`: the table is stuck on a split vote)
@@ -721,7 +724,9 @@ class Peer:
                 return
             if self.deposing is not None or self.stream is None or self.me.busy:
                 continue
-            if len(session.chain.at_table) > 2 and (self._host_late() or await self._censored()):
+            late = self._host_late(timers["grace_ms"])
+            if late and session.chain.next_host() is not None or \
+                    len(session.chain.at_table) > 2 and await self._censored():
                 self.deposing = session.host
                 self._vote("depose", session.host)
                 deposed.append(session.host)
@@ -730,9 +735,12 @@ class Peer:
                 continue
             now = trio.current_time()
             if self.awaited is not None:
-                for target in self.awaited.expired(int(now * 1000)):
-                    if target not in (self.seat, session.host):
+                host = session.host
+                for target in self.awaited.expired(int(now * 1000), skip=host):
+                    if target != self.seat:
                         await self._absent("timeout", target)
+                if self._host_late(0):  # the host's own seat: no probe, the host holds its own
+                    self._vote("timeout", host)  # envelopes; once per record (7.5)
             grace = timers["grace_ms"] / 1000
             for target, since in sorted(self.dropped_at.items()):
                 seen = self.last_seen.get(target, 0.0)
@@ -789,16 +797,18 @@ class Peer:
         seen = self.held.get((seat, n))
         return seen is not None and seen[1] >= 2 * len(session.chain.at_table)
 
-    def _host_late(self) -> bool:
-        """Whether the table has waited on the host's own seat for ``turn_ms`` by this seat's
-        clock: a host records no ``timeout`` of its own, so the seats depose it (PROTOCOL.md
-        7.5) rather than wait for ``stuck_ms`` and an abandon that would end the match. Only
-        when a seat can take over (a table whose seats announced no address has none)."""
+    def _host_late(self, extra_ms: int) -> bool:
+        """Whether, at three or more seats, the table has waited on the host's own seat for
+        ``turn_ms + extra_ms`` by this seat's clock (PROTOCOL.md 7.5). After ``turn_ms`` the
+        seats vote ``timeout`` about the host's seat and the host sequences it like any other;
+        a host that has not done so ``grace_ms`` later is deposed (it would otherwise hold the
+        table until ``stuck_ms``, and the abandon votes would end a match it is losing as no
+        contest). The clock restarts at every record the host authors, that timeout too."""
         assert self.me is not None
         session = self.me.session
-        return self.awaited is not None and session.host in session.waiting_on() and \
-            session.chain.next_host() is not None and \
-            self.awaited.late(session.host, int(trio.current_time() * 1000))
+        return self.awaited is not None and len(session.chain.at_table) > 2 and \
+            session.host in session.waiting_on() and \
+            self.awaited.late(session.host, int(trio.current_time() * 1000), extra_ms)
 
     async def _censored(self) -> bool:
         """Whether this seat holds an envelope (its own, or one a probe returned) that the host

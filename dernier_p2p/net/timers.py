@@ -81,17 +81,20 @@ class Deadlines:
         """Wait for no one."""
         self._since = {}
 
-    def expired(self, now_ms: int) -> list[int]:
-        """The seats whose time has run out (in seat order); their clocks restart at ``now_ms``."""
-        late = sorted(s for s, t in self._since.items() if now_ms - t >= self.limit_ms)
+    def expired(self, now_ms: int, skip: int | None = None) -> list[int]:
+        """The seats whose time has run out (in seat order); their clocks restart at ``now_ms``.
+        Seat ``skip`` is neither reported nor restarted (see :meth:`late`)."""
+        late = sorted(s for s, t in self._since.items()
+                      if s != skip and now_ms - t >= self.limit_ms)
         for seat in late:
             self._since[seat] = now_ms
         return late
 
-    def late(self, seat: int, now_ms: int) -> bool:
-        """Whether ``seat``'s time has run out (its clock is left as it is)."""
+    def late(self, seat: int, now_ms: int, extra_ms: int = 0) -> bool:
+        """Whether ``seat``'s time (plus ``extra_ms``) has run out (its clock is left as it
+        is)."""
         start = self._since.get(seat)
-        return start is not None and now_ms - start >= self.limit_ms
+        return start is not None and now_ms - start >= self.limit_ms + extra_ms
 
     def next_deadline(self) -> int | None:
         """The earliest time at which a seat will be late, or None if no one is awaited."""

@@ -19,7 +19,7 @@ from dernier_p2p.net.timers import Timers
 from dernier_p2p.net.watch import WatchConfig, Watcher
 from dernier_p2p.protocol.envelope import record_hash
 from dernier_p2p.protocol.verify import check_records
-from dernier_p2p.rules import Phase
+from dernier_p2p.rules import Phase, to_act
 from dernier_p2p.wire.transcript import read_transcript
 
 from .helpers import KEYS, play, same_result, seed, transcripts, verify, wait_for
@@ -527,14 +527,24 @@ async def test_a_seat_restarted_after_the_match_ended_reads_the_result_from_its_
         assert peer.resumes == 0 and (tmp_path / f"t{seat}.bin").read_bytes() == before
 
 
-async def test_a_host_that_does_not_play_its_turn_is_deposed_not_abandoned(
+class IgnoresItsOwnTimeout(Host):
+    """A rogue host: it never sequences the ``timeout`` votes of the others about its own seat
+    (an honest host must, PROTOCOL.md 7.5)."""
+
+    def _count_votes(self) -> None:
+        self.tally.drop("timeout", self.seat)
+        super()._count_votes()
+
+
+async def test_a_host_that_ignores_the_votes_timing_it_out_is_deposed_not_abandoned(
     tmp_path: Path,
 ) -> None:
-    """Three seats; the host's own seat never plays once the hand is in play (a host records
-    no timeout of its own). The seats depose it after ``turn_ms`` by their clocks, the next
-    seat hosts, the old host is recorded as left and the other two finish the match: no
-    ``no_contest`` (before, they waited ``stuck_ms`` and their abandon votes, with the host's,
-    ended the match as no contest, which a losing host could so force)."""
+    """Three seats; the host's own seat never plays once the hand is in play and the host does
+    not sequence the others' ``timeout`` votes about its seat. ``grace_ms`` after they could
+    be a quorum the seats depose it, the next seat hosts, the old host is recorded as left and
+    the other two finish the match: no ``no_contest`` (else they would wait ``stuck_ms`` and
+    their abandon votes, with the host's, would end the match as no contest, which a losing
+    host could so force)."""
     bot = bot_agent(HeuristicBot(0))
 
     async def stalling(state: Any, seat: int, view: Any) -> Any:
@@ -547,15 +557,16 @@ async def test_a_host_that_does_not_play_its_turn_is_deposed_not_abandoned(
         table.scopes[0].cancel()
 
     timers = Timers(turn_ms=1_000, declare_ms=30, grace_ms=500)
-    table = await play(tmp_path, 3, agents={0: stalling}, listen=True, timers=timers,
-                       watch=stop_the_old_host, limit=60)
+    table = await play(tmp_path, 3, host_cls=IgnoresItsOwnTimeout, agents={0: stalling},
+                       listen=True, timers=timers, watch=stop_the_old_host, limit=60)
     assert not table.errors, table.errors
     got = transcripts(tmp_path, [1, 2])
     assert got[1] == got[2]
-    kinds = [r["env"]["body"]["type"] for r in got[1]]
+    bodies = [r["env"]["body"] for r in got[1]]
+    kinds = [b["type"] for b in bodies]
     assert "host_change" in kinds and "no_contest" not in kinds
-    assert [r["env"]["body"]["seat"] for r in got[1] if r["env"]["body"]["type"] == "left"] \
-        == [0]
+    assert [b["seat"] for b in bodies if b["type"] == "left"] == [0]
+    assert all(b.get("seat") != 0 for b in bodies if b["type"] == "timeout")
     audit = verify(got[1])
     assert not audit.summary.no_contest
     assert table.results[1] == table.results[2] and same_result(table.results[1], audit)
@@ -602,3 +613,36 @@ async def test_a_resume_to_a_new_hosts_address_refuses_an_impostor_listening_the
             nursery.cancel_scope.cancel()
     assert connections >= 2  # refused, then tried again
     assert heard == []  # the impostor never got this seat's signed resume
+
+
+async def test_a_host_slow_on_its_own_turn_is_timed_out_like_any_seat(tmp_path: Path) -> None:
+    """Three seats, variant ``standard`` (a time-out draws and passes). The host's own seat
+    thinks longer than ``turn_ms`` once: the other two vote ``timeout`` about it and the host
+    sequences that timeout with their votes; the match goes on with the same host (no
+    deposition, no ``left``) and ends the same for every seat and for the audit."""
+    bot = bot_agent(HeuristicBot(0))
+    slow = []
+
+    async def slow_once(state: Any, seat: int, view: Any) -> Any:
+        if state.phase is Phase.PLAY and to_act(state) == seat and not slow:
+            slow.append(state)
+            await trio.sleep(2.5)  # past turn_ms + grace_ms: the seats' clocks run out
+        return await bot(state, seat, view)
+
+    timers = Timers(turn_ms=1_000, declare_ms=30, grace_ms=1_000)
+    table = await play(tmp_path, 3, agents={0: slow_once}, listen=True, timers=timers,
+                       host_options={"variant": "standard"}, limit=60)
+    assert not table.errors, table.errors
+    assert slow
+    got = transcripts(tmp_path, [0, 1, 2])
+    assert got[0] == got[1] == got[2]
+    bodies = [r["env"]["body"] for r in got[0]]
+    kinds = [b["type"] for b in bodies]
+    assert not {"host_change", "left", "no_contest"} & set(kinds), kinds
+    own = [b for b in bodies if b["type"] == "timeout" and b["seat"] == 0]
+    assert own and all(sorted(v["seat"] for v in b["votes"]) == [1, 2] for b in own)
+    assert {r["h"] for r in got[0]} == {0}
+    audit = verify(got[0])
+    assert audit.ok and not audit.summary.no_contest
+    assert table.results[0] == table.results[1] == table.results[2]
+    assert same_result(table.results[1], audit)

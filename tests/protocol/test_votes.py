@@ -362,3 +362,33 @@ def test_a_vote_frame_is_checked_field_by_field():
         with pytest.raises(ProtocolError) as info:
             check_vote_frame(frame, 3)
         assert (info.value.code, info.value.seat) == ("MALFORMED", None), frame
+
+
+def test_a_timeout_of_the_hosts_own_seat_needs_the_others_quorum():
+    """The host times out its own seat (PROTOCOL.md 7.5) only with a quorum of the other
+    seats' ``timeout`` votes about it: with one vote every honest seat and the audit refuse it
+    (``NO_QUORUM``); with both it is a valid record, applied as that variant's time-out (in
+    ``standard`` the host's seat draws and the turn passes) and the host still hosts."""
+    listen = [("127.0.0.1", 7000 + k) for k in range(3)]
+    table = LocalTable("standard", seeds(3), {"match": ["hands", 1]}, listen=listen)
+    table.deliver()
+    bots = [HeuristicBot(k) for k in range(3)]
+    rng = random.Random(3)
+    while to_act(table.sessions[0].state) != table.host_seat:
+        play_round(table, bots, rng)
+    host = table.host_seat
+    refused_by_all(table, forged(table, {"type": "timeout", "seat": host,
+                                         "votes": table.collect("timeout", host, [1])}),
+                   "NO_QUORUM", [1, 2])
+    hand = len(table.sessions[1].state.hands[host])
+    at = len(table.records)
+    table.absent("timeout", host)  # the votes of seats 1 and 2
+    table.deliver()
+    rec = table.records[at]["env"]
+    assert rec["seat"] == host and rec["body"]["type"] == "timeout"
+    assert rec["body"]["seat"] == host
+    assert sorted(v["seat"] for v in rec["body"]["votes"]) == [1, 2]
+    for s in table.sessions:
+        assert s.fault is None and s.host == host
+        assert to_act(s.state) != host and len(s.state.hands[host]) == hand + 1
+    assert check_records(table.records).code == INCOMPLETE  # valid, and the match goes on
