@@ -22,6 +22,7 @@ def build(bases: dict[str, Base]) -> None:
         host_change_cases(bases["dernier-3p-hostchange"])
     if "dernier-3p-timeout" in bases:
         abandon_cases(bases["dernier-3p-timeout"])
+        host_timeout_cases(bases["dernier-3p-timeout"])
     if "dernier-4p-hostskip" in bases:
         host_skip_cases(bases["dernier-4p-hostskip"])
 
@@ -56,6 +57,31 @@ def abandon_cases(b: Base) -> None:
                          "votes": [*votes[:-1], vote(voters[-1], k - 2)]}, "STALE_VOTE")
     case("names-a-seat", "no contest by abandon votes that names a seat", ["Malformed"],
          {"type": "no_contest", "seat": voters[-1], "votes": votes}, "MALFORMED")
+
+
+def host_timeout_cases(b: Base) -> None:
+    """A ``timeout`` of the host's own seat (7.5) in place of the first time-out: valid with
+    the votes of a quorum of the other seats, each stating the last record the host authored;
+    with one vote fewer, NO_QUORUM."""
+    k = b.body_type("timeout")
+    if k is None:
+        return
+    h = b.records[k]["h"]
+    since = max((i for i in range(k) if b.records[i]["env"]["seat"] == h
+                 and b.records[i]["env"]["body"]["type"] not in ("chat", "ack")), default=-1)
+    others = [s for s in range(len(b.identities)) if s != h]
+    votes = [sign_vote(b.identities[s], b.game, "timeout", h, s, since)
+             for s in others][: len(b.identities) // 2 + 1]
+
+    def case(id_: str, comment: str, flags: list[str], vs: list[dict], code: str | None) -> None:
+        body = {"type": "timeout", "seat": h, "votes": vs}
+        add(f"host-timeout-{id_}", "7.5", comment, ["Vote", "Timeout", *flags], b, k,
+            [as_record(b, k, new_env(b, k, h, body))], code, "any" if code is None else h)
+
+    case("own-seat", "the host times out its own seat with the timeout votes of a quorum of "
+         "the other seats: valid", ["Valid"], votes, None)
+    case("own-seat-one-vote-short", "the host times out its own seat with one vote fewer "
+         "than a quorum", ["NoQuorum"], votes[:-1], "NO_QUORUM")
 
 
 def host_change_cases(b: Base) -> None:
