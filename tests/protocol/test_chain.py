@@ -285,6 +285,30 @@ def test_checkers_fed_the_same_records_agree():
     assert heads == {g.seq.head}
 
 
+# ---------------------------------------------------------------------- vote freshness
+def test_vote_since_counts_for_each_kind_what_shows_a_seat_present():
+    """``left`` counts a seat's records but its chats, ``timeout`` neither its chats nor its
+    acks, ``abandon`` the last record that is neither; a vote-carrying record is a use of its
+    kind for its target; a ``resign`` leaves the table (7.5)."""
+    g = Game(3)
+    accepted = g.seq.records[1]["i"]  # seat 1's accept: its last move so far
+    c = fed(g)
+    play = c.vote_since("abandon", None)
+    ack = g.submit(1, ACK)["i"]
+    g.submit(1, {"type": "chat", "text": "still here"})
+    c = fed(g)
+    assert c.vote_since("left", 1) == ack
+    assert c.vote_since("timeout", 1) == accepted
+    assert c.vote_since("abandon", None) == play == len(g.seq.records) - 3
+    used = g.submit(0, {"type": "left", "seat": 2, "votes": g.votes("left", 2, [0, 1])})["i"]
+    c = fed(g)
+    assert c.vote_since("left", 2) == used > c.vote_since("timeout", 2)
+    assert c.vote_since("timeout", 0) == c.vote_since("abandon", None) == used
+    g.submit(1, {"type": "resign"})
+    c = fed(g)
+    assert c.at_table == {0}
+
+
 # ---------------------------------------------------------------------- departures and host changes
 def test_left_seat_may_not_send(g):
     g.submit(0, {"type": "left", "seat": 2, "votes": g.votes("left", 2, [0, 1])})
