@@ -347,6 +347,21 @@ def test_shuffle_proof_lengths_follow_the_deck():
         assert err(b, 1).code == "MALFORMED"
 
 
+
+def test_length_bounds_start_at_one():
+    """A variant name of one character and a shuffle of a one-card deck are well formed (the
+    rules set-up and the shuffle proof judge them, not the schema); empty ones are not."""
+    t = _table(variant="x")
+    assert validate_body(t, 0, N) is t
+    _, body = next(x for x in EXAMPLES if x[1]["type"] == "shuffle")
+    one = copy.deepcopy(body)
+    one["deck"] = one["deck"][:1]
+    for key in ("c", "c_hat", "s_hat", "s_prime", "t_hat"):
+        one["proof"][key] = one["proof"][key][:1]
+    assert validate_body(one, 1, N) is one
+    one["deck"] = []
+    assert err(one, 1).code == "MALFORMED"
+
 # ---------------------------------------------------------------------- fuzzing
 scalars = st.one_of(
     st.none(), st.booleans(), st.integers(-(2**63), 2**64 - 1), st.binary(max_size=70),
