@@ -646,3 +646,60 @@ async def test_a_host_slow_on_its_own_turn_is_timed_out_like_any_seat(tmp_path: 
     assert audit.ok and not audit.summary.no_contest
     assert table.results[0] == table.results[1] == table.results[2]
     assert same_result(table.results[1], audit)
+
+
+class CrashesOwing(Peer):
+    """Seat 1: past record 30, the moment a record obliges it to a deck message, its process
+    and the host's die together, the message unsent (its transcript holds the record)."""
+
+    harness: Any = None  # the test's Table
+    owed: list[dict[str, Any]] = []
+
+    async def _apply(self, rec: Any) -> list[dict[str, Any]]:
+        out = await super()._apply(rec)
+        if out and not self.owed and self.me is not None and len(self.me.records) > 30:
+            type(self).owed = [env["body"] for env in out]
+            self.harness.scopes[0].cancel()
+            self.harness.scopes[1].cancel()
+            await trio.sleep_forever()
+        return out
+
+
+async def test_a_restarted_next_host_that_takes_over_sends_the_deck_message_it_owed(
+    tmp_path: Path,
+) -> None:
+    """Seat 1, the next host, and the host die together while seat 1 owes a deck message;
+    seat 1 restarts from its transcript and takes over: it signs the owed message again after
+    its host change (without it the match waits on the new host's own seat for good)."""
+    back: dict[str, Any] = {}
+
+    async def restart_seat_1(table: Any) -> None:
+        CrashesOwing.harness = table
+        CrashesOwing.owed = []
+        await wait_for(lambda: CrashesOwing.owed != [])
+        old = table.peers[1]
+        await wait_for(lambda: old.me.writer is None, 5)
+        listen = old.me.session.table_body["players"][1]["listen"]
+        peer = Peer(
+            KEYS[1],
+            ("127.0.0.1", table.host.port),
+            bot_agent(HeuristicBot(1)),
+            PeerConfig(name="p1", seed=seed(1), transcript=tmp_path / "t1.bin", restore=True,
+                       listen=(listen[0], listen[1])),
+        )
+        back["peer"] = peer
+        back["result"] = await peer.run()
+
+    table = await play(tmp_path, 3, peer_cls={1: CrashesOwing}, watch=restart_seat_1,
+                       listen=True, timers=Timers(turn_ms=30_000, declare_ms=30, grace_ms=3_000),
+                       limit=120)
+    assert not table.errors
+    peer = back["peer"]
+    assert peer.host is not None  # the restarted seat took over
+    got = transcripts(tmp_path, [1, 2])
+    assert got[1] == got[2]
+    bodies = [r["env"]["body"] for r in got[1]]
+    change = [b["type"] for b in bodies].index("host_change")
+    after = [r["env"]["body"] for r in got[1][change + 1 :] if r["env"]["seat"] == 1]
+    assert all(body in after for body in CrashesOwing.owed)  # signed again after the change
+    assert back["result"] == table.results[2] and same_result(back["result"], verify(got[1]))
