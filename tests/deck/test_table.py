@@ -813,6 +813,26 @@ def test_boxes_are_numbered_in_relay_order_with_two_givers_outstanding() -> None
     assert [m for m in s0.log if "type" in m] == [m for m in obs.log if "type" in m]
 
 
+def test_own_messages_take_their_place_in_relay_order_as_delivered() -> None:
+    """A seat's own message, logged when made, moves to where the relay delivered it; if the
+    relay delivered other content (only possible with the seat's key), the log and the box
+    numbering take what every peer saw."""
+    everyone = new_tables(2, "dernier-54", seed=3) + [DeckTable(GAME, HAND, 2, "dernier-54")]
+    s0, s1, obs = everyone
+    first, second = s0.start(), s1.start()
+    obs.start()
+    deliver(everyone, second + first)  # seat 1's commitment first, made second
+    assert [m for m in s0.log if "type" in m] == [m for m in obs.log if "type" in m]
+    everyone = started()
+    s0, s1, s2, obs = everyone
+    msg, bad = _transfer_with_altered_box(everyone)
+    for t in (s0, s2, obs):
+        t.receive(bad)  # seat 0's own box comes back altered
+    assert s0.log[-1] == bad and [m for m in s0.log if "type" in m] == [
+        m for m in obs.log if "type" in m]
+    assert [b.transfer for b in s0.boxes] == [b.transfer for b in obs.boxes]
+
+
 def test_own_message_not_made_is_refused() -> None:
     everyone = started()
     s0 = everyone[0]
