@@ -833,6 +833,14 @@ def test_own_messages_take_their_place_in_relay_order_as_delivered() -> None:
     assert [b.transfer for b in s0.boxes] == [b.transfer for b in obs.boxes]
 
 
+def test_a_message_seat_past_the_table_is_refused_naming_the_sender() -> None:
+    obs = started()[3]
+    for seat, sender in ((3, None), (3, 2), (-1, None)):
+        with pytest.raises(BadElement) as err:
+            obs.receive({"type": "secret", "seat": seat, "secret": bytes(32)}, sender)
+        assert err.value.seat == sender
+
+
 def test_own_message_not_made_is_refused() -> None:
     everyone = started()
     s0 = everyone[0]
