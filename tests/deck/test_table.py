@@ -839,6 +839,9 @@ def test_a_message_seat_past_the_table_is_refused_naming_the_sender() -> None:
         with pytest.raises(BadElement) as err:
             obs.receive({"type": "secret", "seat": seat, "secret": bytes(32)}, sender)
         assert err.value.seat == sender
+    with pytest.raises(BadElement) as err:
+        obs.receive(["secret", 2], 2)  # no map at all
+    assert err.value.seat == 2
 
 
 def test_own_message_not_made_is_refused() -> None:
