@@ -823,11 +823,16 @@ class Session:
                     return  # the coin flip answers it
                 self._start_chance(req)
                 continue
-            if self._moves:
+            if self._moves and not self._moves_held():
                 self._run_move(*self._moves.popleft())
                 continue
             return
         self._ops.clear()
+
+    def _moves_held(self) -> bool:
+        """Whether a queued move waits although no operation, awaited input or chance request
+        holds it: never (7.4; tokens or boxes still owed do not hold moves)."""
+        return False
         self._moves.clear()
         self._await = None
 
