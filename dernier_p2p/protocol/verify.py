@@ -154,13 +154,9 @@ def judge_envelopes(session: Session, envelopes: Sequence[Any]) -> ProtocolError
     :meth:`Session.judge_unsequenced`): envelopes already sequenced or that could not have been
     the next record are passed over. The detail says the envelope was never sequenced."""
     for k, env in enumerate(envelopes):
-        try:
-            exc = session.judge_unsequenced(env)
-        except Exception:  # a malformed side entry proves nothing
-            continue
+        exc = session.judge_unsequenced(env)  # a malformed entry proves nothing (None)
         if exc is not None:
-            n = env.get("n") if isinstance(env, dict) else None
-            where = f"envelope {k} of the side file (seat {env.get('seat')}, counter {n})"
+            where = f"envelope {k} of the side file (seat {env['seat']}, counter {env['n']})"
             return ProtocolError(exc.code, exc.seat, f"{exc.detail} [{where}, never sequenced]")
     return None
 

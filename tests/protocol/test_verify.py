@@ -186,7 +186,8 @@ def test_an_unsequenced_envelope_of_a_side_file_proves_its_fault(match: list[dic
     assert check_records(match[: k + 1], envelopes=[bad]).code == INCOMPLETE
     skipped = sign_envelope(identity_for_seat(env["seat"]), env["game"], env["seat"],
                             env["n"] + 1, env["head"], bad["body"])
-    assert check_records(match[:k], envelopes=[skipped, {"not": "an envelope"}]).code == INCOMPLETE
+    junk = [{"not": "an envelope"}, 5, None, "x", [1], {**env, "seat": "a"}, {**env, "body": 0}]
+    assert check_records(match[:k], envelopes=[skipped, *junk]).code == INCOMPLETE
     # a sound envelope is applied and takes its counter: a second one with that counter is
     # passed over (only the first of two envelopes signed with one counter can count)
     assert check_records(match[:k], envelopes=[env, bad]).code == INCOMPLETE
