@@ -362,14 +362,21 @@ def test_altered_transfer_box_is_settled_by_the_end_of_hand_reveal() -> None:
     assert [f.seat for f in report.faults] == [0]
 
 
-def test_false_complaint_is_attributed_to_the_complainer() -> None:
-    everyone = started()
-    s0, s1, s2, obs = everyone
+def handed_to_seat_1(everyone: list[DeckTable]) -> list[dict]:
+    """Seat 0 is dealt position 0 and hands it to seat 1, every table hearing every message:
+    the messages the tables made."""
     apply_all(everyone, {"op": "deal", "position": 0, "to": 0})
     msgs = []
     for t in everyone:
         msgs.extend(t.apply({"op": "transfer", "position": 0, "to": 1}))
     deliver(everyone, msgs)
+    return msgs
+
+
+def test_false_complaint_is_attributed_to_the_complainer() -> None:
+    everyone = started()
+    s0, s1, s2, obs = everyone
+    handed_to_seat_1(everyone)
     assert s1.card(0) is not None
     lie = {"type": "complaint", "seat": 1, "ref": 0, "plaintext": None}
     s1.log.append(lie)
@@ -915,11 +922,7 @@ def test_a_complaint_is_checked_then_judged_from_its_plaintext() -> None:
     naming the complainer, judged at once."""
     everyone = started()
     s0, s1, s2, obs = everyone
-    apply_all(everyone, {"op": "deal", "position": 0, "to": 0})
-    msgs = []
-    for t in everyone:
-        msgs.extend(t.apply({"op": "transfer", "position": 0, "to": 1}))
-    deliver(everyone, msgs)
+    msgs = handed_to_seat_1(everyone)
     bad = [({"type": "complaint", "seat": 1, "ref": 1, "plaintext": None}, BadElement),
            ({"type": "complaint", "seat": 1, "ref": -1, "plaintext": None}, BadElement),
            ({"type": "complaint", "seat": 1, "ref": True, "plaintext": None}, BadElement),
