@@ -14,22 +14,32 @@ def _run(fn) -> None:
     trio.run(fn, clock=trio.testing.MockClock(autojump_threshold=0))
 
 
+def _window_at_10() -> Pace:
+    """Seat 0's pace, a 3 s window opened by record 10 (inside ``trio.run``)."""
+    pace = Pace(0, window_s=3.0)
+    pace.opened(10, scored=False)
+    return pace
+
+
+async def _held(pace: Pace, others: list[int]) -> float:
+    """The virtual seconds ``pace.wait`` holds this seat's move, ``others`` at the table."""
+    start = trio.current_time()
+    await pace.wait(lambda: others)
+    return trio.current_time() - start
+
+
 def test_the_window_runs_its_time_when_a_seat_is_not_ready() -> None:
     async def main() -> None:
-        pace = Pace(0, window_s=3.0)
-        pace.opened(10, scored=False)
+        pace = _window_at_10()
         pace.heard(1, 10)  # seat 2 says nothing
-        start = trio.current_time()
-        await pace.wait(lambda: [1, 2])
-        assert trio.current_time() - start == 3.0
+        assert await _held(pace, [1, 2]) == 3.0
 
     _run(main)
 
 
 def test_the_window_ends_as_soon_as_every_other_seat_is_ready() -> None:
     async def main() -> None:
-        pace = Pace(0, window_s=3.0)
-        pace.opened(10, scored=False)
+        pace = _window_at_10()
         pace.heard(1, 12)  # a ready for a later record covers this window
         pace.heard(2, 9)  # an older one does not
 
@@ -39,9 +49,7 @@ def test_the_window_ends_as_soon_as_every_other_seat_is_ready() -> None:
 
         async with trio.open_nursery() as nursery:
             nursery.start_soon(late)
-            start = trio.current_time()
-            await pace.wait(lambda: [1, 2])
-            assert trio.current_time() - start == 0.5
+            assert await _held(pace, [1, 2]) == 0.5
 
     _run(main)
 
@@ -66,8 +74,7 @@ def test_after_a_hand_a_key_is_awaited_up_to_its_bound_and_withholds_ready() -> 
         other.opened(20, scored=True)
         await trio.sleep(1.0)
         other.opened(25, scored=False)
-        start = trio.current_time()
-        await other.wait(lambda: [1])  # seat 1 never says ready: the hand's bound
-        assert trio.current_time() - start == HAND_FACTOR * 2.0 - 1.0
+        # seat 1 never says ready: the hand's bound
+        assert await _held(other, [1]) == HAND_FACTOR * 2.0 - 1.0
 
     _run(main)
