@@ -146,6 +146,24 @@ def error_message(code: str, detail: str) -> dict[str, Any]:
     return {"k": "error", "code": code[:64], "detail": detail[:MAX_DETAIL]}
 
 
+def status_message(seat: int, state: str, grace_ms: int) -> dict[str, Any]:
+    """A host's presence notice: ``seat`` is "dropped" (``grace_ms`` left to resume) or "back"."""
+    return {"k": "status", "seat": seat, "state": state, "grace_ms": grace_ms}
+
+
+def check_status(message: dict[str, Any], n: int) -> tuple[int, str, int] | None:
+    """The seat, state and grace of a ``status`` frame at a table of ``n`` seats, or None if it
+    is malformed (a status is informative only: the caller logs and ignores it)."""
+    seat, state, grace = message.get("seat"), message.get("state"), message.get("grace_ms")
+    ok = (
+        set(message) == {"k", "seat", "state", "grace_ms"}
+        and isinstance(seat, int) and not isinstance(seat, bool) and 0 <= seat < n
+        and state in ("dropped", "back")
+        and isinstance(grace, int) and not isinstance(grace, bool) and 0 <= grace < 2**31
+    )
+    return (seat, state, grace) if ok else None  # type: ignore[return-value]
+
+
 # --- building and checking the handshake frames ----------------------------------------------
 
 
@@ -299,6 +317,20 @@ def check_welcome(message: dict[str, Any]) -> int:
 # --- the peer's side -------------------------------------------------------------------------
 
 
+async def _receive_challenge(
+    stream: FramedStream, check_host: Callable[[bytes], None] | None
+) -> tuple[bytes, dict[str, Any]]:
+    """Receive and check the host's challenge; give ``check_host`` (if any) the host's key from
+    its table summary (it raises to refuse the host). Return the nonce and the summary."""
+    nonce, table = check_challenge(await receive_message(stream))
+    if check_host is not None:
+        key = table.get("key")
+        if not isinstance(key, bytes):
+            raise NetError(MALFORMED, "the challenge's table summary carries no host key")
+        check_host(key)
+    return nonce, table
+
+
 async def join(
     stream: FramedStream,
     identity: IdentityKey,
@@ -312,12 +344,7 @@ async def join(
     is sent (it raises to refuse the host). A refusal by the host raises :class:`RemoteError`
     with its code.
     """
-    nonce, table = check_challenge(await receive_message(stream))
-    if check_host is not None:
-        key = table.get("key")
-        if not isinstance(key, bytes):
-            raise NetError(MALFORMED, "the challenge's table summary carries no host key")
-        check_host(key)
+    nonce, table = await _receive_challenge(stream, check_host)
     await send_message(stream, hello_message(identity, nonce, name, listen))
     return check_welcome(await receive_message(stream)), table
 
@@ -332,12 +359,7 @@ async def rejoin(
     last record: the records after ``have`` up to it follow at once, and if it is below
     ``have`` (a new host after a host change), the peer sends the host the records it lacks.
     ``check_host``: as for :func:`join`."""
-    nonce, table = check_challenge(await receive_message(stream))
-    if check_host is not None:
-        key = table.get("key")
-        if not isinstance(key, bytes):
-            raise NetError(MALFORMED, "the challenge's table summary carries no host key")
-        check_host(key)
+    nonce, table = await _receive_challenge(stream, check_host)
     await send_message(stream, resume_message(identity, nonce, have))
     welcome = await receive_message(stream)
     seat = check_welcome(welcome)
@@ -353,12 +375,7 @@ async def watch(
     """Run a watcher's side of the handshake; return the index of the host's last record (-1
     before the match starts) and the table summary. ``check_host`` is given the host's key
     before the ``watch`` is sent (it raises to refuse the host)."""
-    nonce, table = check_challenge(await receive_message(stream))
-    if check_host is not None:
-        key = table.get("key")
-        if not isinstance(key, bytes):
-            raise NetError(MALFORMED, "the challenge's table summary carries no host key")
-        check_host(key)
+    nonce, table = await _receive_challenge(stream, check_host)
     del nonce  # a watcher proves nothing: it only reads
     await send_message(stream, watch_message(have))
     return check_watching(await receive_message(stream)), table

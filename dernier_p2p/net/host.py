@@ -607,7 +607,7 @@ class Host:
 
     def _status_frame(self, seat: int, state: str, now: int) -> bytes:
         grace = self.grace.left_ms(seat, now) if state == "dropped" else 0
-        return hs.pack({"k": "status", "seat": seat, "state": state, "grace_ms": grace})
+        return hs.pack(hs.status_message(seat, state, grace))
 
     def _status(self, seat: int, state: str) -> None:
         """A ``status`` frame about ``seat`` ("dropped" with its grace left, or "back") to every

@@ -245,18 +245,12 @@ class Peer:
     def _on_status(self, msg: dict[str, Any]) -> None:
         """A ``status`` frame: kept for the front-end if well formed, else logged and ignored
         (it is informative only and changes nothing)."""
-        seat, state, grace = msg.get("seat"), msg.get("state"), msg.get("grace_ms")
-        n = self.me.session.n if self.me is not None else 0
-        ok = (
-            set(msg) == {"k", "seat", "state", "grace_ms"}
-            and isinstance(seat, int) and not isinstance(seat, bool) and 0 <= seat < n
-            and state in ("dropped", "back")
-            and isinstance(grace, int) and not isinstance(grace, bool) and 0 <= grace < 2**31
-        )
-        if not ok:
+        status = hs.check_status(msg, self.me.session.n if self.me is not None else 0)
+        if status is None:
             log.warning("seat %s: malformed status frame from the host ignored", self.seat)
             return
         assert self.me is not None
+        seat, state, grace = status
         self.me.note_status(seat, state, grace)
         if state == "dropped":
             self.dropped_at.setdefault(seat, trio.current_time())

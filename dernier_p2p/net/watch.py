@@ -176,15 +176,8 @@ class Watcher:
 
     def _on_status(self, msg: dict[str, Any]) -> None:
         """A ``status`` frame: a presence notice if well formed, else ignored (informative)."""
-        seat, state, grace = msg.get("seat"), msg.get("state"), msg.get("grace_ms")
-        n = self.me.session.n if self.me is not None else 0
-        ok = (
-            set(msg) == {"k", "seat", "state", "grace_ms"}
-            and isinstance(seat, int) and not isinstance(seat, bool) and 0 <= seat < n
-            and state in ("dropped", "back")
-            and isinstance(grace, int) and not isinstance(grace, bool) and 0 <= grace < 2**31
-        )
-        if not ok or self.me is None:
+        status = hs.check_status(msg, self.me.session.n if self.me is not None else 0)
+        if status is None or self.me is None:
             log.warning("watching: malformed status frame from the host ignored")
             return
-        self.me.note_status(seat, state, grace)
+        self.me.note_status(*status)
