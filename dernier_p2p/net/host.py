@@ -100,6 +100,7 @@ from dernier_p2p.net.timers import (
     acting_author,
 )
 from dernier_p2p.protocol.errors import ProtocolError
+from dernier_p2p.protocol.messages import is_progress
 from dernier_p2p.protocol.ready import check_ready_frame
 from dernier_p2p.protocol.sequencer import Sequencer
 from dernier_p2p.protocol.votes import (
@@ -991,7 +992,7 @@ class Host:
         if gone is not None:
             self.left.add(gone)  # out of the match: its closing connection is no drop
             self.grace.back(gone)
-        if body["type"] not in ("chat", "ack"):  # talk and head echoes are no progress (7.5)
+        if is_progress(body):  # talk and head echoes are no progress (7.5)
             self._last_record_ms = now
         self._after_record(rec, now)
 

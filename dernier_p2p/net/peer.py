@@ -78,6 +78,7 @@ from dernier_p2p.net.seat import LocalSeat
 from dernier_p2p.net.timers import Deadlines, Timers, acting_author
 from dernier_p2p.protocol.chain import ChainChecker
 from dernier_p2p.protocol.errors import ProtocolError
+from dernier_p2p.protocol.messages import is_progress
 from dernier_p2p.protocol.ready import check_ready_frame
 from dernier_p2p.protocol.votes import (
     CENSOR_MS,
@@ -294,7 +295,7 @@ class Peer:
         assert self.me is not None
         session = self.me.session
         now = trio.current_time()
-        if rec["env"]["body"]["type"] not in ("chat", "ack"):  # no progress of the table (7.5)
+        if is_progress(rec["env"]["body"]):  # talk and head echoes are no progress (7.5)
             self.last_record_at = now
         author = rec["env"]["seat"]
         self.last_seen[author] = now

@@ -15,6 +15,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from dernier_p2p.protocol.messages import is_progress
+
 _FIELDS = ("turn_ms", "declare_ms", "grace_ms")
 MAX_MS = 24 * 3600 * 1000
 
@@ -53,7 +55,7 @@ def acting_author(record: dict[str, Any]) -> int | None:
     """The seat whose clock a record restarts: its author, unless it only chats or acks (a
     ``chat`` or an ``ack`` is no progress and restarts no clock, PROTOCOL.md 18)."""
     env = record["env"]
-    return None if env["body"]["type"] in ("chat", "ack") else env["seat"]
+    return env["seat"] if is_progress(env["body"]) else None
 
 
 class Deadlines:

@@ -55,7 +55,7 @@ from dernier_p2p.protocol.envelope import (
     verify_record,
 )
 from dernier_p2p.protocol.errors import ProtocolError
-from dernier_p2p.protocol.messages import validate_body
+from dernier_p2p.protocol.messages import is_progress, validate_body
 from dernier_p2p.protocol.votes import RECORD_KIND, check_votes
 from dernier_p2p.wire.canonical import EncodingError
 from dernier_p2p.wire.identity import Verified, check_public_key
@@ -368,7 +368,7 @@ class ChainChecker:
         self._last_t = rec["t"]
         if body["type"] != "chat":  # a chat is no sign of a seat at play (7.5)
             self._last_by[env["seat"]] = rec["i"]
-        if body["type"] not in ("chat", "ack"):  # nor is an ack: it only echoes the head
+        if is_progress(body):  # nor is an ack: it only echoes the head
             self._last_moved[env["seat"]] = rec["i"]
             self._last_play = rec["i"]
         self._last_signed[rec["h"]] = rec["i"]

@@ -80,6 +80,13 @@ MAX_CHAT_BYTES = 400
 DECK_TYPES = frozenset(MESSAGE_FIELDS)
 HOST_TYPES = frozenset({"table", "timeout", "left", "no_contest"})
 """Bodies only the current host may author (``host_change`` is authored by the next host)."""
+TALK_TYPES = frozenset({"chat", "ack"})
+"""Bodies that are no progress of the table: talk and head echoes (PROTOCOL.md 7.5, 18)."""
+
+
+def is_progress(body: dict[str, Any]) -> bool:
+    """Whether a (validated) body moves the table on: anything but a ``chat`` or an ``ack``."""
+    return body["type"] not in TALK_TYPES
 
 MOVE_FIELDS: dict[str, frozenset[str]] = {
     "play": frozenset({"slot", "suit", "target", "declare"}),
