@@ -68,7 +68,7 @@ class TableApp(App[None]):
 
     CSS = """
     #top { height: auto; }
-    #players { width: 42; height: auto; border: round $primary; padding: 0 1; }
+    #players { width: 44; height: auto; border: round $primary; padding: 0 1; }
     #centre { width: 1fr; height: auto; border: round $primary; padding: 0 1; }
     #log { height: 1fr; border: round $secondary; padding: 0 1; }
     #hand { height: auto; border: round $success; padding: 0 1; }

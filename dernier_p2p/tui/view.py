@@ -74,8 +74,8 @@ def players_text(
         mark = "▶ " if at_turn else "  "
         you = " (you)" if s == me else ""
         size = len(state.hands[s])
-        line = f"{mark}{names[s]}{you}: {size} card{'' if size == 1 else 's'} · score " \
-               f"{state.scores[s]}"
+        line = f"{mark}{names[s]}{you} · {size} card{'' if size == 1 else 's'} · " \
+               f"{state.scores[s]} pt{'' if state.scores[s] == 1 else 's'}"
         out.append(line, style="bold" if at_turn else "")
         if s == mover and turn_left is not None:
             out.append(f"  ⏱ {clock(turn_left)}", style="bold yellow" if turn_left < 10 else "")
@@ -84,18 +84,20 @@ def players_text(
 
 
 def centre_text(state: State, names: Sequence[str], header: str) -> Text:
-    """Variant, hand, direction and pile; the top card, the named suit and pending draws."""
+    """Variant, hand, pile, dealer and direction; the top card, the named suit and pending
+    draws: short lines, so the narrow panel beside the players never breaks a phrase."""
     rules = state.rules
     arrow = "→ clockwise" if state.direction == 1 else "← counter-clockwise"
-    out = Text(f"{header} · hand {state.hand_number} · dealer {names[state.dealer]} · "
-               f"direction {arrow} · pile {state.pile_size}\n")
+    out = Text(f"{header} · hand {state.hand_number} · pile {state.pile_size}\n"
+               f"dealer {names[state.dealer]} · {arrow}\n")
     out.append("Top card: ")
     out.append_text(card_rich(state.top, rules) if state.top is not None else Text("—"))
     if state.named_suit is not None:
-        out.append(f"   suit named: {suit_text(state.named_suit, rules, False)}",
+        out.append("\nsuit named: ")
+        out.append(suit_text(state.named_suit, rules, False),
                    style=f"bold {COLOURS[state.named_suit]}")
     if state.pending_draw:
-        out.append(f"   pending draw: {state.pending_draw}", style="bold red")
+        out.append(f"\npending draw: {state.pending_draw}", style="bold red")
     return out
 
 

@@ -397,3 +397,26 @@ def test_a_joiner_and_a_bot_host_in_another_process_share_the_window_and_the_clo
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_the_top_panels_fit_80_columns_without_breaking_a_line(tmp_path: Path) -> None:
+    """At 80x24 each player is one line, the turn countdown included, and the centre panel's
+    lines are whole phrases: no line of either panel wraps."""
+
+    async def scenario(pilot, link) -> None:
+        await until(pilot, lambda: in_turn(link), "Ann's first turn")
+        await until(pilot, lambda: "⏱" in pilot.app.query_one("#players").render().plain,
+                    "the turn countdown")
+
+        def fits() -> bool:  # the layout follows a redraw by a frame: asked until it holds
+            for wid in ("#players", "#centre"):
+                widget = pilot.app.query_one(wid)
+                lines = widget.render().plain.split("\n")
+                if widget.content_size.height != len(lines):  # a line wrapped
+                    return False
+            return True
+
+        await until(pilot, fits, "both top panels without a wrapped line", limit=5)
+
+    run_screen_test(_local(tmp_path, "dernier", {"match": ["hands", 1]}, 3), scenario,
+                    size=(80, 24))
