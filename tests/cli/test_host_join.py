@@ -25,15 +25,20 @@ def _reap(*procs: subprocess.Popen[bytes]) -> None:
             p.wait()
 
 
-def _port(proc: subprocess.Popen[bytes], out: Path, limit: float = 30) -> int:
-    """Wait until the host tells its port."""
+def _told(proc: subprocess.Popen[bytes], out: Path, pattern: str, limit: float = 30) -> re.Match:
+    """Wait until the process ``proc`` writes a line matching ``pattern`` to ``out``."""
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline and proc.poll() is None:
-        found = re.search(r"on port (\d+)", out.read_text())
+        found = re.search(pattern, out.read_text())
         if found:
-            return int(found.group(1))
+            return found
         time.sleep(0.05)
-    raise AssertionError(f"the host never told its port: {out.read_text()}")
+    raise AssertionError(f"never told {pattern!r}: {out.read_text()}")
+
+
+def _port(proc: subprocess.Popen[bytes], out: Path, limit: float = 30) -> int:
+    """Wait until the host tells its port."""
+    return int(_told(proc, out, r"on port (\d+)", limit).group(1))
 
 
 def test_host_and_two_joins_play_and_agree(tmp_path: Path) -> None:
@@ -290,7 +295,7 @@ def test_a_joiner_who_leaves_resigns_and_the_other_two_play_on(tmp_path: Path) -
             tmp_path, bot_out, "join", f"127.0.0.1:{port}", "--bot", "--key",
             str(tmp_path / "k1.pem"), "--transcript", str(tmp_path / "t1"), "--no-colour",
         )
-        time.sleep(1.0)  # the bot takes seat 1
+        _told(bot, bot_out, r"Seated at seat 1\b")  # the bot takes seat 1, Ann seat 2
         proc = dernier(
             tmp_path, "join", f"127.0.0.1:{port}", "--name", "Ann", "--key",
             str(tmp_path / "k2.pem"), "--transcript", str(tmp_path / "t2"), "--no-colour",
