@@ -257,10 +257,14 @@ async def host_table(
         )
         async with open_routes(host, seating.echo, advertise=where, relay=relay,
                                map_port=map_port) as invite:
-            seating.echo(f"Others join with: dernier join {invite.encode()}")
+            # each command alone on its line, whole within the screen's 76-column log, so it
+            # can be copied in one piece
+            seating.echo("Others join with:")
+            seating.echo(f"  dernier join {invite.encode()}")
             if config.max_watchers:
-                seating.echo(f"  (and watch with: dernier watch {invite.encode()})")
-            seating.echo(f"  (on this network also: dernier join {address})")
+                seating.echo("and watch with:")
+                seating.echo(f"  dernier watch {invite.encode()}")
+            seating.echo(f"On this network also: dernier join {address}")
             nursery.start_soon(_announce_joins, host, seating.echo)
             nursery.start_soon(seating.follow, host)
             await finished.wait()  # relayed connections and the mapping last until then
