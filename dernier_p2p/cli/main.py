@@ -443,10 +443,13 @@ def _come_back(
 
 
 def _parse_address(value: str, hint: str = "ADDRESS") -> tuple[str, int]:
+    """``HOST:PORT``, an IPv6 host in brackets or bare (the port follows the last colon)."""
     where, sep, port = value.rpartition(":")
-    if not sep or not where or not port.isdigit() or not 1 <= int(port) <= 65535:
+    host = where[1:-1] if where.startswith("[") and where.endswith("]") else where
+    if (not sep or not host or "[" in host or "]" in host or not port.isdigit()
+            or not 1 <= int(port) <= 65535):
         raise click.BadParameter(f"{value!r} is not HOST:PORT", param_hint=hint)
-    return where.strip("[]"), int(port)
+    return host, int(port)
 
 
 def _discover(seconds: float) -> tuple[str, int]:

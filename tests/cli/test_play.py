@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import click
 import pytest
 
 from tests.cli.helpers import dernier
@@ -143,6 +144,10 @@ def test_join_addresses_put_ipv6_in_brackets() -> None:
     assert host_port("::1", 47650) == "[::1]:47650"
     assert host_port("192.168.1.5", 47650) == "192.168.1.5:47650"
     assert _parse_address(host_port("::1", 47650)) == ("::1", 47650)
+    assert _parse_address("::1:47650") == ("::1", 47650)
+    for bad in ("[::1", "[::1:5", "::1]:5", "[]:5", "host", "host:0", "host:x", ":5"):
+        with pytest.raises(click.BadParameter, match="is not HOST:PORT"):
+            _parse_address(bad)
 
 
 def test_a_transcript_path_that_is_a_symbolic_link_is_refused(tmp_path: Path) -> None:
