@@ -64,6 +64,7 @@ or a play shown illegal once its card opens, an audit failure) stops the session
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -113,6 +114,19 @@ from dernier_p2p.wire.identity import IdentityKey
 HAND_SEED_LABEL = "dernier-p2p/hand-seed"
 COIN_STEP = "dealer"
 HISTORY = 4096  # rules states kept for judging head echoes (records)
+
+
+def _renumbered(msg: dict, seat_of: Callable[[int], int]) -> dict:
+    """A copy of deck message ``msg`` with every seat it names (author, token owners, box
+    receiver) mapped by ``seat_of``."""
+    msg = dict(msg)
+    if "seat" in msg:
+        msg["seat"] = seat_of(msg["seat"])
+    if msg["type"] == "tokens":
+        msg["tokens"] = [{**t, "owner": seat_of(t["owner"])} for t in msg["tokens"]]
+    if "to" in msg:
+        msg["to"] = seat_of(msg["to"])
+    return msg
 
 
 @dataclass(frozen=True)
@@ -706,26 +720,11 @@ class Session:
                 )
             return self._parts.index(seat)
 
-        msg = dict(msg)
-        msg["seat"] = part(author)
-        if msg["type"] == "tokens":
-            msg["tokens"] = [{**t, "owner": part(t["owner"])} for t in msg["tokens"]]
-        if "to" in msg:
-            msg["to"] = part(msg["to"])
-        return msg
+        return _renumbered(msg, part)
 
     def _msg_out(self, msg: dict) -> dict:
         """The inverse of :meth:`_msg_in` for this seat's own deck messages."""
-        if self._identity():
-            return msg
-        msg = dict(msg)
-        if "seat" in msg:
-            msg["seat"] = self._parts[msg["seat"]]
-        if msg["type"] == "tokens":
-            msg["tokens"] = [{**t, "owner": self._parts[t["owner"]]} for t in msg["tokens"]]
-        if "to" in msg:
-            msg["to"] = self._parts[msg["to"]]
-        return msg
+        return msg if self._identity() else _renumbered(msg, self._parts.__getitem__)
 
     def _op_in(self, op: dict) -> dict:
         if self._identity() or "to" not in op:
