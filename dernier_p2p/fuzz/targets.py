@@ -21,12 +21,17 @@ import msgpack
 from dernier_p2p.bots.random_bot import RandomBot
 from dernier_p2p.fuzz.mutate import mutate_bytes, mutate_value
 from dernier_p2p.net import handshake as hs
+from dernier_p2p.net import links, relay
 from dernier_p2p.net.discovery import Announcement, BadAnnouncement
 from dernier_p2p.protocol.envelope import envelope_signature, record_signature
 from dernier_p2p.protocol.errors import ProtocolError
-from dernier_p2p.protocol.local import identity_for, run_local_match
+from dernier_p2p.protocol.local import LocalTable, identity_for, play_round, run_local_match
+from dernier_p2p.protocol.ready import check_ready_frame, ready_frame
+from dernier_p2p.protocol.sequencer import Sequencer
 from dernier_p2p.protocol.session import Session
 from dernier_p2p.protocol.verify import verify_file
+from dernier_p2p.protocol.votes import check_vote_frame, sign_vote, vote_frame, vote_ok
+from dernier_p2p.rules import to_act
 from dernier_p2p.wire.canonical import EncodingError, decode, encode
 from dernier_p2p.wire.hashing import digest
 from dernier_p2p.wire.identity import IdentityKey
@@ -70,6 +75,34 @@ class Match:
                                  options={"match": ["hands", 1]})
         return cls(result.records, [identity_for(s) for s in seeds], seeds)
 
+    @classmethod
+    def with_votes(cls) -> Match:
+        """A three-seat match with chat lines, a ``timeout`` of seat 2 with votes, a
+        ``host_change`` deposing seat 0 with ``depose`` votes, then seat 2 ``left`` (a seat
+        out), sequenced by seat 1 as the new host."""
+        seeds = SEEDS[:3]
+        table = LocalTable("dernier", seeds, {"match": ["hands", 1]},
+                           listen=[("127.0.0.1", 7000 + k) for k in range(3)])
+        table.deliver()
+        bots, rng = [RandomBot(k) for k in range(3)], random.Random(3)
+        table.send(table.sessions[1].chat("hello there")); table.deliver()  # noqa: E702
+        while to_act(table.sessions[0].state) != 2:
+            play_round(table, bots, rng)
+        table.send(table.sessions[2].chat("one moment")); table.deliver()  # noqa: E702
+        table.timeout(2)
+        table.deliver()
+        old = table.host_seat
+        new = table.sessions[old].chain.next_host()
+        votes = [table.sessions[v].vote("depose", old) for v in (1, 2)]
+        body = table.sessions[new].votes_body("depose", old, votes)
+        table.host = Sequencer(table.identities[new], table.game, new, records=table.records)
+        table.host_seat = new
+        table.send(table.sessions[new].sign_again([body])[0])
+        table.deliver()
+        table.absent("left", 2, [new, old])
+        table.deliver()
+        return cls(list(table.records), list(table.identities), list(seeds))
+
     def session(self, upto: int) -> Session:
         """Seat 1's session after records ``0 .. upto-1``."""
         seed = self.seeds[1]
@@ -90,9 +123,12 @@ class Match:
                     env["sig"] = envelope_signature(self.identities[seat], env)
                 except (EncodingError, KeyError, TypeError, ValueError, RecursionError):
                     pass
+        host = rec.get("h")
+        if not (isinstance(host, int) and 0 <= host < len(self.identities)):
+            host = 0
         if rng.random() < 0.95:
             try:
-                rec["hsig"] = record_signature(self.identities[0], rec)
+                rec["hsig"] = record_signature(self.identities[host], rec)
             except (EncodingError, KeyError, TypeError, ValueError, RecursionError):
                 pass
         return rec
@@ -115,17 +151,40 @@ class Targets:
 
     def __init__(self, checkpoints: int = 10) -> None:
         self.count = checkpoints
-        self._sessions: dict[int, Session] = {}
-        self._pristine: dict[int, Session] = {}
+        self._sessions: dict[tuple[int, int], Session] = {}
+        self._pristine: dict[tuple[int, int], Session] = {}
 
     def warm(self) -> None:
-        """Build the match and the sessions at every checkpoint (before any timing)."""
-        for at in self.checkpoints:
-            self.snapshot(at)
+        """Build the matches and the sessions at every checkpoint (before any timing)."""
+        for m, at in self.spots:
+            self.snapshot(at, m)
 
     @cached_property
+    def matches(self) -> list[Match]:
+        """A plain two-seat match, and a three-seat one with chat, votes and a seat out."""
+        return [Match.play(), Match.with_votes()]
+
+    @property
     def match(self) -> Match:
-        return Match.play()
+        return self.matches[0]
+
+    @cached_property
+    def spots(self) -> list[tuple[int, int]]:
+        """``(match, record index)`` pairs to mutate: the plain match's checkpoints, and every
+        chat and vote-carrying record of the other, with a few records around them."""
+        recs = self.matches[1].records
+        kinds = ("chat", "timeout", "host_change", "left", "no_contest")
+        marked = [i for i, r in enumerate(recs) if r["env"]["body"]["type"] in kinds]
+        near = {j for i in marked for j in (i - 1, i, i + 1) if 0 < j < len(recs)}
+        near = {j for j in near if recs[j]["env"]["body"]["type"] != "shuffle"}
+        return [(0, at) for at in self.checkpoints] + [(1, at) for at in sorted(near)]
+
+    @cached_property
+    def table(self) -> Session:
+        """Seat 1's session at the end of the three-seat match: the keys and game that frames
+        about the table (ready, vote, status, link, present) are checked against."""
+        m = self.matches[1]
+        return m.session(len(m.records))
 
     @cached_property
     def checkpoints(self) -> list[int]:
@@ -136,19 +195,20 @@ class Targets:
         step = max(1, len(cheap) // self.count)
         return cheap[::step][: self.count]
 
-    def snapshot(self, at: int) -> Session:
-        """Seat 1's session before record ``at`` (a working copy of a pristine one)."""
-        if at not in self._pristine:
-            self._pristine[at] = self.match.session(at)
-            self._sessions[at] = copy.deepcopy(self._pristine[at])
-        return self._sessions[at]
+    def snapshot(self, at: int, m: int = 0) -> Session:
+        """Seat 1's session before record ``at`` of match ``m`` (a working copy of a pristine
+        one)."""
+        key = (m, at)
+        if key not in self._pristine:
+            self._pristine[key] = self.matches[m].session(at)
+            self._sessions[key] = copy.deepcopy(self._pristine[key])
+        return self._sessions[key]
 
     # --------------------------------------------------------------- frames and handshakes
     @cached_property
     def frame_seeds(self) -> list[dict]:
         m = self.match
         ident = m.identities[1]
-        recs = m.records
         summary = {"name": "t", "variant": "dernier", "players": 2, "taken": 1}
         return [
             hs.challenge_message(NONCE, summary),
@@ -160,8 +220,39 @@ class Targets:
             {"k": "welcome", "seat": 1, "last": 40},
             {"k": "watching", "last": 40},
             hs.error_message("MALFORMED", "x"),
-            *({"k": "env", "env": recs[i]["env"]} for i in self.checkpoints),
-            *({"k": "rec", "rec": recs[i]} for i in self.checkpoints),
+            *({"k": "env", "env": self.matches[m].records[i]["env"]} for m, i in self.spots),
+            *({"k": "rec", "rec": self.matches[m].records[i]} for m, i in self.spots),
+            *self.table_frames,
+        ]
+
+    @cached_property
+    def table_frames(self) -> list[dict]:
+        """Frames about the three-seat table: ready, vote, status, done, seat links (link,
+        probe, present) and the relay's openings."""
+        m, s = self.matches[1], self.table
+        by_type = {r["env"]["body"]["type"]: r for r in m.records}
+        timeout, change = by_type["timeout"]["env"]["body"], by_type["host_change"]["env"]["body"]
+        env2 = next(r["env"] for r in m.records if r["env"]["seat"] == 2)
+        pending = [env2]
+        present_sig = m.identities[2].sign(
+            links.PRESENT_LABEL, {"game": s.game, "have": 30, "nonce": NONCE,
+                                  "pending": pending, "seat": 2})
+        token = b"T" * relay.TOKEN_SIZE
+        return [
+            ready_frame(m.identities[1], s.game, 1, 40),
+            vote_frame("timeout", timeout["seat"], timeout["votes"][0]),
+            vote_frame("depose", change["seat"] if "seat" in change else 0, change["votes"][0]),
+            vote_frame("abandon", None, sign_vote(m.identities[1], s.game, "abandon", None, 1,
+                                                  len(m.records) - 1)),
+            {"k": "status", "seat": 2, "state": "dropped", "grace_ms": 30_000},
+            {"k": "status", "seat": 0, "state": "back", "grace_ms": 0},
+            {"k": "done", "last": 40},
+            links.link_message(m.identities[1], s.game, 1, NONCE),
+            {"k": "probe", "nonce": NONCE},
+            {"k": "present", "nonce": NONCE, "have": 30, "pending": pending, "sig": present_sig},
+            {"k": "relay-host", "version": hs.VERSION, "token": token},
+            {"k": "relay-join", "version": hs.VERSION, "token": token},
+            {"k": "relay-answer", "version": hs.VERSION, "token": token, "id": 7},
         ]
 
     def make_frame(self, rng: random.Random) -> bytes:
@@ -171,7 +262,27 @@ class Targets:
         value = mutate_value(seed, rng)
         if isinstance(value, dict) and value.get("k") in ("hello", "resume") and rng.random() < .7:
             self._resign_opening(value)
+        if isinstance(value, dict) and rng.random() < .7:
+            self._resign_table_frame(value)
         return _encode(value, rng)
+
+    def _resign_table_frame(self, msg: dict) -> None:
+        """Sign a mutated ready, link or present frame again as its seat, so that what comes
+        after the signature check is reached."""
+        m, game = self.matches[1], self.table.game
+        try:
+            if msg.get("k") == "ready":
+                msg["sig"] = m.identities[msg["seat"]].sign(
+                    "dernier-p2p/ready", {"at": msg["at"], "game": game, "seat": msg["seat"]})
+            elif msg.get("k") == "link":
+                msg["sig"] = m.identities[msg["seat"]].sign(
+                    links.LINK_LABEL, {"game": msg["game"], "nonce": NONCE, "seat": msg["seat"]})
+            elif msg.get("k") == "present":
+                msg["sig"] = m.identities[2].sign(
+                    links.PRESENT_LABEL, {"game": game, "have": msg["have"], "nonce": NONCE,
+                                          "pending": msg["pending"], "seat": 2})
+        except (KeyError, TypeError, IndexError, EncodingError, RecursionError):
+            pass
 
     def _resign_opening(self, msg: dict) -> None:
         ident = self.match.identities[1]
@@ -198,15 +309,37 @@ class Targets:
         elif kind == "welcome":
             hs.check_welcome(msg)
         elif kind == "error":
-            code, detail = msg.get("code"), msg.get("detail")
-            if not isinstance(code, str) or not isinstance(detail, str):
-                raise hs.NetError(hs.MALFORMED, "error frame")
+            hs.remote_error(msg)
         elif kind == "env":
-            at = self.checkpoints[len(payload) % len(self.checkpoints)]
-            self.snapshot(at).chain.check_envelope(msg.get("env"), 1)
+            m, at = self.spots[len(payload) % len(self.spots)]
+            self.snapshot(at, m).chain.check_envelope(msg.get("env"), 1)
         elif kind == "rec":
-            at = self.checkpoints[len(payload) % len(self.checkpoints)]
-            self.snapshot(at).chain.check(msg.get("rec"))
+            m, at = self.spots[len(payload) % len(self.spots)]
+            self.snapshot(at, m).chain.check(msg.get("rec"))
+        else:
+            self._run_table_frame(kind, msg)
+
+    def _run_table_frame(self, kind: str, msg: dict) -> None:
+        """The checks the host, a peer, a watcher, a seat link or the relay run on receipt."""
+        s = self.table
+        if kind == "ready":
+            check_ready_frame(msg, s.keys, s.game)
+        elif kind == "vote":
+            kind, target, vote = check_vote_frame(msg, s.n)
+            vote_ok(vote, s.keys[vote["seat"]], s.game, kind, target)
+        elif kind == "status":
+            if hs.check_status(msg, s.n) is None:  # logged and ignored by the receiver
+                raise hs.NetError(hs.MALFORMED, "status")
+        elif kind == "done":
+            hs.check_done(msg)
+        elif kind == "link":
+            links.check_link(msg, NONCE, s)
+        elif kind == "probe":
+            links.check_probe(msg)
+        elif kind == "present":
+            links.unsequenced(s, 2, links.check_present(msg, NONCE, s, 2))
+        elif kind.startswith("relay-"):
+            relay.check_open(msg)
         else:
             raise hs.NetError(hs.UNEXPECTED, kind)
 
@@ -221,9 +354,10 @@ class Targets:
         hs.check_opening(hs.unpack(payload), NONCE)
 
     # --------------------------------------------------------------- records
-    def make_record(self, rng: random.Random) -> tuple[int, Any]:
-        at = rng.choice(self.checkpoints)
-        rec = copy.deepcopy(self.match.records[at])
+    def make_record(self, rng: random.Random) -> tuple[int, int, bytes]:
+        m, at = rng.choice(self.spots)
+        match = self.matches[m]
+        rec = copy.deepcopy(match.records[at])
         where = rng.random()
         if where < 0.6:
             rec["env"]["body"] = mutate_value(rec["env"]["body"], rng)
@@ -232,20 +366,20 @@ class Targets:
         else:
             rec = mutate_value(rec, rng)
         if isinstance(rec, dict):
-            rec = self.match.resign(rec, rng)
-        return at, _encode(rec, rng)[: hs.MAX_FRAME]  # as it would come in a rec frame
+            rec = match.resign(rec, rng)
+        return m, at, _encode(rec, rng)[: hs.MAX_FRAME]  # as it would come in a rec frame
 
-    def run_record(self, case: tuple[int, bytes]) -> None:
+    def run_record(self, case: tuple[int, int, bytes]) -> None:
         """Decode the record within the limits, as a peer does, then apply it."""
-        at, data = case
+        m, at, data = case
         rec = decode(data)
-        session = self.snapshot(at)
+        session = self.snapshot(at, m)
         before = session.chain.head
         try:
             session.receive(rec, 10**12)
         finally:
             if session.chain.head != before or session.fault is not None:  # it changed
-                self._sessions[at] = copy.deepcopy(self._pristine[at])
+                self._sessions[m, at] = copy.deepcopy(self._pristine[m, at])
 
     # --------------------------------------------------------------- transcripts
     @cached_property
@@ -290,7 +424,7 @@ class Targets:
             "frames": Target("frames", self.make_frame, self.run_frame),
             "handshake": Target("handshake", self.make_opening, self.run_opening),
             "records": Target("records", self.make_record, self.run_record,
-                              lambda c: c[0].to_bytes(4, "big") + c[1]),
+                              lambda c: bytes([c[0]]) + c[1].to_bytes(4, "big") + c[2]),
             "transcript": Target("transcript", self.make_transcript, self.run_transcript),
             "datagram": Target("datagram", self.make_datagram, self.run_datagram),
         }

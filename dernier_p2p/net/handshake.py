@@ -122,11 +122,25 @@ async def receive_message(stream: FramedStream) -> dict[str, Any]:
     detail made safe to show (see :func:`shown`)."""
     message = unpack(await stream.receive())
     if message["k"] == "error":
-        code, detail = message.get("code"), message.get("detail")
-        if not isinstance(code, str) or not isinstance(detail, str):
-            raise NetError(MALFORMED, "error frame without a string code and detail")
-        raise RemoteError(shown(code, 64), shown(detail, MAX_DETAIL))
+        raise remote_error(message)
     return message
+
+
+def remote_error(message: dict[str, Any]) -> RemoteError:
+    """The :class:`RemoteError` an ``error`` frame reports, its code and detail made safe to
+    show; :class:`NetError` MALFORMED unless both are strings."""
+    code, detail = message.get("code"), message.get("detail")
+    if not isinstance(code, str) or not isinstance(detail, str):
+        raise NetError(MALFORMED, "error frame without a string code and detail")
+    return RemoteError(shown(code, 64), shown(detail, MAX_DETAIL))
+
+
+def check_done(message: dict[str, Any]) -> int:
+    """``last`` of a well-formed ``done`` frame (4.3); :class:`NetError` MALFORMED otherwise."""
+    last = message.get("last")
+    if set(message) != {"k", "last"} or not isinstance(last, int) or isinstance(last, bool):
+        raise NetError(MALFORMED, "a done frame is {k, last}")
+    return last
 
 
 def shown(text: str, limit: int) -> str:

@@ -660,11 +660,10 @@ class Host:
     def _on_done(self, seat: int, msg: dict[str, Any]) -> None:
         """A ``done`` frame: the seat holds the records up to ``last`` and the match is over for
         it (PROTOCOL.md 4.3); the host may close once every seat at the table says so."""
-        last = msg.get("last")
-        if set(msg) != {"k", "last"} or not isinstance(last, int) or isinstance(last, bool):
-            self._fault(seat, hs.MALFORMED, "a done frame is {k, last}")
-            return
-        self.confirmed[seat] = last
+        try:
+            self.confirmed[seat] = hs.check_done(msg)
+        except hs.NetError as exc:
+            self._fault(seat, exc.code, exc.detail)
 
     def _all_done(self) -> bool:
         """Whether every other seat at the table has said ``done`` for the last record."""

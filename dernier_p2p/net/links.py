@@ -123,8 +123,8 @@ class LinkServer:
     async def _serve(self, stream: FramedStream, seat: int) -> None:
         while True:
             msg = await hs.receive_message(stream)
-            if msg["k"] == "probe" and set(msg) == {"k", "nonce"} and _nonce(msg["nonce"]):
-                await hs.send_message(stream, self.present(msg["nonce"]))
+            if msg["k"] == "probe":
+                await hs.send_message(stream, self.present(check_probe(msg)))
             elif msg["k"] == "vote" and self.on_vote is not None:
                 self.on_vote(seat, msg)
             else:
@@ -172,6 +172,13 @@ async def _serve_one(stream: FramedStream, server: LinkServer) -> None:
 
 def _nonce(v: Any) -> bool:
     return isinstance(v, bytes) and len(v) == hs.NONCE_SIZE
+
+
+def check_probe(msg: dict[str, Any]) -> bytes:
+    """The nonce of a well-formed ``probe`` frame; NetError UNEXPECTED otherwise."""
+    if msg.get("k") != "probe" or set(msg) != {"k", "nonce"} or not _nonce(msg["nonce"]):
+        raise hs.NetError(hs.UNEXPECTED, "a probe is {nonce} of 32 bytes")
+    return msg["nonce"]
 
 
 def link_message(identity: IdentityKey, game: bytes, seat: int, nonce: bytes) -> dict[str, Any]:

@@ -110,7 +110,7 @@ class Relay:
             log.info("relay: a connection sent no usable first frame: %s", exc)
             return
         try:
-            kind, token = _check_open(msg)
+            kind, token = check_open(msg)
         except hs.NetError as exc:
             await _refuse(stream, exc.code, exc.detail)
             return
@@ -244,7 +244,7 @@ def _call_id(waiting: dict[int, Any]) -> int:
             return call
 
 
-def _check_open(msg: dict[str, Any]) -> tuple[str, bytes]:
+def check_open(msg: dict[str, Any]) -> tuple[str, bytes]:
     kind = msg.get("k")
     fields = {
         "relay-host": {"k", "version", "token"},

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from dernier_p2p.fuzz.runner import run
-from dernier_p2p.fuzz.targets import IN_PROCESS, Target, Targets
+from dernier_p2p.fuzz.targets import EXPECTED, IN_PROCESS, Target, Targets
+from dernier_p2p.wire.canonical import encode
 
 
 @pytest.fixture(scope="module")
@@ -56,3 +57,22 @@ def test_a_hang_is_interrupted_and_counted(tmp_path: Path) -> None:
     target = Target("toy", lambda rng: bytes([rng.randrange(8)]), slow)
     report = run(target, cases=20, seed=4, out=tmp_path, hang_s=0.2)
     assert report.hangs > 0 and report.crashes == 0
+
+
+def test_every_table_frame_seed_passes_its_receivers_check(targets: Targets) -> None:
+    """The seeds of the frames about a table (ready, vote, status, done, link, probe, present,
+    relay openings) are what honest senders send: each passes the receiver's own check, and
+    the same frame with one field too many is refused with a protocol error."""
+    kinds = {f["k"] for f in targets.table_frames}
+    assert {"ready", "vote", "status", "done", "link", "probe", "present", "relay-host",
+            "relay-join", "relay-answer"} <= kinds
+    for frame in targets.table_frames:
+        targets.run_frame(encode(frame))
+        with pytest.raises(EXPECTED):
+            targets.run_frame(encode({**frame, "x": 1}))
+
+
+def test_records_of_chat_votes_a_host_change_and_a_seat_out_are_fuzzed(targets: Targets) -> None:
+    m = targets.matches[1]
+    fuzzed = {m.records[at]["env"]["body"]["type"] for k, at in targets.spots if k == 1}
+    assert {"chat", "timeout", "host_change", "left"} <= fuzzed
