@@ -269,3 +269,37 @@ async def test_an_error_frames_words_reach_no_screen_unprintable() -> None:
     assert info.value.code == "BAD?[2J"
     assert info.value.detail.startswith("?]0;owned? left? xx")
     assert len(info.value.detail) == hs.MAX_DETAIL and info.value.detail.isprintable()
+
+
+@pytest.mark.parametrize("msg,ok", [
+    ({"k": "status", "seat": 2, "state": "dropped", "grace_ms": 0}, True),
+    ({"k": "status", "seat": 0, "state": "back", "grace_ms": 2**31 - 1}, True),
+    ({"k": "status", "seat": 3, "state": "back", "grace_ms": 0}, False),  # past the table
+    ({"k": "status", "seat": -1, "state": "back", "grace_ms": 0}, False),
+    ({"k": "status", "seat": True, "state": "back", "grace_ms": 0}, False),
+    ({"k": "status", "seat": 0, "state": "gone", "grace_ms": 0}, False),
+    ({"k": "status", "seat": 0, "state": "back", "grace_ms": 2**31}, False),
+    ({"k": "status", "seat": 0, "state": "back", "grace_ms": -1}, False),
+    ({"k": "status", "seat": 0, "state": "back"}, False),
+    ({"k": "status", "seat": 0, "state": "back", "grace_ms": 0, "x": 1}, False),
+])
+def test_a_status_frame_is_checked_at_its_bounds(msg: dict[str, Any], ok: bool) -> None:
+    if ok:
+        assert hs.check_status(msg, 3) == (msg["seat"], msg["state"], msg["grace_ms"])
+    else:
+        with pytest.raises(hs.NetError) as err:
+            hs.check_status(msg, 3)
+        assert err.value.code == hs.MALFORMED
+
+
+def test_done_and_error_frames_are_checked() -> None:
+    assert hs.check_done({"k": "done", "last": -1}) == -1
+    for bad in ({"k": "done", "last": False}, {"k": "done", "last": "3"}, {"k": "done"},
+                {"k": "done", "last": 3, "x": 0}):
+        with pytest.raises(hs.NetError) as err:
+            hs.check_done(bad)
+        assert err.value.code == hs.MALFORMED
+    got = hs.remote_error({"k": "error", "code": "FULL", "detail": "x" * 10_000})
+    assert got.code == "FULL" and got.detail == "x" * hs.MAX_DETAIL
+    with pytest.raises(hs.NetError):
+        hs.remote_error({"k": "error", "code": b"FULL", "detail": ""})

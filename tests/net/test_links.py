@@ -175,3 +175,14 @@ async def test_links_are_bounded_and_a_fault_on_one_ends_that_link_only() -> Non
                 await stream.aclose()
         nursery.cancel_scope.cancel()
     listener.socket.close()
+
+
+def test_a_probe_is_a_nonce_of_32_bytes_and_nothing_else() -> None:
+    nonce = b"n" * hs.NONCE_SIZE
+    assert links.check_probe({"k": "probe", "nonce": nonce}) == nonce
+    for bad in ({"k": "probe", "nonce": nonce[:-1]}, {"k": "probe", "nonce": nonce + b"n"},
+                {"k": "probe", "nonce": "n" * 32}, {"k": "probe"},
+                {"k": "probe", "nonce": nonce, "x": 1}):
+        with pytest.raises(hs.NetError) as err:
+            links.check_probe(bad)
+        assert err.value.code == hs.UNEXPECTED
