@@ -284,12 +284,8 @@ async def test_an_error_frames_words_reach_no_screen_unprintable() -> None:
     ({"k": "status", "seat": 0, "state": "back", "grace_ms": 0, "x": 1}, False),
 ])
 def test_a_status_frame_is_checked_at_its_bounds(msg: dict[str, Any], ok: bool) -> None:
-    if ok:
-        assert hs.check_status(msg, 3) == (msg["seat"], msg["state"], msg["grace_ms"])
-    else:
-        with pytest.raises(hs.NetError) as err:
-            hs.check_status(msg, 3)
-        assert err.value.code == hs.MALFORMED
+    want = (msg["seat"], msg["state"], msg["grace_ms"]) if ok else None
+    assert hs.check_status(msg, 3) == want
 
 
 def test_done_and_error_frames_are_checked() -> None:
