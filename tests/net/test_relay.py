@@ -58,6 +58,13 @@ async def _free_port() -> int:
     return port
 
 
+def _two_seat_host() -> Host:
+    """Seat 0's host of a two-seat, one-hand table that plays no seat of its own."""
+    config = HostConfig(players=2, options=ONE_HAND, timers=FAST, game=GAME, seed=seed(0),
+                        linger_s=0.1)
+    return Host(KEYS[0], config, None)
+
+
 async def _relayed_match(tmp: Path, players: int, relay: Relay) -> tuple[Host, dict[int, Any]]:
     """A table whose peers all join through ``relay`` (the host listens, but no peer dials it)."""
     results: dict[int, Any] = {}
@@ -132,9 +139,7 @@ async def test_a_match_played_through_the_relay_verifies_and_the_relay_saw_only_
 
 
 async def test_a_joiner_refuses_a_host_whose_key_is_not_the_codes(tmp_path: Path) -> None:
-    config = HostConfig(players=2, options=ONE_HAND, timers=FAST, game=GAME, seed=seed(0),
-                        linger_s=0.1)
-    host = Host(KEYS[0], config, None)
+    host = _two_seat_host()
     with trio.fail_after(20):
         async with trio.open_nursery() as nursery:
             await nursery.start(host.run)
@@ -227,9 +232,7 @@ async def test_the_host_hears_when_its_relay_goes_away() -> None:
 
 async def test_a_relay_without_the_table_sends_the_joiner_on_to_the_next_route() -> None:
     relay = Relay()
-    config = HostConfig(players=2, options=ONE_HAND, timers=FAST, game=GAME, seed=seed(0),
-                        linger_s=0.1)
-    host = Host(KEYS[0], config, None)
+    host = _two_seat_host()
     with trio.fail_after(20):
         async with trio.open_nursery() as nursery:
             port = (await nursery.start(serve_relay, relay, 0, LOOP))[0].socket.getsockname()[1]
@@ -324,9 +327,7 @@ async def test_a_route_that_swallows_packets_costs_the_stagger_not_the_route_tim
             pass
         fillers.append(filler)
     await trio.sleep(0.2)
-    config = HostConfig(players=2, options=ONE_HAND, timers=FAST, game=GAME, seed=seed(0),
-                        linger_s=0.1)
-    host = Host(KEYS[0], config, None)
+    host = _two_seat_host()
     try:
         with trio.fail_after(20):
             async with trio.open_nursery() as nursery:
