@@ -48,13 +48,20 @@ def honest_log() -> list[dict]:
     return _CACHE[0]
 
 
-def _play_honest() -> list[dict]:
-    tables = [DeckTable(GAME, HAND, N, DECK, s, Drbg(bytes([s + 40]) * 32)) for s in range(N)]
-    obs = DeckTable(GAME, HAND, N, DECK)
-    everyone = tables + [obs]
+def _six_dealt(seed: int) -> list[DeckTable]:
+    """The seats (their randomness drawn from ``seed``) and an observer, last, after key setup,
+    the shuffles and positions 0 to 5 dealt round the table."""
+    tables = [DeckTable(GAME, HAND, N, DECK, s, Drbg(bytes([s + seed]) * 32)) for s in range(N)]
+    everyone = tables + [DeckTable(GAME, HAND, N, DECK)]
     start_all(everyone)
     for p in range(6):
         apply_all(everyone, {"op": "deal", "position": p, "to": p % N})
+    return everyone
+
+
+def _play_honest() -> list[dict]:
+    everyone = _six_dealt(40)
+    obs = everyone[-1]
     apply_all(everyone, {"op": "transfer", "position": 2, "to": 0})
     apply_all(everyone, {"op": "open", "position": 2})
     apply_all(everyone, {"op": "end"})
@@ -216,12 +223,8 @@ def positions_log() -> list[dict]:
     """Six cards dealt, the next turned up and sent back with the whole pile by positions,
     three cards dealt from the new epoch and one turned up."""
     if not _POS_CACHE:
-        tables = [DeckTable(GAME, HAND, N, DECK, s, Drbg(bytes([s + 60]) * 32)) for s in range(N)]
-        obs = DeckTable(GAME, HAND, N, DECK)
-        everyone = tables + [obs]
-        start_all(everyone)
-        for p in range(6):
-            apply_all(everyone, {"op": "deal", "position": p, "to": p % N})
+        everyone = _six_dealt(60)
+        obs = everyone[-1]
         apply_all(everyone, {"op": "open", "position": 6})
         apply_all(everyone, {"op": "reshuffle", "positions": list(range(6, 54))})
         for p in range(54, 57):
