@@ -149,9 +149,9 @@ class ChainChecker:
         where ``target`` showed itself (authored one; for ``depose``, signed one) or where
         votes of this kind about it were used (-1 if none); for ``abandon`` (no target) the
         last record other than a chat: the table is stuck there."""
-        use = self._last_use.get((kind, target), -1)
         if target is None:  # abandon: the table is stuck since the last record (chats aside)
             return self._last_play
+        use = self._last_use.get((kind, target), -1)
         if kind == "depose":
             seen = self._last_signed[target]
         else:  # a seat that only acks is connected (no ``left``) but not at play (``timeout``)

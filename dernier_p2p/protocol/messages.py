@@ -46,6 +46,7 @@ from dernier_p2p.deck.cards import DECK_SIZES
 from dernier_p2p.deck.table import MESSAGE_FIELDS
 from dernier_p2p.deck.transfer import MAX_BOX
 from dernier_p2p.protocol.errors import ProtocolError
+from dernier_p2p.protocol.votes import VOTE_KEYS
 from dernier_p2p.rules.cards import Card, Suit
 from dernier_p2p.rules.moves import (
     Catch,
@@ -122,7 +123,6 @@ PLAYER_KEYS = frozenset({"name", "key", "listen"})
 PROOF_KEYS = frozenset({"e", "s"})
 SHUFFLE_PROOF_KEYS = frozenset({"c", "c_hat", "s", "s_hat", "s_prime", "t", "t_hat"})
 TOKEN_KEYS = frozenset({"position", "owner", "token", "proof"})
-VOTE_KEYS = frozenset({"seat", "after", "sig"})
 MAX_VOTES = 10
 
 
