@@ -222,6 +222,7 @@ async def open_link(
 
 
 def address_of(session: Session, seat: int) -> tuple[str, int] | None:
+    """The ``listen`` address the table lists for ``seat``, or None if it announced none."""
     listen = session.table_body["players"][seat]["listen"]
     return None if listen is None else (listen[0], listen[1])
 

@@ -413,10 +413,10 @@ class Peer:
         session = self.me.session
         moved = session.host != self.me.records[0]["h"]  # a host change since the table
         if moved or (self.address[1] == 0 and self._dial is None):  # the current host's
-            listed = session.table_body["players"][session.host]["listen"]
+            listed = links.address_of(session, session.host)
             if listed is None:
                 raise HostLost(f"seat {session.host} hosts and the table lists no address")
-            self.address = (listed[0], listed[1])
+            self.address = listed
             if moved:  # not the code's host any more: its address, or the relay
                 self._dial = self._new_host_dialer(session.host, (listed[0], listed[1]))
         await self._listen_as_announced()
@@ -436,9 +436,9 @@ class Peer:
     async def _listen_as_announced(self) -> None:
         """After a restart: listen again at the address the table lists for this seat."""
         assert self.me is not None and self.seat is not None
-        listed = self.me.session.table_body["players"][self.seat]["listen"]
+        listed = links.address_of(self.me.session, self.seat)
         if listed is not None:
-            await self._listen(listed[0], listed[1])
+            await self._listen(*listed)
 
     async def _rebuild(self, crashed: list[dict[str, Any]]) -> None:
         """This seat was the host when it crashed: resume with the next host (as an ordinary
@@ -459,8 +459,9 @@ class Peer:
             raise HostLost("this seat hosted and no other seat can take over")
         got = None
         for k, new in enumerate(candidates):  # the first: the others' wait, then gathering
-            listen = table["players"][new]["listen"]
-            self.address = (listen[0], listen[1])
+            listen = links.address_of(checker.session, new)
+            assert listen is not None  # a candidate announced an address
+            self.address = listen
             self._dial = None
             got = await self._fetch_all((2 if k == 0 else 1) * grace_ms / 1000)
             if got is not None:
@@ -861,9 +862,10 @@ class Peer:
                 # packets must not hold it up (the vote also goes over the resumed connection)
                 self._nursery.start_soon(links.send_vote, self.identity, session, new,
                                          vote_frame("depose", old, vote))
-            listen = session.table_body["players"][new]["listen"]
+            listen = links.address_of(session, new)
+            assert listen is not None  # a candidate announced an address
             log.warning("seat %d: seat %d hosts from now on at %s", self.seat, new, listen)
-            self.address = (listen[0], listen[1])
+            self.address = listen
             self._dial = self._new_host_dialer(new, listen)  # its address (or the relay)
             wait_ms = grace_ms
             if deposing:  # the candidate sees the censorship by its own clock: allow it that
@@ -894,8 +896,9 @@ class Peer:
         assert self.me is not None
         session = self.me.session
         for seat in later:
-            listen = session.table_body["players"][seat]["listen"]
-            self.address = (listen[0], listen[1])
+            listen = links.address_of(session, seat)
+            assert listen is not None  # a candidate announced an address
+            self.address = listen
             self._dial = self._new_host_dialer(seat, listen)
             try:
                 await self._resume(FIND_HOST_MS)

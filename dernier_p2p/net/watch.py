@@ -29,6 +29,7 @@ from typing import Any
 import trio
 
 from dernier_p2p.net import handshake as hs
+from dernier_p2p.net import links
 from dernier_p2p.net.framing import FramedStream, FrameError, open_framed
 from dernier_p2p.net.peer import DROPPED, HostLost
 from dernier_p2p.net.seat import LocalSeat
@@ -136,7 +137,7 @@ class Watcher:
         session = self.me.session
         out = [self._at_host]
         new = session.chain.next_host()
-        listen = None if new is None else session.table_body["players"][new]["listen"]
+        listen = None if new is None else links.address_of(session, new)
         if new is not None and listen is not None:
             key = session.keys[new]
 
