@@ -38,7 +38,7 @@ from dernier_p2p.tui.view import (
     players_text,
 )
 
-WATCHING = "Watching: you have no seat. Every hand is shown in the log when it is revealed."
+WATCHING = "Watching: you have no seat. Each hand shows in the log once revealed."
 WATCH_KEYS = "? help · q stop watching"
 COMMAND_KEYS = {"d", "p", "c", "y", "r", "g", "b", "k", "l", "n", "q"}
 

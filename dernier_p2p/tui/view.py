@@ -80,6 +80,7 @@ def players_text(
         if s == mover and turn_left is not None:
             out.append(f"  ⏱ {clock(turn_left)}", style="bold yellow" if turn_left < 10 else "")
         out.append("\n")
+    out.right_crop(1)  # no empty row under the last player
     return out
 
 

@@ -243,6 +243,8 @@ def test_a_watcher_sees_the_table_without_a_hand(tmp_path: Path) -> None:
         await until(pilot, lambda: "Top card:" in pilot.app.screen_text(), "the table")
         screen = pilot.app.screen_text()
         assert "Watching: you have no seat" in screen and "(you)" not in screen
+        note = pilot.app.query_one("#hand").render().plain
+        assert len(note) <= 76, note  # one line of the 80-column screen
         await until(pilot, lambda: "q stop watching" in capture(pilot.app), "the watcher's keys")
         await pilot.press("/", "h", "i", "enter")
         await until(pilot, lambda: any("watcher has no seat" in x for x in link.log),
