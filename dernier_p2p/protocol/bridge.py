@@ -36,6 +36,7 @@ from dernier_p2p.rules import (
     get_variant,
 )
 from dernier_p2p.rules.cards import Card, deck_cards
+from dernier_p2p.rules.flow import rotated
 
 
 def card_face(deck: str, index: int) -> Card:
@@ -75,10 +76,7 @@ def ops_for_events(
             for k, j in enumerate(live):
                 dst = live[(k + d) % m]
                 ops += [{"op": "transfer", "position": p, "to": dst} for p in cur[j]]
-            new = list(cur)
-            for k, j in enumerate(live):
-                new[j] = cur[live[(k - d) % m]]
-            cur = new
+            cur = rotated(cur, d, out)
     return ops, cur
 
 

@@ -7,6 +7,9 @@ and append events to ``ev``; nothing here touches a State that already exists.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from dernier_p2p.rules.cards import Card, Suit
 from dernier_p2p.rules.errors import IllegalMove
 from dernier_p2p.rules.events import (
@@ -211,6 +214,16 @@ def step(seat: int, d: int, n: int, out: tuple[int, ...]) -> int:
     return nxt
 
 
+def rotated(hands: Sequence[Any], d: int, out: Sequence[int] = ()) -> list[Any]:
+    """``hands`` passed on in direction ``d`` among the seats in play: each seat in play gets
+    the hand of the one ``d`` before it (seats out of play are skipped and keep theirs)."""
+    live = [i for i in range(len(hands)) if i not in out]
+    new = list(hands)
+    for k, i in enumerate(live):
+        new[i] = hands[live[(k - d) % len(live)]]
+    return new
+
+
 def need_phase(st: State, phase: Phase, what: str) -> None:
     if st.phase is not phase:
         raise IllegalMove("wrong-phase", f"{what} is not possible in phase {st.phase.value}")
@@ -280,17 +293,8 @@ def apply_effects(
         ev.append(HandsSwapped(seat, target))
         changed = (seat, target)
     if hand_moves and f & ROTATE:
-        old = s[HANDS]
-        if out:
-            live = [i for i in range(n) if i not in out]
-            new = list(old)
-            for k, i in enumerate(live):
-                new[i] = old[live[(k - d) % len(live)]]
-            s[HANDS] = tuple(new)
-            changed = tuple(live)
-        else:
-            s[HANDS] = tuple(old[(i - d) % n] for i in range(n))
-            changed = tuple(range(n))
+        s[HANDS] = tuple(rotated(s[HANDS], d, out))
+        changed = tuple(i for i in range(n) if i not in out)
         ev.append(HandsRotated(d))
     s[TURN] = nxt
     return changed
