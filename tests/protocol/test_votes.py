@@ -10,6 +10,7 @@ lose. Forged, reused and stale votes are refused with their codes.
 
 from __future__ import annotations
 
+import copy
 import random
 
 import pytest
@@ -144,8 +145,14 @@ def take_over(table: LocalTable, voters: list[int]) -> dict:
 
 
 @pytest.fixture(scope="module")
-def three() -> LocalTable:
+def _three_dealt() -> LocalTable:
     return dealt(3)
+
+
+@pytest.fixture
+def three(_three_dealt: LocalTable) -> LocalTable:
+    """A fresh copy of a dealt three-seat table for each test (the tests send on it)."""
+    return copy.deepcopy(_three_dealt)
 
 
 def test_no_contest_needs_two_seats_or_a_quorum_of_abandon_votes(three):
