@@ -116,6 +116,8 @@ key_option = click.option(
     help="Identity key file (default: identity.pem in the data folder, created on first use).",
 )
 bot_option = click.option("--bot", is_flag=True, help="Let the bot play this seat.")
+SEED = click.IntRange(-(2**63), 2**64 - 1)
+"""A table seed: any integer the canonical encoding carries (the seeds are hashed with it)."""
 plain_option = click.option(
     "--plain", is_flag=True,
     help="The line interface (chosen by itself when input or output is not a terminal).",
@@ -262,7 +264,7 @@ def _final(seat: Any, transcript: Path | None) -> None:
 @players_option
 @hands_option
 @target_option
-@click.option("--seed", type=int, default=None, help="Seed for a reproducible table.")
+@click.option("--seed", type=SEED, default=None, help="Seed for a reproducible table.")
 @click.option("--auto", is_flag=True, help="All seats played by bots; no prompts.")
 @click.option("--name", default="Player", show_default=True, callback=_check_name,
               help="Your name at the table.")
@@ -363,7 +365,7 @@ def host_port(host: str, port: int) -> str:
               help="Time a dropped player (or host) has to reconnect before counting as gone.")
 @click.option("--watchers", type=click.IntRange(0, 64), default=16, show_default=True,
               help="How many may watch the table at once (`dernier watch`; 0: nobody).")
-@click.option("--seed", type=int, default=None,
+@click.option("--seed", type=SEED, default=None,
               help="Seed for a reproducible table (tests, demonstrations): the game id and "
                    "your shuffles follow from it, so anyone who knows it knows your shuffles.")
 @peer_options
@@ -598,8 +600,8 @@ def watch(address: str, transcript: Path | None, no_colour: bool, plain: bool) -
         transcript=path, dial=dialer, check_host=None if dialer is None else dialer.check_host,
         connect_s=10.0 if dialer is None else 10.0 + 5.0 * len(dialer.routes),
     )
-    place = " to the table" if dialer is not None else f" to {host_port(*where)}"
     shown = "the table" if dialer is not None else host_port(*where)
+    place = f" to {shown}"
     click.echo(f"Watching {shown} (no seat: nothing you type is sent). Transcript: {path}")
     screen = _screen(plain)
     if screen is not None:

@@ -161,3 +161,10 @@ def test_a_transcript_path_that_is_a_symbolic_link_is_refused(tmp_path: Path) ->
         assert proc.returncode == 2 and "symbolic link" in proc.stderr, proc.stderr
         assert "Traceback" not in proc.stderr
     assert target.read_bytes() == b""  # nothing written through either link
+
+
+@pytest.mark.parametrize("command", ["play", "host"])
+def test_a_seed_out_of_the_encodings_range_is_a_usage_error(tmp_path: Path, command: str) -> None:
+    proc = dernier(tmp_path, command, "--seed", str(2**64), timeout=60)
+    assert proc.returncode == 2
+    assert "Invalid value for '--seed'" in proc.stderr and "Traceback" not in proc.stderr
