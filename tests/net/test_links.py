@@ -116,6 +116,13 @@ async def _linked(t: LocalTable, seat: int, port: int) -> FramedStream:
     return await links.open_link(("127.0.0.1", port), t.identities[seat], t.sessions[seat])
 
 
+async def _probed(t: LocalTable, stream: FramedStream) -> int:
+    """Seat 2 probes seat 1 over ``stream``: the ``have`` of seat 1's checked answer."""
+    nonce = os.urandom(hs.NONCE_SIZE)
+    await hs.send_message(stream, {"k": "probe", "nonce": nonce})
+    return links.check_present(await hs.receive_message(stream), nonce, t.sessions[2], 1).have
+
+
 async def _closed(stream: FramedStream) -> bool:
     """Whether the other side closes ``stream`` (within a generous time)."""
     with trio.move_on_after(10):
@@ -164,13 +171,11 @@ async def test_links_are_bounded_and_a_fault_on_one_ends_that_link_only() -> Non
                 await stream.aclose()
 
             held = [await _linked(t, 2, port) for _ in range(links.LINKS_PER_SEAT)]
-            await trio.sleep(0.2)  # all linked
+            for stream in held:  # a link that answers a probe is served, so counted
+                assert await _probed(t, stream) == t.sessions[1].count - 1
             last = await _linked(t, 2, port)
             assert await _closed(held[0])  # the seat's oldest link gave way
-            nonce = os.urandom(hs.NONCE_SIZE)
-            await hs.send_message(last, {"k": "probe", "nonce": nonce})
-            assert links.check_present(await hs.receive_message(last), nonce,
-                                       t.sessions[2], 1).have == t.sessions[1].count - 1
+            assert await _probed(t, last) == t.sessions[1].count - 1
             for stream in [*held, last]:
                 await stream.aclose()
         nursery.cancel_scope.cancel()
