@@ -1159,13 +1159,16 @@ class Host:
         assert self.me is not None and self.old_host is not None
         chain = self.me.session.chain
         need = quorum(len(chain.at_table))
+        signed_since: int | None = None  # the record this seat's own vote counts from
         with trio.move_on_after(self.config.timers.grace_ms / 1000):
             while True:
                 while self._catching_up:
                     await trio.sleep(0.005)
-                own = self.me.session.vote("depose", self.old_host)
-                self.tally.add("depose", self.old_host, own)
                 since = chain.vote_since("depose", self.old_host)
+                if since != signed_since:  # signed again only when it would say more
+                    self.tally.add("depose", self.old_host,
+                                   self.me.session.vote("depose", self.old_host))
+                    signed_since = since
                 votes = self.tally.fresh("depose", self.old_host, since, chain.next_index)
                 if len(votes) >= need:
                     votes.sort(key=lambda v: v["seat"] != self.seat)
