@@ -8,6 +8,7 @@ import random
 from dernier_p2p.bots.view import seat_moves
 from dernier_p2p.rules import Catch, Declare, Draw, Move, Play, State
 from dernier_p2p.rules.cards import Card, Rank, deck_cards
+from dernier_p2p.rules.flow import step
 
 ACTION_RANKS = {
     Rank.ACE, Rank.N2, Rank.N7, Rank.JOKER, Rank.JACK, Rank.QUEEN, Rank.KING, Rank.DRAW2,
@@ -81,7 +82,7 @@ class SkipSeeker(Eager):
     def __call__(self, state: State, seat: int, view: dict[int, Card]) -> Move | None:
         moves, in_turn = seat_moves(state, seat, view)
         if in_turn and len(state.hands[seat]) == 2:
-            nxt = next_in_play(state, seat)
+            nxt = step(seat, state.direction, state.players, state.out)
             if len(state.hands[nxt]) == 1:
                 for m in moves:
                     if (isinstance(m, Play) and m.card.rank in state.rules.skip_ranks
@@ -92,12 +93,3 @@ class SkipSeeker(Eager):
                 and all(isinstance(m, Declare) for m in moves)):
             return None
         return super().__call__(state, seat, view)
-
-
-def next_in_play(state: State, seat: int) -> int:
-    """The seat after ``seat`` in the direction of play, skipping seats out."""
-    n = len(state.hands)
-    nxt = (seat + state.direction) % n
-    while nxt in state.out:
-        nxt = (nxt + state.direction) % n
-    return nxt
