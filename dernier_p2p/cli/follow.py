@@ -164,6 +164,8 @@ class Narrator:
         names = names_of(seat)
         shown = 0.0
         while not seat.finished:
+            if len(seat.presence) > self._presence:
+                self.flush()  # a drop or a return is told at once, not with the next record
             away = [p for s, p in sorted(seat.away().items()) if s != seat.seat]
             if not away:
                 await seat.changed.wait()

@@ -90,3 +90,24 @@ async def test_the_countdown_loop_ticks_while_a_seat_is_away_then_tells_its_retu
         "Cid: 5 s left to reconnect…",
         "Bea is back.",
     ]
+
+
+async def test_a_drop_is_told_at_once_though_no_record_follows(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """Nobody moves while Bea is away (it may be her turn): her drop and her return are told
+    as they happen, by the countdown task alone, not 15 s later or with the next record."""
+    lines: list[str] = []
+    seat = _seat_of_ann()
+    narrator = Narrator(lines.append, [], colour=False, progress=False)
+    narrator.seat = seat
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(narrator.countdown, seat)
+        await trio.sleep(1)
+        seat.note_status(1, "dropped", 60_000)
+        await trio.sleep(1)
+        assert lines == ["Bea lost connection — waiting 60 s (reconnecting…)"]
+        seat.note_status(1, "back", 0)
+        await trio.sleep(1)
+        assert lines[1:] == ["Bea is back."]
+        nursery.cancel_scope.cancel()
