@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 
 from dernier_p2p.protocol.envelope import record_hash
-from dernier_p2p.protocol.votes import sign_vote
+from dernier_p2p.protocol.votes import quorum, sign_vote
 from interop.gen.forge import add, as_record, flip, new_env, seal, with_body
 from interop.gen.scenarios import Base
 
@@ -40,7 +40,7 @@ def abandon_cases(b: Base) -> None:
     def vote(seat: int, after: int = k - 1) -> dict:
         return sign_vote(b.identities[seat], b.game, "abandon", None, seat, after)
 
-    voters = [h, *[s for s in range(n) if s != h]][: n // 2 + 1]
+    voters = [h, *[s for s in range(n) if s != h]][: quorum(n)]
     votes = [vote(s) for s in voters]
 
     def case(id_: str, comment: str, flags: list[str], body: dict, code: str | None) -> None:
@@ -71,7 +71,7 @@ def host_timeout_cases(b: Base) -> None:
                  and b.records[i]["env"]["body"]["type"] not in ("chat", "ack")), default=-1)
     others = [s for s in range(len(b.identities)) if s != h]
     votes = [sign_vote(b.identities[s], b.game, "timeout", h, s, since)
-             for s in others][: len(b.identities) // 2 + 1]
+             for s in others][: quorum(len(b.identities))]
 
     def case(id_: str, comment: str, flags: list[str], vs: list[dict], code: str | None) -> None:
         body = {"type": "timeout", "seat": h, "votes": vs}
