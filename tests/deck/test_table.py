@@ -215,7 +215,9 @@ def receivers(at: list[DeckTable]) -> list[DeckTable]:
 def test_honest_shuffle_message_is_accepted(at_shuffle: list[DeckTable]) -> None:
     msg = honest_shuffle_msg(at_shuffle)
     for t in receivers(at_shuffle):
+        assert msg not in t.log
         t.receive(msg)
+        assert msg in t.log  # accepted: recorded in the table's log
 
 
 def test_shuffle_that_drops_a_card(at_shuffle: list[DeckTable]) -> None:
