@@ -70,7 +70,7 @@ class TableApp(App[None]):
     #top { height: auto; }
     #players { width: 44; height: auto; border: round $primary; padding: 0 1; }
     #centre { width: 1fr; height: auto; border: round $primary; padding: 0 1; }
-    #log { height: 1fr; border: round $secondary; padding: 0 1; }
+    #log { height: 1fr; border: round $secondary; padding: 0 1; scrollbar-gutter: stable; }
     #hand { height: auto; border: round $success; padding: 0 1; }
     #offer { height: auto; padding: 0 1; }
     #offers { height: auto; border: round $warning; padding: 0 1; }
@@ -94,7 +94,7 @@ class TableApp(App[None]):
             with Horizontal(id="top"):
                 yield Static(id="players")
                 yield Static(id="centre")
-            yield RichLog(id="log", wrap=True, markup=False)
+            yield RichLog(id="log", wrap=True, markup=False, min_width=20)  # wrap to the panel
             yield Static(id="say", markup=False)
             yield Static(id="hand")
             yield Static(id="offers")

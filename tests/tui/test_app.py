@@ -419,6 +419,13 @@ def test_the_top_panels_fit_80_columns_without_breaking_a_line(tmp_path: Path) -
             return True
 
         await until(pilot, fits, "both top panels without a wrapped line", limit=5)
+        long = "Bea has left the match and ranks last. Hand 1 does not count; the others play on."
+        link.log.extend([long] * 3 + [f"line {i}" for i in range(20)] + [long] * 3)
+        log = pilot.app.query_one("#log")
+        await until(pilot, lambda: len(log.lines) > 30, "the lines in the log")
+        shown = log.scrollable_content_region.width  # the scrollbar's columns excluded
+        over = [(s.cell_length, s.text) for s in log.lines if s.cell_length > shown]
+        assert not over, (shown, over)  # no text hidden under the scrollbar
 
     run_screen_test(_local(tmp_path, "dernier", {"match": ["hands", 1]}, 3), scenario,
                     size=(80, 24))
