@@ -942,6 +942,7 @@ def test_a_complaint_is_checked_then_judged_from_its_plaintext() -> None:
         copy.deepcopy(obs).receive(sent)
     assert err.value.seat == sent["seat"]
     assert started()[3].reshufflable(0)  # never dealt, opened or peeked
+    assert not obs.reshufflable(0)  # here seat 1 holds it
     plain = open_box(GAME, HAND, obs.boxes[0].transfer, s1.secret.transfer_private)
     with pytest.raises(BadTransfer) as err:
         obs.receive({"type": "complaint", "seat": 1, "ref": 0, "plaintext": plain})
