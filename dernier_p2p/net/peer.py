@@ -318,10 +318,10 @@ class Peer:
     def _vote(self, kind: str, target: int | None) -> None:
         """Send this seat's vote to the host (once per state of the chain)."""
         assert self.me is not None
-        vote = self.me.session.vote(kind, target)
-        key = (kind, target, vote["after"])
+        key = (kind, target, self.me.session.chain.vote_since(kind, target))  # the vote's after
         if key in self.voted and kind != "depose":
-            return
+            return  # sent already: not signed again for nothing (the voter asks every step)
+        vote = self.me.session.vote(kind, target)
         self.voted.add(key)
         self.votes_sent.append((kind, target))
         log.info("seat %s votes %s about seat %s", self.seat, kind, target)
