@@ -187,12 +187,6 @@ class TableApp(App[None]):
         self.link.lines.feed(line)
         self.refresh_table()
 
-    def _hand_size(self) -> int:
-        seat = self.link.seat
-        if seat is None or seat.session.state is None:
-            return 0
-        return len(seat.session.state.hands[seat.seat])
-
     def _say_key(self, event: events.Key) -> None:
         """A key while the chat line is open."""
         assert self.saying is not None
