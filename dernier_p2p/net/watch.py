@@ -32,6 +32,7 @@ from dernier_p2p.net import handshake as hs
 from dernier_p2p.net import links
 from dernier_p2p.net.framing import FramedStream, FrameError, open_framed
 from dernier_p2p.net.peer import DROPPED, HostLost
+from dernier_p2p.net.reach import new_host_dialer
 from dernier_p2p.net.seat import LocalSeat
 from dernier_p2p.protocol.errors import ProtocolError
 
@@ -138,17 +139,9 @@ class Watcher:
         out = [self._at_host]
         new = session.chain.next_host()
         listen = None if new is None else links.address_of(session, new)
-        if new is not None and listen is not None:
-            key = session.keys[new]
-
-            def check(got: bytes) -> None:
-                if got != key:
-                    raise hs.NetError(hs.BAD_SIGNATURE, "not the key of the next host")
-
-            def dial() -> Awaitable[FramedStream]:
-                return open_framed(listen[0], listen[1], hs.MAX_FRAME)
-
-            out.append((dial, check))
+        if new is not None and listen is not None:  # refuses another key (WRONG_HOST)
+            dial = new_host_dialer(listen, None, session.game, session.keys[new])
+            out.append((dial, dial.check_host))
         return out
 
     async def _on_message(self, msg: dict[str, Any]) -> None:
