@@ -624,8 +624,9 @@ def _invite_dialer(text: str) -> Any:
     try:
         return Dialer(decode(text))
     except InviteError as exc:
-        raise click.BadParameter(f"that invite code does not work: {exc}. Ask the host to send "
-                                 "it again (copy and paste it whole).", param_hint="CODE") from None
+        detail = (f"that invite code does not work: {exc}. Ask the host to send it again (copy "
+                  "and paste it whole).")
+        raise click.BadParameter(detail, param_hint="ADDRESS") from None
 
 
 # --------------------------------------------------------------------------- relay

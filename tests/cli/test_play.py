@@ -168,3 +168,10 @@ def test_a_seed_out_of_the_encodings_range_is_a_usage_error(tmp_path: Path, comm
     proc = dernier(tmp_path, command, "--seed", str(2**64), timeout=60)
     assert proc.returncode == 2
     assert "Invalid value for '--seed'" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("address", ["dn1-zz", "[::1", "dn1-"])
+def test_watch_with_a_bad_code_or_address_is_a_usage_error(tmp_path: Path, address: str) -> None:
+    proc = dernier(tmp_path, "watch", address, timeout=60)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "Invalid value for ADDRESS" in proc.stderr
