@@ -225,7 +225,8 @@ def _run(
             _fail("The output was closed; you left the table.")  # e.g. piped into head
         if leaf.filename is not None:  # a file, not the network
             _fail(f"Cannot use {leaf.filename}: {leaf.strerror or leaf}")
-        _fail(f"Cannot connect{where}: {leaf.strerror or leaf}")
+        verb = "Cannot listen" if where.startswith(" on ") else "Cannot connect"  # host, relay
+        _fail(f"{verb}{where}: {leaf.strerror or leaf}")
 
 
 def _screen(plain: bool) -> Any:

@@ -332,3 +332,14 @@ def test_a_seat_that_was_to_host_without_a_quorum_is_told_in_words(
     err = capsys.readouterr().err
     assert "this seat was to host the table, but too few players reached it in time" in err
     assert "fewer than 2 seats vote to depose host 0" in err and "Unexpected" not in err
+
+
+def test_a_host_that_cannot_listen_says_so(tmp_path: Path) -> None:
+    """An address the host cannot listen on is a one-line failure about listening (not
+    about connecting), with no traceback."""
+    done = dernier(tmp_path, "host", "--bind", "999.1.1.1", "--port", "0", "--no-map",
+                   "--no-announce", "--key", str(tmp_path / "k.pem"), "--transcript",
+                   str(tmp_path / "t"), "--plain", timeout=60)
+    assert done.returncode == 1, done
+    assert "Cannot listen on 999.1.1.1:0: " in done.stderr + done.stdout, done
+    assert "Traceback" not in done.stderr + done.stdout
