@@ -449,9 +449,10 @@ def _parse_address(value: str, hint: str = "ADDRESS") -> tuple[str, int]:
     """``HOST:PORT``, an IPv6 host in brackets or bare (the port follows the last colon)."""
     where, sep, port = value.rpartition(":")
     host = where[1:-1] if where.startswith("[") and where.endswith("]") else where
-    if (not sep or not host or "[" in host or "]" in host or not port.isdigit()
-            or not 1 <= int(port) <= 65535):
+    if not sep or not host or "[" in host or "]" in host or not port.isdigit():
         raise click.BadParameter(f"{value!r} is not HOST:PORT", param_hint=hint)
+    if not 1 <= int(port) <= 65535:
+        raise click.BadParameter(f"{value!r}: the port must be 1 to 65535", param_hint=hint)
     return host, int(port)
 
 

@@ -99,6 +99,8 @@ def test_a_refused_connection_is_a_clear_failure(tmp_path: Path) -> None:
 def test_bad_address_and_bad_key_are_usage_errors(tmp_path: Path) -> None:
     proc = dernier(tmp_path, "join", "nowhere", "--bot")
     assert proc.returncode == 2 and "is not HOST:PORT" in proc.stderr
+    proc = dernier(tmp_path, "watch", "127.0.0.1:99999")
+    assert proc.returncode == 2 and "'127.0.0.1:99999': the port must be 1 to 65535" in proc.stderr
     bad = tmp_path / "bad.pem"
     bad.write_bytes(b"not a key")
     bad.chmod(0o600)

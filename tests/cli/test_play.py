@@ -145,8 +145,11 @@ def test_join_addresses_put_ipv6_in_brackets() -> None:
     assert host_port("192.168.1.5", 47650) == "192.168.1.5:47650"
     assert _parse_address(host_port("::1", 47650)) == ("::1", 47650)
     assert _parse_address("::1:47650") == ("::1", 47650)
-    for bad in ("[::1", "[::1:5", "::1]:5", "[]:5", "host", "host:0", "host:x", ":5"):
+    for bad in ("[::1", "[::1:5", "::1]:5", "[]:5", "host", "host:x", ":5"):
         with pytest.raises(click.BadParameter, match="is not HOST:PORT"):
+            _parse_address(bad)
+    for bad in ("host:0", "host:65536"):
+        with pytest.raises(click.BadParameter, match="the port must be 1 to 65535"):
             _parse_address(bad)
 
 
