@@ -126,6 +126,8 @@ async def _fuzz(port: int, host: subprocess.Popen[bytes], transcript: Path, repo
             report.cases += 1
             if not ok:
                 report.hangs += 1
+                report.saved.append(f"case live:{seed}:{k} not answered in {ANSWER_S:g} s "
+                                    f"({len(data)} bytes, first {data[:16].hex()})")
             if report.cases % 5000 == 0:
                 counts.append(_records(transcript))
 
