@@ -27,6 +27,7 @@ import trio
 from dernier_p2p.fuzz.mutate import mutate_bytes
 from dernier_p2p.fuzz.runner import Report
 from dernier_p2p.fuzz.targets import Targets
+from dernier_p2p.net import handshake as hs
 from dernier_p2p.protocol.verify import INCOMPLETE, verify_file
 
 CONCURRENCY = 16
@@ -90,11 +91,25 @@ async def _one(port: int, data: bytes, eof: bool) -> bool:
                 await stream.send_all(data)
                 if eof:
                     await stream.send_eof()
-                while await stream.receive_some(1 << 16):
-                    pass  # an error frame, then the close
+                got = b""
+                while chunk := await stream.receive_some(1 << 16):
+                    got += chunk  # an error frame, then the close; or a watcher served
+                    if _watching(got):
+                        break
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 pass
     return not scope.cancelled_caught
+
+
+def _watching(got: bytes) -> bool:
+    """Whether ``got`` starts with a ``watching`` frame: a valid ``watch`` opening was accepted
+    and the host serves a watcher (it keeps the connection open by design: an answer)."""
+    if len(got) < 4 or len(got) < 4 + (size := int.from_bytes(got[:4], "big")):
+        return False
+    try:
+        return hs.unpack(got[4:4 + size])["k"] == "watching"
+    except hs.NetError:
+        return False
 
 
 async def _fuzz(port: int, host: subprocess.Popen[bytes], transcript: Path, report: Report,
