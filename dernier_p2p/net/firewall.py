@@ -40,6 +40,11 @@ def peer_address(stream: object) -> str:
     return f"[{host}]:{port}" if ":" in str(host) else f"{host}:{port}"
 
 
+def source_of(address: str) -> str:
+    """The host part of a :func:`peer_address` (what per-address caps count by, not the port)."""
+    return address.rsplit(":", 1)[0]
+
+
 def report(address: str, exc: BaseException, outcome: str = "connection ended") -> None:
     """Log an internal fault met while handling bytes from ``address``."""
     Faults.count += 1

@@ -443,7 +443,7 @@ class Host:
         """The checked opening of a new connection, within the admission caps and deadline;
         None (the connection refused or evicted) if there is none."""
         nonce = os.urandom(hs.NONCE_SIZE)
-        with self.admission.enter(address.rsplit(":", 1)[0]) as ticket:  # by host, not port
+        with self.admission.enter(firewall.source_of(address)) as ticket:  # by host, not port
             try:
                 with ticket.scope:
                     await hs.send_message(stream, hs.challenge_message(nonce, self.summary()))
@@ -529,8 +529,8 @@ class Host:
         ``have`` and who is away; then every record and status as relayed, until the end. It
         may send nothing: a frame from it (an ``error`` included) closes its connection."""
         cfg = self.config
-        source = address.rsplit(":", 1)[0]
-        same = sum(1 for w in self.watchers.values() if w.address.rsplit(":", 1)[0] == source)
+        source = firewall.source_of(address)
+        same = sum(1 for w in self.watchers.values() if firewall.source_of(w.address) == source)
         if len(self.watchers) >= cfg.max_watchers or same >= cfg.watchers_per_address:
             await self._refuse(stream, address, hs.TABLE_FULL, "no room for another watcher")
             return

@@ -90,7 +90,7 @@ class LinkServer:
         nonce = os.urandom(hs.NONCE_SIZE)
         summary = {"name": "link", "variant": s.table_body["variant"], "players": s.n,
                    "taken": s.n}
-        address = firewall.peer_address(getattr(stream, "stream", None)).rsplit(":", 1)[0]
+        address = firewall.source_of(firewall.peer_address(getattr(stream, "stream", None)))
         seat: int | None = None
         try:
             with self.admission.enter(address) as ticket:
