@@ -135,10 +135,15 @@ def remote_error(message: dict[str, Any]) -> RemoteError:
     return RemoteError(shown(code, 64), shown(detail, MAX_DETAIL))
 
 
+def _int_in(v: object, lo: int, hi: int = 2**63) -> bool:
+    """Whether ``v`` is an integer (not a bool) with ``lo <= v < hi``."""
+    return isinstance(v, int) and not isinstance(v, bool) and lo <= v < hi
+
+
 def check_done(message: dict[str, Any]) -> int:
     """``last`` of a well-formed ``done`` frame (4.3); :class:`NetError` MALFORMED otherwise."""
     last = message.get("last")
-    if set(message) != {"k", "last"} or not isinstance(last, int) or isinstance(last, bool):
+    if set(message) != {"k", "last"} or not _int_in(last, -(2**63), 2**64):
         raise NetError(MALFORMED, "a done frame is {k, last}")
     return last
 
@@ -171,9 +176,7 @@ def check_status(message: dict[str, Any], n: int) -> tuple[int, str, int] | None
     seat, state, grace = message.get("seat"), message.get("state"), message.get("grace_ms")
     ok = (
         set(message) == {"k", "seat", "state", "grace_ms"}
-        and isinstance(seat, int) and not isinstance(seat, bool) and 0 <= seat < n
-        and state in ("dropped", "back")
-        and isinstance(grace, int) and not isinstance(grace, bool) and 0 <= grace < 2**31
+        and _int_in(seat, 0, n) and state in ("dropped", "back") and _int_in(grace, 0, 2**31)
     )
     return (seat, state, grace) if ok else None  # type: ignore[return-value]
 
@@ -280,7 +283,7 @@ def watch_message(have: int) -> dict[str, Any]:
 
 def _have(message: dict[str, Any]) -> int:
     have = message["have"]
-    if not isinstance(have, int) or isinstance(have, bool) or not -1 <= have < 2**63:
+    if not _int_in(have, -1):
         raise NetError(MALFORMED, f"{message['k']} 'have' must be an integer >= -1")
     return have
 
@@ -323,7 +326,7 @@ def check_welcome(message: dict[str, Any]) -> int:
     """The seat of a ``welcome``."""
     _expect(message, "welcome")
     seat = message.get("seat")
-    if not isinstance(seat, int) or isinstance(seat, bool) or seat < 0:
+    if not _int_in(seat, 0, 2**64):
         raise NetError(MALFORMED, "welcome seat must be a non-negative integer")
     return seat
 
@@ -378,7 +381,7 @@ async def rejoin(
     welcome = await receive_message(stream)
     seat = check_welcome(welcome)
     last = welcome.get("last")
-    if not isinstance(last, int) or isinstance(last, bool) or last < 0:
+    if not _int_in(last, 0, 2**64):
         raise NetError(MALFORMED, "a resume welcome carries the host's last record index")
     return seat, last
 
@@ -399,7 +402,6 @@ def check_watching(message: dict[str, Any]) -> int:
     """The index of the host's last record in a ``watching`` answer (-1 before record 0)."""
     _expect(message, "watching")
     last = message.get("last")
-    if set(message) != {"k", "last"} or not isinstance(last, int) or isinstance(last, bool) \
-            or last < -1:
+    if set(message) != {"k", "last"} or not _int_in(last, -1, 2**64):
         raise NetError(MALFORMED, "watching carries the index of the host's last record")
     return last
