@@ -18,6 +18,7 @@ from typing import Any
 from rich.text import Text
 from textual import events
 from textual.app import App, ComposeResult
+from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import RichLog, Static
@@ -58,6 +59,19 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         yield Static("\n".join(["Help (any key closes)", "", *self.lines]), id="help")
 
+    def action_leave_asked(self) -> None:
+        """Ctrl-C: leave as "q" does; once asked, a second Ctrl-C leaves."""
+        self.saying = None
+        self._show_say()
+        if self.confirming or self.link.watching:
+            self.confirming = False
+            self.leave()
+        elif self.link.prompt:
+            self._send("y" if self.link.prompt == LEAVE_WARNING else "q")
+        else:
+            self.confirming = True
+        self.refresh_table()
+
     def on_key(self, event: events.Key) -> None:
         event.stop()
         self.dismiss()
@@ -77,6 +91,10 @@ class TableApp(App[None]):
     #keys { height: 1; color: $text-muted; padding: 0 1; }
     #say { height: 1; padding: 0 1; display: none; }
     """
+
+    # Ctrl-C, the key a person presses to get out, asks to leave as "q" does (a second one,
+    # while asked, leaves), instead of Textual's note to press Ctrl-Q
+    BINDINGS = [Binding("ctrl+c", "leave_asked", show=False, priority=True)]
 
     def __init__(self, link: ScreenLink, header: str = "dernier") -> None:
         super().__init__()
@@ -203,6 +221,19 @@ class TableApp(App[None]):
         elif event.character and event.character.isprintable():
             self.saying = (self.saying + event.character)[:MAX_CHAT]
         self._show_say()
+
+    def action_leave_asked(self) -> None:
+        """Ctrl-C: leave as "q" does; once asked, a second Ctrl-C leaves."""
+        self.saying = None
+        self._show_say()
+        if self.confirming or self.link.watching:
+            self.confirming = False
+            self.leave()
+        elif self.link.prompt:
+            self._send("y" if self.link.prompt == LEAVE_WARNING else "q")
+        else:
+            self.confirming = True
+        self.refresh_table()
 
     def on_key(self, event: events.Key) -> None:
         key = event.character or ""

@@ -9,6 +9,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from dernier_p2p.cli.table import Seating, play_local
 from dernier_p2p.rules import Play
 from dernier_p2p.tui.link import ScreenLink
@@ -429,3 +431,26 @@ def test_the_top_panels_fit_80_columns_without_breaking_a_line(tmp_path: Path) -
 
     run_screen_test(_local(tmp_path, "dernier", {"match": ["hands", 1]}, 3), scenario,
                     size=(80, 24))
+
+
+def test_ctrl_c_asks_to_leave_and_a_second_one_leaves(tmp_path: Path) -> None:
+    """Ctrl-C at Ann's turn asks whether to leave, as "q" does; another key stays; Ctrl-C
+    twice leaves the table (the run ends)."""
+
+    async def scenario(pilot, link) -> None:
+        await until(pilot, lambda: in_turn(link), "Ann's first turn")
+        await pilot.press("ctrl+c")
+        await until(pilot, lambda: "y = leave" in link.prompt, "the question to leave")
+        await pilot.press("n")
+        await until(pilot, lambda: in_turn(link) and "y = leave" not in link.prompt,
+                    "Ann's turn again")
+        await pilot.press("ctrl+c")
+        await until(pilot, lambda: "y = leave" in link.prompt, "the question again")
+        await pilot.press("ctrl+c")
+        await until(pilot, lambda: link.finished, "the end of the run")
+
+    from dernier_p2p.cli.human import QuitGame
+
+    with pytest.raises(BaseExceptionGroup) as ended:  # the run ends as a resignation
+        run_screen_test(_local(tmp_path, "dernier", {"match": ["hands", 1]}, 3), scenario)
+    assert ended.group_contains(QuitGame, depth=None)
