@@ -105,12 +105,22 @@ class Match:
 
     def session(self, upto: int) -> Session:
         """Seat 1's session after records ``0 .. upto-1``."""
+        return self.sessions([upto])[upto]
+
+    def sessions(self, points: list[int]) -> dict[int, Session]:
+        """Seat 1's session after records ``0 .. at-1`` for each ``at`` of ``points``, the
+        records replayed once."""
         seed = self.seeds[1]
         s = Session(self.identities[1], 1, self.records[0],
                     digest("dernier-p2p/local-seed", seed))
-        for rec in self.records[1:upto]:
-            s.receive(rec, rec["t"])
-        return s
+        out: dict[int, Session] = {}
+        done = 1
+        for at in sorted(set(points)):
+            for rec in self.records[done:at]:
+                s.receive(rec, rec["t"])
+            done = max(done, at)
+            out[at] = copy.deepcopy(s)
+        return out
 
     def resign(self, rec: dict, rng: random.Random) -> dict:
         """Sign the (mutated) envelope again with its author's key, if the seat is one, and the
@@ -156,8 +166,13 @@ class Targets:
 
     def warm(self) -> None:
         """Build the matches and the sessions at every checkpoint (before any timing)."""
-        for m, at in self.spots:
-            self.snapshot(at, m)
+        for m, match in enumerate(self.matches):
+            points = [at for k, at in self.spots if k == m]
+            if m == 1:
+                points.append(len(match.records))  # the table's frames are checked there
+            for at, session in match.sessions(points).items():
+                self._pristine[m, at] = session
+                self._sessions[m, at] = copy.deepcopy(session)
 
     @cached_property
     def matches(self) -> list[Match]:
@@ -183,8 +198,7 @@ class Targets:
     def table(self) -> Session:
         """Seat 1's session at the end of the three-seat match: the keys and game that frames
         about the table (ready, vote, status, link, present) are checked against."""
-        m = self.matches[1]
-        return m.session(len(m.records))
+        return self.snapshot(len(self.matches[1].records), 1)
 
     @cached_property
     def checkpoints(self) -> list[int]:
