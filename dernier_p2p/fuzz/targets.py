@@ -267,6 +267,7 @@ class Targets:
             {"k": "relay-host", "version": hs.VERSION, "token": token},
             {"k": "relay-join", "version": hs.VERSION, "token": token},
             {"k": "relay-answer", "version": hs.VERSION, "token": token, "id": 7},
+            {"k": "relay-call", "id": 7},
         ]
 
     def make_frame(self, rng: random.Random) -> bytes:
@@ -352,6 +353,9 @@ class Targets:
             links.check_probe(msg)
         elif kind == "present":
             links.unsequenced(s, 2, links.check_present(msg, NONCE, s, 2))
+        elif kind == "relay-call":
+            if relay.call_id(msg) is None:  # ignored by the host's control connection
+                raise hs.NetError(hs.MALFORMED, "relay-call")
         elif kind.startswith("relay-"):
             relay.check_open(msg)
         else:

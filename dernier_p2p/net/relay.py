@@ -268,6 +268,16 @@ def check_open(msg: dict[str, Any]) -> tuple[str, bytes]:
     return kind, token  # type: ignore[return-value]
 
 
+def call_id(msg: dict[str, Any]) -> int | None:
+    """The call id of a ``relay-call`` frame (1 .. 2^62, 4.7), or None for any other frame
+    on the control connection (ignored: the relay-ping frames, or garbage)."""
+    call = msg.get("id")
+    if msg.get("k") != "relay-call" or set(msg) != {"k", "id"} or not isinstance(call, int) \
+            or isinstance(call, bool) or not 1 <= call <= 2**62:
+        return None
+    return call
+
+
 async def _refuse(stream: FramedStream, code: str, detail: str) -> None:
     log.info("relay: refused: %s: %s", code, detail)
     with trio.move_on_after(1):
@@ -331,8 +341,9 @@ async def host_through_relay(
                 except (*DROPPED, hs.NetError) as exc:
                     lost = RelayLost(f"relay {_show(address)} went away: {_reason(exc)}")
                 else:
-                    if msg.get("k") == "relay-call" and isinstance(msg.get("id"), int):
-                        nursery.start_soon(_answer_call, address, token, msg["id"], handler)
+                    call = call_id(msg)
+                    if call is not None:
+                        nursery.start_soon(_answer_call, address, token, call, handler)
             nursery.cancel_scope.cancel()
     finally:
         await trio.aclose_forcefully(control)

@@ -12,6 +12,7 @@ import trio
 
 from dernier_p2p.bots import HeuristicBot
 from dernier_p2p.net import handshake as hs
+from dernier_p2p.net import relay
 from dernier_p2p.net.agent import bot_agent
 from dernier_p2p.net.host import Host, HostConfig
 from dernier_p2p.net.invite import Invite, Route, fingerprint
@@ -467,3 +468,14 @@ async def test_a_host_that_never_reads_its_calls_does_not_hold_joiners_past_the_
             nursery.cancel_scope.cancel()
     assert len(refused) > relay_module.MAX_WAITING
     assert max(refused) < 0.2 + 5  # CALL_S and slack for a busy machine; never held for good
+
+
+def test_a_relay_call_id_is_a_positive_integer() -> None:
+    assert relay.call_id({"k": "relay-call", "id": 1}) == 1
+    assert relay.call_id({"k": "relay-call", "id": 2**62}) == 2**62
+    for bad in ({"k": "relay-call", "id": 0}, {"k": "relay-call", "id": -5},
+                {"k": "relay-call", "id": True}, {"k": "relay-call", "id": "7"},
+                {"k": "relay-call", "id": 2**62 + 1},
+                {"k": "relay-call"}, {"k": "relay-call", "id": 7, "x": 0},
+                {"k": "ping", "id": 7}):
+        assert relay.call_id(bad) is None
