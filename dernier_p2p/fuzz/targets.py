@@ -79,7 +79,7 @@ class Match:
     def with_votes(cls) -> Match:
         """A three-seat match with chat lines, a ``timeout`` of seat 2 with votes, a
         ``host_change`` deposing seat 0 with ``depose`` votes, then seat 2 ``left`` (a seat
-        out), sequenced by seat 1 as the new host."""
+        out), sequenced by seat 1 as the new host, and seat 0's ``resign``."""
         seeds = SEEDS[:3]
         table = LocalTable("dernier", seeds, {"match": ["hands", 1]},
                            listen=[("127.0.0.1", 7000 + k) for k in range(3)])
@@ -100,6 +100,8 @@ class Match:
         table.send(table.sessions[new].sign_again([body])[0])
         table.deliver()
         table.absent("left", 2, [new, old])
+        table.deliver()
+        table.send(table.sessions[0].resign())
         table.deliver()
         return cls(list(table.records), list(table.identities), list(seeds))
 
@@ -188,7 +190,7 @@ class Targets:
         """``(match, record index)`` pairs to mutate: the plain match's checkpoints, and every
         chat and vote-carrying record of the other, with a few records around them."""
         recs = self.matches[1].records
-        kinds = ("chat", "timeout", "host_change", "left", "no_contest")
+        kinds = ("chat", "timeout", "host_change", "left", "no_contest", "resign")
         marked = [i for i, r in enumerate(recs) if r["env"]["body"]["type"] in kinds]
         near = {j for i in marked for j in (i - 1, i, i + 1) if 0 < j < len(recs)}
         near = {j for j in near if recs[j]["env"]["body"]["type"] != "shuffle"}

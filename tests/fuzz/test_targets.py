@@ -72,7 +72,9 @@ def test_every_table_frame_seed_passes_its_receivers_check(targets: Targets) -> 
             targets.run_frame(encode({**frame, "x": 1}))
 
 
-def test_records_of_chat_votes_a_host_change_and_a_seat_out_are_fuzzed(targets: Targets) -> None:
+def test_records_of_chat_votes_a_host_change_a_seat_out_and_a_resign_are_fuzzed(
+    targets: Targets,
+) -> None:
     m = targets.matches[1]
     fuzzed = {m.records[at]["env"]["body"]["type"] for k, at in targets.spots if k == 1}
-    assert {"chat", "timeout", "host_change", "left"} <= fuzzed
+    assert {"chat", "timeout", "host_change", "left", "resign"} <= fuzzed
