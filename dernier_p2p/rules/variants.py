@@ -272,8 +272,11 @@ def _check_options(rules: Rules) -> None:
         hi = _as_int(rules, "hand_size_range", pair[1], lo, want)
         put(rules, "hand_size_range", (lo, hi))
     for option in _RANK_SETS:
-        ranks = _as_seq(rules, option, "a tuple of ranks")
-        put(rules, option, tuple(_as_rank(rules, option, r) for r in ranks))
+        given = _as_seq(rules, option, "a tuple of ranks")
+        ranks = tuple(_as_rank(rules, option, r) for r in given)
+        if len(set(ranks)) != len(ranks):
+            raise _bad(rules, option, "a tuple of distinct ranks")
+        put(rules, option, ranks)
     for option, low in _RANK_AMOUNTS.items():
         want = f"a tuple of (rank, int of at least {low}) pairs"
         table = []
@@ -282,6 +285,8 @@ def _check_options(rules: Rules) -> None:
                 raise _bad(rules, option, want)
             rank = _as_rank(rules, option, pair[0])
             table.append((rank, _as_int(rules, option, pair[1], low, want)))
+        if len({r for r, _ in table}) != len(table):
+            raise _bad(rules, option, want + ", each rank at most once")
         put(rules, option, tuple(table))
     want = "a tuple of (answer rank, chain rank) pairs"
     joins = []
@@ -290,6 +295,8 @@ def _check_options(rules: Rules) -> None:
             raise _bad(rules, "chain_joins", want)
         answer, kind = (_as_rank(rules, "chain_joins", r) for r in pair)
         joins.append((answer, kind))
+    if len(set(joins)) != len(joins):
+        raise _bad(rules, "chain_joins", "distinct (answer rank, chain rank) pairs")
     put(rules, "chain_joins", tuple(joins))
     for option in ("cancel_rank", "cancel_chain"):
         if getattr(rules, option) is not None:

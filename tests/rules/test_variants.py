@@ -103,6 +103,11 @@ def test_readings_are_options_with_our_defaults():
         ("chain_draws", ((Rank.ACE, "2"),)),
         ("forced_draws", ((Rank.N7, 2),)),  # 7 is already a previous_draws rank in dernier
         ("chain_joins", ((Rank.JOKER, Rank.KING),)),  # K is not a chain
+        ("chain_joins", ((Rank.JOKER, Rank.ACE), ("JOKER", "A"))),  # one pair twice
+        ("skip_ranks", (Rank.QUEEN, "Q")),  # a rank twice, once by its value
+        ("wild_ranks", (Rank.JOKER, Rank.JACK, Rank.JOKER)),
+        ("chain_draws", ((Rank.ACE, 2), (Rank.JOKER, 4), (Rank.ACE, 3))),  # which amount?
+        ("points", ((Rank.ACE, 11), ("A", 11))),
         ("cancel_chain", Rank.KING),
         ("cancel_rank", 2),
         ("jump_in", 1),
