@@ -169,8 +169,8 @@ def interpret(
                 answers.setdefault("", m)
             elif SUIT_KEYS[m.suit] not in answers:
                 answers[SUIT_KEYS[m.suit]] = m
-                shown.append(f"{SUIT_KEYS[m.suit]} = {suit_text(m.suit, rules, colour)}")
-        extra = " (Enter keeps the suit)" if "" in answers else ""
+                shown.append(f"{SUIT_KEYS[m.suit]} {suit_text(m.suit, rules, colour, True)}")
+        extra = " (Enter: same suit)" if "" in answers else ""
         return Choice(f"Name a suit: {', '.join(shown)}{extra} > ", answers,
                       f"no such suit: type one of {', '.join(sorted(a for a in answers if a))}")
     targets = sorted({m.target for m in plays if m.target is not None})

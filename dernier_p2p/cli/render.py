@@ -59,9 +59,12 @@ def card_text(card: Card, rules: Rules, colour: bool = True) -> str:
     return click.style(label, fg=COLOURS[card.suit], bold=True)
 
 
-def suit_text(suit: Suit, rules: Rules, colour: bool = True) -> str:
-    """The name of a suit (French decks) or colour."""
+def suit_text(suit: Suit, rules: Rules, colour: bool = True, short: bool = False) -> str:
+    """The name of a suit (French decks) or colour; ``short`` leaves out a French suit's
+    colour word ("Quadri ♦"), for prompts that must fit 80 columns."""
     label = FRENCH_NAMES[suit] if is_french(rules) else COLOUR_NAMES[suit]
+    if short:
+        label = label.split(" (")[0]
     return click.style(label, fg=COLOURS[suit], bold=True) if colour else label
 
 

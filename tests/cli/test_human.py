@@ -262,3 +262,24 @@ async def test_another_move_typed_at_the_suit_prompt_is_taken_instead() -> None:
     agent, out = _agent("1\nt\nd\n", state)
     assert isinstance(await agent(state, seat, view), Draw)
     assert "no such suit" in "".join(out)  # "t" asked again; "d" is a move of its own
+
+
+@pytest.mark.parametrize(
+    ("variant", "rank"),
+    [("dernier", Rank.JOKER), ("originale", Rank.JACK), ("moderno", Rank.WILD4),
+     ("standard", Rank.WILD)],
+)
+def test_the_suit_prompt_fits_eighty_columns(variant: str, rank: Rank) -> None:
+    import click
+
+    state, _, _ = _table(variant)
+    top = state.named_suit if state.named_suit is not None else state.top.suit
+    suit = top if rank is Rank.JACK else None  # originale's J may name a suit, or keep its own
+    state, seat, view, moves = _with_face(variant, Card(rank, suit))
+    choice = interpret("1", state, seat, view, moves, NAMES, colour=True)
+    assert isinstance(choice, Choice)
+    assert set(choice.answers) >= {"y", "r", "g", "b"}
+    assert ("" in choice.answers) == (rank is Rank.JACK)
+    plain = click.unstyle(choice.prompt)
+    assert len(plain) <= 80, plain
+    assert plain.startswith("Name a suit: y ") and plain.endswith(" > ")
