@@ -54,10 +54,14 @@ def load_or_create_identity(path: Path | None) -> tuple[IdentityKey, bool]:
     random key if the file does not exist; returns the key and whether it was created.
 
     Raises :class:`~dernier_p2p.wire.identity.KeyFileError` for an unusable file and
-    ``OSError`` when it cannot be read or written."""
+    ``OSError`` when it cannot be read or written, or when the folder of a ``path`` given
+    does not exist (only the default key's folder is created: a mistyped folder is refused, not
+    made)."""
     key_path = path if path is not None else default_key_path()
     if key_path.exists():
         return IdentityKey.load(key_path), False
+    if path is not None and not key_path.parent.is_dir():
+        raise FileNotFoundError(f"no folder {key_path.parent} for the key file: create it first")
     key_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     key = IdentityKey.generate(os.urandom(32))
     key.save(key_path)

@@ -107,6 +107,11 @@ def test_bad_address_and_bad_key_are_usage_errors(tmp_path: Path) -> None:
     proc = dernier(tmp_path, "join", "127.0.0.1:1", "--key", str(bad))
     assert proc.returncode == 2 and "--key" in proc.stderr
     assert "Traceback" not in proc.stderr
+    typo = tmp_path / "no-such-folder" / "k.pem"  # a mistyped folder is refused, not created
+    proc = dernier(tmp_path, "join", "127.0.0.1:1", "--key", str(typo))
+    assert proc.returncode == 2 and "--key" in proc.stderr
+    assert f"no folder {typo.parent}" in proc.stderr and "Traceback" not in proc.stderr
+    assert not typo.parent.exists()
 
 
 def test_join_without_address_hears_no_table(tmp_path: Path) -> None:
