@@ -8,7 +8,10 @@ seat's. It sends nothing; ``status`` frames become presence notices. The match's
 closes after its last record) ends the watch; a record the session refuses stops it (the record
 that proves a fault is kept as the transcript's last, as a seat keeps it).
 
-A connection that breaks before the end is opened again with ``have`` = the last record held,
+A connection that breaks before the end, or stays silent longer than an honest host can (no
+frame for ``max(turn_ms, censor_ms) + grace_ms``: a Wi-Fi link or a home router that dropped the
+connection without a word, or a host frozen in place), is opened again with ``have`` = the last
+record held,
 at the host's address and at the listen address of the seat that takes over if the host is gone
 (7.6), in turn, for up to ``2 * grace_ms`` plus ``turn_ms`` of the table; then HostLost. A record
 only the lost host ever relayed (to this watcher alone) would make the new host's next record a
@@ -35,6 +38,7 @@ from dernier_p2p.net.peer import DROPPED, HostLost
 from dernier_p2p.net.reach import new_host_dialer
 from dernier_p2p.net.seat import LocalSeat
 from dernier_p2p.protocol.errors import ProtocolError
+from dernier_p2p.protocol.votes import CENSOR_MS
 
 log = logging.getLogger("dernier_p2p.net.watch")
 
@@ -54,6 +58,7 @@ class WatchConfig:
     dial: Callable[[], Awaitable[FramedStream]] | None = None
     check_host: Callable[[bytes], None] | None = None
     offload: bool = True
+    silence_s: float | None = None  # None: the table's max(turn_ms, CENSOR_MS) + grace_ms
 
 
 class Watcher:
@@ -90,12 +95,16 @@ class Watcher:
         log.info("watching %s (host at record %d)", self.address, self.last)
         try:
             while self.me is None or not self.me.finished:
+                msg = None
                 try:
-                    msg = await hs.receive_message(stream)
+                    with trio.move_on_after(self._silence_s()):
+                        msg = await hs.receive_message(stream)
                 except DROPPED:
                     if self.me is None:
                         raise HostLost("the host closed the connection before the match "
                                        "started") from None
+                if msg is None:  # dropped, or silent for longer than a live table is
+                    log.info("watching: the connection to the host broke or went silent")
                     await trio.aclose_forcefully(stream)
                     stream = await self._reconnect()
                     continue
@@ -105,6 +114,17 @@ class Watcher:
                 self.me.close()
             await trio.aclose_forcefully(stream)
         return self.me.session.result
+
+    def _silence_s(self) -> float:
+        """How long the connection may bring no frame at all before it counts as broken: for
+        ever in the lobby (a table may wait long for its players), then the longest an honest
+        host stays silent: a turn (or the censor bound) and a dropped seat's grace."""
+        if self.me is None:
+            return float("inf")
+        if self.config.silence_s is not None:
+            return self.config.silence_s
+        timers = self.me.session.table_body["timers"]
+        return (max(timers["turn_ms"], CENSOR_MS) + timers["grace_ms"]) / 1000
 
     async def _reconnect(self) -> FramedStream:
         """Watch again after a broken connection: at the host, or at the seat that takes over

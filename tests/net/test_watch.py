@@ -100,3 +100,78 @@ async def test_a_watcher_follows_the_match_and_the_host_keeps_watchers_in_their_
     assert chats == [(1, f"line {k}") for k in range(5)]
     audit = verify(seen)
     assert same_result(outcome["result"], audit) and same_result(table.results[0], audit)
+
+
+class _StallingProxy:
+    """A loopback TCP relay to ``port``; its first connection goes silent on :meth:`stall`
+    (both ways, the sockets left open: a link that died without a word)."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.listen_port = 0
+        self.connections = 0
+        self.stalled = trio.Event()
+
+    async def serve(self, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+        listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+        self.listen_port = listeners[0].socket.getsockname()[1]
+        task_status.started()
+        await trio.serve_listeners(self._handle, listeners)
+
+    async def _handle(self, client: trio.SocketStream) -> None:
+        self.connections += 1
+        first = self.connections == 1
+        try:
+            server = await trio.open_tcp_stream("127.0.0.1", self.port)
+        except OSError:  # the host is gone
+            await client.aclose()
+            return
+
+        async def pump(src: trio.SocketStream, dst: trio.SocketStream) -> None:
+            while True:
+                data = await src.receive_some(65536)
+                if first and self.stalled.is_set():
+                    await trio.sleep_forever()  # nothing more either way, nothing closed
+                if not data:
+                    await dst.send_eof()
+                    return
+                await dst.send_all(data)
+
+        async with client, server, trio.open_nursery() as nursery:
+            nursery.start_soon(pump, client, server)
+            nursery.start_soon(pump, server, client)
+
+
+async def test_a_watcher_whose_connection_goes_silent_watches_again(tmp_path: Path) -> None:
+    go = trio.Event()
+    outcome: dict[str, Any] = {}
+
+    async def host_agent(state: Any, seat: int, view: Any) -> Any:
+        await go.wait()  # the host plays only once the watcher is back (the match goes on)
+        return HeuristicBot(0)(state, seat, view)
+
+    async def watch(table: Any) -> None:
+        proxy = _StallingProxy(table.host.port)
+        async with trio.open_nursery() as nursery:
+            await nursery.start(proxy.serve)
+            watcher = Watcher(("127.0.0.1", proxy.listen_port),
+                              WatchConfig(transcript=tmp_path / "w.bin", silence_s=1.0))
+
+            async def follow() -> None:
+                outcome["result"] = await watcher.run()
+                nursery.cancel_scope.cancel()
+
+            nursery.start_soon(follow)
+            seat = await watcher.local_seat()
+            proxy.stalled.set()
+            outcome["held"] = len(seat.records)
+            await wait_for(lambda: proxy.connections == 2)  # only silence can bring this
+            go.set()
+
+    table = await play(tmp_path, 2, agents={0: host_agent}, watch=watch,
+                       timers=Timers(turn_ms=30_000, declare_ms=30, grace_ms=400))
+    assert not table.errors
+    seen = list(read_transcript(tmp_path / "w.bin"))
+    assert seen == transcripts(tmp_path, range(2))[0]
+    assert len(seen) > outcome["held"] and outcome["result"] is not None
+    assert same_result(outcome["result"], verify(seen))
