@@ -1,5 +1,6 @@
 """The host's and joiner's messages for Internet play, over loopback: invite codes, a wrong
-host key, a mistyped code, a dead relay and routes that all fail."""
+host key (to join or to watch), a mistyped code, watching by code, a dead relay and routes
+that all fail."""
 
 from __future__ import annotations
 
@@ -37,11 +38,12 @@ def _host(tmp_path: Path, out: Path, *extra: str) -> subprocess.Popen[bytes]:
                  "--transcript", str(tmp_path / "t0"), "--bot", "--no-colour", *extra)
 
 
-def test_a_code_naming_another_key_is_refused_and_a_mistyped_code_is_caught(
+def test_a_code_naming_another_key_is_refused_a_mistyped_code_is_caught_and_one_can_watch(
     tmp_path: Path,
 ) -> None:
     out = tmp_path / "host.out"
     host = _host(tmp_path, out)
+    watcher: subprocess.Popen[bytes] | None = None
     try:
         code = _code(host, out)
         real = decode(code)
@@ -56,16 +58,24 @@ def test_a_code_naming_another_key_is_refused_and_a_mistyped_code_is_caught(
         typo = code[:-3] + ("a" if code[-3] != "a" else "b") + code[-2:]
         proc = dernier(tmp_path, "join", typo, "--key", str(tmp_path / "k1.pem"), timeout=60)
         assert proc.returncode == 2 and "does not check" in proc.stderr, proc.stderr
+        proc = dernier(tmp_path, "watch", forged, "--plain", "--no-colour", timeout=60)
+        assert proc.returncode == 1 and "WRONG_HOST" in proc.stderr, proc.stdout + proc.stderr
+        # a watcher by the code waits in the lobby and follows the match to its end
+        watcher = spawn(tmp_path, tmp_path / "w.out", "watch", code, "--plain", "--no-colour",
+                        "--transcript", str(tmp_path / "w"))
         # the right code still works: the host was not disturbed by the refused joiner
         proc = dernier(tmp_path, "join", code, "--key", str(tmp_path / "k1.pem"), "--bot",
                        "--no-colour", "--transcript", str(tmp_path / "t1"), timeout=120)
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert "connected directly at 127.0.0.1:" in proc.stdout
         assert host.wait(timeout=60) == 0
+        assert watcher.wait(timeout=60) == 0, (tmp_path / "w.out").read_text()
+        assert (tmp_path / "w").read_bytes() == (tmp_path / "t0").read_bytes()
     finally:
-        if host.poll() is None:
-            host.kill()
-            host.wait()
+        for proc in (host, watcher):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.wait()
 
 
 def test_a_dead_relay_is_reported_and_the_host_still_serves(tmp_path: Path) -> None:
