@@ -160,8 +160,6 @@ class TableApp(App[None]):
         offers.update(keys)
         if keys.plain:
             prompt = "Out of turn: press a key above, or Enter to let it go > "
-        self.query_one("#offer", Static).update(offer_text(prompt, offer_left, held,
-                                                           self.typed))
         now = time.monotonic()
         turn_s = session.table_body.get("timers", {}).get("turn_ms", 0) / 1000
         self.turn_clock.update(seat.records, session.waiting_on(), now)
@@ -169,6 +167,9 @@ class TableApp(App[None]):
         left = None
         if turn_s and mover is not None:
             left = self.turn_clock.left(mover, turn_s, now)
+        mine = left if mover == seat.seat and seat.seat is not None else None
+        self.query_one("#offer", Static).update(offer_text(prompt, offer_left, held,
+                                                           self.typed, mine))
         self.query_one("#players", Static).update(
             players_text(state, names, seat.seat, left, mover))
         self.query_one("#centre", Static).update(centre_text(state, names, state.rules.name))

@@ -128,8 +128,13 @@ def hand_text(
     return out
 
 
-def offer_text(prompt: str, offer_left: float, hand_held: bool, typed: str) -> Text:
-    """The open prompt or offer, with the offer's countdown and what has been typed."""
+def offer_text(
+    prompt: str, offer_left: float, hand_held: bool, typed: str,
+    my_turn_left: float | None = None,
+) -> Text:
+    """The open prompt or offer, with the offer's countdown and what has been typed; while the
+    end of a hand is held for the key, a warning when the next hand already waits on this
+    seat's turn (``my_turn_left``: the table's clock of that turn, which is running)."""
     out = Text()
     if prompt:
         out.append(prompt.rstrip("> ").rstrip(), style="bold")
@@ -138,6 +143,9 @@ def offer_text(prompt: str, offer_left: float, hand_held: bool, typed: str) -> T
         out.append(f"  > {typed}", style="bold")
     elif hand_held:
         out.append("The hand is over: every hand is in the log. Enter = next hand", style="bold")
+        if my_turn_left is not None:
+            out.append(f"\nThe next hand has begun with your turn: its clock runs ⏱ "
+                       f"{clock(my_turn_left)}", style="bold yellow")
     else:
         out.append("Waiting for the table…", style="dim")
     return out

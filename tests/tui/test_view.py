@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dernier_p2p.tui.view import TurnClock, clock
+from dernier_p2p.tui.view import TurnClock, clock, offer_text
 
 
 def _recs(*authors: int, kind: str = "move") -> list[dict]:
@@ -29,3 +29,13 @@ def test_a_countdown_reads_in_seconds_then_minutes() -> None:
     assert clock(9.94) == "9.9 s"
     assert clock(-1) == "0.0 s"
     assert clock(75) == "1:15"
+
+
+def test_a_held_hand_warns_when_the_next_hand_already_waits_on_this_seat() -> None:
+    held = offer_text("", 0.0, True, "").plain
+    assert "Enter = next hand" in held and "your turn" not in held
+    warned = offer_text("", 0.0, True, "", 95.0).plain
+    assert "Enter = next hand" in warned
+    assert "The next hand has begun with your turn: its clock runs ⏱ 1:35" in warned
+    # with a prompt open, the prompt is shown (the turn's own clock is beside the seat)
+    assert "begun" not in offer_text("Your turn > ", 0.0, True, "", 95.0).plain
