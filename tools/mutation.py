@@ -11,7 +11,11 @@ of ``tests/PKG`` (with ``--own``, of the module's own ``tests/PKG/test_FILE.py``
 one) that reach the mutated function (``-x``; slow-marked tests and the HEAVY whole-table files
 of other modules left out unless ``--full``), under ``nice``. A run
 interrupted by its ``--budget`` (seconds) leaves the rest "not checked"; running the same
-target again resumes where it stopped (``--fresh`` starts over). The figures per target
+target again resumes where it stopped (``--fresh`` starts over; with ``--only`` too, since the
+selection is then passed to mutmut as the exact names of its mutants not checked yet).
+``--skip-messages`` marks the mutants not checked yet that only change the text of a raised
+message as "skipped" instead of running them (each would cost a run of every test that reaches
+its function, and only a test of the message text could notice it). The figures per target
 (killed, survived, timeout, no tests, not checked) are printed as a Markdown table and each
 surviving mutant's diff is written to ``<workdir>/survivors.txt``. Not part of the test suite.
 """
@@ -168,14 +172,16 @@ def prepare(target: str, work: Path, fresh: bool, full: bool = False, own: bool 
 
 
 def run(
-    target: str, work: Path, children: int, budget: float | None, only: list[str] = ()
+    target: str, work: Path, children: int, budget: float | None, only: list[str] = (),
+    exact: bool = False,
 ) -> float:
     """Run mutmut in ``work`` for at most ``budget`` seconds (only the mutants of functions
-    whose names hold one of ``only``, if given); return the seconds taken."""
+    whose names hold one of ``only``, if given; the mutants so named if ``exact``); return the
+    seconds taken."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["DERNIER_PURE_PYTHON"] = "1"
     cmd = ["nice", "-n", "10", MUTMUT, "run", "--max-children", str(children)]
-    cmd += [f"*{part}*" for part in only]
+    cmd += list(only) if exact else [f"*{part}*" for part in only]
     start = time.monotonic()
     with open(work / "run.log", "ab") as log:
         proc = subprocess.Popen(cmd, cwd=work, env=env, stdout=log, stderr=log,
@@ -216,6 +222,46 @@ def message_only(diff: str) -> bool:
     return True
 
 
+SKIPPED = 34  # mutmut's exit code for "skipped"
+
+# Run in the scratch copy with mutmut importable: each selected mutant not checked yet, with its
+# diff, as JSON ({name: diff}). ``argv[1:]`` are fnmatch patterns (none: every mutant).
+_LISTER = """
+import fnmatch, json, sys
+from mutmut.__main__ import collect_source_file_mutation_data
+from mutmut.mutation.diff_apply import get_diff_for_mutant
+mutants, _ = collect_source_file_mutation_data(mutant_names=[])
+pats = sys.argv[1:]
+out = {}
+for m, name, code in mutants:
+    if code is None and (not pats or any(fnmatch.fnmatch(name, p) for p in pats)):
+        out[name] = get_diff_for_mutant(name, path=m.path)
+print(json.dumps(out))
+"""
+
+
+def unchecked(work: Path, only: list[str] = ()) -> dict[str, str]:
+    """The mutants of ``work`` not checked yet (of the functions ``only`` names, if given),
+    with their diffs; empty before mutmut has generated them."""
+    if not (work / "mutants").is_dir():
+        return {}
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    res = subprocess.run([sys.executable, "-c", _LISTER, *[f"*{part}*" for part in only]],
+                         cwd=work, env=env, capture_output=True, text=True)
+    return json.loads(res.stdout) if res.returncode == 0 and res.stdout.strip() else {}
+
+
+def mark_skipped(work: Path, names: set[str]) -> None:
+    """Record ``names`` as skipped in mutmut's result files (so no run takes them)."""
+    for meta in (work / "mutants").rglob("*.meta"):
+        data = json.loads(meta.read_text())
+        codes = data.get("exit_code_by_key", {})
+        hit = names & codes.keys()
+        if hit:
+            codes.update(dict.fromkeys(hit, SKIPPED))
+            meta.write_text(json.dumps(data, indent=4))
+
+
 def summarise(target: str, work: Path) -> dict:
     """The counts of mutmut's result files, and the survivors' diffs in survivors.txt."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
@@ -227,13 +273,15 @@ def summarise(target: str, work: Path) -> dict:
         stats = {}
     listing = subprocess.run([MUTMUT, "results", "--all", "true"], cwd=work, env=env,
                              capture_output=True, text=True).stdout
-    survivors, unchecked = [], 0
+    survivors, not_checked, skipped = [], 0, 0
     for line in listing.splitlines():
         name, _, status = line.strip().rpartition(": ")
         if status == "survived":
             survivors.append(name)
         elif status == "not checked":
-            unchecked += 1
+            not_checked += 1
+        elif status == "skipped":
+            skipped += 1
     messages = 0
     with open(work / "survivors.txt", "w") as out:
         for name in survivors:
@@ -242,7 +290,8 @@ def summarise(target: str, work: Path) -> dict:
             kind = "message" if message_only(diff) else "logic"
             messages += kind == "message"
             out.write(f"## {name} [{kind}]\n{diff}\n")
-    stats["not_checked"] = unchecked
+    stats["not_checked"] = not_checked
+    stats["skipped"] = skipped
     stats["messages"] = messages
     stats["target"] = target
     return stats
@@ -261,24 +310,35 @@ def main() -> None:
                         help="only the module's own test file tests/PKG/test_FILE.py, if any")
     parser.add_argument("--only", nargs="+", default=[], metavar="PART",
                         help="only the mutants of functions whose names hold one of these")
+    parser.add_argument("--skip-messages", action="store_true",
+                        help="do not run the mutants that only change a raised message's text")
     args = parser.parse_args()
     targets = args.targets or all_targets()
     for t in targets:
         if not (ROOT / PACKAGE / t).is_file():
             parser.error(f"no such module: {PACKAGE}/{t}")
     print("| module | mutants | killed | survived (message text) | timeout | no tests |"
-          " not checked | s |")
-    print("|---|---|---|---|---|---|---|---|")
+          " not checked | skipped (message text) | s |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for target in targets:
         work = args.workdir / target.replace("/", "__")
         took = 0.0
         if not args.summary_only:
             prepare(target, work, args.fresh, args.full, args.own)
-            took = run(target, work, args.children, args.budget, args.only)
+            only = args.only
+            if args.only or args.skip_messages:
+                todo = unchecked(work, args.only)
+                if args.skip_messages:
+                    mark_skipped(work, {k for k, d in todo.items() if message_only(d)})
+                if todo and args.only:  # resume: mutmut reruns every mutant a pattern names
+                    only = [k for k, d in todo.items()
+                            if not (args.skip_messages and message_only(d))]
+            if only or not args.only:
+                took = run(target, work, args.children, args.budget, only, exact=only != args.only)
         s = summarise(target, work)
         cells = [target, s.get("total", 0), s.get("killed", 0),
                  f"{s.get('survived', 0)} ({s['messages']})", s.get("timeout", 0),
-                 s.get("no_tests", 0), s["not_checked"], f"{took:.0f}"]
+                 s.get("no_tests", 0), s["not_checked"], s["skipped"], f"{took:.0f}"]
         print("| " + " | ".join(map(str, cells)) + " |", flush=True)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import tomllib
 from pathlib import Path
 
@@ -84,3 +85,15 @@ def test_runs_on_rules_and_wire_empty_the_module_caches_before_each_test(tmp_pat
                 f"dernier_p2p.{target.split('/')[0]}.{module}"), name), dict)
     mutation.prepare("deck/group.py", tmp_path / "deck", fresh=True)
     assert not (tmp_path / "deck" / "tests" / "deck" / "conftest.py").exists()
+
+
+def test_skipped_mutants_are_recorded_as_mutmut_reads_them(tmp_path):
+    meta = tmp_path / "mutants" / "dernier_p2p" / "deck" / "table.py.meta"
+    meta.parent.mkdir(parents=True)
+    codes = {"m.x_a__mutmut_1": None, "m.x_a__mutmut_2": None, "m.x_b__mutmut_1": 1}
+    meta.write_text(json.dumps({"exit_code_by_key": codes, "durations_by_key": {}}))
+    mutation.mark_skipped(tmp_path, {"m.x_a__mutmut_2", "m.x_c__mutmut_1"})
+    data = json.loads(meta.read_text())
+    assert data["exit_code_by_key"] == {**codes, "m.x_a__mutmut_2": mutation.SKIPPED}
+    assert data["durations_by_key"] == {}
+    assert mutation.unchecked(tmp_path / "none") == {}  # nothing generated yet
