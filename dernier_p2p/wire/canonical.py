@@ -100,6 +100,33 @@ def check_shape(obj: Any) -> None:
             raise EncodingError(f"a value of type {type(value).__name__} is not allowed")
 
 
+class _Budget:
+    """The values msgpack has built so far, counted by its container hooks (each container's
+    items, a map's keys too): past :data:`MAX_ITEMS` the decoding stops at once. Without it a
+    frame of a million empty maps would become a million objects (about 70 MiB for 1 MiB)
+    before :func:`check_shape` could refuse it; with it, the same frame stops after
+    ``MAX_ITEMS`` of them. The count leaves out the outermost value, so it never refuses what
+    :func:`check_shape` would take."""
+
+    __slots__ = ("left",)
+
+    def __init__(self) -> None:
+        self.left = MAX_ITEMS
+
+    def _spend(self, count: int) -> None:
+        self.left -= count
+        if self.left < 0:
+            raise OversizedError(f"more than {MAX_ITEMS} values")
+
+    def array(self, value: list) -> list:
+        self._spend(len(value))
+        return value
+
+    def map(self, value: dict) -> dict:
+        self._spend(2 * len(value))
+        return value
+
+
 def decode(data: bytes, *, max_size: int | None = None) -> Any:
     """Decode canonical msgpack within the limits; raise :class:`OversizedError` for a value
     over a limit and :class:`EncodingError` for anything else that is not canonical."""
@@ -107,6 +134,7 @@ def decode(data: bytes, *, max_size: int | None = None) -> Any:
         raise EncodingError("expected bytes")
     if max_size is not None and len(data) > max_size:
         raise OversizedError("encoding larger than allowed")
+    budget = _Budget()
     try:
         obj = msgpack.unpackb(
             bytes(data),
@@ -118,7 +146,11 @@ def decode(data: bytes, *, max_size: int | None = None) -> Any:
             max_bin_len=MAX_BIN,
             max_array_len=MAX_ARRAY,
             max_map_len=MAX_MAP,
+            list_hook=budget.array,
+            object_hook=budget.map,
         )
+    except OversizedError:
+        raise
     except msgpack.StackError:
         raise OversizedError(f"containers nested deeper than {MAX_DEPTH}") from None
     except Exception as exc:  # msgpack raises several unrelated types

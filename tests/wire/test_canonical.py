@@ -5,6 +5,7 @@ import pytest
 
 from dernier_p2p.wire.canonical import (
     MAX_DEPTH,
+    MAX_ITEMS,
     EncodingError,
     OversizedError,
     check_shape,
@@ -126,6 +127,24 @@ def test_item_count_is_exact_at_the_limit_with_lists_and_maps() -> None:
     assert decode(encode(maps)) == maps
     with pytest.raises(OversizedError):
         decode(encode(maps + [0]))
+
+
+@pytest.mark.parametrize("empty", [b"\x80", b"\x90"], ids=["maps", "lists"])
+def test_a_frame_of_a_million_empty_containers_stops_before_it_is_built(empty: bytes) -> None:
+    """1 MiB of one-byte containers would be a million objects (about 70 MiB): the decoder
+    stops once MAX_ITEMS values are built, so it never holds more than a few MiB."""
+    import tracemalloc
+
+    inner = b"\xdc" + (1000).to_bytes(2, "big") + empty * 1000
+    data = b"\xdc" + (1000).to_bytes(2, "big") + inner * 1000
+    tracemalloc.start()
+    try:
+        with pytest.raises(OversizedError, match=f"more than {MAX_ITEMS} values"):
+            decode(data)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 * 2**20, f"{peak / 2**20:.1f} MiB"
 
 
 @pytest.mark.parametrize("wrap", [lambda v: [v], lambda v: {"a": v}], ids=["list", "map"])
