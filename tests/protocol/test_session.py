@@ -3,6 +3,7 @@ attributed, time-outs, races, determinism."""
 
 from __future__ import annotations
 
+import copy
 import random
 
 import pytest
@@ -731,3 +732,118 @@ def test_chat_is_recorded_for_every_peer_and_changes_nothing_else():
     events = len(s0.events)
     s0.receive(rec, rec["t"])
     assert len(s0.events) == events and s0.fault is None
+
+
+# ------------------------------------------------------------- envelopes of a side file
+@pytest.fixture(scope="module")
+def judged() -> tuple[LocalTable, Session, Session, int]:
+    """A three-seat table at play whose seats listen (so a seat may take over as host), an
+    observer fed its records, and a copy of that observer from before record ``k``, the
+    first tokens record."""
+    table = LocalTable("dernier", seeds(3), {"match": ["hands", 1]},
+                       listen=[("127.0.0.1", 7000 + k) for k in range(3)])
+    table.deliver()
+    obs = Session(None, None, table.records[0])
+    before, k = None, 0
+    for i, rec in enumerate(table.records[1:], 1):
+        if before is None and rec["env"]["body"]["type"] == "tokens":
+            before, k = copy.deepcopy(obs), i
+        obs.receive(rec, rec["t"])
+    return table, obs, before, k
+
+
+def unsequenced(table: LocalTable, s: Session, seat: int, body: dict, head: bytes | None = None):
+    """An envelope of ``seat`` with the counter that could follow ``s``'s last record,
+    echoing ``head`` (default: ``s``'s head)."""
+    n = s.chain.next_counter(seat)
+    return sign_envelope(table.identities[seat], table.game, seat, n,
+                         s.head if head is None else head, body)
+
+
+def test_an_unsequenced_host_body_proves_nothing_and_changes_nothing(judged) -> None:
+    """A ``timeout``, ``left`` or ``host_change`` of a side file with a quorum of sound votes
+    could be the next record, but proves nothing without the host's record (PROTOCOL.md
+    21.1): passed over, nothing applied, its counter not taken."""
+    table, base, _, _ = judged
+    s = copy.deepcopy(base)
+    host, actor = table.host_seat, to_act(s.state)
+    bodies = [
+        (host, table.sessions[host].votes_body(kind, actor, table.collect(kind, actor)))
+        for kind in ("timeout", "left")
+    ]
+    new = s.chain.candidates()[0]
+    votes = table.collect("depose", host)
+    bodies.append((new, table.sessions[new].votes_body("depose", host, votes)))
+    before = (s.state, list(s.events), [s.chain.next_counter(k) for k in range(3)], s.head)
+    for seat, body in bodies:
+        env = unsequenced(table, s, seat, body)
+        s.chain.check_envelope(env, None)  # sound as the next envelope: raises nothing
+        assert s.judge_unsequenced(env) is None
+        assert (s.state, s.events, [s.chain.next_counter(k) for k in range(3)], s.head) == before
+    assert s.fault is None
+
+
+def test_an_unsequenced_envelope_not_due_proves_nothing_a_refused_complaint_does(judged):
+    """Envelopes refused only as not due (a second accept, a coin commitment after the flip,
+    a secret before the hand ends) are passed over without taking a counter; a complaint is
+    judged as it comes, so one about no box is its author's DECK_FAULT, and nothing after
+    that first fault is judged."""
+    table, base, _, _ = judged
+    s = copy.deepcopy(base)
+    hand = s.pub.hand
+    not_due = [
+        (2, {"type": "accept", "table": s.table_hash}),
+        (1, {"type": "coin_commit", "step": "dealer", "commit": bytes(32)}),
+        (2, {"type": "secret", "hand": hand, "secret": bytes(32)}),
+    ]
+    for seat, body in not_due:
+        env = unsequenced(table, s, seat, body)
+        s.chain.check_envelope(env, None)
+        assert s.judge_unsequenced(env) is None
+        assert s.fault is None and s.chain.next_counter(seat) == base.chain.next_counter(seat)
+    complaint = {"type": "complaint", "hand": hand, "ref": 0, "plaintext": None}
+    fault = s.judge_unsequenced(unsequenced(table, s, 1, complaint))
+    assert (fault.code, fault.seat) == ("DECK_FAULT", 1) and s.fault is fault
+    assert s.judge_unsequenced(unsequenced(table, s, 2, complaint)) is None
+    assert s.fault is fault
+
+
+def test_an_unsequenced_move_is_judged_at_its_head_and_takes_its_counter(judged) -> None:
+    """Judged by a seat's session: a sound draw is applied as if sequenced (its counter
+    taken, the seat's own deck messages made); the same draw again, echoing the head where it
+    was legal, lost a race (logged, counter taken); a draw not legal at its head proves
+    nothing and takes no counter."""
+    table, base, _, _ = judged
+    actor = to_act(base.state)
+    idle = (actor + 1) % 3
+    s = copy.deepcopy(table.sessions[idle])
+    assert s.head == base.head
+    head, n, m = s.head, s.chain.next_counter(actor), s.chain.next_counter(idle)
+    draw = {"type": "move", "hand": s.state.hand_number, "move": "draw"}
+    assert s.judge_unsequenced(unsequenced(table, s, actor, draw)) is None
+    assert s.state.drawn >= 0 and s.chain.next_counter(actor) == n + 1
+    assert s.judge_unsequenced(unsequenced(table, s, actor, draw, head)) is None
+    lost = [e.seat for e in session_events(s) if e.kind == "race-lost"]
+    assert lost == [actor] and s.chain.next_counter(actor) == n + 2
+    assert s.judge_unsequenced(unsequenced(table, s, idle, draw)) is None
+    assert s.chain.next_counter(idle) == m and s.fault is None
+
+
+def test_an_unsequenced_proof_that_fails_proves_its_authors_fault(judged) -> None:
+    """A tokens envelope whose proof fails is its author's DECK_FAULT (BadProof); the sound
+    envelope is applied and takes its counter, so the bad one signed with the same counter
+    after it is passed over."""
+    table, _, before, k = judged
+    env = table.records[k]["env"]
+    body = copy.deepcopy(env["body"])
+    e = body["tokens"][0]["proof"]["e"]
+    body["tokens"][0]["proof"]["e"] = bytes([e[0] ^ 1]) + e[1:]
+    seat = env["seat"]
+    bad = sign_envelope(table.identities[seat], env["game"], seat, env["n"], env["head"], body)
+    s = copy.deepcopy(before)
+    fault = s.judge_unsequenced(bad)
+    assert (fault.code, fault.seat) == ("DECK_FAULT", seat) and "BadProof" in fault.detail
+    assert s.fault is fault
+    s = copy.deepcopy(before)
+    assert s.judge_unsequenced(env) is None and s.chain.next_counter(seat) == env["n"] + 1
+    assert s.judge_unsequenced(bad) is None and s.fault is None
