@@ -11,9 +11,10 @@ import pytest
 from dernier_p2p.bots import HeuristicBot, RandomBot
 from dernier_p2p.deck import group as g
 from dernier_p2p.protocol.bridge import card_face
-from dernier_p2p.protocol.envelope import sign_envelope
+from dernier_p2p.protocol.envelope import make_record, sign_envelope
 from dernier_p2p.protocol.errors import ProtocolError
 from dernier_p2p.protocol.local import LocalTable, identity_for, play_round, run_local_match
+from dernier_p2p.protocol.messages import move_to_body
 from dernier_p2p.protocol.session import Session, SessionEvent
 from dernier_p2p.protocol.verify import check_records
 from dernier_p2p.rules import (
@@ -736,20 +737,19 @@ def test_chat_is_recorded_for_every_peer_and_changes_nothing_else():
 
 # ------------------------------------------------------------- envelopes of a side file
 @pytest.fixture(scope="module")
-def judged() -> tuple[LocalTable, Session, Session, int]:
+def judged() -> tuple[LocalTable, Session, dict[str, tuple[int, Session]]]:
     """A three-seat table at play whose seats listen (so a seat may take over as host), an
-    observer fed its records, and a copy of that observer from before record ``k``, the
-    first tokens record."""
+    observer fed its records, and for each body type the index of its first record and a
+    copy of the observer from just before it."""
     table = LocalTable("dernier", seeds(3), {"match": ["hands", 1]},
                        listen=[("127.0.0.1", 7000 + k) for k in range(3)])
     table.deliver()
     obs = Session(None, None, table.records[0])
-    before, k = None, 0
+    before: dict[str, tuple[int, Session]] = {}
     for i, rec in enumerate(table.records[1:], 1):
-        if before is None and rec["env"]["body"]["type"] == "tokens":
-            before, k = copy.deepcopy(obs), i
+        before.setdefault(rec["env"]["body"]["type"], (i, copy.deepcopy(obs)))
         obs.receive(rec, rec["t"])
-    return table, obs, before, k
+    return table, obs, before
 
 
 def unsequenced(table: LocalTable, s: Session, seat: int, body: dict, head: bytes | None = None):
@@ -764,7 +764,7 @@ def test_an_unsequenced_host_body_proves_nothing_and_changes_nothing(judged) -> 
     """A ``timeout``, ``left`` or ``host_change`` of a side file with a quorum of sound votes
     could be the next record, but proves nothing without the host's record (PROTOCOL.md
     21.1): passed over, nothing applied, its counter not taken."""
-    table, base, _, _ = judged
+    table, base, _ = judged
     s = copy.deepcopy(base)
     host, actor = table.host_seat, to_act(s.state)
     bodies = [
@@ -788,7 +788,7 @@ def test_an_unsequenced_envelope_not_due_proves_nothing_a_refused_complaint_does
     a secret before the hand ends) are passed over without taking a counter; a complaint is
     judged as it comes, so one about no box is its author's DECK_FAULT, and nothing after
     that first fault is judged."""
-    table, base, _, _ = judged
+    table, base, _ = judged
     s = copy.deepcopy(base)
     hand = s.pub.hand
     not_due = [
@@ -813,7 +813,7 @@ def test_an_unsequenced_move_is_judged_at_its_head_and_takes_its_counter(judged)
     taken, the seat's own deck messages made); the same draw again, echoing the head where it
     was legal, lost a race (logged, counter taken); a draw not legal at its head proves
     nothing and takes no counter."""
-    table, base, _, _ = judged
+    table, base, _ = judged
     actor = to_act(base.state)
     idle = (actor + 1) % 3
     s = copy.deepcopy(table.sessions[idle])
@@ -833,7 +833,8 @@ def test_an_unsequenced_proof_that_fails_proves_its_authors_fault(judged) -> Non
     """A tokens envelope whose proof fails is its author's DECK_FAULT (BadProof); the sound
     envelope is applied and takes its counter, so the bad one signed with the same counter
     after it is passed over."""
-    table, _, before, k = judged
+    table, _, before = judged
+    k, before = before["tokens"]
     env = table.records[k]["env"]
     body = copy.deepcopy(env["body"])
     e = body["tokens"][0]["proof"]["e"]
@@ -847,3 +848,152 @@ def test_an_unsequenced_proof_that_fails_proves_its_authors_fault(judged) -> Non
     s = copy.deepcopy(before)
     assert s.judge_unsequenced(env) is None and s.chain.next_counter(seat) == env["n"] + 1
     assert s.judge_unsequenced(bad) is None and s.fault is None
+
+
+# ------------------------------------------------------------- records the body checks refuse
+def as_record(table: LocalTable, s: Session, env: dict) -> dict:
+    """``env`` sequenced by the host as the record after ``s``'s last one (signed here, so
+    that a copy of a session can be fed without the table's host)."""
+    host = s.host
+    return make_record(table.identities[host], env, host, s.count, s.head, s.chain.last_t)
+
+
+def refused_bodies(s: Session, actor: int) -> list[tuple[int, dict, str]]:
+    """(author, body, code) of bodies that pass the chain's checks but not the session's, at
+    play (``actor`` to move)."""
+    hand, idle = s.state.hand_number, (actor + 1) % s.n
+    return [
+        (2, {"type": "accept", "table": bytes(32)}, "TABLE_MISMATCH"),
+        (2, {"type": "accept", "table": s.table_hash}, "DUPLICATE"),
+        (1, {"type": "coin_commit", "step": "dealer", "commit": bytes(32)}, "DECK_FAULT"),
+        (1, {"type": "coin_reveal", "step": "cut", "value": bytes(32)}, "DECK_FAULT"),
+        (2, {"type": "secret", "hand": hand, "secret": bytes(32)}, "DECK_FAULT"),
+        (2, {"type": "secret", "hand": hand + 1, "secret": bytes(32)}, "DECK_FAULT"),
+        (idle, {"type": "move", "hand": hand, "move": "draw"}, "ILLEGAL_MOVE"),
+    ]
+
+
+def test_a_record_the_body_checks_refuse_names_its_author_and_changes_nothing(judged) -> None:
+    """Each record whose body the session refuses (another table accepted, a second accept, a
+    coin message after the flip or of another step, a deck message not due or for another
+    hand, a move not legal at its head) is the author's fault, its record the evidence, and
+    leaves the session as it was; an observer and a seat judge alike."""
+    table, base, _ = judged
+    actor = to_act(base.state)
+    for author, body, code in refused_bodies(base, actor):
+        for judge in (base, table.sessions[actor]):
+            s = copy.deepcopy(judge)
+            before = (s.count, s.head, s.state, len(s.events), s.pending)
+            rec = as_record(table, s, unsequenced(table, s, author, body))
+            with pytest.raises(ProtocolError) as info:
+                s.receive(rec, rec["t"])
+            assert (info.value.code, info.value.seat, info.value.evidence) == (
+                code, author, rec["i"]), body
+            assert (s.count, s.head, s.state, len(s.events), s.pending) == before
+            assert s.fault is None
+            s.receive(as_record(table, s, unsequenced(table, s, author, {"type": "ack"})), 0)
+            assert s.count == before[0] + 1  # the session goes on
+
+
+def test_a_refused_complaint_stops_the_session_with_its_authors_fault(judged) -> None:
+    """A complaint is recorded before its verdict: one about no box is its author's
+    DECK_FAULT, which every later record raises again."""
+    table, base, _ = judged
+    s = copy.deepcopy(base)
+    body = {"type": "complaint", "hand": s.pub.hand, "ref": 0, "plaintext": None}
+    rec = as_record(table, s, unsequenced(table, s, 1, body))
+    with pytest.raises(ProtocolError) as info:
+        s.receive(rec, rec["t"])
+    err = info.value
+    assert (err.code, err.seat, err.evidence) == ("DECK_FAULT", 1, rec["i"]) and s.fault is err
+    with pytest.raises(ProtocolError) as again:
+        s.receive(as_record(table, s, unsequenced(table, s, 2, {"type": "ack"})), 0)
+    assert again.value is err
+
+
+def test_set_up_records_out_of_turn_are_their_authors_fault(judged) -> None:
+    """Before every seat accepted, a coin commitment or a deck message (no hand runs yet) is
+    the author's DECK_FAULT; during the commitments, a coin message of another step or a
+    reveal is too. The sound record at each point is taken."""
+    table, _, before = judged
+    commit = {"type": "coin_commit", "step": "dealer", "commit": bytes(32)}
+    cases = [
+        ("accept", commit, "DECK_FAULT"),
+        ("accept", {"type": "key_commit", "hand": 1, "commit": bytes(32)}, "DECK_FAULT"),
+        ("coin_commit", {**commit, "step": "cut"}, "DECK_FAULT"),
+        ("coin_commit", {"type": "coin_reveal", "step": "dealer", "value": bytes(32)},
+         "DECK_FAULT"),
+    ]
+    for stage, body, code in cases:
+        s = copy.deepcopy(before[stage][1])
+        rec = as_record(table, s, unsequenced(table, s, 1, body))
+        with pytest.raises(ProtocolError) as info:
+            s.receive(rec, rec["t"])
+        assert (info.value.code, info.value.seat) == (code, 1), (stage, body)
+        assert s.fault is None
+    for stage, body in (("accept", {"type": "accept", "table": None}), ("coin_commit", commit)):
+        s = copy.deepcopy(before[stage][1])
+        n = s.chain.next_counter(1)
+        body = {**body, "table": s.table_hash} if stage == "accept" else body
+        s.receive(as_record(table, s, unsequenced(table, s, 1, body)), 0)
+        assert s.fault is None and s.chain.next_counter(1) == n + 1
+
+
+# ------------------------------------------------------------- moves judged at their head
+def play_body(hand: int, slot: int, suit: int | None = None) -> dict:
+    return {"type": "move", "hand": hand, "move": "play", "slot": slot, "suit": suit,
+            "target": None, "declare": False}
+
+
+def test_held_at_and_legal_at_answer_for_the_state_after_the_head(judged) -> None:
+    """What the host asks before sequencing a move: whether the slot was held now or after
+    the head, and whether the move was legal there (a play: for some face), that state being
+    quiescent and of the move's hand; a move is the only body that can be legal."""
+    table, base, before = judged
+    t = copy.deepcopy(table)
+    s = t.sessions[0]
+    actor = to_act(s.state)
+    mover, idle = t.sessions[actor], (actor + 1) % 3
+    plays = {m.slot: m for m in mover.legal() if isinstance(m, Play)}
+    slot = max(plays)
+    hand, head = s.state.hand_number, s.count - 1
+    body = move_to_body(plays[slot], hand)
+    dealing = before["tokens"][0]  # the state after this record waits for tokens
+    assert s.held_at(head, actor, slot) and not s.held_at(head, idle, slot)
+    assert s.held_at(10**6, actor, slot)  # an index the session never saw: now only
+    assert s.legal_at(head, actor, body)
+    assert not s.legal_at(dealing, actor, {**body, "hand": s._history[dealing][0].hand_number})
+    assert not s.legal_at(head, actor, {**body, "hand": hand + 1})
+    assert not s.legal_at(head, idle, {"type": "move", "hand": hand, "move": "draw"})
+    assert not s.legal_at(head, actor, {"type": "chat", "text": "draw"})
+    t.send(mover.intend(plays[slot]))
+    t.deliver()
+    now = s.count - 1
+    assert s.held_at(head, actor, slot) and not s.held_at(now, actor, slot)
+    assert not s.held_at(10**6, actor, slot)
+    assert not s.legal_at(now, actor, body)
+
+
+def test_a_play_no_face_makes_legal_is_refused_without_opening_the_card(judged) -> None:
+    """A seat plays out of turn: no face would make it legal at its head, so it is its
+    ILLEGAL_MOVE at once and the card stays hidden; a play only its face makes illegal is
+    opened, then is the player's ILLEGAL_MOVE."""
+    table, _, _ = judged
+    t = copy.deepcopy(table)
+    s = t.sessions[0]
+    actor = to_act(s.state)
+    idle = (actor + 1) % 3
+    hand = s.state.hand_number
+    slot = t.sessions[idle].state.hands[idle][0]
+    errors = feed_all(t, forge(t, idle, play_body(hand, slot)))
+    assert {(e.code, e.seat) for e in errors} == {("ILLEGAL_MOVE", idle)}
+    assert all(not x.pub.slots[slot].opened and x.fault is None for x in t.sessions)
+    t = copy.deepcopy(table)  # the host sequenced the refused record: start again
+    s, mover = t.sessions[0], t.sessions[actor]
+    legal = {m.slot for m in mover.legal() if isinstance(m, Play)}
+    bad = next(p for p in mover.view if p not in legal)
+    t.send(forge(t, actor, play_body(hand, bad)))
+    with pytest.raises(ProtocolError) as info:
+        t.deliver()
+    assert (info.value.code, info.value.seat) == ("ILLEGAL_MOVE", actor)
+    assert s.pub.slots[bad].opened and s.fault is not None
