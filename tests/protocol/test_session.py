@@ -997,3 +997,26 @@ def test_a_play_no_face_makes_legal_is_refused_without_opening_the_card(judged) 
         t.deliver()
     assert (info.value.code, info.value.seat) == ("ILLEGAL_MOVE", actor)
     assert s.pub.slots[bad].opened and s.fault is not None
+
+
+def test_an_unsequenced_token_that_opens_an_illegal_play_proves_the_players_fault(judged):
+    """The host sequences a play and never the tokens that open its card: judged from the side
+    file, the token that opens it shows the play illegal, the player's ILLEGAL_MOVE, which
+    the session keeps."""
+    table, base, _ = judged
+    t, obs = copy.deepcopy(table), copy.deepcopy(base)
+    actor = to_act(obs.state)
+    mover = t.sessions[actor]
+    legal = {m.slot for m in mover.legal() if isinstance(m, Play)}
+    bad = next(p for p in mover.view if p not in legal)
+    rec = t.sequence(forge(t, actor, play_body(obs.state.hand_number, bad)))
+    for s in t.sessions:
+        t.queue.extend(s.receive(rec, rec["t"]))
+    obs.receive(rec, rec["t"])
+    side = list(t.queue)
+    assert {e["body"]["type"] for e in side} == {"tokens"}
+    verdicts = [obs.judge_unsequenced(e) for e in side]
+    found = [v for v in verdicts if v is not None]
+    assert len(found) == 1 and verdicts[-1] is found[0]
+    assert (found[0].code, found[0].seat) == ("ILLEGAL_MOVE", actor) and obs.fault is found[0]
+    assert obs.pub.slots[bad].opened
