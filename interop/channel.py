@@ -5,8 +5,9 @@ bytes of msgpack (a map). The runner writes one case at a time to the adapter's 
 one answer from its stdout (see ``interop/README.md``).
 
 Transcript files (``cases/transcripts/*.dtr``) use the transcript file format of PROTOCOL.md:
-the 20-byte header ``b"DERNIER-TRANSCRIPT\\n\\x01"`` then records, each a 4-byte big-endian length
-and the record's canonical msgpack. The runner hands records to the adapter as those bytes.
+the 20-byte header ``b"DERNIER-TRANSCRIPT\\n\\x02"`` (the magic, then the protocol version, 2)
+then records, each a 4-byte big-endian length and the record's canonical msgpack. The runner
+hands records to the adapter as those bytes.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ import msgpack
 
 LENGTH_SIZE = 4
 MAX_MESSAGE = 1 << 28
-TRANSCRIPT_HEADER = b"DERNIER-TRANSCRIPT\n\x01"
+TRANSCRIPT_MAGIC = b"DERNIER-TRANSCRIPT\n"
+TRANSCRIPT_VERSION = 2
+TRANSCRIPT_HEADER = TRANSCRIPT_MAGIC + bytes([TRANSCRIPT_VERSION])
 
 
 class ChannelError(Exception):
@@ -68,8 +71,12 @@ def write_message(stream: BinaryIO, message: dict[str, Any]) -> None:
 def read_transcript_records(path: str | Path) -> list[bytes]:
     """The records of a transcript file, each as its raw canonical msgpack bytes."""
     data = Path(path).read_bytes()
-    if not data.startswith(TRANSCRIPT_HEADER):
-        raise ValueError(f"{path}: not a version 1 transcript file")
+    if not data.startswith(TRANSCRIPT_MAGIC) or len(data) <= len(TRANSCRIPT_MAGIC):
+        raise ValueError(f"{path}: not a transcript file")
+    version = data[len(TRANSCRIPT_MAGIC)]
+    if version != TRANSCRIPT_VERSION:
+        raise ValueError(f"{path}: a transcript of protocol version {version}; these cases and "
+                         f"their adapters speak version {TRANSCRIPT_VERSION}")
     out, at = [], len(TRANSCRIPT_HEADER)
     while at < len(data):
         if at + LENGTH_SIZE > len(data):

@@ -6,7 +6,7 @@ import io
 
 from interop.adapters.dernier_p2p_adapter import Verifier, verify_frame
 from interop.cases import CASES_DIR, transcript
-from interop.channel import write_transcript_records
+from interop.channel import read_transcript_records, write_transcript_records
 from interop.live import check
 
 
@@ -51,3 +51,24 @@ def test_frame_verdicts():
     assert verify_frame((1 << 20).to_bytes(4, "big") + b"x").code == "MALFORMED"
     assert verify_frame(((1 << 20) + 1).to_bytes(4, "big")).code == "OVERSIZED"
     assert verify_frame(b"").code == "MALFORMED"
+
+
+def test_a_transcript_as_a_client_writes_it_is_judged(tmp_path):
+    """What ``dernier host --transcript`` writes (PROTOCOL.md 21: the header names version 2)
+    is what the live check reads; a version-1 file is refused naming both versions."""
+    from dernier_p2p.wire.canonical import decode
+    from dernier_p2p.wire.transcript import TranscriptWriter
+
+    records = list(transcript(CASES_DIR, "dernier-3p-timeout"))
+    written = tmp_path / "host.dtr"
+    with TranscriptWriter(written) as writer:
+        for rec in records:
+            writer.append(decode(rec))
+    assert read_transcript_records(written) == records
+    old = tmp_path / "old.dtr"
+    old.write_bytes(b"DERNIER-TRANSCRIPT\n\x01" + written.read_bytes()[20:])
+    out = io.StringIO()
+    assert check([written, old], out=out) == 1
+    text = out.getvalue()
+    assert f"VALID      {written}" in text
+    assert "UNREADABLE" in text and "protocol version 1" in text and "version 2" in text
