@@ -12,9 +12,11 @@ from dernier_p2p.bots import HeuristicBot
 from dernier_p2p.protocol.envelope import sign_envelope
 from dernier_p2p.protocol.errors import ProtocolError
 from dernier_p2p.protocol.local import LocalTable, run_local_match
+from dernier_p2p.protocol.session import Session
 from dernier_p2p.protocol.verify import (
     EMPTY,
     INCOMPLETE,
+    UNCHECKABLE,
     UNREADABLE,
     check_records,
     verify_file,
@@ -35,8 +37,25 @@ def match() -> list[dict]:
 
 
 def test_an_honest_match_checks_with_its_summary(match: list[dict]) -> None:
-    verdict = check_records(match)
+    """... and ``on_record`` sees each record, in order, with the observer and the events that
+    record added."""
+    calls: list[tuple] = []
+
+    def on_record(i: int, rec: dict, session: Session, new: list) -> None:
+        calls.append((i, rec, session, list(new), len(session.events)))
+
+    verdict = check_records(match, on_record)
     assert verdict.ok, verdict
+    assert [c[0] for c in calls] == list(range(len(match)))
+    assert all(rec is match[i] for i, rec, *_ in calls)
+    observer = calls[-1][2]
+    assert isinstance(observer, Session) and all(c[2] is observer for c in calls)
+    assert observer.finished and observer.seat is None
+    before = 0
+    for _, _, _, new, count in calls:
+        assert new == observer.events[before:count]
+        before = count
+    assert before == len(observer.events) > 0
     s = verdict.summary
     assert (s.variant, s.players, s.records, s.hands, s.finished) == (
         "dernier", 2, len(match), 1, True
@@ -70,17 +89,26 @@ def test_a_flipped_author_signature_is_the_host_s_fault(match: list[dict]) -> No
 def test_a_dropped_record_breaks_the_chain(match: list[dict]) -> None:
     records = match[:7] + match[8:]
     verdict = check_records(records)
-    assert (verdict.code, verdict.seat, verdict.index) == ("BAD_CHAIN", 0, 7)
+    assert (verdict.ok, verdict.code, verdict.seat, verdict.index) == (False, "BAD_CHAIN", 0, 7)
+    assert "index" in verdict.detail  # the session's own words
+    s = verdict.summary  # what was checked up to the fault
+    assert (s.records, s.names, s.variant) == (len(records), ["seat 0", "seat 1"], "dernier")
+    assert (s.match_points, s.finished) == ((0, 0), False)
 
 
 def test_a_transcript_cut_short_is_incomplete(match: list[dict]) -> None:
-    verdict = check_records(match[:-3])
-    assert not verdict.ok
-    assert verdict.code == INCOMPLETE
-    assert verdict.index is None
+    """... naming the one seat the table waits on, or no seat when it waits on several."""
+    verdict = check_records(match[:-3])  # the next record is seat 0's
+    assert (verdict.ok, verdict.code, verdict.seat, verdict.index) == (False, INCOMPLETE, 0, None)
+    assert verdict.detail == (
+        "the transcript ends before the match is over (the table waits on seat 0)")
     s = verdict.summary
     assert not s.finished and s.winner is None and s.standings == () and s.no_contest is False
     assert s.match_points == (0, 0)
+    verdict = check_records(match[:3])  # both seats owe a coin commitment
+    assert (verdict.ok, verdict.code, verdict.seat, verdict.index) == (
+        False, INCOMPLETE, None, None)
+    assert verdict.detail.endswith("(the table waits on seat 0, seat 1)")
 
 
 def test_no_records_and_a_broken_first_record(match: list[dict]) -> None:
@@ -178,7 +206,9 @@ def test_an_unsequenced_envelope_of_a_side_file_proves_its_fault(match: list[dic
     env = match[k]["env"]
     bad = _with_bad_proof(env)
     verdict = check_records(match[:k], envelopes=[bad])
-    assert (verdict.code, verdict.seat, verdict.index) == ("DECK_FAULT", env["seat"], None)
+    assert (verdict.ok, verdict.code, verdict.seat, verdict.index) == (
+        False, "DECK_FAULT", env["seat"], None)
+    assert (verdict.summary.records, verdict.summary.names) == (k, ["seat 0", "seat 1"])
     assert "BadProof" in verdict.detail and "never sequenced" in verdict.detail
     # a sound envelope proves nothing; an envelope a record already carries, or one that could
     # not have been the next record (a counter skipped), is passed over
@@ -207,6 +237,9 @@ def test_a_file_that_cannot_be_read_is_unreadable_naming_no_seat(tmp_path: Path)
         verdict = verify_file(path)
         assert (verdict.ok, verdict.code, verdict.seat) == (False, UNREADABLE, None)
         assert verdict.detail.startswith(f"{path}: ") and why in verdict.detail
+    # the system's words alone, not Python's rendering of the exception
+    missing = tmp_path / "missing"
+    assert verify_file(missing).detail == f"{missing}: No such file or directory"
 
 
 def test_a_side_file_of_envelopes_is_read_and_judged_past_malformed_entries(
@@ -228,3 +261,29 @@ def test_a_side_file_of_envelopes_is_read_and_judged_past_malformed_entries(
     where = f"envelope 1 of the side file (seat {env['seat']}, counter {env['n']})"
     assert f"[{where}, never sequenced]" in verdict.detail
     assert verify_file(cut, envelopes=tmp_path / "none").code == UNREADABLE
+
+
+class _Unforeseen(dict):
+    """A record as a map whose keys cannot be listed: no check foresees this failure."""
+
+    def keys(self):  # type: ignore[override]
+        raise RuntimeError("keys unavailable")
+
+    def __iter__(self):  # type: ignore[override]
+        raise RuntimeError("keys unavailable")
+
+
+def test_a_record_no_check_foresaw_is_uncheckable_naming_no_seat(match: list[dict]) -> None:
+    """A record that makes the observer fail other than with a protocol error gives the
+    ``UNCHECKABLE`` verdict at its index, blaming no seat, with the summary so far: no
+    traceback, whatever the record."""
+    for at in (0, 5):
+        records = list(match)
+        records[at] = _Unforeseen(match[at])
+        verdict = check_records(records)
+        assert (verdict.ok, verdict.code, verdict.seat, verdict.index) == (
+            False, UNCHECKABLE, None, at)
+        assert verdict.detail == f"record {at} cannot be checked: RuntimeError: keys unavailable"
+        s = verdict.summary
+        assert (s.records, s.names, s.variant) == (len(match), ["seat 0", "seat 1"], "dernier")
+        assert s.match_points == ((0, 0) if at else ())  # the observer's state, once it exists
