@@ -947,3 +947,111 @@ def test_a_complaint_is_checked_then_judged_from_its_plaintext() -> None:
     with pytest.raises(BadTransfer) as err:
         obs.receive({"type": "complaint", "seat": 1, "ref": 0, "plaintext": plain})
     assert (err.value.seat, err.value.reason) == (1, "false complaint about box 0")
+
+
+# --------------------------------------------------------------------- handlers, each check
+def test_each_refused_secret_names_its_author() -> None:
+    """A second secret, a secret of a seat that never revealed its key, and one that is no
+    scalar are refused naming their author; the state keeps only the first sound secret."""
+    everyone = started()
+    s0, s1, s2, obs = everyone
+    msgs = [m for t in everyone for m in t.apply({"op": "end"})]
+    secret2 = next(m for m in msgs if m["seat"] == 2)
+    for bad in (b"\x01" * 31, 7, None, (g.ORDER).to_bytes(32, "little")):
+        with pytest.raises(BadElement) as err:
+            obs.receive(dict(secret2, secret=bad))
+        assert err.value.seat == 2
+    assert obs.receive(secret2) == [] and obs.secrets == {2: s2.secret.x}
+    with pytest.raises(UnexpectedMessage) as err:
+        obs.receive(secret2)
+    assert err.value.seat == 2 and obs.secrets == {2: s2.secret.x}
+    # key setup cut short: seat 1's commitment is in, its reveal never came
+    tables = new_tables(3, "dernier-54", seed=3)
+    late = DeckTable(GAME, HAND, 3, "dernier-54")
+    commits = [m for t in tables for m in t.start()]
+    late.start()
+    reveals = [m for c in commits for m in tables[0].receive(c) if c["seat"] != 0]
+    deliver([late], commits + reveals)
+    assert sorted(late.keys.reveals) == [0] and not late.ready
+    late.apply({"op": "end"})
+    secret1 = {"type": "secret", "seat": 1, "secret": g.encode_scalar(tables[1].secret.x)}
+    with pytest.raises(UnexpectedMessage) as err:
+        late.receive(secret1)
+    assert err.value.seat == 1 and late.secrets == {}
+
+
+def test_each_refused_key_message_names_its_author() -> None:
+    """A second start, a commitment after all were in, a reveal (checked or taken as verified)
+    before every commitment or a second time: each refused, naming the author, state kept."""
+    tables = new_tables(3, "dernier-54", seed=3)
+    commits = [m for t in tables for m in t.start()]
+    with pytest.raises(StateError):
+        tables[0].start()
+    assert DeckTable(GAME, HAND, 3, "dernier-54").start() == []  # an observer says nothing
+    reveal1 = [m for c in commits if c["seat"] != 1 for m in tables[1].receive(c)][0]
+    t0 = tables[0]
+    t0.receive(commits[1])  # seat 2's commitment still due
+    for verified in (False, True):
+        with pytest.raises(DeckError) as err:
+            t0.receive(reveal1, verified=verified)
+        assert err.value.seat == 1 and 1 not in t0.keys.reveals
+    out = t0.receive(commits[2])
+    assert [m["type"] for m in out] == ["key_reveal"]
+    with pytest.raises(UnexpectedMessage) as err:
+        t0.receive(commits[2])  # every commitment is in
+    assert err.value.seat == 2
+    for verified in (False, True):
+        t = copy.deepcopy(t0)
+        t.receive(reveal1, verified=verified)
+        assert t.keys.reveals[1].share == reveal1["share"]
+        for again in (False, True):
+            with pytest.raises(DeckError) as err:
+                t.receive(reveal1, verified=again)
+            assert err.value.seat == 1
+
+
+def test_each_refused_shuffle_names_its_author(at_shuffle: list[DeckTable]) -> None:
+    """A shuffle for another epoch, or whose deck is no list of the pile's length (checked or
+    taken as verified), is refused naming its author and changes nothing."""
+    base = honest_shuffle_msg(at_shuffle)
+    t = receivers(at_shuffle)[0]
+    for bad, exc in ((dict(base, epoch=1), UnexpectedMessage),
+                     (dict(base, epoch=-1), UnexpectedMessage),
+                     (dict(base, deck=tuple(base["deck"])), BadElement),
+                     (dict(base, deck={0: base["deck"][0]}), BadElement),
+                     (dict(base, deck=base["deck"] + base["deck"][:1]), BadElement)):
+        for verified in (False, True):
+            with pytest.raises(exc) as err:
+                t.receive(bad, verified=verified)
+            assert err.value.seat == 1 and t.turn == 1 and t.slots == []
+    t.receive(base)
+    assert t.turn == 2 and t.pile == [tuple(ct) for ct in base["deck"]]
+
+
+def test_each_refused_tokens_message_names_its_author() -> None:
+    """Two tokens for one position, a token for a position the deck lacks, and (taken as
+    verified too) tokens not due or of the wrong owner are refused naming the author; none of
+    the message's tokens is taken."""
+    everyone = started()
+    obs = everyone[-1]
+    msgs = [m for t in everyone for m in t.apply({"op": "open", "position": 4})]
+    msgs += [m for t in everyone for m in t.apply({"op": "open", "position": 9})]
+    two = [m for m in msgs if m["seat"] == 2]
+    pair = dict(two[0], tokens=two[0]["tokens"] + two[1]["tokens"])
+    twice = dict(two[0], tokens=two[0]["tokens"] * 2)
+    far = copy.deepcopy(two[0])
+    far["tokens"][0]["position"] = len(obs.slots)
+    wrong_owner = copy.deepcopy(pair)
+    wrong_owner["tokens"][1]["owner"] = 1
+    for bad, exc, verified in ((twice, BadElement, False), (twice, BadElement, True),
+                               (far, BadElement, False), (wrong_owner, UnexpectedMessage, True),
+                               (dict(pair, seat=1), UnexpectedMessage, True)):
+        t = copy.deepcopy(obs)
+        with pytest.raises(exc) as err:
+            t.receive(bad, verified=verified)
+        assert err.value.seat == bad["seat"]
+        assert t.expect_tokens == obs.expect_tokens and t.slots[4].public == {}
+    for verified in (False, True):
+        t = copy.deepcopy(obs)
+        assert t.receive(pair, verified=verified) == []
+        assert all(set(t.expect_tokens[p]) == {0, 1} for p in (4, 9))
