@@ -1055,3 +1055,42 @@ def test_each_refused_tokens_message_names_its_author() -> None:
         t = copy.deepcopy(obs)
         assert t.receive(pair, verified=verified) == []
         assert all(set(t.expect_tokens[p]) == {0, 1} for p in (4, 9))
+
+
+def test_operation_shorthands_apply_the_operation_they_name() -> None:
+    """``deal``, ``peek``, ``open``, ``transfer``, ``reshuffle``, ``reshuffle_positions`` and
+    ``end`` are ``apply`` of the operation map they name: same messages, same log."""
+    everyone = started()
+    apply_all(everyone, {"op": "deal", "position": 0, "to": 0})
+    apply_all(everyone, {"op": "open", "position": 9})
+    a, b = copy.deepcopy(everyone[0]), copy.deepcopy(everyone[0])
+    card, kinds = a.card(9), []
+    for name, args, op in (
+        ("transfer", (0, 1), {"op": "transfer", "position": 0, "to": 1}),
+        ("deal", (1, 2), {"op": "deal", "position": 1, "to": 2}),
+        ("peek", (5, 2), {"op": "peek", "position": 5, "to": 2}),
+        ("open", (6,), {"op": "open", "position": 6}),
+        ("reshuffle", ((card,),), {"op": "reshuffle", "cards": [card]}),
+        ("end", (), {"op": "end"}),
+    ):
+        made = getattr(a, name)(*args)
+        assert made == b.apply(op) and a.log == b.log, name
+        assert a.log[-len(made) - 1] == op, name
+        kinds += [m["type"] for m in made]
+    assert kinds == ["transfer", "tokens", "peek", "tokens", "shuffle", "secret"]
+    a, b = copy.deepcopy(everyone[0]), copy.deepcopy(everyone[0])
+    made = a.reshuffle_positions((7, 8))
+    assert made == b.apply({"op": "reshuffle", "positions": [7, 8]}) and a.log == b.log
+    assert a.log[-2] == {"op": "reshuffle", "positions": [7, 8]} and a.slots[8].retired
+
+
+def test_made_and_returning_tell_own_messages_not_yet_back() -> None:
+    s0 = started()[0]
+    (msg,) = s0.apply({"op": "end"})
+    other = dict(msg, secret=bytes(32))
+    assert s0.made(msg) and s0.returning(msg)
+    assert not s0.made(other) and s0.returning(other)  # same type: it takes msg's place
+    assert not s0.made(dict(msg, type="tokens")) and not s0.returning(dict(msg, type="tokens"))
+    assert not s0.made([msg]) and not s0.returning(None)
+    s0.receive(msg)
+    assert not s0.made(msg) and not s0.returning(msg)
