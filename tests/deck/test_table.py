@@ -1094,3 +1094,25 @@ def test_made_and_returning_tell_own_messages_not_yet_back() -> None:
     assert not s0.made([msg]) and not s0.returning(None)
     s0.receive(msg)
     assert not s0.made(msg) and not s0.returning(msg)
+
+
+def test_operations_name_a_seat_of_the_table_and_none_follows_the_end() -> None:
+    obs = started()[3]
+    for to in (3, -1, True, "1", None, 1.0):
+        for kind in ("deal", "peek"):
+            with pytest.raises(StateError):
+                obs.apply({"op": kind, "position": 0, "to": to})
+    for p in (54, -1, True, "0", None):
+        with pytest.raises(StateError):
+            obs.apply({"op": "open", "position": p})
+    assert obs.log == [m for m in obs.log if "op" not in m]  # nothing refused was logged
+    obs.apply({"op": "deal", "position": 0, "to": 1})
+    obs.apply({"op": "end"})
+    assert obs.ended and not obs.ready
+    for op in ({"op": "deal", "position": 1, "to": 0}, {"op": "peek", "position": 1, "to": 0},
+               {"op": "open", "position": 1}, {"op": "transfer", "position": 0, "to": 2},
+               {"op": "reshuffle", "positions": [1]}, {"op": "end"}):
+        with pytest.raises(StateError):
+            obs.apply(op)
+    assert [m for m in obs.log if "op" in m] == [{"op": "deal", "position": 0, "to": 1},
+                                                 {"op": "end"}]
