@@ -1051,10 +1051,16 @@ def test_each_refused_tokens_message_names_its_author() -> None:
             t.receive(bad, verified=verified)
         assert err.value.seat == bad["seat"]
         assert t.expect_tokens == obs.expect_tokens and t.slots[4].public == {}
+    for tokens in (7, True, 2.5, b"\x01", {"position": 4}):  # no list: refused, never iterated
+        for verified in (False, True):
+            with pytest.raises(BadElement) as err:
+                copy.deepcopy(obs).receive(dict(pair, tokens=tokens), verified=verified)
+            assert err.value.seat == 2
     for verified in (False, True):
         t = copy.deepcopy(obs)
         assert t.receive(pair, verified=verified) == []
         assert all(set(t.expect_tokens[p]) == {0, 1} for p in (4, 9))
+        assert [t.slots[p].public for p in (4, 9)] == [{2: o["token"]} for o in pair["tokens"]]
 
 
 def test_operation_shorthands_apply_the_operation_they_name() -> None:
