@@ -16,18 +16,12 @@ from typing import Any
 
 import trio
 
+from dernier_p2p.net.address import is_loopback
 from dernier_p2p.net.invite import Invite, Route, fingerprint, show_fingerprint
 from dernier_p2p.net.portmap import Attempt, Mapping, mapped
 from dernier_p2p.net.relay import keep_registered, new_token
 
 RETRY_S = 5.0
-
-
-def _is_loopback(address: str) -> bool:
-    try:
-        return ipaddress.ip_address(address).is_loopback
-    except ValueError:
-        return address == "localhost"
 
 
 def _is_public(address: str) -> bool:
@@ -52,7 +46,7 @@ async def open_routes(
     port = host.port
     routes = [Route("direct", advertise, port)]
     public = _is_public(advertise)
-    wanted = map_port and not _is_loopback(advertise) and not public
+    wanted = map_port and not is_loopback(advertise) and not public
     attempt = Attempt()
     if public:
         echo(f"This machine has a public address: players reach it directly at "
@@ -74,7 +68,7 @@ async def open_routes(
             if registered and mapping is None:
                 echo(f"Players outside your network will connect through the relay "
                      f"{relay[0]}:{relay[1]}.")
-        if mapping is None and relay is None and not _is_loopback(advertise) and not public:
+        if mapping is None and relay is None and not is_loopback(advertise) and not public:
             echo("Nothing makes this table reachable from the Internet: players on your own "
                  f"network can join; for others, forward TCP port {port} on your router to "
                  f"this machine, or add --relay HOST:PORT (anyone with a reachable machine "
@@ -131,7 +125,7 @@ async def seat_routes(
     (``config.relay_standby``), telling the user which. A loopback or public listen address,
     or port 0, needs neither."""
     listen = config.listen
-    if listen is None or listen[1] == 0 or _is_loopback(listen[0]) or _is_public(listen[0]):
+    if listen is None or listen[1] == 0 or is_loopback(listen[0]) or _is_public(listen[0]):
         yield
         return
     port = listen[1]

@@ -17,6 +17,7 @@ from typing import Any, NoReturn
 import click
 
 from dernier_p2p import __version__
+from dernier_p2p.net.address import host_port, is_loopback
 from dernier_p2p.rules import VARIANTS, MatchFormat, get_variant
 
 EXIT_FAULT = 1
@@ -330,11 +331,6 @@ def _local_address(ipv6: bool = False) -> str:
         return fallback
 
 
-def host_port(host: str, port: int) -> str:
-    """``host:port`` as typed to ``dernier join`` (an IPv6 address in brackets)."""
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-
-
 @main.command()
 @variant_option
 @players_option
@@ -511,7 +507,6 @@ def join(
     from dernier_p2p.cli.rejoin import (
         bind_for,
         exists_with_records,
-        is_loopback,
         latest_open_match,
         parse_listen,
         seat_seed,

@@ -16,12 +16,12 @@ import os
 from pathlib import Path
 
 from dernier_p2p.cli.paths import TRANSCRIPT_SUFFIX, transcripts_dir
+from dernier_p2p.net.address import is_loopback
 from dernier_p2p.wire.hashing import digest
 from dernier_p2p.wire.identity import IdentityKey
 from dernier_p2p.wire.transcript import TranscriptError, read_transcript
 
 SEED_LABEL = "dernier-p2p/cli-seat-seed"
-LOOPBACK_NAMES = ("localhost", "::1")
 
 
 def seat_seed(identity: IdentityKey) -> bytes:
@@ -81,10 +81,6 @@ def parse_listen(value: str, default_port: int) -> tuple[str, int]:
     if not port_text.isdigit() or not 1 <= int(port_text) <= 65535:
         raise ValueError(f"{value!r}: the port must be 1 to 65535")
     return host, int(port_text)
-
-
-def is_loopback(host: str) -> bool:
-    return host.startswith("127.") or host in LOOPBACK_NAMES
 
 
 def bind_for(host: str) -> str:

@@ -25,6 +25,7 @@ from dernier_p2p.bots import HeuristicBot
 from dernier_p2p.cli.follow import Narrator, names_of
 from dernier_p2p.cli.human import HumanAgent, LineReader
 from dernier_p2p.cli.pacing import DEFAULT_OFFER_S, Pacer, paced_bot
+from dernier_p2p.net.address import host_port
 from dernier_p2p.net.agent import Agent, bot_agent
 from dernier_p2p.net.handshake import UNKNOWN_KEY, RemoteError
 from dernier_p2p.net.host import SEATED_KEY, Host, HostConfig
@@ -251,7 +252,7 @@ async def host_table(
     async with trio.open_nursery() as nursery:
         await nursery.start(run_host)
         where = config.advertise or config.bind
-        address = f"[{where}]:{host.port}" if ":" in where else f"{where}:{host.port}"
+        address = host_port(where, host.port)
         seating.echo(
             f"Hosting a {config.variant} table for {config.players} on port {host.port}."
         )

@@ -26,6 +26,7 @@ from typing import Any
 import trio
 
 from dernier_p2p.net import firewall
+from dernier_p2p.net.address import is_loopback
 from dernier_p2p.net.handshake import NetError, check_name
 from dernier_p2p.wire.canonical import EncodingError, decode, encode
 from dernier_p2p.wire.version import PROTOCOL_VERSION
@@ -119,18 +120,6 @@ def _check_host(host: object) -> str:
     ):
         raise BadAnnouncement(f"host must be 1..{MAX_HOST} printable characters, no spaces")
     return host
-
-
-def is_loopback(address: str) -> bool:
-    """Whether ``address`` (a bind address) is on the loopback interface only."""
-    import ipaddress
-
-    if address == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(address.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def announce_target(bind: str, target: str) -> str:

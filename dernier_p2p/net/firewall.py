@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 
 import trio
 
+from dernier_p2p.net.address import host_port
 from dernier_p2p.net.framing import FrameError, PeerClosed
 
 log = logging.getLogger("dernier_p2p.net.firewall")
@@ -37,7 +38,7 @@ def peer_address(stream: object) -> str:
         host, port = sock.getpeername()[:2]  # type: ignore[union-attr]
     except (AttributeError, OSError, TypeError, ValueError):
         return "?"
-    return f"[{host}]:{port}" if ":" in str(host) else f"{host}:{port}"
+    return host_port(str(host), port)
 
 
 def source_of(address: str) -> str:

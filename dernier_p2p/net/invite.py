@@ -21,6 +21,7 @@ import base64
 import ipaddress
 from dataclasses import dataclass
 
+from dernier_p2p.net.address import host_port
 from dernier_p2p.wire.hashing import digest
 
 PREFIX = "dn1-"
@@ -63,8 +64,7 @@ class Route:
     @property
     def where(self) -> str:
         """``host:port`` (an IPv6 address in brackets)."""
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"{host}:{self.port}"
+        return host_port(self.host, self.port)
 
     def describe(self) -> str:
         """How a connection by this route reads to a player."""

@@ -68,6 +68,7 @@ import trio
 
 from dernier_p2p.net import handshake as hs
 from dernier_p2p.net import links
+from dernier_p2p.net.address import host_port
 from dernier_p2p.net.agent import Agent
 from dernier_p2p.net.firewall import leaves
 from dernier_p2p.net.framing import FramedStream, FrameError, PeerClosed, open_framed
@@ -379,8 +380,8 @@ class Peer:
         try:
             self.listeners = await trio.open_tcp_listeners(port, host=bind or None)
         except OSError as exc:
-            shown = f"[{where}]" if ":" in where else where
-            self.listen_problem = f"cannot listen on {shown}:{port}: {exc.strerror or exc}"
+            why = exc.strerror or exc
+            self.listen_problem = f"cannot listen on {host_port(where, port)}: {why}"
             if not self.config.listen_optional:
                 raise OSError(exc.errno, self.listen_problem) from None
             log.warning("seat %s: %s; this seat cannot host", self.seat, self.listen_problem)

@@ -139,7 +139,8 @@ def test_end_of_input_leaves_cleanly(tmp_path: Path) -> None:
 
 
 def test_join_addresses_put_ipv6_in_brackets() -> None:
-    from dernier_p2p.cli.main import _parse_address, host_port
+    from dernier_p2p.cli.main import _parse_address
+    from dernier_p2p.net.address import host_port
 
     assert host_port("::1", 47650) == "[::1]:47650"
     assert host_port("192.168.1.5", 47650) == "192.168.1.5:47650"
