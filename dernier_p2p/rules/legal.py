@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from dernier_p2p.rules.cards import Card
-from dernier_p2p.rules.flow import PLAY, SUITS, can_draw, to_act
+from dernier_p2p.rules.flow import PLAY, SUITS, can_draw, step, to_act
 from dernier_p2p.rules.moves import (
     Catch,
     ChooseHandSize,
@@ -26,6 +26,7 @@ from dernier_p2p.rules.state import (
 from dernier_p2p.rules.variants import (
     NAMES,
     NAMES_OPT,
+    REVERSE,
     ROTATE,
     SWAP,
     WILD,
@@ -64,7 +65,7 @@ def legal_moves(state: State, seat: int, known: Mapping[int, Card] | None = None
 
 _MOVE_CACHE: dict[tuple, Play] = {}
 # (seat, slot, id(card), its flags, two cards in hand) -> the plays of a card with options
-# (a suit to name, a declaration; not a swap, whose plays depend on the other hands)
+# (a suit to name, a declaration; not a swap or rotate, whose plays depend on the other hands)
 _GROUPS: dict[tuple, tuple[Play, ...]] = {}
 _PLAIN_CACHE: dict[tuple, Play] = {}
 
@@ -82,7 +83,7 @@ def _mk_play(seat: int, slot: int, card: Card, suit, target, declare: bool) -> P
 
 _DRAWS = [Draw(i) for i in range(16)]
 _PASSES = [Pass(i) for i in range(16)]
-_OPTIONS = NAMES | NAMES_OPT | SWAP
+_OPTIONS = NAMES | NAMES_OPT | SWAP | ROTATE
 _BOTH = (False, True)  # a play that leaves one card may say DERNIER with it, or not
 _NO_DECLARE = (False,)
 
@@ -127,7 +128,7 @@ def _legal_play(st: State, seat: int, known: Mapping[int, Card] | None) -> list[
             elif not (f & WILD or rank is top_rank or (eff is not None and card.suit is eff)):
                 continue
             if f & _OPTIONS or size == 2:
-                if f & SWAP:  # its plays depend on the other hands' sizes
+                if f & (SWAP | ROTATE):  # its plays depend on the other hands' sizes
                     _add_plays(out, st, seat, slot, card, f, size)
                     continue
                 # a suit to name and/or a declaration: the same group each time
@@ -186,7 +187,15 @@ def _add_plays(
     else:
         targets = (None,)
     for target in targets:
-        after = size - 1 if target is None else len(st.hands[target])
+        # the cards the mover holds after the play: a swap hands it the target's hand, a
+        # rotate (but as the last card) the hand of the seat before it in the new direction
+        if target is not None:
+            after = len(st.hands[target])
+        elif f & ROTATE and size > 1:
+            d = -st.direction if f & REVERSE else st.direction
+            after = len(st.hands[step(seat, -d, st.players, st.out)])
+        else:
+            after = size - 1
         early = size == 2 and f & (SWAP | ROTATE) and st.rules.declare_before_exchange
         declares = _BOTH if after == 1 or early else _NO_DECLARE
         for suit in suits:

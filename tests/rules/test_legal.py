@@ -126,12 +126,15 @@ def walk(
     dealer = Dealer(rules, seed)
     rng = random.Random(seed)
     state = new_match(rules, players)
-    seen = {"states": 0, "moves": 0, "phases": set(), "dry": 0}
+    seen = {"states": 0, "moves": 0, "phases": set(), "dry": 0, "chance": 0, "chance_in_play": 0}
     for _ in range(4000):
         if state.match_over or seen["states"] >= samples:
             break
         request = chance_needed(state)
-        if request is not None:
+        if request is not None:  # no seat moves until chance is answered
+            assert not any(legal_moves(state, x, dealer.view(state, x)) for x in range(players))
+            seen["chance"] += 1
+            seen["chance_in_play"] += state.phase is Phase.PLAY  # a reshuffle
             state, _ = apply(state, dealer.chance_move(state, request))
             continue
         dry = state.phase is Phase.PLAY and not state.pile
@@ -187,6 +190,7 @@ def test_legal_moves_are_exactly_the_moves_apply_accepts(variant: str, options: 
 def test_an_empty_pile_with_discards_to_reshuffle_still_offers_a_draw(variant: str) -> None:
     seen = walk(variant, 2, 21, samples=10, hoard=True, rate=0.0)
     assert seen["dry"] >= 5  # the brute force met states with the pile run dry
+    assert seen["chance_in_play"] >= 1  # and a reshuffle, during which nobody moves
 
 
 def test_an_undeclared_last_card_its_catch_and_the_obligation_lapsing_on_a_draw() -> None:
@@ -272,6 +276,8 @@ def test_a_face_made_public_is_listed_from_the_public_faces() -> None:
     check_state(t.state, t.dealer)
     partial = {x: c for x, c in t.dealer.view(t.state, 1).items() if x != five}
     assert five in {m.slot for m in legal_moves(t.state, 1, partial) if isinstance(m, Play)}
+    public = legal_moves(t.state, 1)  # no view: the public faces only
+    assert {m.slot for m in public if isinstance(m, Play)} == {five} and Draw(1) in public
 
 
 class SlotZeroLast(Dealer):
@@ -329,3 +335,65 @@ def test_a_jump_in_lists_a_public_face_the_view_lacks() -> None:
     other = t.slot(0, "2Y")
     lacking = {x: c for x, c in partial.items() if x != other}
     assert legal_moves(state, 0, lacking) == legal_moves(state, 0, partial)
+
+
+def test_no_moves_for_a_seat_outside_the_table() -> None:
+    rules = get_variant("standard", hand_size=3)
+    t = Table(rules, ["1Y 2Y 3Y", "7G SKIPG 9B"], first="4G", then="8Y 6R 5R")
+    assert t.state.phase is Phase.PLAY and t.legal(1)
+    for seat in (-1, -2, 2, 3, 10):
+        assert legal_moves(t.state, seat) == []
+
+
+@pytest.mark.parametrize("before", [True, False], ids=["declare_before", "declare_after"])
+def test_a_swap_and_a_rotate_as_the_second_last_card(before: bool) -> None:
+    """moderno, three seats: seat 1 holds SWAPG and ROTATE. Either, played, leaves one card
+    before the exchange and brings four: with declare_before_exchange it may carry a DERNIER,
+    judged on the one card left, else not. The swap goes to either other seat."""
+    rules = get_variant("moderno", hand_size=3, declare_before_exchange=before)
+    t = Table(rules, ["1Y 2Y 3Y", "5G SWAPG ROTATE", "1R 2R 3R"], first="4G", then="8Y 6R 5R")
+    t.play(1, "5G")
+    for seat in (2, 0):
+        t.draw(seat)
+        t.pass_(seat)
+    assert t.state.turn == 1 and t.state.hand_sizes == (4, 2, 4)
+    check_state(t.state, t.dealer)
+    plays = [m for m in t.legal(1) if isinstance(m, Play)]
+    swaps = {(m.target, m.declare) for m in plays if str(m.card) == "SWAPG"}
+    assert swaps == {(0, False), (2, False)} | ({(0, True), (2, True)} if before else set())
+    rotates = {(m.suit, m.target, m.declare) for m in plays if str(m.card) == "ROTATE"}
+    assert rotates == {(s, None, d) for s in Suit for d in ((False, True) if before else (False,))}
+
+
+@pytest.mark.parametrize("before", [True, False], ids=["declare_before", "declare_after"])
+def test_a_rotate_that_brings_a_one_card_hand_may_declare(before: bool) -> None:
+    """moderno, three seats: seat 0 is down to one card; seat 1 plays a ROTATE from five cards
+    and receives seat 0's hand (the seat before it): the play may carry a DERNIER (Declared) or
+    not (then seat 1 owes it), whatever the reading."""
+    rules = get_variant("moderno", hand_size=3, declare_before_exchange=before)
+    t = Table(rules, ["5G 6G 7Y", "ROTATE 1R 2R", "1B 2B 3B"], first="4G", then="8Y 9Y 8B 9B")
+    for _ in range(2):
+        for seat in (1, 2):
+            t.draw(seat)
+            t.pass_(seat)
+        t.play(0, "5G" if t.state.hand_sizes[0] == 3 else "6G", declare=True)
+    assert t.state.turn == 1 and t.state.hand_sizes == (1, 5, 5)
+    check_state(t.state, t.dealer)
+    rotates = {(m.suit, m.declare) for m in t.legal(1) if isinstance(m, Play)
+               and str(m.card) == "ROTATE"}
+    assert rotates == {(s, d) for s in Suit for d in (False, True)}
+    t.play(1, "ROTATE", suit=Suit.RED)
+    assert t.state.hand_sizes == (5, 1, 4) and 1 in t.state.owes
+
+
+def test_a_rotate_jumped_in_from_two_cards() -> None:
+    """moderno: a ROTATE turned up (it does not act, first_rotate_acts off); the dealer holds
+    another ROTATE and one card, and may jump in with it out of turn, naming any suit, with a
+    DERNIER or without."""
+    rules = get_variant("moderno", hand_size=2, first_rotate_acts=False)
+    t = Table(rules, ["ROTATE 1Y", "5G 6G", "1R 2R"], first="ROTATE", then="8Y 6R")
+    t.move(NameSuit(0, Suit.GREEN))
+    assert t.state.turn == 1 and str(t.state.top) == "ROTATE"
+    check_state(t.state, t.dealer)
+    plays = {(str(m.card), m.suit, m.declare) for m in t.legal(0)}
+    assert plays == {("ROTATE", s, d) for s in Suit for d in (False, True)}
