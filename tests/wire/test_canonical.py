@@ -172,3 +172,20 @@ def test_integer_range_and_byte_strings_as_bin() -> None:
             encode(bad)
     assert encode(b"\x01") == b"\xc4\x01\x01"  # bin 8, never a raw str
     assert encode("\x01") == b"\xa1\x01"
+
+
+def test_invalid_utf8_and_keys_that_are_not_str_are_malformed() -> None:
+    bad = [
+        b"\xa1\xff",  # a str that is not UTF-8
+        b"\xa3\xed\xa0\x80",  # a surrogate written as UTF-8
+        b"\x81\x01\x00",  # {1: 0}
+        b"\x81\xc4\x01a\x00",  # {b"a": 0}
+        b"\x81\xc0\x00",  # {None: 0}
+        b"\x81\x90\x00",  # {[]: 0}
+        b"\x81\xa1a\x00\xa1a",  # truncated after a duplicate key's start
+        b"\x82\xa1a\x00\xa1a\x01",  # a duplicate key
+    ]
+    for data in bad:
+        with pytest.raises(EncodingError) as err:
+            decode(data)
+        assert err.value.code == "MALFORMED", data
