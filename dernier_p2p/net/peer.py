@@ -36,8 +36,11 @@ with a ``listen`` address answers links while it is not the host.
 Host change: when the host does not come back within ``grace_ms``, or censors, the seats try
 the candidates (``ChainChecker.candidates``: the seats after the host still at the table with a
 listen address) in turn, each for ``grace_ms``; the first that is there hosts (so the table goes
-on when the host and the next host are lost together). That peer listens on the
-address it announced in its hello (opened when it joined), waits up to ``grace_ms`` for the
+on when the host and the next host are lost together). A seat trying a candidate sends it its
+``depose`` vote over a link every :data:`URGE_S`; a candidate that has lost the host and holds
+such votes of a quorum (its own included) takes over at once, so a next host restarting
+after a crash, behind the others, is not late for them (PROTOCOL.md 7.6). That peer listens on
+the address it announced in its hello (opened when it joined), waits up to ``grace_ms`` for the
 others to resume, takes from them any records it lacks (they are signed by the old host, so
 checked like any other), collects their ``depose`` votes (each peer votes again after every
 record it applies until the host change), then sequences ``host_change`` {old, new, votes}
@@ -85,6 +88,7 @@ from dernier_p2p.protocol.votes import (
     CENSOR_MS,
     Tally,
     check_vote_frame,
+    quorum,
     stuck_ms,
     vote_frame,
     vote_ok,
@@ -100,6 +104,11 @@ DROPPED = (PeerClosed, trio.BrokenResourceError, trio.ClosedResourceError, OSErr
 
 FIND_HOST_MS = 1000
 """How long a restarted seat tries each later candidate before it takes over itself."""
+URGE_S = 1.0
+"""How often a seat trying a candidate sends it its ``depose`` vote again over a link."""
+CANDIDATE_RETRY_S = 0.25
+"""The longest pause between a seat's resumes with a candidate that does not host yet (it may
+take over any moment: a pause of seconds would waste much of the grace it is given)."""
 
 
 class HostLost(Exception):
@@ -195,6 +204,9 @@ class Peer:
         self._dial = config.dial
         self.listen_problem: str | None = None  # why this seat could not listen, if it could not
         self._link_server: links.LinkServer | None = None
+        self._serving_links = False
+        self._host_wait: trio.CancelScope | None = None  # a wait for the lost host, cut short
+        # when a quorum of the seats asks this seat to host (see :meth:`_asked_to_host`)
         self._nursery: trio.Nursery | None = None  # the running peer's tasks
 
     async def _open(self) -> FramedStream:
@@ -425,6 +437,7 @@ class Peer:
         self.me.pace.send = self._send_ready
         self.started.set()
         log.info("seat %d restored %d records", self.seat, len(self.me.records))
+        self._start_links()  # the others' depose votes may come while it waits for the host
         return await self._reconnect(self.me.session.table_body["timers"]["grace_ms"])
 
     def _seat_of(self, table_record: dict[str, Any]) -> int | None:
@@ -518,45 +531,26 @@ class Peer:
                 await trio.sleep(pause)
                 pause = min(pause * 2, self.config.retry_max_s)
 
-    async def _resume(self, grace_ms: int) -> None:
-        """Reconnect and catch up, retrying until ``grace_ms`` has passed; HostLost after."""
+    async def _resume(
+        self, grace_ms: int, yield_to_quorum: bool = False, max_pause_s: float | None = None
+    ) -> None:
+        """Reconnect and catch up, retrying until ``grace_ms`` has passed (pausing at most
+        ``max_pause_s`` between tries, default ``retry_max_s``); HostLost after.
+        ``yield_to_quorum``: HostLost at once, before a host has answered, when a quorum asks
+        this seat to host instead (:meth:`_asked_to_host`)."""
         assert self.me is not None
-        deadline = trio.current_time() + grace_ms / 1000
-        pause = self.config.retry_s
-        while True:
-            if self.stream is not None:
-                await trio.aclose_forcefully(self.stream)
-                self.stream = None
-            try:
-                with trio.fail_at(deadline):
-                    stream = await self._open()
-                    have = len(self.me.records) - 1
-                    check = getattr(self._dial, "check_host", None)  # a code's host, or the new
-                    try:
-                        seat, last = await hs.rejoin(stream, self.identity, have, check)
-                    except BaseException:
-                        await trio.aclose_forcefully(stream)
-                        raise
-                    if seat != self.seat:
-                        raise hs.NetError(hs.UNEXPECTED, f"resumed as seat {seat}")
-                    for rec in self.me.records[last + 1 :]:  # a new host may lack some
-                        await hs.send_message(stream, {"k": "rec", "rec": rec})
-                    self.stream = stream
-                    while len(self.me.records) <= last:
-                        await self._on_message(await self._receive())
-                break
-            except trio.TooSlowError:
-                raise HostLost(f"host {self.address} not back within {grace_ms} ms") from None
-            except hs.RemoteError as exc:
-                if exc.code == hs.UNKNOWN_KEY:  # this seat is out of the match
-                    raise
-                log.info("seat %s: resume refused: %s", self.seat, exc)
-                await trio.sleep(pause)
-                pause = min(pause * 2, self.config.retry_max_s)
-            except (*DROPPED, hs.NetError, FrameError) as exc:
-                log.info("seat %s: resume failed: %s", self.seat, exc)
-                await trio.sleep(pause)
-                pause = min(pause * 2, self.config.retry_max_s)
+        asked = trio.CancelScope()
+        try:
+            with asked:
+                if yield_to_quorum and self._asked_to_host():
+                    asked.cancel()
+                await self._reach_host(grace_ms, asked if yield_to_quorum else None,
+                                       max_pause_s)
+        finally:
+            self._host_wait = None
+        if asked.cancelled_caught:
+            raise HostLost("a quorum of the seats votes to depose the host and asks this seat "
+                           "to host")
         self.resumes += 1
         if self.last_record_at:
             self.last_record_at = trio.current_time()  # the stuck clock counts while connected
@@ -567,6 +561,52 @@ class Peer:
         if self.me.replaying is not None:  # after a restart: what the crash lost
             for env in self.me.finish_restore():
                 await self.send(env)
+
+    async def _reach_host(
+        self, grace_ms: int, asked: trio.CancelScope | None, max_pause_s: float | None
+    ) -> None:
+        """Open a connection to the host, resume and catch up, retrying until ``grace_ms``
+        has passed (HostLost after). While no host has answered, ``asked`` (if any) is
+        :attr:`_host_wait`, which a quorum asking this seat to host cancels."""
+        assert self.me is not None
+        deadline = trio.current_time() + grace_ms / 1000
+        pause = self.config.retry_s
+        most = self.config.retry_max_s if max_pause_s is None else max_pause_s
+        while True:
+            if self.stream is not None:
+                await trio.aclose_forcefully(self.stream)
+                self.stream = None
+            self._host_wait = asked
+            try:
+                with trio.fail_at(deadline):
+                    stream = await self._open()
+                    have = len(self.me.records) - 1
+                    check = getattr(self._dial, "check_host", None)  # a code's host, or the new
+                    try:
+                        seat, last = await hs.rejoin(stream, self.identity, have, check)
+                    except BaseException:
+                        await trio.aclose_forcefully(stream)
+                        raise
+                    self._host_wait = None  # a host answered: no quorum cuts this short now
+                    if seat != self.seat:
+                        await trio.aclose_forcefully(stream)
+                        raise hs.NetError(hs.UNEXPECTED, f"resumed as seat {seat}")
+                    for rec in self.me.records[last + 1 :]:  # a new host may lack some
+                        await hs.send_message(stream, {"k": "rec", "rec": rec})
+                    self.stream = stream
+                    while len(self.me.records) <= last:
+                        await self._on_message(await self._receive())
+                return
+            except trio.TooSlowError:
+                raise HostLost(f"host {self.address} not back within {grace_ms} ms") from None
+            except hs.RemoteError as exc:
+                if exc.code == hs.UNKNOWN_KEY:  # this seat is out of the match
+                    raise
+                log.info("seat %s: resume refused: %s", self.seat, exc)
+            except (*DROPPED, hs.NetError, FrameError) as exc:
+                log.info("seat %s: resume failed: %s", self.seat, exc)
+            await trio.sleep(pause)
+            pause = min(pause * 2, most)
 
     # ------------------------------------------------------------------ running
     async def run(self) -> Any:
@@ -592,7 +632,7 @@ class Peer:
                     nursery.start_soon(self._act)
                 nursery.start_soon(self._acker)
                 if self.listeners is not None and not hosted:
-                    nursery.start_soon(self._serve_links)
+                    self._start_links()
                     if self.config.relay is not None and self.config.relay_standby:
                         nursery.start_soon(self._stand_by, self.config.relay)
                 deposed: list[int] = []
@@ -636,7 +676,7 @@ class Peer:
         True once this peer has hosted the rest of the match."""
         assert self.me is not None
         try:
-            await self._resume(grace_ms)
+            await self._resume(grace_ms, yield_to_quorum=True)
         except HostLost as lost:
             log.warning("seat %d: %s", self.seat, lost)
             if await self._failover(grace_ms):
@@ -656,6 +696,13 @@ class Peer:
                 await self.send(env)
 
     # ------------------------------------------------------------------ links and votes
+    def _start_links(self) -> None:
+        """Answer links on this seat's listen address from now on (once)."""
+        if self._serving_links or self.listeners is None or self._nursery is None:
+            return
+        self._serving_links = True
+        self._nursery.start_soon(self._serve_links)
+
     async def _serve_links(self) -> None:
         """Answer probes and take ``depose`` votes on this seat's listen address, until it
         hosts."""
@@ -706,6 +753,24 @@ class Peer:
                 vote, session.keys[seat], session.game, kind, target):
             log.info("seat %s: seat %d votes to depose host %d", self.seat, seat, target)
             self.depose_votes.add(kind, target, vote)
+            if self._host_wait is not None and self._asked_to_host():
+                self._host_wait.cancel()  # stop waiting for the host: take over
+
+    def _asked_to_host(self) -> bool:
+        """Whether this seat, a candidate, holds ``depose`` votes about the host from other
+        seats that with its own make a quorum (PROTOCOL.md 7.6): those seats try it as the new
+        host now, so it takes over at once. A vote counts unless this seat holds a record of
+        the host newer than the vote's ``after`` (a vote past this seat's last record counts:
+        it is fresh once the voter has forwarded what this seat lacks)."""
+        assert self.me is not None and self.seat is not None
+        chain = self.me.session.chain
+        host = self.me.session.host
+        if self.seat not in chain.candidates():
+            return False
+        since = chain.vote_since("depose", host)
+        voters = {v["seat"] for v in self.depose_votes.fresh("depose", host, since, 2**63)}
+        voters &= set(chain.at_table) - {self.seat, host}
+        return len(voters) + 1 >= quorum(len(chain.at_table))
 
     async def _voter(self, deposed: list[int]) -> None:
         """This seat's vote policy (PROTOCOL.md 7.5), by its own clock."""
@@ -851,45 +916,79 @@ class Peer:
         candidates = session.chain.candidates()
         if not candidates:
             raise HostLost("no seat can take over as host (the others announced no address)")
+        if self._asked_to_host():  # a quorum tries this seat now: no other candidate first
+            self.deposing = old
+            log.warning("seat %d: a quorum of the seats asks it to host", self.seat)
+            return await self._take_over()
         before = (self.address, self._dial)
         for k, new in enumerate(candidates):
             self.deposing = old
             if new == self.seat:
-                if self.config.restore and await self._find_host(candidates[k + 1 :]):
+                if self.config.restore and not self._asked_to_host() and \
+                        await self._find_host(candidates[k + 1 :]):
                     return False  # restarted late: a later candidate hosts already
                 return await self._take_over()
-            vote = session.vote("depose", old)
+            urging = trio.CancelScope()
             if self._nursery is not None:  # beside the resume: an address that swallows
                 # packets must not hold it up (the vote also goes over the resumed connection)
-                self._nursery.start_soon(links.send_vote, self.identity, session, new,
-                                         vote_frame("depose", old, vote))
-            listen = links.address_of(session, new)
-            assert listen is not None  # a candidate announced an address
-            log.warning("seat %d: seat %d hosts from now on at %s", self.seat, new, listen)
-            self.address = listen
-            self._dial = self._new_host_dialer(new, listen)  # its address (or the relay)
-            wait_ms = grace_ms
-            if deposing:  # the candidate sees the censorship by its own clock: allow it that
-                wait_ms += session.table_body["timers"]["turn_ms"] + self.config.censor_ms
+                self._nursery.start_soon(self._urge, urging, new, old)
             try:
-                await self._resume(wait_ms)
-            except HostLost:
-                log.warning("seat %d: seat %d does not host", self.seat, new)
-                if k > 0:
-                    continue
-                # the drop may have been this seat's own (a stalled link) and the host still
-                # there: one more grace with it (it refuses the seat once it has it as gone)
-                self.address, self._dial = before
-                self.deposing = None
-                try:
-                    await self._resume(grace_ms)
-                except HostLost:
-                    continue
-                return False
-            if session.host == old and self.deposing is not None:
-                self._vote("depose", old)
-            return False
+                hosted = await self._try_candidate(new, old, k, before, grace_ms, deposing,
+                                                   urging)
+            finally:
+                urging.cancel()
+            if hosted is not None:
+                return hosted
         raise HostLost("no seat took over as host")
+
+    async def _urge(self, scope: trio.CancelScope, new: int, old: int) -> None:
+        """Send this seat's ``depose`` vote about ``old`` to candidate ``new`` over a link, now
+        and every :data:`URGE_S` until ``scope`` is cancelled (this seat has resumed with it,
+        or moved on): a candidate restarting after a crash may not listen yet (7.6)."""
+        assert self.me is not None
+        session = self.me.session
+        with scope:
+            while True:
+                frame = vote_frame("depose", old, session.vote("depose", old))
+                await links.send_vote(self.identity, session, new, frame)
+                await trio.sleep(URGE_S)
+
+    async def _try_candidate(
+        self, new: int, old: int, k: int, before: tuple[tuple[str, int], Dialer | None],
+        grace_ms: int, deposing: bool, urging: trio.CancelScope,
+    ) -> bool | None:
+        """Resume with candidate ``new`` (the ``k``-th), which should host after ``old``
+        (``urging`` sends it this seat's vote meanwhile): False once resumed with a host, None
+        to try the next candidate (see :meth:`_failover`)."""
+        assert self.me is not None
+        session = self.me.session
+        listen = links.address_of(session, new)
+        assert listen is not None  # a candidate announced an address
+        log.warning("seat %d: seat %d hosts from now on at %s", self.seat, new, listen)
+        self.address = listen
+        self._dial = self._new_host_dialer(new, listen)  # its address (or the relay)
+        wait_ms = grace_ms
+        if deposing:  # the candidate sees the censorship by its own clock: allow it that
+            wait_ms += session.table_body["timers"]["turn_ms"] + self.config.censor_ms
+        try:
+            await self._resume(wait_ms, max_pause_s=min(CANDIDATE_RETRY_S, self.config.retry_max_s))
+        except HostLost:
+            log.warning("seat %d: seat %d does not host", self.seat, new)
+            urging.cancel()  # this seat no longer asks it to host
+            if k > 0:
+                return None
+            # the drop may have been this seat's own (a stalled link) and the host still
+            # there: one more grace with it (it refuses the seat once it has it as gone)
+            self.address, self._dial = before
+            self.deposing = None
+            try:
+                await self._resume(grace_ms)
+            except HostLost:
+                return None
+            return False
+        if session.host == old and self.deposing is not None:
+            self._vote("depose", old)
+        return False
 
     async def _find_host(self, later: list[int]) -> bool:
         """After a restart, before this seat takes over: whether a later candidate hosts
@@ -901,9 +1000,11 @@ class Peer:
             assert listen is not None  # a candidate announced an address
             self.address = listen
             self._dial = self._new_host_dialer(seat, listen)
-            try:
-                await self._resume(FIND_HOST_MS)
+            try:  # (the others asking this seat to host end the search)
+                await self._resume(FIND_HOST_MS, yield_to_quorum=True)
             except HostLost:
+                if self._asked_to_host():
+                    return False
                 continue
             if session.host != seat:  # it is still gathering: it needs this seat's vote
                 self._vote("depose", session.host)

@@ -703,3 +703,71 @@ async def test_a_restarted_next_host_that_takes_over_sends_the_deck_message_it_o
     after = [r["env"]["body"] for r in got[1][change + 1 :] if r["env"]["seat"] == 1]
     assert all(body in after for body in CrashesOwing.owed)  # signed again after the change
     assert back["result"] == table.results[2] and same_result(back["result"], verify(got[1]))
+
+
+class WithholdsInSteps(Host):
+    """Mid-hand, stops relaying to seat 1, and three records later to seat 2 too: seats 1, 2
+    and 3 then hold three different heads, seat 3's the newest."""
+
+    cut: int | None = None
+
+    def relay_to(self, seat: int, rec: dict[str, Any]) -> dict[str, Any] | None:
+        if self.cut is None and self.me is not None and rec["i"] > 30:
+            if self.me.session.state.phase is Phase.PLAY:
+                self.cut = rec["i"]
+        if self.cut is not None and rec["i"] >= self.cut + (0 if seat == 1 else 3) \
+                and seat in (1, 2):
+            return None
+        return rec
+
+
+async def test_a_next_host_restarted_behind_two_seats_takes_over_with_their_votes(
+    tmp_path: Path,
+) -> None:
+    """Four seats: the host and seat 1, the next host, die together while seat 1 lacks records
+    that seats 2 and 3 hold (and seat 2 lacks some of seat 3's). Seat 1 restarts from its
+    transcript a second later and, still waiting for the host, takes the depose votes the
+    other two send it over links: it takes over at once instead of after its own grace, takes
+    the records it lacks from both at once (each relayed only to the seat that lacks it) and
+    sequences the host change with the votes of seats 1, 2 and 3; the three finish."""
+    seen: dict[int, int] = {}
+    back: dict[str, Any] = {}
+
+    async def kill_host_and_next(table: Any) -> None:
+        await wait_for(lambda: all(s in table.peers and table.peers[s].me is not None
+                                   for s in (1, 2, 3)))
+        await wait_for(lambda: table.host.cut is not None)
+        await wait_for(lambda: len(table.peers[3].me.records) > table.host.cut + 5)
+        seen.update({s: len(table.peers[s].me.records) for s in (1, 2, 3)})
+        table.scopes[0].cancel()
+        table.scopes[1].cancel()
+        old = table.peers[1]
+        await wait_for(lambda: old.me.writer is None, 5)
+        await trio.sleep(1.0)
+        listen = old.me.session.table_body["players"][1]["listen"]
+        peer = Peer(KEYS[1], ("127.0.0.1", table.host.port), bot_agent(HeuristicBot(1)),
+                    PeerConfig(name="p1", seed=seed(1), transcript=tmp_path / "t1.bin",
+                               restore=True, listen=(listen[0], listen[1]), linger_s=0.5))
+        back["peer"] = peer
+        try:
+            back["result"] = await peer.run()
+        except Exception as exc:  # judged below
+            back["error"] = exc
+
+    table = await play(tmp_path, 4, host_cls=WithholdsInSteps, watch=kill_host_and_next,
+                       listen=True, timers=Timers(turn_ms=30_000, declare_ms=30, grace_ms=2_000),
+                       limit=120)
+    assert seen[1] < seen[2] < seen[3]  # three heads, the next host's the oldest
+    assert not table.errors and "error" not in back, (table.errors, back.get("error"))
+    assert back["peer"].host is not None  # the restarted next host hosted the rest
+    got = transcripts(tmp_path, [1, 2, 3])
+    assert got[1] == got[2] == got[3]
+    bodies = [r["env"]["body"] for r in got[1]]
+    change = [b["type"] for b in bodies].index("host_change")
+    assert (bodies[change]["old"], bodies[change]["new"]) == (0, 1)
+    assert [v["seat"] for v in bodies[change]["votes"]] == [1, 2, 3]
+    assert change >= seen[3]  # nothing seat 3 held was lost
+    assert [b["seat"] for b in bodies[change + 1 :] if b["type"] == "left"] == [0]
+    audit = verify(got[1])
+    assert back["result"] == table.results[2] == table.results[3]
+    assert same_result(back["result"], audit)
