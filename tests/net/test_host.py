@@ -110,7 +110,7 @@ class Flooder(Peer):
             for _ in range(8):
                 self._tx.send_nowait(hs.pack({"k": "env", "env": {"body": 1}}))
 
-    async def _resume(self, grace_ms: int) -> None:
+    async def _resume(self, grace_ms: int, *args: Any, **kwargs: Any) -> None:
         raise HostLost("no second chance in this test")
 
 
