@@ -28,6 +28,7 @@ from dernier_p2p.protocol.votes import (
     check_votes,
     quorum,
     sign_vote,
+    stuck_ms,
     vote_frame,
 )
 from dernier_p2p.rules import Forfeited, to_act
@@ -320,9 +321,19 @@ def test_quorum_and_tally():
     with pytest.raises(ProtocolError) as info:
         check_votes(tally.fresh("left", 1, 5, 7), kind="left", target=1, index=7, since=5,
                     at_table={0, 1, 2}, keys=keys, game=game, fault=0)
-    assert info.value.code == "NO_QUORUM"
+    assert (info.value.code, info.value.seat) == ("NO_QUORUM", 0)
+    assert info.value.detail == "left: 1 votes, 2 needed of 3 seats"
+    with pytest.raises(ProtocolError) as info:  # seat 0's vote of after 4 before since 5
+        check_votes([tally.fresh("left", 1, 4, 7)[0]], kind="left", target=1, index=7, since=5,
+                    at_table={0, 1, 2}, keys=keys, game=game, fault=2)
+    assert (info.value.code, info.value.seat) == ("STALE_VOTE", 2)
+    assert info.value.detail == (
+        "the left vote of seat 0 is after record 4; it must be at least 5 and before 7")
     assert [v["after"] for v in tally.fresh("left", 1, 4, 6)] == [4]  # before the record
+    tally.add("abandon", None, sign_vote(ids[0], game, "abandon", None, 0, 6))
+    assert tally.keys() == [("left", 1), ("abandon", None)]
     tally.drop("left", 1)
+    assert tally.keys() == [("abandon", None)]
     assert tally.fresh("left", 1, -1, 9) == []
     tally.drop("left", 1)  # nothing to drop
 
@@ -338,10 +349,20 @@ def test_a_vote_signs_the_statement_protocol_md_defines():
         verify(ident.public_bytes(), "dernier-p2p/vote", signed, vote["sig"])
 
 
+def test_stuck_ms_is_the_longest_wait_plus_two_grace_periods():
+    """7.5: ``stuck_ms = max(turn_ms, censor_ms) + 2 * grace_ms``."""
+    assert stuck_ms({"turn_ms": 30_000, "grace_ms": 5_000}) == 40_000
+    assert stuck_ms({"turn_ms": 4_000, "grace_ms": 1_500}) == CENSOR_MS + 3_000
+    assert stuck_ms({"turn_ms": 4_000, "grace_ms": 1_500}, censor_ms=6_000) == 9_000
+    assert stuck_ms({"turn_ms": 4_000, "grace_ms": 1_500}, 3_000) == 7_000
+
+
 def test_a_vote_frame_is_checked_field_by_field():
     """4.1, 7.5: ``{k, kind, target, vote}`` at a table of 3 seats; anything else is MALFORMED
     naming no seat (the signature is checked later, against the record's index)."""
     vote = {"seat": 2, "after": -1, "sig": bytes(64)}
+    assert vote_frame("timeout", 0, vote) == {  # 4.1: the frame as the table writes it
+        "k": "vote", "kind": "timeout", "target": 0, "vote": vote}
     good = [vote_frame("timeout", 0, vote), vote_frame("left", 2, {**vote, "seat": 0}),
             vote_frame("depose", 1, {**vote, "after": 2**63 - 1}),
             vote_frame("abandon", None, vote)]
