@@ -7,7 +7,7 @@ from collections import Counter
 
 from dernier_p2p.bots import HeuristicBot
 from dernier_p2p.protocol.local import run_local_match
-from dernier_p2p.protocol.replay import replay_records
+from dernier_p2p.protocol.replay import HandCards, replay_records
 from dernier_p2p.rules import events as ev
 from dernier_p2p.rules import get_variant
 
@@ -56,3 +56,32 @@ def test_replay_stops_at_a_fault() -> None:
     rp = replay_records(records)
     assert not rp.verdict.ok and rp.verdict.index == 5
     assert len(rp.steps) == 5
+
+
+def _adds_up(hand: HandCards, played: Counter) -> bool:
+    """Dealt and drawn cards equal the cards played and the final hands."""
+    came = Counter(c for seat in hand.dealt for c in seat)
+    came.update(c for seat in hand.drawn for c, _ in seat)
+    return came == Counter(c for seat in hand.final for c in seat) + played
+
+
+def test_an_originale_cut_card_kept_is_shown_in_the_cutter_s_dealt_hand() -> None:
+    """originale: the cutter keeps the special bottom card (these seeds make it so) as one of
+    the cards of the hand size chosen; the replay shows it among that seat's dealt cards, and
+    the hand still adds up."""
+    seeds = [bytes([4, k + 1]) * 16 for k in range(2)]
+    result = run_local_match(
+        "originale", 2, seeds, [HeuristicBot(k) for k in range(2)],
+        options={"match": ["hands", 1]},
+    )
+    rp = replay_records(result.records)
+    assert rp.verdict.ok
+    events = [e for step in rp.steps for e in step.events]
+    (kept,) = [e for e in events if isinstance(e, ev.CutKept)]
+    (hand,) = [s.revealed for s in rp.steps if s.revealed is not None]
+    (size,) = [e.size for e in events if isinstance(e, ev.HandSizeChosen)]
+    assert [len(seat) for seat in hand.dealt] == [size, size]  # the kept card counts
+    # the cutter's cards in the order they came: the kept cut card (a special one) first
+    assert hand.dealt[kept.seat][0].rank in get_variant("originale").special_ranks
+    played = Counter(e.card for e in events if isinstance(e, ev.Played))
+    assert _adds_up(hand, played)
