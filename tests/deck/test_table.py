@@ -1122,3 +1122,16 @@ def test_operations_name_a_seat_of_the_table_and_none_follows_the_end() -> None:
             obs.apply(op)
     assert [m for m in obs.log if "op" in m] == [{"op": "deal", "position": 0, "to": 1},
                                                  {"op": "end"}]
+
+
+def test_a_bad_forwarded_token_is_blamed_on_the_holder_who_sent_it() -> None:
+    """At an open, the holder publishes the owner's token it got in a box: a bad one names the
+    holder (its author), not the owner whose token it claims to be."""
+    everyone = started()
+    apply_all(everyone, {"op": "deal", "position": 0, "to": 0})
+    apply_all(everyone, {"op": "transfer", "position": 0, "to": 1})
+    _, msg = intercept(everyone, {"op": "open", "position": 0}, author=1)
+    assert [o["owner"] for o in msg["tokens"]] == [0]  # seat 0's token, forwarded by seat 1
+    bad = copy.deepcopy(msg)
+    bad["tokens"][0]["token"] = g.add(bad["tokens"][0]["token"], g.GENERATOR)
+    expect_blame(everyone, bad, BadProof, 1)
