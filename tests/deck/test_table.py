@@ -985,6 +985,7 @@ def test_each_refused_key_message_names_its_author() -> None:
     before every commitment or a second time: each refused, naming the author, state kept."""
     tables = new_tables(3, "dernier-54", seed=3)
     commits = [m for t in tables for m in t.start()]
+    assert tables[0].pending() == [(1, "key_commit"), (2, "key_commit")]  # its own is in
     with pytest.raises(StateError):
         tables[0].start()
     assert DeckTable(GAME, HAND, 3, "dernier-54").start() == []  # an observer says nothing
