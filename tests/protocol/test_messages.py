@@ -19,6 +19,7 @@ from dernier_p2p.protocol.messages import (
     clean_chat,
     deck_body,
     deck_message,
+    is_progress,
     move_to_body,
     validate_body,
 )
@@ -173,6 +174,8 @@ def test_unknown_type_and_move_kind():
 def test_chat_text_limits_and_characters():
     ok = {"type": "chat", "text": "x" * MAX_CHAT}
     assert validate_body(ok, 1, N) is ok
+    one = {"type": "chat", "text": "x"}  # 1 character is the least
+    assert validate_body(one, 1, N) is one
     assert validate_body({"type": "chat", "text": "é" * MAX_CHAT}, 1, N)  # 400 bytes
     too_long = err({"type": "chat", "text": "x" * (MAX_CHAT + 1)})
     assert too_long.code == "MALFORMED" and "characters" in too_long.detail
@@ -188,10 +191,19 @@ def test_clean_chat_strips_what_the_schema_refuses():
     assert clean_chat("  hi\x1b[31m red\tthere\n") == "hi[31m red there"
     assert clean_chat("\x00\x07\n") == ""
     assert len(clean_chat("x" * 500)) == MAX_CHAT
-    cut = clean_chat("€" * 200)
-    assert len(cut.encode()) <= MAX_CHAT_BYTES
+    assert clean_chat("€" * 200) == "€" * 133  # 399 bytes: a 134th would make 402
+    assert len(("é" * 200).encode()) == MAX_CHAT_BYTES
+    assert clean_chat("é" * 200) == "é" * 200  # exactly MAX_CHAT_BYTES is kept whole
+    assert clean_chat("x" * 199 + " y") == "x" * 199  # no blank left at the cut
     for text in ("\u202eabc", "a\u2028b", "ok"):
         validate_body({"type": "chat", "text": clean_chat(text)}, 1, N)
+
+
+def test_talk_and_head_echoes_are_no_progress():
+    """7.5, 18: a ``chat`` or an ``ack`` moves nothing on; every other body does."""
+    idle = {b["type"] for _, b in EXAMPLES if is_progress(b) is False}
+    moving = {b["type"] for _, b in EXAMPLES if is_progress(b) is True}
+    assert idle == {"chat", "ack"} and moving == set(BODY_FIELDS) - idle
 
 
 def test_version():
