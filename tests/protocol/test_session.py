@@ -11,23 +11,34 @@ import pytest
 from dernier_p2p.bots import HeuristicBot, RandomBot
 from dernier_p2p.deck import group as g
 from dernier_p2p.protocol.bridge import card_face
-from dernier_p2p.protocol.envelope import make_record, sign_envelope
+from dernier_p2p.protocol.envelope import make_record, record_hash, sign_envelope
 from dernier_p2p.protocol.errors import ProtocolError
-from dernier_p2p.protocol.local import LocalTable, identity_for, play_round, run_local_match
+from dernier_p2p.protocol.local import (
+    DEFAULT_TIMERS,
+    LocalTable,
+    identity_for,
+    play_round,
+    run_local_match,
+)
 from dernier_p2p.protocol.messages import move_to_body
 from dernier_p2p.protocol.session import Session, SessionEvent
 from dernier_p2p.protocol.verify import check_records
 from dernier_p2p.rules import (
+    Cut,
     Draw,
     Flipped,
     Forfeited,
     HandOver,
+    IllegalMove,
+    Leave,
     Phase,
     Play,
     Rank,
     SeatOut,
+    Timeout,
     to_act,
 )
+from dernier_p2p.rules.cards import deck_cards
 from dernier_p2p.wire.canonical import encode
 from dernier_p2p.wire.hashing import digest
 
@@ -191,6 +202,9 @@ def test_abandon_votes_end_the_match_as_no_contest_naming_no_seat():
         "type": "host_change", "old": 1, "new": host.seat, "votes": votes}
     body = host.votes_body("abandon", None, votes)
     assert body == {"type": "no_contest", "seat": None, "votes": votes}
+    for other in (table.sessions[1], Session(None, None, table.records[0])):  # not the host
+        with pytest.raises(ValueError, match="only the host"):
+            other.announce(body)
     table.send(host.announce(body))
     table.deliver()
     for s in table.sessions:
@@ -231,6 +245,60 @@ def test_stall_owing_a_deck_message_puts_the_seat_out(variant: str, n: int, gone
         assert 1 not in s.hand_cards  # the void hand is never revealed
 
 
+def _record0(table: LocalTable, change=None, sig: bytes | None = None, **body) -> dict:
+    """Record 0 of ``table`` with its table body's fields replaced (or ``change(body)``),
+    signed again by its host (``sig``: the record signature instead)."""
+    rec = table.records[0]
+    h, env = rec["h"], rec["env"]
+    new = dict(env["body"], **body)
+    if change is not None:
+        new = change(new)
+    env = sign_envelope(table.identities[h], env["game"], h, 0, env["head"], new)
+    rec = make_record(table.identities[h], env, h, 0, rec["prev"], rec["t"])
+    return rec if sig is None else dict(rec, hsig=sig)
+
+
+def test_record_zero_is_checked_naming_the_host():
+    """Record 0 comes from the host: a body that is no table, a table of 1 or 11 players, a
+    malformed table, rules the variant refuses or a bad record signature are refused with
+    their code naming the host; an honest one starts every seat at its first counter."""
+    table = LocalTable("dernier", seeds(3), {"match": ["hands", 1]}, host=1)
+    rec0 = table.records[0]
+    players = rec0["env"]["body"]["players"]
+    eleven = players + [dict(players[0], key=identity_for(bytes([50 + k]) * 32).public_bytes())
+                        for k in range(8)]
+    bad = {
+        "no table": (_record0(table, lambda b: {"type": "ack"}), "BAD_CHAIN"),
+        "one player": (_record0(table, players=players[:1]), "MALFORMED"),
+        "eleven players": (_record0(table, players=eleven), "MALFORMED"),
+        "players not a list": (_record0(table, players={"0": players[0]}), "MALFORMED"),
+        "a timer below 0": (_record0(table, timers=dict(DEFAULT_TIMERS, turn_ms=-1)),
+                            "MALFORMED"),
+        "an unknown variant": (_record0(table, variant="nope"), "TABLE_MISMATCH"),
+        "a bad match option": (_record0(table, options={"match": ["hands"]}), "TABLE_MISMATCH"),
+        "ten at dernier": (_record0(table, players=eleven[:10]), "TABLE_MISMATCH"),
+        "a bad signature": (_record0(table, sig=bytes(64)), "BAD_SIGNATURE"),
+    }
+    for what, (rec, code) in bad.items():
+        with pytest.raises(ProtocolError) as info:
+            Session(None, None, rec)
+        assert (info.value.code, info.value.seat) == (code, 1), what
+    ten = _record0(table, players=eleven[:10], variant="standard")
+    assert Session(None, None, ten).n == 10
+    seed = bytes(32)
+    for seat in range(3):
+        s = Session(table.identities[seat], seat, rec0, seed)
+        assert (s.n, s.seat, s.host, s.count) == (3, seat, 1, 1)
+        assert s.table_hash == s.head == record_hash(rec0) and s.waiting_since == rec0["t"]
+        assert s.ack()["n"] == (1 if seat == 1 else 0)  # the host signed record 0 with n 0
+    for ident, seat, seed_ in ((table.identities[0], 3, seed), (table.identities[0], -1, seed),
+                               (table.identities[0], 1, seed), (None, 0, seed),
+                               (table.identities[0], 0, bytes(31))):
+        with pytest.raises(ValueError):
+            Session(ident, seat, rec0, seed_)
+
+
+# ---------------------------------------------------------------------------------- cheats
 # ---------------------------------------------------------------------------------- cheats
 def play_out(table: LocalTable, n: int) -> None:
     """Deliver what is queued, then let bots play the match to its end (seeded)."""
@@ -467,6 +535,46 @@ def test_intend_refuses_illegal_and_foreign_moves():
         idle.intend(Draw(actor))
 
 
+def test_intend_names_the_rule_a_local_move_breaks():
+    """``intend`` refuses with a stable rule id: any move before the table is settled
+    (``busy``), a move of another seat or the host's Timeout/Leave (``bad-seat``), a cut or a
+    play naming a card the seat does not hold there (``face-mismatch``); an observer makes no
+    moves. A legal move is signed as its move body, echoing the head."""
+    table = LocalTable("originale", seeds(2), {"match": ["hands", 1]})
+    s0 = table.sessions[0]
+
+    def refused(session, move) -> str:
+        with pytest.raises(IllegalMove) as info:
+            session.intend(move)
+        return info.value.rule
+
+    assert refused(s0, Draw(0)) == "busy"  # the accepts are not in yet
+    table.deliver()
+    cutter = to_act(s0.state)
+    mover = table.sessions[cutter]
+    (cut,) = mover.legal()
+    other = next(c for c in deck_cards(mover.rules.deck) if c != cut.card)
+    assert refused(mover, Cut(cutter, True, other)) == "face-mismatch"
+    for move in (Timeout(cutter), Leave(cutter), Cut(1 - cutter, True, cut.card)):
+        assert refused(mover, move) == "bad-seat"
+    with pytest.raises(ValueError, match="observer"):
+        Session(None, None, table.records[0]).intend(cut)
+    env = mover.intend(cut)
+    assert (env["seat"], env["head"]) == (cutter, mover.head)
+    assert env["body"] == {"type": "move", "hand": s0.state.hand_number, "move": "cut",
+                           "keep": cut.keep}
+    table.send(env)
+    table.deliver()
+    chooser = table.sessions[to_act(s0.state)]
+    table.send(chooser.intend(chooser.legal()[0]))  # the hand size, then the deal
+    table.deliver()
+    actor = to_act(s0.state)
+    mover = table.sessions[actor]
+    slot, card = next(iter(mover.view.items()))
+    wrong = next(c for c in deck_cards(mover.rules.deck) if c != card)
+    assert refused(mover, Play(actor, slot, wrong)) == "face-mismatch"
+
+
 @pytest.mark.slow
 def test_first_wild_draw_four_goes_back_into_the_deck_by_position():
     # seeds chosen so that standard's first card is a wild draw-four (asserted below): the
@@ -644,6 +752,23 @@ def test_an_observer_sends_no_ack():
     observer = Session(None, None, table.records[0])
     with pytest.raises(ValueError):
         observer.ack()
+
+
+def test_resign_is_a_signed_resign_body_and_the_seat_leaves_ranked_last():
+    """A seat's ``resign``: its next counter, echoing its head; every peer applies it (at two
+    seats the match ends, the resigner last); an observer has nothing to resign."""
+    table = table_at_play("dernier", 2)
+    s1 = table.sessions[1]
+    n = s1.chain.next_counter(1)
+    env = s1.resign()
+    assert (env["seat"], env["n"], env["head"]) == (1, n, s1.head)
+    assert env["body"] == {"type": "resign"}
+    table.send(env)
+    table.deliver()
+    for s in table.sessions:
+        assert s.fault is None and s.finished and s.state.standings[-1] == 1
+    with pytest.raises(ValueError, match="resign"):
+        Session(None, None, table.records[0]).resign()
 
 
 def test_sign_makes_an_unchecked_envelope_that_every_peer_refuses_when_illegal():
