@@ -832,8 +832,6 @@ class Session:
         """Whether a queued move waits although no operation, awaited input or chance request
         holds it: never (7.4; tokens or boxes still owed do not hold moves)."""
         return False
-        self._moves.clear()
-        self._await = None
 
     def _start_chance(self, req) -> None:
         if req.kind == "shuffle" and req.source is None:

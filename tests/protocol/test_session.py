@@ -4,6 +4,7 @@ attributed, time-outs, races, determinism."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import random
 
 import pytest
@@ -21,10 +22,12 @@ from dernier_p2p.protocol.local import (
     run_local_match,
 )
 from dernier_p2p.protocol.messages import move_to_body
-from dernier_p2p.protocol.session import Session, SessionEvent
+from dernier_p2p.protocol.session import Session, SessionEvent, hand_seed
 from dernier_p2p.protocol.verify import check_records
 from dernier_p2p.rules import (
+    Catch,
     Cut,
+    Declare,
     Draw,
     Flipped,
     Forfeited,
@@ -214,6 +217,38 @@ def test_abandon_votes_end_the_match_as_no_contest_naming_no_seat():
         assert ended == [SessionEvent("no-contest", None, "abandoned by a quorum")]
 
 
+def _never_declaring(bot):
+    """``bot``, but it never declares nor catches (a play declares nothing)."""
+    def policy(state, seat, view):
+        mv = bot(state, seat, view)
+        if isinstance(mv, (Declare, Catch)):
+            return None
+        return dataclasses.replace(mv, declare=False) if isinstance(mv, Play) else mv
+    return policy
+
+
+def test_an_open_declaration_is_not_waited_on_and_its_timeout_is_no_stall():
+    """A seat down to one card that has not declared (a declaration is optional) is listed in
+    ``pending`` but the table does not wait on it, and a ``timeout`` of it is no stall (it owes
+    no message): the rules refuse it, logged as ``timeout-ignored``, and it stays in play."""
+    table = table_at_play("dernier", 3)
+    rng, pols = random.Random(0), [_never_declaring(b) for b in bots(3)]
+    s0 = table.sessions[0]
+    while not (s0.state.owes and s0.quiescent):
+        play_round(table, pols, rng)
+        assert not s0.finished
+    (owing,), actor = s0.state.owes, to_act(s0.state)
+    assert owing != actor
+    assert s0.pending == [(actor, "move"), (owing, "declare (optional)")]
+    assert s0.waiting_on() == [actor]
+    table.timeout(owing)
+    table.deliver()
+    for s in table.sessions:
+        ignored = [e for e in session_events(s) if e.kind in ("timeout-ignored", "stall")]
+        assert [(e.kind, e.seat) for e in ignored] == [("timeout-ignored", owing)]
+        assert s.state.out == () and s.waiting_on() == [actor]
+
+
 @pytest.mark.parametrize(
     "variant,n,gone", [("standard", 3, 2), ("standard", 3, 1), ("moderno", 4, 2)]
 )
@@ -236,6 +271,11 @@ def test_stall_owing_a_deck_message_puts_the_seat_out(variant: str, n: int, gone
         assert not s.finished and s.state.out == (gone,) and s.state.hand_number == 2
         assert SessionEvent("stall", gone, "timed out owing a message") in s.events
         assert SeatOut(gone, "left", 1) in s.events
+    # the shuffle it owed, sequenced late, is for the void hand: every peer passes it over
+    rec = table.sequence(held[0])
+    for s in table.sessions:
+        before = s.state
+        assert s.receive(rec, rec["t"]) == [] and s.fault is None and s.state is before
     play_out(table, n)
     results = {repr(s.result) for s in table.sessions}
     assert len(results) == 1
@@ -243,6 +283,14 @@ def test_stall_owing_a_deck_message_puts_the_seat_out(variant: str, n: int, gone
         assert s.finished and s.state.standings[-1] == gone  # the leaver is last
         assert s.state.hands[gone] == () and 2 in s.hand_cards  # hand 2 dealt without it
         assert 1 not in s.hand_cards  # the void hand is never revealed
+
+
+def test_hand_seed_is_the_digest_protocol_md_gives():
+    """PROTOCOL.md 8.3: a seat's Drbg of a hand is seeded with
+    ``digest("dernier-p2p/hand-seed", [seed, game, hand])`` (the test vectors depend on it)."""
+    seed, game = bytes(range(32)), bytes(range(16))
+    for hand in (0, 1, 7):
+        assert hand_seed(seed, game, hand) == digest("dernier-p2p/hand-seed", [seed, game, hand])
 
 
 def _record0(table: LocalTable, change=None, sig: bytes | None = None, **body) -> dict:
