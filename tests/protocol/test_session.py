@@ -120,6 +120,8 @@ def check_agreement(table: LocalTable, hands: int) -> None:
     assert obs.state == s0.state and obs.view == {}
     # every peer took the same decisions (races, audits) in the same order
     assert all(session_events(s) == session_events(obs) for s in table.sessions)
+    audits = [e for e in session_events(obs) if e.kind == "audit-ok"]
+    assert audits == [SessionEvent("audit-ok", None, f"hand {h}") for h in range(1, hands + 1)]
 
 
 def session_events(s: Session) -> list[SessionEvent]:
