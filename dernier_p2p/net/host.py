@@ -101,7 +101,7 @@ from dernier_p2p.net.timers import (
 )
 from dernier_p2p.protocol.errors import ProtocolError
 from dernier_p2p.protocol.messages import is_progress
-from dernier_p2p.protocol.ready import check_ready_frame
+from dernier_p2p.protocol.ready import check_ready_signature, ready_fields
 from dernier_p2p.protocol.sequencer import Sequencer
 from dernier_p2p.protocol.votes import (
     CENSOR_MS,
@@ -693,19 +693,22 @@ class Host:
         """A ``ready`` frame from ``seat`` (PROTOCOL.md 18): checked, kept for the host's own
         seat and relayed to every other connection, once per window: one whose ``at`` is not
         past the seat's last ready, or past the host's last record, is dropped (a seat repeating
-        its ready would have the host send every other seat a frame to check each time)."""
+        its ready would have the host send every other seat a frame to check each time), and
+        dropped before its signature is checked (nor does the host verify a flood of them)."""
         assert self.me is not None
         session = self.me.session
         try:
-            author, at = check_ready_frame(msg, session.keys, session.game)
+            author, at = ready_fields(msg, session.n)
+            if author != seat:
+                raise ProtocolError("WRONG_SEAT", seat,
+                                    f"a ready frame of seat {author} from seat {seat}")
+            if not self._ready_at.get(seat, -1) < at < len(self.records):
+                return  # a repeat, or ahead of the records: covers nothing new, not relayed
+                # (nor its signature checked: a seat repeating it costs no verification)
+            check_ready_signature(msg, session.keys, session.game)
         except ProtocolError as exc:
             self._fault(seat, exc.code, exc.detail)
             return
-        if author != seat:
-            self._fault(seat, "WRONG_SEAT", f"a ready frame of seat {author} from seat {seat}")
-            return
-        if not self._ready_at.get(seat, -1) < at < len(self.records):
-            return  # a repeat, or ahead of the records: covers nothing new, not relayed
         self._ready_at[seat] = at
         self.me.heard_ready(seat, at)
         self._wake.set()  # the declaration window may close early

@@ -8,7 +8,8 @@ with ``sig = sign("dernier-p2p/present", {"game", "have", "nonce", "pending", "s
 ``have`` the index of the answering seat's last record, ``pending`` its own envelopes sent to
 the host and not yet seen in a record (oldest first, at most 64). A ``vote`` frame goes to the
 seat's ``on_vote``. Every bad frame gets an ``error`` frame and the link closes; nothing a link
-carries changes the match by itself.
+carries changes the match by itself. A seat's probes are answered at most once per
+:data:`PRESENT_EVERY_S` over all its links (the next one waits its turn).
 
 Links are bounded like a host's connections: connections that have not linked yet are capped
 (:data:`LINK_LIMITS`, the oldest evicted, see :mod:`.admission`), each seat keeps at most
@@ -43,6 +44,9 @@ LINK_LABEL = "dernier-p2p/link"
 PRESENT_LABEL = "dernier-p2p/present"
 PROBE_S = 5.0
 """How long a probe waits for ``present`` before the seat counts as unreachable (7.5)."""
+PRESENT_EVERY_S = 1.0
+"""A seat's probes are answered at most once per this interval, over all its links (each
+``present`` costs a signature; an honest seat probes once per vote it weighs)."""
 MAX_PENDING = 64
 LINK_LIMITS = Limits(max_pending=32, per_address=8, handshake_s=10.0)
 """Connections not linked yet: at most 32, 8 from one address, 10 s to send ``link``."""
@@ -83,6 +87,7 @@ class LinkServer:
             identity, session, pending, on_vote)
         self.admission = Admission(LINK_LIMITS)
         self._linked: dict[int, list[trio.CancelScope]] = {}  # each seat's open links
+        self._next_present: dict[int, float] = {}  # seat -> its next probe answered no sooner
 
     async def handle(self, stream: FramedStream) -> None:
         """Serve one link until it closes (within the caps of the module docstring)."""
@@ -124,7 +129,12 @@ class LinkServer:
         while True:
             msg = await hs.receive_message(stream)
             if msg["k"] == "probe":
-                await hs.send_message(stream, self.present(check_probe(msg)))
+                nonce = check_probe(msg)
+                now = trio.current_time()
+                turn = max(now, self._next_present.get(seat, now))
+                self._next_present[seat] = turn + PRESENT_EVERY_S  # later probes queue behind
+                await trio.sleep_until(turn)
+                await hs.send_message(stream, self.present(nonce))
             elif msg["k"] == "vote" and self.on_vote is not None:
                 self.on_vote(seat, msg)
             else:

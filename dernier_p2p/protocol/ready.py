@@ -32,12 +32,11 @@ def ready_frame(identity: IdentityKey, game: bytes, seat: int, at: int) -> dict[
     return {"k": "ready", "seat": seat, "at": at, "sig": sig}
 
 
-def check_ready_frame(msg: Mapping[str, Any], keys: Mapping[int, bytes] | list[bytes],
-                      game: bytes) -> tuple[int, int]:
-    """``(seat, at)`` of a well-formed, well-signed ``ready`` frame at a table whose seats have
-    identity ``keys``; ProtocolError MALFORMED or BAD_SIGNATURE (no seat named) otherwise."""
+def ready_fields(msg: Mapping[str, Any], n: int) -> tuple[int, int]:
+    """``(seat, at)`` of a well-formed ``ready`` frame at a table of ``n`` seats, its signature
+    not checked (a host drops a repeat before paying for that, PROTOCOL.md 18.1); ProtocolError
+    MALFORMED (no seat named) otherwise."""
     seat, at, sig = msg.get("seat"), msg.get("at"), msg.get("sig")
-    n = len(keys)
     ok = (
         set(msg) == READY_FIELDS
         and _int(seat) and 0 <= seat < n
@@ -46,9 +45,25 @@ def check_ready_frame(msg: Mapping[str, Any], keys: Mapping[int, bytes] | list[b
     )
     if not ok:
         raise ProtocolError("MALFORMED", None, "a ready frame is {seat, at, sig} (4.1)")
+    return seat, at
+
+
+def check_ready_signature(msg: Mapping[str, Any], keys: Mapping[int, bytes] | list[bytes],
+                          game: bytes) -> None:
+    """Check the signature of a well-formed ``ready`` frame (see :func:`ready_fields`) under
+    its seat's key; ProtocolError BAD_SIGNATURE (no seat named) if it is not that seat's."""
+    seat, at = msg["seat"], msg["at"]
     try:
-        verify(keys[seat], READY_LABEL, {"at": at, "game": game, "seat": seat}, sig)
+        verify(keys[seat], READY_LABEL, {"at": at, "game": game, "seat": seat}, msg["sig"])
     except BadSignature:
         raise ProtocolError("BAD_SIGNATURE", None, f"a ready frame that is not seat {seat}'s")\
             from None
+
+
+def check_ready_frame(msg: Mapping[str, Any], keys: Mapping[int, bytes] | list[bytes],
+                      game: bytes) -> tuple[int, int]:
+    """``(seat, at)`` of a well-formed, well-signed ``ready`` frame at a table whose seats have
+    identity ``keys``; ProtocolError MALFORMED or BAD_SIGNATURE (no seat named) otherwise."""
+    seat, at = ready_fields(msg, len(keys))
+    check_ready_signature(msg, keys, game)
     return seat, at

@@ -182,6 +182,41 @@ async def test_links_are_bounded_and_a_fault_on_one_ends_that_link_only() -> Non
     listener.socket.close()
 
 
+async def test_a_seats_probes_are_answered_at_most_once_a_second_over_all_its_links() -> None:
+    """Seat 2 floods seat 1 with probes on two links: every probe is answered with a valid
+    ``present``, but one per PRESENT_EVERY_S, so the third answer comes no sooner than two
+    intervals after the first probe was sent; seat 0's probe meanwhile is answered at once."""
+    t = table()
+    async with trio.open_nursery() as nursery:
+        await serving(nursery, t, 1, [], [])
+        address = links.address_of(t.sessions[2], 1)
+        assert address is not None
+        first = await links.open_link(address, t.identities[2], t.sessions[2])
+        second = await links.open_link(address, t.identities[2], t.sessions[2])
+        asked = [(first, os.urandom(32)), (first, os.urandom(32)), (second, os.urandom(32))]
+        answers: list[float] = []
+
+        async def read_answers() -> None:
+            for stream, nonce in asked:
+                msg = await hs.receive_message(stream)
+                links.check_present(msg, nonce, t.sessions[2], 1)
+                answers.append(trio.current_time() - start)
+
+        with trio.fail_after(10):
+            start = trio.current_time()
+            for stream, nonce in asked:
+                await hs.send_message(stream, {"k": "probe", "nonce": nonce})
+            async with trio.open_nursery() as reading:
+                reading.start_soon(read_answers)
+                assert await links.probe(t.identities[0], t.sessions[0], 1) is not None
+                other = trio.current_time() - start
+            assert answers[-1] >= 2 * links.PRESENT_EVERY_S
+            assert other < answers[-1]  # another seat's probe does not queue behind seat 2's
+        for stream in (first, second):
+            await stream.aclose()
+        nursery.cancel_scope.cancel()
+
+
 def test_a_probe_is_a_nonce_of_32_bytes_and_nothing_else() -> None:
     nonce = b"n" * hs.NONCE_SIZE
     assert links.check_probe({"k": "probe", "nonce": nonce}) == nonce
