@@ -37,9 +37,9 @@ Host change: when the host does not come back within ``grace_ms``, or censors, t
 the candidates (``ChainChecker.candidates``: the seats after the host still at the table with a
 listen address) in turn, each for ``grace_ms``; the first that is there hosts (so the table goes
 on when the host and the next host are lost together). A seat trying a candidate sends it its
-``depose`` vote over a link every :data:`URGE_S`; a candidate that has lost the host and holds
-such votes of a quorum (its own included) takes over at once, so a next host restarting
-after a crash, behind the others, is not late for them (PROTOCOL.md 7.6). That peer listens on
+``depose`` vote over a link every :data:`URGE_S`; a candidate restarted after a crash, not
+resumed since, that holds such votes of a quorum (its own included) takes over at once, so a
+next host restarting behind the others is not late for them (PROTOCOL.md 7.6). That peer listens on
 the address it announced in its hello (opened when it joined), waits up to ``grace_ms`` for the
 others to resume, takes from them any records it lacks (they are signed by the old host, so
 checked like any other), collects their ``depose`` votes (each peer votes again after every
@@ -757,15 +757,17 @@ class Peer:
                 self._host_wait.cancel()  # stop waiting for the host: take over
 
     def _asked_to_host(self) -> bool:
-        """Whether this seat, a candidate, holds ``depose`` votes about the host from other
-        seats that with its own make a quorum (PROTOCOL.md 7.6): those seats try it as the new
-        host now, so it takes over at once. A vote counts unless this seat holds a record of
-        the host newer than the vote's ``after`` (a vote past this seat's last record counts:
-        it is fresh once the voter has forwarded what this seat lacks)."""
+        """Whether this seat, a candidate restarted after a crash and not resumed with a host
+        since (it cannot measure how long its connection has been down), holds ``depose``
+        votes about the host from other seats that with its own make a quorum (PROTOCOL.md
+        7.6): those seats try it as the new host now, so it takes over at once. A vote counts
+        unless this seat holds a record of the host newer than the vote's ``after`` (a vote
+        past this seat's last record counts: it is fresh once the voter has forwarded what this
+        seat lacks)."""
         assert self.me is not None and self.seat is not None
         chain = self.me.session.chain
         host = self.me.session.host
-        if self.seat not in chain.candidates():
+        if not self.config.restore or self.resumes or self.seat not in chain.candidates():
             return False
         since = chain.vote_since("depose", host)
         voters = {v["seat"] for v in self.depose_votes.fresh("depose", host, since, 2**63)}
