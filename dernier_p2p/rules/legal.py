@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from dernier_p2p.rules.cards import Card
-from dernier_p2p.rules.flow import PLAY, SUITS, can_draw, step, to_act
+from dernier_p2p.rules.flow import PLAY, SUITS, can_draw, rotated, to_act
 from dernier_p2p.rules.moves import (
     Catch,
     ChooseHandSize,
@@ -187,17 +187,24 @@ def _add_plays(
     else:
         targets = (None,)
     for target in targets:
-        # the cards the mover holds after the play: a swap hands it the target's hand, a
-        # rotate (but as the last card) the hand of the seat before it in the new direction
-        if target is not None:
-            after = len(st.hands[target])
-        elif f & ROTATE and size > 1:
-            d = -st.direction if f & REVERSE else st.direction
-            after = len(st.hands[step(seat, -d, st.players, st.out)])
-        else:
-            after = size - 1
+        after = _kept(st, seat, f, size, target)
         early = size == 2 and f & (SWAP | ROTATE) and st.rules.declare_before_exchange
         declares = _BOTH if after == 1 or early else _NO_DECLARE
         for suit in suits:
             for declare in declares:
                 out.append(_mk_play(seat, slot, card, suit, target, declare))
+
+
+def _kept(st: State, seat: int, f: int, size: int, target: int | None) -> int:
+    """The cards ``seat`` holds once its play of a card with flags ``f`` from ``size`` cards
+    is done: a swap hands it the target's hand, then a rotate passes every hand on in the
+    direction after the play (a last card goes out before any exchange)."""
+    if size <= 1 or not f & (SWAP | ROTATE):
+        return size - 1
+    sizes = [len(h) for h in st.hands]
+    sizes[seat] = size - 1
+    if target is not None:  # a swap's
+        sizes[seat], sizes[target] = sizes[target], sizes[seat]
+    if f & ROTATE:
+        sizes = rotated(sizes, -st.direction if f & REVERSE else st.direction, st.out)
+    return sizes[seat]

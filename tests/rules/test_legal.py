@@ -23,11 +23,13 @@ from dernier_p2p.rules import (
     Declare,
     Draw,
     IllegalMove,
+    Leave,
     MatchFormat,
     NameSuit,
     Pass,
     Phase,
     Play,
+    Rank,
     Shuffle,
     Suit,
     apply,
@@ -373,6 +375,7 @@ def test_a_rotate_that_brings_a_one_card_hand_may_declare(before: bool) -> None:
     rules = get_variant("moderno", hand_size=3, declare_before_exchange=before)
     t = Table(rules, ["5G 6G 7Y", "ROTATE 1R 2R", "1B 2B 3B"], first="4G", then="8Y 9Y 8B 9B")
     for _ in range(2):
+        check_state(t.state, t.dealer)  # seat 1 lists its rotate as the other hands shrink
         for seat in (1, 2):
             t.draw(seat)
             t.pass_(seat)
@@ -384,6 +387,89 @@ def test_a_rotate_that_brings_a_one_card_hand_may_declare(before: bool) -> None:
     assert rotates == {(s, d) for s in Suit for d in (False, True)}
     t.play(1, "ROTATE", suit=Suit.RED)
     assert t.state.hand_sizes == (5, 1, 4) and 1 in t.state.owes
+
+
+@pytest.mark.parametrize("options", [
+    {},
+    {"reverse_ranks": (Rank.REVERSE, Rank.ROTATE)},  # the hands then go the other way
+    {"swap_ranks": (Rank.SWAP, Rank.ROTATE)},  # a swap, then a rotation of every hand
+    {"rotate_ranks": (Rank.ROTATE, Rank.SWAP)},
+], ids=["moderno", "rotate_reverses", "rotate_swaps", "swap_rotates"])
+def test_exchanges_are_judged_on_the_hand_they_bring(options: dict) -> None:
+    """moderno and tables whose rank sets give one card two exchanges: seat 2 is down to one
+    card, seats 0 and 1 hold five; every play of seat 1's ROTATE and SWAPG is listed once for
+    each outcome apply gives it (a DERNIER only when the mover ends with one card)."""
+    rules = get_variant("moderno", hand_size=3, **options)
+    t = Table(rules, ["7Y 8Y 9Y", "ROTATE SWAPG 1R", "5G 6G 3B"], first="4G",
+              then="1Y 2Y 3Y 4Y 5Y 6Y")
+    for _ in range(2):
+        t.draw(1)
+        t.pass_(1)
+        t.play(2, "5G" if t.state.hand_sizes[2] == 3 else "6G", declare=True)
+        t.draw(0)
+        t.pass_(0)
+    assert t.state.turn == 1 and t.state.hand_sizes == (5, 5, 1)
+    check_state(t.state, t.dealer)
+
+
+def test_a_card_that_swaps_then_rotates_can_bring_back_the_card_it_kept() -> None:
+    """A table where ROTATE also swaps (declare_before_exchange off): seat 1 plays it from two
+    cards. Swapped with seat 0, the seat before it, its one card comes back with the
+    rotation (a DERNIER may go with the play); swapped with seat 2, it ends with seat 0's four."""
+    rules = get_variant("moderno", hand_size=3, swap_ranks=(Rank.SWAP, Rank.ROTATE),
+                        declare_before_exchange=False)
+    t = Table(rules, ["1Y 2Y 3Y", "5G SWAPG ROTATE", "1R 2R 3R"], first="4G", then="8Y 6R 5R")
+    t.play(1, "5G")
+    for seat in (2, 0):
+        t.draw(seat)
+        t.pass_(seat)
+    assert t.state.turn == 1 and t.state.hand_sizes == (4, 2, 4)
+    check_state(t.state, t.dealer)
+    rotates = {(m.suit, m.target, m.declare) for m in t.legal(1) if isinstance(m, Play)
+               and str(m.card) == "ROTATE"}
+    assert rotates == {(s, 0, d) for s in Suit for d in (False, True)} | {
+        (s, 2, False) for s in Suit}
+
+
+def test_a_rotate_as_the_last_card_goes_out_before_any_exchange() -> None:
+    """moderno: seat 1 plays its last card, a ROTATE, while seat 0 (whose hand a rotation
+    would bring it) holds one card: the hand is won, so no DERNIER is listed with it."""
+    rules = get_variant("moderno", hand_size=2)
+    t = Table(rules, ["5G 7Y", "6G ROTATE", "1B 2B"], first="4G", then="8Y 9Y")
+    t.play(1, "6G", declare=True)
+    t.draw(2)
+    t.pass_(2)
+    t.play(0, "5G", declare=True)
+    assert t.state.turn == 1 and t.state.hand_sizes == (1, 1, 3)
+    check_state(t.state, t.dealer)
+    plays = {(m.suit, m.declare) for m in t.legal(1) if isinstance(m, Play)}
+    assert plays == {(s, False) for s in Suit}
+
+
+def test_a_rotation_skips_a_seat_out() -> None:
+    """moderno, four seats, seat 2 left during the first hand (out: the hand is dealt again,
+    seat 1 dealing). Seat 3 plays a ROTATE and receives the hand of seat 1, the seat in play
+    before it, down to one card: the play may carry a DERNIER."""
+    rules = get_variant("moderno", hand_size=3)
+    hands = [parse_cards(h) for h in ("1B 2B 3B", "5G 6G 7Y", "", "ROTATE 1R 2R")]
+    second = deal_order(hands, 1, parse_card("4G"), parse_cards("8Y 9Y 8B 9B 8R 9R"))
+    t = Table.__new__(Table)
+    t.dealer = Dealer(rules, 3, stack=[[], second], dealer=0)
+    t.state, _ = answer_chance(new_match(rules, 4), t.dealer)
+    t.state, _ = apply(t.state, Leave(2))
+    t.events, t.all_events = [], []
+    t._chance()
+    assert t.state.out == (2,) and t.state.dealer == 1 and t.state.turn == 3
+    for card in ("5G", "6G"):
+        for seat in (3, 0):
+            t.draw(seat)
+            t.pass_(seat)
+        t.play(1, card, declare=card == "6G")
+    assert t.state.turn == 3 and t.state.hand_sizes == (5, 1, 0, 5)
+    check_state(t.state, t.dealer)
+    rotates = {(m.suit, m.declare) for m in t.legal(3) if isinstance(m, Play)
+               and str(m.card) == "ROTATE"}
+    assert rotates == {(s, d) for s in Suit for d in (False, True)}
 
 
 def test_a_rotate_jumped_in_from_two_cards() -> None:
