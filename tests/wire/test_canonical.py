@@ -1,5 +1,7 @@
 """Canonical msgpack: one encoding per value, and strict decoding."""
 
+import tracemalloc
+
 import msgpack
 import pytest
 
@@ -189,3 +191,19 @@ def test_invalid_utf8_and_keys_that_are_not_str_are_malformed() -> None:
         with pytest.raises(EncodingError) as err:
             decode(data)
         assert err.value.code == "MALFORMED", data
+
+
+def test_maps_held_in_maps_are_counted_while_they_are_built() -> None:
+    """As above with the empty maps held in maps, which only the map hook counts: 1024 maps of
+    256 empty maps each (1.5 MB, 263,169 values) stop at the value limit while msgpack builds
+    them, not after (building them all takes about 15 times the input's length)."""
+    inner = b"\xde\x01\x00" + b"".join(encode(f"k{i:03}") + b"\x80" for i in range(256))
+    data = b"\xdc\x04\x00" + inner * 1024
+    tracemalloc.start()
+    try:
+        with pytest.raises(OversizedError):
+            decode(data)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * len(data)
