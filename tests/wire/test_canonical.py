@@ -194,7 +194,8 @@ def test_invalid_utf8_and_keys_that_are_not_str_are_malformed() -> None:
 
 
 def test_maps_held_in_maps_are_counted_while_they_are_built() -> None:
-    """As above with the empty maps held in maps, which only the map hook counts: 1024 maps of
+    """The empty maps held in maps, which only the map hook counts (in arrays the array hook
+    counts them, test_a_frame_of_a_million_empty_containers_...): 1024 maps of
     256 empty maps each (1.5 MB, 263,169 values) stop at the value limit while msgpack builds
     them, not after (building them all takes about 15 times the input's length)."""
     inner = b"\xde\x01\x00" + b"".join(encode(f"k{i:03}") + b"\x80" for i in range(256))
