@@ -1195,3 +1195,48 @@ def test_an_unsequenced_token_that_opens_an_illegal_play_proves_the_players_faul
     assert len(found) == 1 and verdicts[-1] is found[0]
     assert (found[0].code, found[0].seat) == ("ILLEGAL_MOVE", actor) and obs.fault is found[0]
     assert obs.pub.slots[bad].opened
+
+
+# ------------------------------------------------------------- host bodies and leaving
+def test_a_host_change_record_names_the_new_host(judged) -> None:
+    """A host change by depose votes, signed by the next host: every peer logs it, naming the
+    new host and the old, and takes the new host's records from then on."""
+    table, base, _ = judged
+    s = copy.deepcopy(base)
+    old, new = s.host, s.chain.candidates()[0]
+    body = table.sessions[new].votes_body("depose", old, table.collect("depose", old))
+    env = unsequenced(table, s, new, body)
+    s.receive(make_record(table.identities[new], env, new, s.count, s.head, s.chain.last_t), 0)
+    assert session_events(s)[-1] == SessionEvent("host-change", new, f"from seat {old}")
+    assert s.host == new and s.fault is None and s.state == base.state
+
+
+def test_a_timeout_of_a_seat_not_to_act_is_ignored(judged) -> None:
+    """A timeout with sound votes of a seat that owes nothing and is not to act: the rules
+    refuse it when it runs, so it is logged as ``timeout-ignored`` and changes nothing."""
+    table, base, _ = judged
+    t = copy.deepcopy(table)
+    s = t.sessions[0]
+    idle = next(k for k in range(3) if k != to_act(s.state) and k != t.host_seat)
+    state = s.state
+    t.timeout(idle)
+    t.deliver()
+    for x in t.sessions:
+        ignored = [e for e in session_events(x) if e.kind == "timeout-ignored"]
+        assert [e.seat for e in ignored] == [idle] and x.state == state and x.fault is None
+
+
+def test_a_resign_at_three_seats_voids_the_hand_and_the_others_play_on(judged) -> None:
+    """A seat's ``resign``: waiting work is dropped, the hand is void and the next is dealt to
+    the two seats left, whose deck messages are renumbered for the hand's deck."""
+    table, _, _ = judged
+    t = copy.deepcopy(table)
+    gone = 2
+    t.send(t.sessions[gone].resign())
+    t.deliver()
+    for x in t.sessions:
+        assert x.state.out == (gone,) and SeatOut(gone, "left", 1) in x.events
+        assert x.state.hand_number == 2 and x._parts == (0, 1) and x.fault is None
+        assert x.state.hands[gone] == () and all(len(h) == 5 for h in x.state.hands[:2])
+        assert x.waiting_on() == [to_act(x.state)]
+    assert t.sessions[gone].mine is None  # the seat out takes no part in the deck
