@@ -1171,7 +1171,8 @@ def test_a_play_no_face_makes_legal_is_refused_without_opening_the_card(judged) 
     with pytest.raises(ProtocolError) as info:
         t.deliver()
     assert (info.value.code, info.value.seat) == ("ILLEGAL_MOVE", actor)
-    assert s.pub.slots[bad].opened and s.fault is not None
+    assert info.value.evidence == t.records[-1]["i"]  # the record whose token opened it
+    assert s.pub.slots[bad].opened and s.fault is info.value
 
 
 def test_an_unsequenced_token_that_opens_an_illegal_play_proves_the_players_fault(judged):
@@ -1228,15 +1229,50 @@ def test_a_timeout_of_a_seat_not_to_act_is_ignored(judged) -> None:
 
 def test_a_resign_at_three_seats_voids_the_hand_and_the_others_play_on(judged) -> None:
     """A seat's ``resign``: waiting work is dropped, the hand is void and the next is dealt to
-    the two seats left, whose deck messages are renumbered for the hand's deck."""
+    the two seats left (the seat out has no deck table)."""
     table, _, _ = judged
     t = copy.deepcopy(table)
     gone = 2
-    t.send(t.sessions[gone].resign())
-    t.deliver()
+    rec = t.sequence(t.sessions[gone].resign())
     for x in t.sessions:
+        x.receive(rec, rec["t"])
         assert x.state.out == (gone,) and SeatOut(gone, "left", 1) in x.events
         assert x.state.hand_number == 2 and x._parts == (0, 1) and x.fault is None
-        assert x.state.hands[gone] == () and all(len(h) == 5 for h in x.state.hands[:2])
-        assert x.waiting_on() == [to_act(x.state)]
-    assert t.sessions[gone].mine is None  # the seat out takes no part in the deck
+        assert x.state.hands[gone] == () and x.pub.hand == 2
+    assert t.sessions[gone].mine is None
+
+
+def test_a_seat_out_after_a_stall_takes_no_part_in_the_next_hand(judged) -> None:
+    """A seat timed out while it owes the token of the card it played is out (a stall): the
+    hand is void and the two others play the next, their deck messages renumbered for its
+    deck. The stalled seat's late tokens for the void hand are passed over; a deck message of
+    it for the new hand is its DECK_FAULT."""
+    table, _, _ = judged
+    t = copy.deepcopy(table)
+    s = t.sessions[0]
+    actor = to_act(s.state)
+    mover = t.sessions[actor]
+    play = next(m for m in mover.legal() if isinstance(m, Play))
+    rec = t.sequence(mover.intend(play))
+    for x in t.sessions:
+        t.queue.extend(x.receive(rec, rec["t"]))
+    gone = actor  # it owes the token that opens its card
+    assert s.waiting_on() == [gone] and gone != t.host_seat
+    rest = tuple(k for k in range(3) if k != gone)
+    held = [e for e in t.queue if e["seat"] == gone]
+    t.queue = type(t.queue)(e for e in t.queue if e["seat"] != gone)
+    t.timeout(gone)
+    t.deliver()
+    for x in t.sessions:
+        assert SessionEvent("stall", gone, "timed out owing a message") in x.events
+        assert x.state.out == (gone,) and x._parts == rest and x.fault is None
+        assert x.state.hand_number == 2 and x.waiting_on() == [to_act(x.state)]
+    for env in held:  # for the void hand: passed over
+        rec = t.sequence(env)
+        for x in t.sessions:
+            assert x.receive(rec, rec["t"]) == []
+    assert all(x.fault is None for x in t.sessions)
+    late = forge(t, gone, {"type": "secret", "hand": 2, "secret": bytes(32)})
+    errors = feed_all(t, late)
+    assert {(e.code, e.seat) for e in errors} == {("DECK_FAULT", gone)}
+    assert all("takes no part" in e.detail for e in errors)
