@@ -912,18 +912,24 @@ def test_chat_is_recorded_for_every_peer_and_changes_nothing_else():
 
 # ------------------------------------------------------------- envelopes of a side file
 @pytest.fixture(scope="module")
-def judged() -> tuple[LocalTable, Session, dict[str, tuple[int, Session]]]:
+def judged() -> tuple[LocalTable, Session, dict[str, tuple]]:
     """A three-seat table at play whose seats listen (so a seat may take over as host), an
-    observer fed its records, and for each body type the index of its first record and a
-    copy of the observer from just before it."""
+    observer fed its records, and for each body type the index of its first record, a copy
+    of the observer from just before it and (for ``tokens``) copies of the seats' sessions."""
     table = LocalTable("dernier", seeds(3), {"match": ["hands", 1]},
                        listen=[("127.0.0.1", 7000 + k) for k in range(3)])
-    table.deliver()
     obs = Session(None, None, table.records[0])
-    before: dict[str, tuple[int, Session]] = {}
-    for i, rec in enumerate(table.records[1:], 1):
-        before.setdefault(rec["env"]["body"]["type"], (i, copy.deepcopy(obs)))
+    before: dict[str, tuple] = {}
+    while table.queue:
+        env = table.queue.popleft()
+        kind = env["body"]["type"]
+        if kind not in before:
+            seats = copy.deepcopy(table.sessions) if kind == "tokens" else None
+            before[kind] = (len(table.records), copy.deepcopy(obs), seats)
+        rec = table.sequence(env)
         obs.receive(rec, rec["t"])
+        for s in table.sessions:
+            table.queue.extend(s.receive(rec, rec["t"]))
     return table, obs, before
 
 
@@ -1009,7 +1015,7 @@ def test_an_unsequenced_proof_that_fails_proves_its_authors_fault(judged) -> Non
     envelope is applied and takes its counter, so the bad one signed with the same counter
     after it is passed over."""
     table, _, before = judged
-    k, before = before["tokens"]
+    k, before, _ = before["tokens"]
     env = table.records[k]["env"]
     body = copy.deepcopy(env["body"])
     e = body["tokens"][0]["proof"]["e"]
@@ -1276,3 +1282,25 @@ def test_a_seat_out_after_a_stall_takes_no_part_in_the_next_hand(judged) -> None
     errors = feed_all(t, late)
     assert {(e.code, e.seat) for e in errors} == {("DECK_FAULT", gone)}
     assert all("takes no part" in e.detail for e in errors)
+
+
+def test_a_seats_own_message_its_table_did_not_make_is_checked_like_any_other(judged):
+    """A record carrying a tokens message signed with a seat's key that its own table did not
+    make (a proof changed): that seat's session checks it as every peer does, its DECK_FAULT
+    (BadProof), and changes nothing; the message its table made is taken as is."""
+    table, _, before = judged
+    k, _, seats = before["tokens"]
+    env = table.records[k]["env"]
+    seat = env["seat"]
+    body = copy.deepcopy(env["body"])
+    e = body["tokens"][0]["proof"]["e"]
+    body["tokens"][0]["proof"]["e"] = bytes([e[0] ^ 1]) + e[1:]
+    s = copy.deepcopy(seats[seat])
+    bad = as_record(table, s, sign_envelope(table.identities[seat], env["game"], seat, env["n"],
+                                            env["head"], body))
+    with pytest.raises(ProtocolError) as info:
+        s.receive(bad, bad["t"])
+    assert (info.value.code, info.value.seat) == ("DECK_FAULT", seat)
+    assert "BadProof" in info.value.detail and s.count == k and s.fault is None
+    s.receive(table.records[k], table.records[k]["t"])
+    assert s.count == k + 1 and s.fault is None
