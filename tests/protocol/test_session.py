@@ -1304,3 +1304,43 @@ def test_a_seats_own_message_its_table_did_not_make_is_checked_like_any_other(ju
     assert "BadProof" in info.value.detail and s.count == k and s.fault is None
     s.receive(table.records[k], table.records[k]["t"])
     assert s.count == k + 1 and s.fault is None
+
+
+def test_a_seats_own_complaint_is_judged_from_public_data_like_anyone_elses() -> None:
+    """The cutter's peek box carries a token whose proof fails: the cutter's table complains
+    with the box's plaintext, which settles it, so every session, the complainer's own
+    included, names the giver at the complaint's record (never a dispute)."""
+    from dernier_p2p.deck.drbg import Drbg
+    from dernier_p2p.deck.proofs import Proof
+    from dernier_p2p.deck.tokens import Token
+    from dernier_p2p.deck.transfer import seal_transfer
+
+    cheat: list[tuple[int, int]] = []
+
+    def tamper(env: dict) -> dict:
+        body = env["body"]
+        if body["type"] != "peek" or cheat:
+            return env
+        giver, to, p = env["seat"], body["to"], body["position"]
+        cheat.append((giver, to))
+        mine = table.sessions[giver].mine
+        tok = mine._own_token(p)
+        bad = Token(tok.owner, p, tok.value, Proof(tok.proof.e ^ 1, tok.proof.s))
+        xpub = mine.keys.reveals[to].xpub
+        t, _ = seal_transfer(table.game, body["hand"], giver, to, xpub, bad, Drbg(bytes(32)))
+        return resign(table, env, {"type": "peek", "hand": body["hand"], **t.to_wire()})
+
+    table = LocalTable("originale", seeds(2), {"match": ["hands", 1]}, tamper=tamper)
+    with pytest.raises(ProtocolError):
+        table.deliver()
+    (giver, cutter), = cheat
+    rec = table.records[-1]
+    assert rec["env"]["seat"] == cutter and rec["env"]["body"]["type"] == "complaint"
+    assert rec["env"]["body"]["plaintext"] is not None
+    for s in table.sessions:
+        if s.fault is None:
+            with pytest.raises(ProtocolError):
+                s.receive(rec, rec["t"])
+        assert (s.fault.code, s.fault.seat, s.fault.evidence) == ("DECK_FAULT", giver, rec["i"])
+        assert "bad token" in s.fault.detail
+        assert not [e for e in session_events(s) if e.kind == "dispute"]
