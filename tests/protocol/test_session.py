@@ -1142,12 +1142,18 @@ def test_held_at_and_legal_at_answer_for_the_state_after_the_head(judged) -> Non
     dealing = before["tokens"][0]  # the state after this record waits for tokens
     assert s.held_at(head, actor, slot) and not s.held_at(head, idle, slot)
     assert s.held_at(10**6, actor, slot)  # an index the session never saw: now only
-    assert s.legal_at(head, actor, body)
+    assert s.legal_at(head, actor, body) and not s.legal_at(10**6, actor, body)
     assert not s.legal_at(dealing, actor, {**body, "hand": s._history[dealing][0].hand_number})
     assert not s.legal_at(head, actor, {**body, "hand": hand + 1})
     assert not s.legal_at(head, idle, {"type": "move", "hand": hand, "move": "draw"})
     assert not s.legal_at(head, actor, {"type": "chat", "text": "draw"})
-    t.send(mover.intend(plays[slot]))
+    rec = t.sequence(mover.intend(plays[slot]))
+    for x in t.sessions:
+        t.queue.extend(x.receive(rec, rec["t"]))
+    # the play waits for its card: the rules state is as before, but not quiescent
+    draw = {"type": "move", "hand": hand, "move": "draw"}
+    assert s.state is s._history[head][0] and s.legal_at(head, actor, draw)
+    assert not s.legal_at(rec["i"], actor, draw)
     t.deliver()
     now = s.count - 1
     assert s.held_at(head, actor, slot) and not s.held_at(now, actor, slot)
