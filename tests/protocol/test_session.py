@@ -1241,17 +1241,27 @@ def test_a_timeout_of_a_seat_not_to_act_is_ignored(judged) -> None:
 
 def test_a_resign_at_three_seats_voids_the_hand_and_the_others_play_on(judged) -> None:
     """A seat's ``resign``: waiting work is dropped, the hand is void and the next is dealt to
-    the two seats left (the seat out has no deck table)."""
+    the two seats left (the seat out has no deck table). A draw of the seat to act, echoing
+    the head before the resign, runs in the next hand: a move for another hand that was legal
+    at its head lost a race."""
     table, _, _ = judged
     t = copy.deepcopy(table)
     gone = 2
+    actor = to_act(t.sessions[0].state)
+    draw = t.sessions[actor].intend(Draw(actor))
     rec = t.sequence(t.sessions[gone].resign())
     for x in t.sessions:
-        x.receive(rec, rec["t"])
+        t.queue.extend(x.receive(rec, rec["t"]))
         assert x.state.out == (gone,) and SeatOut(gone, "left", 1) in x.events
         assert x.state.hand_number == 2 and x._parts == (0, 1) and x.fault is None
         assert x.state.hands[gone] == () and x.pub.hand == 2
     assert t.sessions[gone].mine is None
+    t.queue.appendleft(draw)  # sequenced right after the resign
+    t.deliver()
+    for x in t.sessions:
+        lost = [(e.seat, e.detail) for e in session_events(x) if e.kind == "race-lost"]
+        assert lost == [(actor, "a move for another hand")] and x.fault is None
+        assert x.state.hand_number == 2 and x.settled
 
 
 def test_a_seat_out_after_a_stall_takes_no_part_in_the_next_hand(judged) -> None:
