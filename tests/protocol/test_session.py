@@ -1360,3 +1360,23 @@ def test_a_seats_own_complaint_is_judged_from_public_data_like_anyone_elses() ->
         assert (s.fault.code, s.fault.seat, s.fault.evidence) == ("DECK_FAULT", giver, rec["i"])
         assert "bad token" in s.fault.detail
         assert not [e for e in session_events(s) if e.kind == "dispute"]
+
+
+def test_a_head_whose_state_is_no_longer_kept_is_judged_without_it(judged) -> None:
+    """Only the last 4096 states are kept (PROTOCOL.md 7.4): a move echoing an older head (its
+    state dropped here directly, as a long match drops it) is judged without it: a play of a
+    slot not held now is NOT_HELD, never a Python error, and nothing was legal there."""
+    table, base, _ = judged
+    s = copy.deepcopy(base)
+    actor = to_act(s.state)
+    idle = (actor + 1) % 3
+    head = s.count - 1
+    del s._history[head]
+    slot = s.state.hands[idle][0]
+    assert not s.legal_at(head, actor, {"type": "move", "hand": s.state.hand_number,
+                                        "move": "draw"})
+    assert not s.held_at(head, actor, slot) and s.held_at(head, idle, slot)
+    rec = as_record(table, s, unsequenced(table, s, actor, play_body(s.state.hand_number, slot)))
+    with pytest.raises(ProtocolError) as info:
+        s.receive(rec, rec["t"])
+    assert (info.value.code, info.value.seat) == ("NOT_HELD", actor) and s.fault is None
