@@ -1380,3 +1380,20 @@ def test_a_head_whose_state_is_no_longer_kept_is_judged_without_it(judged) -> No
     with pytest.raises(ProtocolError) as info:
         s.receive(rec, rec["t"])
     assert (info.value.code, info.value.seat) == ("NOT_HELD", actor) and s.fault is None
+
+
+def test_a_play_legal_at_its_head_that_no_face_makes_legal_now_lost_a_race(judged) -> None:
+    """The seat to act draws, and a play it made at the same head is sequenced after the draw:
+    no face makes it legal now (only the drawn card may be played), but some face did at its
+    head, so it lost a race; its card stays hidden."""
+    table, base, _ = judged
+    s = copy.deepcopy(base)
+    actor = to_act(s.state)
+    hand, head = s.state.hand_number, s.head
+    slot = max(m.slot for m in table.sessions[actor].legal() if isinstance(m, Play))
+    draw = {"type": "move", "hand": hand, "move": "draw"}
+    s.receive(as_record(table, s, unsequenced(table, s, actor, draw)), 0)
+    s.receive(as_record(table, s, unsequenced(table, s, actor, play_body(hand, slot), head)), 0)
+    lost = [(e.seat, e.detail) for e in session_events(s) if e.kind == "race-lost"]
+    assert lost == [(actor, "no card makes this play legal")] and s.fault is None
+    assert not s.pub.slots[slot].opened and slot in s.state.hands[actor]
