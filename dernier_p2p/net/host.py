@@ -1149,7 +1149,16 @@ class Host:
                 self.me.sent(env)  # signed again after the host change (take_over)
         for env in self.me.take_over(self.old_host, votes):  # host_change first
             self._submit(self.seat, env)
+        held = {(r["env"]["seat"], r["env"]["n"]): r["env"] for r in self.records[1:]}
         for seat, env in self._early:
+            if seat != self.seat and isinstance(env, dict) and \
+                    held.get((seat, env.get("n"))) == env:
+                # sent again on resuming, before the record another seat forwarded here
+                # reached it (PROTOCOL.md 4.4): nothing to refuse
+                conn = self.conns.get(seat)
+                if conn is not None and conn.waiting > 0:
+                    conn.sequenced()
+                continue
             self._on_env(seat, env)
         self._early = []
         for seat in sorted((others | {self.old_host}) - set(self.conns)):
