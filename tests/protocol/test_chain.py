@@ -309,6 +309,89 @@ def test_vote_since_counts_for_each_kind_what_shows_a_seat_present():
     assert c.at_table == {0}
 
 
+def _host_body(g: Game, c: ChainChecker, body: dict, author: int = 0) -> dict:
+    """``body`` signed by ``author`` as the next envelope of the chain ``c``."""
+    return sign_envelope(g.ids[author], GAME, author, c.next_counter(author), c.head, body)
+
+
+def _refused_envelope(c: ChainChecker, env: dict, code: str, fault: int = 0) -> ProtocolError:
+    with pytest.raises(ProtocolError) as info:
+        c.check_envelope(env, fault)
+    assert (info.value.code, info.value.seat) == (code, fault), info.value
+    return info.value
+
+
+def test_vote_bodies_are_checked_as_the_next_record():
+    """7.5: a no contest without votes only at two seats, naming the other seat at the table
+    (NO_QUORUM); a no contest by abandon votes names no seat (MALFORMED); a time-out or a
+    departure of a seat no longer at the table is WRONG_SEAT; each fault names the seat the
+    checker is told to blame."""
+    g = game_with_acks(3, rounds=1)
+    c = fed(g)
+    no_votes = {"type": "no_contest", "seat": 1, "votes": []}
+    _refused_envelope(c, _host_body(g, c, no_votes), "NO_QUORUM", fault=2)  # three seats
+    abandon = g.votes("abandon", None, [0, 1])
+    named = {"type": "no_contest", "seat": 1, "votes": abandon}
+    assert "names no seat" in _refused_envelope(c, _host_body(g, c, named), "MALFORMED").detail
+    ok = _host_body(g, c, {"type": "no_contest", "seat": None, "votes": abandon})
+    assert c.check_envelope(ok, 0) is ok
+    g.submit(0, {"type": "left", "seat": 2, "votes": g.votes("left", 2, [0, 1])})
+    c = fed(g)
+    assert c.at_table == {0, 1}
+    gone = {"type": "timeout", "seat": 2, "votes": g.votes("timeout", 2, [0, 1])}
+    detail = _refused_envelope(c, _host_body(g, c, gone), "WRONG_SEAT", fault=1).detail
+    assert detail == "timeout of seat 2, not at the table"
+    # two seats left at the table: no contest without votes, naming the other seat only
+    other = _host_body(g, c, no_votes)
+    assert c.check_envelope(other, 0) is other
+    for seat in (0, 2, None):  # the author itself, a seat gone, nobody
+        env = _host_body(g, c, {**no_votes, "seat": seat})
+        _refused_envelope(c, env, "NO_QUORUM", fault=1)
+
+
+def test_vote_freshness_counts_from_what_each_kind_counts():
+    """``timeout`` votes count from the target's last record other than an ack (not from the
+    table's last play); ``depose`` votes from the host's last signed record, not its last
+    authored one; before a seat has authored anything, votes stating record 0 are fresh."""
+    g = Game(3, accept=False)  # record 0 only
+    c = fed(g)
+    for kind in ("left", "timeout"):
+        env = _host_body(g, c, {"type": kind, "seat": 2, "votes": g.votes(kind, 2, [0, 1], 0)})
+        assert c.check_envelope(env, 0) is env
+    g = game_with_acks(3, rounds=1)  # 1, 2: accepts; 3, 4, 5: acks of seats 0, 1, 2
+    g.submit(1, {"type": "coin_commit", "step": "x", "commit": bytes(32)})  # 6: seat 1 plays
+    c = fed(g)
+    fresh = {"type": "timeout", "seat": 2, "votes": g.votes("timeout", 2, [0, 1], 3)}
+    env = _host_body(g, c, fresh)
+    assert c.check_envelope(env, 0) is env  # seat 2 has only acked since its accept (2)
+    stale = {**fresh, "votes": g.votes("timeout", 2, [0, 1], 1)}
+    _refused_envelope(c, _host_body(g, c, stale), "STALE_VOTE")
+    change = {"type": "host_change", "old": 0, "new": 1, "votes": g.votes("depose", 0, [1, 2], 4)}
+    env = _host_body(g, c, change, author=1)  # host 0 authored record 3 but signed 6
+    _refused_envelope(c, env, "STALE_VOTE", fault=1)
+    change["votes"] = g.votes("depose", 0, [1, 2], 6)
+    env = _host_body(g, c, change, author=1)
+    assert c.check_envelope(env, 1) is env
+
+
+def test_an_unsequenced_envelope_takes_its_counter():
+    """``count_unsequenced``: an envelope judged outside the chain (21.1) uses its counter,
+    so the same envelope again is a duplicate and the next counter is expected."""
+    g = game_with_acks(2, rounds=1)
+    c = fed(g)
+    env = _host_body(g, c, ACK, author=1)
+    assert c.check_envelope(env, 0) is env
+    c.count_unsequenced(env)
+    assert c.next_counter(1) == env["n"] + 1 and c.next_counter(0) == g.authors[0].next_n
+    _refused_envelope(c, env, "DUPLICATE")
+
+
+def test_a_host_given_before_record_zero_lists_every_other_seat_as_candidate():
+    g = Game(3)
+    c = checker(g, host=1)
+    assert c.candidates() == [2, 0] and c.next_host() == 2  # no listen addresses known yet
+
+
 # ---------------------------------------------------------------------- departures and host changes
 def test_left_seat_may_not_send(g):
     g.submit(0, {"type": "left", "seat": 2, "votes": g.votes("left", 2, [0, 1])})

@@ -4,12 +4,14 @@ plays, draws and deals of the hand."""
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
 from dernier_p2p.bots import HeuristicBot
 from dernier_p2p.protocol.local import run_local_match
-from dernier_p2p.protocol.replay import HandCards, replay_records
+from dernier_p2p.protocol.replay import HandCards, replay_file, replay_records
 from dernier_p2p.rules import events as ev
 from dernier_p2p.rules import get_variant
+from dernier_p2p.wire.transcript import TranscriptWriter
 
 
 def test_replay_of_a_two_hand_match_shows_every_hand() -> None:
@@ -65,7 +67,7 @@ def _adds_up(hand: HandCards, played: Counter) -> bool:
     return came == Counter(c for seat in hand.final for c in seat) + played
 
 
-def test_an_originale_cut_card_kept_is_shown_in_the_cutter_s_dealt_hand() -> None:
+def test_an_originale_cut_card_kept_is_shown_in_the_cutter_s_dealt_hand(tmp_path: Path) -> None:
     """originale: the cutter keeps the special bottom card (these seeds make it so) as one of
     the cards of the hand size chosen; the replay shows it among that seat's dealt cards, and
     the hand still adds up."""
@@ -85,3 +87,16 @@ def test_an_originale_cut_card_kept_is_shown_in_the_cutter_s_dealt_hand() -> Non
     assert hand.dealt[kept.seat][0].rank in get_variant("originale").special_ranks
     played = Counter(e.card for e in events if isinstance(e, ev.Played))
     assert _adds_up(hand, played)
+    # the same from the transcript file; a file that is no transcript gives no step
+    path = tmp_path / "match.dtr"
+    with TranscriptWriter(path) as w:
+        for rec in result.records:
+            w.append(rec)
+    from_file = replay_file(path)
+    assert from_file.verdict.ok and from_file.names == rp.names and from_file.variant == "originale"
+    assert [(s.index, s.kind, s.revealed) for s in from_file.steps] == [
+        (s.index, s.kind, s.revealed) for s in rp.steps]
+    path.write_bytes(b"not a transcript")
+    broken = replay_file(path)
+    assert broken.steps == [] and broken.names == [] and broken.variant is None
+    assert (broken.verdict.ok, broken.verdict.code) == (False, "UNREADABLE")
