@@ -962,6 +962,9 @@ def test_each_refused_secret_names_its_author() -> None:
             obs.receive(dict(secret2, secret=bad))
         assert err.value.seat == 2
     assert obs.receive(secret2) == [] and obs.secrets == {2: s2.secret.x}
+    with pytest.raises(MissingMessage) as err:  # seats 0 and 1 still owe their secrets
+        obs.all_cards()
+    assert err.value.seat == 0
     with pytest.raises(UnexpectedMessage) as err:
         obs.receive(secret2)
     assert err.value.seat == 2 and obs.secrets == {2: s2.secret.x}
@@ -1112,6 +1115,9 @@ def test_operations_name_a_seat_of_the_table_and_none_follows_the_end() -> None:
     for p in (54, -1, True, "0", None):
         with pytest.raises(StateError):
             obs.apply({"op": "open", "position": p})
+    for cards in (5, True, [], "ab", None):
+        with pytest.raises(StateError):
+            obs.apply({"op": "reshuffle", "cards": cards})
     assert obs.log == [m for m in obs.log if "op" not in m]  # nothing refused was logged
     obs.apply({"op": "deal", "position": 0, "to": 1})
     obs.apply({"op": "end"})
@@ -1136,3 +1142,14 @@ def test_a_bad_forwarded_token_is_blamed_on_the_holder_who_sent_it() -> None:
     bad = copy.deepcopy(msg)
     bad["tokens"][0]["token"] = g.add(bad["tokens"][0]["token"], g.GENERATOR)
     expect_blame(everyone, bad, BadProof, 1)
+
+
+def test_a_position_with_a_box_outstanding_is_not_transferred_again() -> None:
+    everyone = started()
+    apply_all(everyone, {"op": "deal", "position": 4, "to": 1})
+    obs = everyone[-1]
+    assert obs.apply({"op": "transfer", "position": 4, "to": 2}) == []  # seat 1's box not in
+    for to in (0, 2):
+        with pytest.raises(StateError):
+            obs.apply({"op": "transfer", "position": 4, "to": to})
+    assert obs.expect_boxes == {("transfer", 4, 1): 2}
