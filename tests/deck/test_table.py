@@ -977,6 +977,8 @@ def test_each_refused_secret_names_its_author() -> None:
     deliver([late], commits + reveals)
     assert sorted(late.keys.reveals) == [0] and not late.ready
     late.apply({"op": "end"})
+    assert tables[1].apply({"op": "end"}) == []  # no reveal of its own: no secret to show
+    assert [m["type"] for m in tables[0].apply({"op": "end"})] == ["secret"]
     secret1 = {"type": "secret", "seat": 1, "secret": g.encode_scalar(tables[1].secret.x)}
     with pytest.raises(UnexpectedMessage) as err:
         late.receive(secret1)
