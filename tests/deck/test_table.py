@@ -979,6 +979,7 @@ def test_each_refused_secret_names_its_author() -> None:
     late.apply({"op": "end"})
     assert tables[1].apply({"op": "end"}) == []  # no reveal of its own: no secret to show
     assert [m["type"] for m in tables[0].apply({"op": "end"})] == ["secret"]
+    assert tables[0].secrets == {0: tables[0].secret.x} and tables[1].secrets == {}
     secret1 = {"type": "secret", "seat": 1, "secret": g.encode_scalar(tables[1].secret.x)}
     with pytest.raises(UnexpectedMessage) as err:
         late.receive(secret1)
@@ -1003,6 +1004,7 @@ def test_each_refused_key_message_names_its_author() -> None:
         assert err.value.seat == 1 and 1 not in t0.keys.reveals
     out = t0.receive(commits[2])
     assert [m["type"] for m in out] == ["key_reveal"]
+    assert t0.pending() == [(1, "key_reveal"), (2, "key_reveal")]
     with pytest.raises(UnexpectedMessage) as err:
         t0.receive(commits[2])  # every commitment is in
     assert err.value.seat == 2
@@ -1021,6 +1023,7 @@ def test_each_refused_shuffle_names_its_author(at_shuffle: list[DeckTable]) -> N
     taken as verified), is refused naming its author and changes nothing."""
     base = honest_shuffle_msg(at_shuffle)
     t = receivers(at_shuffle)[0]
+    assert t.pending() == [(1, "shuffle epoch 0")]
     for bad, exc in ((dict(base, epoch=1), UnexpectedMessage),
                      (dict(base, epoch=-1), UnexpectedMessage),
                      (dict(base, deck=tuple(base["deck"])), BadElement),
