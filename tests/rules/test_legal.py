@@ -172,6 +172,10 @@ READINGS = [
     ("originale", {}),
     ("originale", {"cancel_same_suit": False}),
     ("moderno", {}),
+    ("moderno", {"hand_size": 4}),  # swaps and rotates played from few cards
+    # a table whose rank sets make SWAP rotate too and ROTATE reverse too
+    ("moderno", {"hand_size": 4, "rotate_ranks": (Rank.ROTATE, Rank.SWAP),
+                 "reverse_ranks": (Rank.REVERSE, Rank.ROTATE)}),
     ("standard", {}),
 ]
 
