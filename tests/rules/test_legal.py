@@ -351,6 +351,24 @@ def test_no_moves_for_a_seat_outside_the_table() -> None:
         assert legal_moves(t.state, seat) == []
 
 
+def test_seats_past_sixteen_draw_and_pass() -> None:
+    """standard for 17 seats (the rules take any table size the deck can deal; seats 0..15 use
+    pre-built moves): seat 16 plays first, draws, then passes; with no pile and nothing to
+    reshuffle it may only pass."""
+    rules = get_variant("standard", max_players=17, hand_size=1)
+    hands = [f"{n}{c}" for c in "YG" for n in (1, 2, 3, 4, 6, 7, 8, 9)] + ["1B"]
+    t = Table(rules, hands, first="5R", then="2B 3B", dealer=15)
+    start = t.state
+    assert start.turn == 16 and t.legal(16) == [Draw(16)]
+    check_state(start, t.dealer)
+    t.draw(16)
+    assert t.legal(16) == [Pass(16)]
+    check_state(t.state, t.dealer)
+    dry = start._replace(pile=())  # every other card in a hand: nothing to draw
+    assert legal_moves(dry, 16, t.dealer.view(start, 16)) == [Pass(16)]
+    check_state(dry, t.dealer)
+
+
 @pytest.mark.parametrize("before", [True, False], ids=["declare_before", "declare_after"])
 def test_a_swap_and_a_rotate_as_the_second_last_card(before: bool) -> None:
     """moderno, three seats: seat 1 holds SWAPG and ROTATE. Either, played, leaves one card
