@@ -76,6 +76,8 @@ def encode(obj: Any) -> bytes:
         return msgpack.packb(_canon(obj), use_bin_type=True)
     except RecursionError:
         raise OversizedError("value nested too deeply to encode") from None
+    except UnicodeEncodeError:  # a str holding a lone surrogate (e.g. from surrogateescape)
+        raise EncodingError("text that is not valid Unicode has no UTF-8 encoding") from None
 
 
 def check_shape(obj: Any) -> None:

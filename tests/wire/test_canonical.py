@@ -31,6 +31,15 @@ def test_refuses_floats_and_non_string_keys() -> None:
         encode({1: 2})
 
 
+def test_text_with_a_lone_surrogate_is_an_encoding_error() -> None:
+    """A str Python made from undecodable bytes (surrogateescape: command-line arguments,
+    file names) has no UTF-8 encoding: an EncodingError, as a key or as a value."""
+    for value in ("a\udcff", ["x", "\ud800"], {"\udcff": 1}, {"a": {"b": "\udfff"}}):
+        with pytest.raises(EncodingError) as err:
+            encode(value)
+        assert err.value.code == "MALFORMED"
+
+
 def test_decode_rejects_non_canonical_and_garbage() -> None:
     unsorted = msgpack.packb({"b": 1, "a": 2})
     with pytest.raises(EncodingError):
