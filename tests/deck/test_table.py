@@ -1109,6 +1109,11 @@ def test_made_and_returning_tell_own_messages_not_yet_back() -> None:
     assert not s0.made([msg]) and not s0.returning(None)
     s0.receive(msg)
     assert not s0.made(msg) and not s0.returning(msg)
+    s0 = started()[0]
+    (first,) = s0.apply({"op": "open", "position": 4})
+    (second,) = s0.apply({"op": "open", "position": 9})
+    assert s0.made(second) and s0.made(first)  # each found exactly, not just by its type
+    assert s0.receive(second) == [] and s0.made(first) and not s0.made(second)
 
 
 def test_operations_name_a_seat_of_the_table_and_none_follows_the_end() -> None:
