@@ -964,7 +964,7 @@ def test_each_refused_secret_names_its_author() -> None:
     assert obs.receive(secret2) == [] and obs.secrets == {2: s2.secret.x}
     with pytest.raises(MissingMessage) as err:  # seats 0 and 1 still owe their secrets
         obs.all_cards()
-    assert err.value.seat == 0
+    assert err.value.seat == 0 and obs.pending() == [(0, "secret"), (1, "secret")]
     with pytest.raises(UnexpectedMessage) as err:
         obs.receive(secret2)
     assert err.value.seat == 2 and obs.secrets == {2: s2.secret.x}
@@ -1045,6 +1045,7 @@ def test_each_refused_tokens_message_names_its_author() -> None:
     obs = everyone[-1]
     msgs = [m for t in everyone for m in t.apply({"op": "open", "position": 4})]
     msgs += [m for t in everyone for m in t.apply({"op": "open", "position": 9})]
+    assert obs.pending() == sorted((s, f"token for position {p}") for p in (4, 9) for s in range(3))
     two = [m for m in msgs if m["seat"] == 2]
     pair = dict(two[0], tokens=two[0]["tokens"] + two[1]["tokens"])
     twice = dict(two[0], tokens=two[0]["tokens"] * 2)
