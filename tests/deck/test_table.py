@@ -974,7 +974,7 @@ def test_each_refused_secret_names_its_author() -> None:
     commits = [m for t in tables for m in t.start()]
     late.start()
     reveals = [m for c in commits for m in tables[0].receive(c) if c["seat"] != 0]
-    deliver([late], commits + reveals)
+    assert deliver([late], commits + reveals) == commits + reveals  # an observer adds none
     assert sorted(late.keys.reveals) == [0] and not late.ready
     late.apply({"op": "end"})
     assert tables[1].apply({"op": "end"}) == []  # no reveal of its own: no secret to show
@@ -1115,6 +1115,12 @@ def test_made_and_returning_tell_own_messages_not_yet_back() -> None:
     (second,) = s0.apply({"op": "open", "position": 9})
     assert s0.made(second) and s0.made(first)  # each found exactly, not just by its type
     assert s0.receive(second) == [] and s0.made(first) and not s0.made(second)
+    # field for field as canonical msgpack sees them: tuples for lists, nothing else
+    (token,) = first["tokens"]
+    assert s0.made(dict(first, tokens=(dict(token),)))
+    for tokens in ([], [token, token], [dict(token, position=9)], [dict(token, position=True)],
+                   [dict(token, token=bytearray(token["token"]))], [[token]], token):
+        assert not s0.made(dict(first, tokens=tokens)) and s0.returning(dict(first, tokens=tokens))
 
 
 def test_operations_name_a_seat_of_the_table_and_none_follows_the_end() -> None:
