@@ -33,6 +33,7 @@ from dernier_p2p.deck.table import (
 )
 from dernier_p2p.deck.tokens import Token, make_token
 from dernier_p2p.deck.transfer import BadTransfer, open_box, seal_transfer
+from dernier_p2p.wire.canonical import decode, encode
 
 GAME, HAND = b"game-table", 5
 
@@ -1118,8 +1119,10 @@ def test_made_and_returning_tell_own_messages_not_yet_back() -> None:
     # field for field as canonical msgpack sees them: tuples for lists, nothing else
     (token,) = first["tokens"]
     assert s0.made(dict(first, tokens=(dict(token),)))
+    assert s0.made(decode(encode(first)))  # as the relay delivers it: equal, not the same objects
     for tokens in ([], [token, token], [dict(token, position=9)], [dict(token, position=True)],
-                   [dict(token, token=bytearray(token["token"]))], [[token]], token):
+                   [dict(token, token=bytearray(token["token"]))], [[token]], token,
+                   [dict(token, extra=1)], [{k: v for k, v in token.items() if k != "proof"}]):
         assert not s0.made(dict(first, tokens=tokens)) and s0.returning(dict(first, tokens=tokens))
 
 
