@@ -39,6 +39,7 @@ from dernier_p2p.rules import (
     Rank,
     SeatOut,
     Timeout,
+    apply,
     to_act,
 )
 from dernier_p2p.rules.cards import deck_cards
@@ -1154,7 +1155,13 @@ def test_held_at_and_legal_at_answer_for_the_state_after_the_head(judged) -> Non
     draw = {"type": "move", "hand": hand, "move": "draw"}
     assert s.state is s._history[head][0] and s.legal_at(head, actor, draw)
     assert not s.legal_at(rec["i"], actor, draw)
+    # the next seat draws early, echoing that head: queued, it runs once the play is in, when
+    # it is legal (a move is judged when it runs; its head only decides a lost race)
+    nxt = to_act(apply(s.state, plays[slot])[0])
+    t.queue.appendleft(forge(t, nxt, draw))
     t.deliver()
+    assert all(x.fault is None and to_act(x.state) == nxt for x in t.sessions)
+    assert s.state.drawn >= 0 and s.count == len(t.records)
     now = s.count - 1
     assert s.held_at(head, actor, slot) and not s.held_at(now, actor, slot)
     assert not s.held_at(10**6, actor, slot)
@@ -1397,3 +1404,15 @@ def test_a_play_legal_at_its_head_that_no_face_makes_legal_now_lost_a_race(judge
     lost = [(e.seat, e.detail) for e in session_events(s) if e.kind == "race-lost"]
     assert lost == [(actor, "no card makes this play legal")] and s.fault is None
     assert not s.pub.slots[slot].opened and slot in s.state.hands[actor]
+
+
+def test_a_left_record_puts_the_seat_out(judged) -> None:
+    """The host's ``left`` with a quorum of votes: the seat is out at once (7.5), the hand is
+    void and the next is dealt to the two seats left."""
+    table, base, _ = judged
+    s = copy.deepcopy(base)
+    host, gone = table.host_seat, 2
+    body = table.sessions[host].votes_body("left", gone, table.collect("left", gone))
+    s.receive(as_record(table, s, unsequenced(table, s, host, body)), 0)
+    assert s.state.out == (gone,) and SeatOut(gone, "left", 1) in s.events
+    assert s.state.hand_number == 2 and s._parts == (0, 1) and s.fault is None
