@@ -1296,6 +1296,10 @@ def test_a_seat_out_after_a_stall_takes_no_part_in_the_next_hand(judged) -> None
         assert SessionEvent("stall", gone, "timed out owing a message") in x.events
         assert x.state.out == (gone,) and x._parts == rest and x.fault is None
         assert x.state.hand_number == 2 and x.waiting_on() == [to_act(x.state)]
+    # the wire names table seats: hand 2's tokens name their owners as seats of the table
+    owners = {tok["owner"] for r in t.records if r["env"]["body"]["type"] == "tokens"
+              and r["env"]["body"]["hand"] == 2 for tok in r["env"]["body"]["tokens"]}
+    assert owners == set(rest)
     for env in held:  # for the void hand: passed over
         rec = t.sequence(env)
         for x in t.sessions:
@@ -1416,3 +1420,23 @@ def test_a_left_record_puts_the_seat_out(judged) -> None:
     s.receive(as_record(table, s, unsequenced(table, s, host, body)), 0)
     assert s.state.out == (gone,) and SeatOut(gone, "left", 1) in s.events
     assert s.state.hand_number == 2 and s._parts == (0, 1) and s.fault is None
+
+
+def test_a_left_is_applied_at_once_even_while_a_play_waits_for_its_card(judged) -> None:
+    """The seat to act plays and its card waits for its token; meanwhile the host's ``left``
+    for another seat comes: that seat is out at once (the hand is void, the waiting play
+    dropped), not queued behind the play."""
+    table, _, _ = judged
+    t = copy.deepcopy(table)
+    s = t.sessions[0]
+    actor = to_act(s.state)
+    mover = t.sessions[actor]
+    rec = t.sequence(mover.intend(next(m for m in mover.legal() if isinstance(m, Play))))
+    for x in t.sessions:
+        x.receive(rec, rec["t"])
+    gone = next(k for k in range(3) if k not in (actor, t.host_seat))
+    host = t.sessions[t.host_seat]
+    rec = t.sequence(host.announce(host.votes_body("left", gone, t.collect("left", gone))))
+    for x in t.sessions:
+        x.receive(rec, rec["t"])
+        assert x.state.out == (gone,) and x.state.hand_number == 2 and x.fault is None
