@@ -1440,3 +1440,22 @@ def test_a_left_is_applied_at_once_even_while_a_play_waits_for_its_card(judged) 
     for x in t.sessions:
         x.receive(rec, rec["t"])
         assert x.state.out == (gone,) and x.state.hand_number == 2 and x.fault is None
+
+
+def test_boxes_of_a_hand_with_a_seat_out_name_table_seats() -> None:
+    """Originale at three seats, seat 0 leaves at the cut: the next hand is dealt to seats 1
+    and 2, numbered 0 and 1 in its deck; the cut's peek boxes name the cutter by its table
+    seat on the wire and reach it (it reads the bottom card), with no fault anywhere."""
+    table = LocalTable("originale", seeds(3), {"match": ["hands", 2]}, host=2)
+    table.deliver()
+    host = table.sessions[2]
+    table.send(host.announce(host.votes_body("left", 0, table.collect("left", 0))))
+    table.deliver()
+    s = table.sessions[1]
+    assert s.state.hand_number == 2 and s._parts == (1, 2) and s.state.phase is Phase.CUT
+    cutter = to_act(s.state)
+    peeks = [r["env"] for r in table.records
+             if r["env"]["body"]["type"] == "peek" and r["env"]["body"]["hand"] == 2]
+    assert peeks and all(e["body"]["to"] == cutter and e["seat"] != cutter for e in peeks)
+    assert s.state.pile[-1] in table.sessions[cutter].view
+    assert all(x.fault is None for x in table.sessions)
