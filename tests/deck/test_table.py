@@ -1173,3 +1173,16 @@ def test_a_position_with_a_box_outstanding_is_not_transferred_again() -> None:
         with pytest.raises(StateError):
             obs.apply({"op": "transfer", "position": 4, "to": to})
     assert obs.expect_boxes == {("transfer", 4, 1): 2}
+
+
+def test_a_token_late_after_the_secrets_lets_the_observer_read_the_card() -> None:
+    everyone = started()
+    obs = everyone[-1]
+    msgs = [m for t in everyone for m in t.apply({"op": "deal", "position": 3, "to": 1})]
+    late = [m for m in msgs if m["seat"] == 2]
+    deliver(everyone, [m for m in msgs if m["seat"] != 2])
+    apply_all(everyone, {"op": "end"})
+    assert sorted(obs.secrets) == [0, 1, 2] and obs.card(3) is None
+    deliver(everyone, late)  # seat 2's token, owed since the deal
+    assert obs.card(3) == true_card(everyone, 3) == everyone[1].card(3)
+    assert obs.all_cards()[3] == obs.card(3) and obs.pending() == []
