@@ -1186,3 +1186,15 @@ def test_a_token_late_after_the_secrets_lets_the_observer_read_the_card() -> Non
     deliver(everyone, late)  # seat 2's token, owed since the deal
     assert obs.card(3) == true_card(everyone, 3) == everyone[1].card(3)
     assert obs.all_cards()[3] == obs.card(3) and obs.pending() == []
+
+
+def test_a_table_is_built_for_a_known_deck_and_a_seat_of_the_table() -> None:
+    for seat in (3, -1, True, "0", 1.0):
+        with pytest.raises(ValueError, match="seat outside the table"):
+            DeckTable(GAME, HAND, 3, "dernier-54", seat, Drbg(bytes(32)))
+    for seat, drbg in ((0, None), (None, Drbg(bytes(32)))):
+        with pytest.raises(ValueError, match="Drbg"):
+            DeckTable(GAME, HAND, 3, "dernier-54", seat, drbg)
+    with pytest.raises(ValueError, match="unknown deck"):
+        DeckTable(GAME, HAND, 3, "no-such-deck")
+    assert DeckTable(GAME, HAND, 3, "dernier-54", 2, Drbg(bytes(32))).seat == 2
