@@ -1459,3 +1459,74 @@ def test_boxes_of_a_hand_with_a_seat_out_name_table_seats() -> None:
     assert peeks and all(e["body"]["to"] == cutter and e["seat"] != cutter for e in peeks)
     assert s.state.pile[-1] in table.sessions[cutter].view
     assert all(x.fault is None for x in table.sessions)
+
+
+# ------------------------------------------------------- a card open in its holder's hand
+@pytest.fixture(scope="module")
+def taken_back() -> tuple[LocalTable, int, int, bytes]:
+    """Originale at three seats, at play: the seat to act played a card that does not fit,
+    which was opened and taken back with the penalty, so it is now open in that seat's hand.
+    Returns the table, the seat, the slot and the head at which the seat was to act."""
+    table = LocalTable("originale", seeds(3, 2), {"match": ["hands", 1]})
+    table.deliver()
+    s = table.sessions[0]
+    while s.state.phase is not Phase.PLAY:
+        a = to_act(s.state)
+        table.send(table.sessions[a].intend(table.sessions[a].legal()[0]))
+        table.deliver()
+    seat = to_act(s.state)
+    legal = {m.slot for m in table.sessions[seat].legal() if isinstance(m, Play)}
+    slot = next(p for p in s.state.hands[seat] if p not in legal)
+    head = s.head
+    table.send(forge(table, seat, play_body(s.state.hand_number, slot)))
+    table.deliver()
+    assert all(x.fault is None for x in table.sessions)
+    assert slot in s.state.hands[seat] and s._face(slot) is not None  # open, held again
+    assert to_act(s.state) != seat
+    return table, seat, slot, head
+
+
+def test_an_illegal_play_of_a_card_open_in_the_hand_is_judged_by_its_face(taken_back) -> None:
+    """The card is open: its play naming a suit, which a number card cannot name (originale
+    penalises a wrong play, not that), echoing the head before the card was shown, is the
+    player's ILLEGAL_MOVE at once: judged at that head by its face, not by whether some face
+    (a J may name a suit) could have been played so there."""
+    table, seat, slot, head = taken_back
+    t = copy.deepcopy(table)
+    s = t.sessions[0]
+    body = play_body(s.state.hand_number, slot, suit=1)
+    then = next(i for i, r in enumerate(t.records) if record_hash(r) == head)
+    assert s._face(slot).rank.value.isdigit() and s._some_face_legal(s._history[then][0], seat,
+                                                                      body)
+    before = [(x.count, x.state) for x in t.sessions]
+    errors = feed_all(t, t.sessions[seat]._author.envelope(body, head))
+    assert {(e.code, e.seat) for e in errors} == {("ILLEGAL_MOVE", seat)}
+    assert [(x.count, x.state) for x in t.sessions] == before  # judged before it was applied
+
+
+def test_a_stale_play_of_an_open_card_legal_at_its_head_lost_a_race(taken_back) -> None:
+    """The holder's turn comes round and the open card fits; it draws instead, and then its
+    play of that card, echoing the head where it was legal, arrives: a lost race, ignored."""
+    table, seat, slot, _ = taken_back
+    t = copy.deepcopy(table)
+    s = t.sessions[0]
+    for _ in range(60):
+        a = to_act(s.state)
+        moves = t.sessions[a].legal()
+        if a == seat and any(isinstance(m, Play) and m.slot == slot for m in moves):
+            break
+        t.send(t.sessions[a].intend(next(m for m in moves if getattr(m, "slot", None) != slot)))
+        t.deliver()
+    else:
+        pytest.fail("the open card never fitted on its holder's turn")
+    hand, head, head_i = s.state.hand_number, s.head, s.count - 1
+    assert s.legal_at(head_i, seat, play_body(hand, slot))
+    t.send(t.sessions[seat].intend(Draw(seat)))
+    t.deliver()
+    with pytest.raises(IllegalMove):  # now only the drawn card may be played
+        apply(s.state, Play(seat, slot, s._face(slot), None, None, False))
+    count = s.count
+    t.send(t.sessions[seat]._author.envelope(play_body(hand, slot), head))
+    t.deliver()
+    assert all(x.fault is None and x.count == count + 1 for x in t.sessions)
+    assert all(slot in x.state.hands[seat] for x in t.sessions)  # the play changed nothing
