@@ -237,7 +237,9 @@ def test_an_open_declaration_is_not_waited_on_and_its_timeout_is_no_stall():
     table = table_at_play("dernier", 3)
     rng, pols = random.Random(0), [_never_declaring(b) for b in bots(3)]
     s0 = table.sessions[0]
-    while not (s0.state.owes and s0.quiescent):
+    for _ in range(100):
+        if s0.state.owes and s0.quiescent:
+            break
         play_round(table, pols, rng)
         assert not s0.finished
     (owing,), actor = s0.state.owes, to_act(s0.state)
