@@ -29,6 +29,7 @@ from dernier_p2p.rules import (
     Cut,
     Declare,
     Draw,
+    Flip,
     Flipped,
     Forfeited,
     HandOver,
@@ -608,7 +609,8 @@ def test_intend_names_the_rule_a_local_move_breaks():
     (cut,) = mover.legal()
     other = next(c for c in deck_cards(mover.rules.deck) if c != cut.card)
     assert refused(mover, Cut(cutter, True, other)) == "face-mismatch"
-    for move in (Timeout(cutter), Leave(cutter), Cut(1 - cutter, True, cut.card)):
+    for move in (Timeout(cutter), Leave(cutter), Cut(1 - cutter, True, cut.card),
+                 Flip(cut.card)):  # the host's bodies, another seat's move, chance's input
         assert refused(mover, move) == "bad-seat"
     with pytest.raises(ValueError, match="observer"):
         Session(None, None, table.records[0]).intend(cut)
