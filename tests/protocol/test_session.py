@@ -723,6 +723,35 @@ def test_undecidable_complaint_stops_the_hand_and_the_audit_names_the_giver():
     assert "audit" in info.value.detail
 
 
+def test_a_bad_box_nobody_complains_of_is_named_by_the_end_of_hand_audit():
+    """The cutter keeps quiet about a peek box that does not open (its complaint replaced by an
+    ack, as a colluding seat would): the hand is played out, and the audit at its end, with
+    every secret in, names the giver of the box; the session stops on that fault."""
+    cheats = []
+
+    def tamper(env):
+        body = env["body"]
+        if body["type"] == "peek" and not cheats:
+            cheats.append(env["seat"])
+            box = bytearray(body["box"])
+            box[0] ^= 1
+            return resign(table, env, dict(body, box=bytes(box)))
+        if body["type"] == "complaint":
+            return resign(table, env, {"type": "ack"})
+        return env
+
+    table = LocalTable("originale", seeds(2), {"match": ["hands", 1]}, tamper=tamper)
+    with pytest.raises(ProtocolError) as info:
+        play_out(table, 2)
+    (giver,) = cheats
+    assert (info.value.code, info.value.seat) == ("DECK_FAULT", giver)
+    detail = info.value.detail
+    assert detail.startswith("audit of hand 1: ") and "does not open" in detail
+    s0 = table.sessions[0]
+    assert s0.fault is info.value and s0.state.phase is Phase.REVEAL
+    assert not [e for e in session_events(s0) if e.kind in ("dispute", "audit-ok")]
+
+
 def test_false_complaint_is_named_by_the_audit():
     table = LocalTable("moderno", seeds(2), {"match": ["hands", 1]})
     table.deliver()
