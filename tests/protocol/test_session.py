@@ -419,6 +419,17 @@ def test_illegal_play_is_attributed_once_the_card_opens():
     with pytest.raises(ProtocolError) as info:
         table.deliver()
     assert (info.value.code, info.value.seat) == ("ILLEGAL_MOVE", actor)
+    rec = table.records[-1]
+    for s in table.sessions[1:]:  # the host's delivery stopped at the first session's fault
+        with pytest.raises(ProtocolError):
+            s.receive(rec, rec["t"])
+    # a stopped session lists no move and raises its fault again, though the table looks
+    # settled (the fault was found running the play, with nothing left waiting)
+    assert mover.fault is not None and mover.settled
+    assert mover.legal() == []
+    with pytest.raises(ProtocolError) as again:
+        mover.intend(Draw(actor))
+    assert again.value is mover.fault
 
 
 def resign(table: LocalTable, env: dict, body: dict) -> dict:
@@ -836,6 +847,9 @@ def test_an_observer_sends_no_ack():
     observer = Session(None, None, table.records[0])
     with pytest.raises(ValueError):
         observer.ack()
+    for rec in table.records[1:]:
+        observer.receive(rec, rec["t"])
+    assert observer.settled and observer.legal() == []  # an observer has no moves
 
 
 def test_resign_is_a_signed_resign_body_and_the_seat_leaves_ranked_last():
