@@ -359,8 +359,11 @@ def play_out(table: LocalTable, n: int) -> None:
     rng = random.Random(0)
     pols = bots(n)
     table.deliver()
-    while not table.sessions[0].finished:
+    for _ in range(5000):  # a match that no longer moves fails rather than hangs
+        if table.sessions[0].finished:
+            return
         play_round(table, pols, rng)
+    pytest.fail("the match did not end")
 
 
 def table_at_play(variant: str = "dernier", n: int = 2) -> LocalTable:
