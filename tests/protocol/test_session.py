@@ -644,6 +644,19 @@ def test_intend_names_the_rule_a_local_move_breaks():
     assert refused(mover, Play(actor, slot, wrong)) == "face-mismatch"
 
 
+def test_a_first_wild_draw_four_is_reshuffled_by_position_before_play():
+    """The set-up part of the slow test below: the first card, a wild draw-four, goes back with
+    the unopened stock, reshuffled by position into a new epoch whose slots follow the old
+    ones; the engine gets exactly the new epoch's slots, so the next card flipped is its first."""
+    table = LocalTable("standard", seeds(2, 18), {"match": ["hands", 1]})
+    table.deliver()
+    s0 = table.sessions[0]
+    flips = [e for e in s0.events if isinstance(e, Flipped)]
+    assert flips[0].card.rank is Rank.WILD4 and flips[1].slot == 108
+    assert s0.settled and to_act(s0.state) is not None
+    assert all(s.state == s0.state for s in table.sessions)
+
+
 @pytest.mark.slow
 def test_first_wild_draw_four_goes_back_into_the_deck_by_position():
     # seeds chosen so that standard's first card is a wild draw-four (asserted below): the
