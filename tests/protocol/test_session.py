@@ -563,6 +563,34 @@ def test_a_slot_played_twice_from_one_head_loses_the_race_the_second_time():
     assert not s0.legal_at(s0.count - 1, actor, {"type": "ack"})  # only a move is legal
 
 
+def test_a_play_that_loses_its_race_once_its_card_opens_is_logged_not_punished():
+    """Moderno: the seat to act sends two plays from one head. The second, no longer its turn,
+    could still be a jump-in for some face, so its card opens; the face is not identical to
+    the card just played, so the rules refuse it, and as it was legal at its head every peer
+    logs a lost race naming the seat and the rule (7.4)."""
+    for base in range(1, 10):
+        table = LocalTable("moderno", seeds(2, base), {"match": ["hands", 1]})
+        table.deliver()
+        actor = to_act(table.sessions[0].state)
+        mover = table.sessions[actor]
+        plain = [m for m in mover.legal() if isinstance(m, Play) and m == Play(actor, m.slot,
+                                                                                m.card)]
+        pairs = [(a, b) for a in plain for b in plain if a.card != b.card]
+        if pairs:
+            break
+    else:
+        pytest.fail("no deal with two different plain plays")
+    first, second = pairs[0]
+    table.send(mover.intend(first))
+    table.send(mover.intend(second))
+    table.deliver()
+    for s in table.sessions:
+        assert s.fault is None and s.pub.slots[second.slot].opened
+        (lost,) = session_events(s)
+        assert (lost.kind, lost.seat) == ("race-lost", actor)
+        assert lost.detail.startswith("[not-identical] ")
+
+
 def test_a_vote_states_the_last_record_its_kind_counts_for_its_target():
     """After seat 1's ack: a ``timeout`` vote still counts from seat 1's last move, a ``left``
     vote from the ack, a ``depose`` vote of the host from the last record (it signs every
