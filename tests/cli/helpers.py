@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -28,13 +29,20 @@ def dernier(
     )
 
 
+def _interruptible() -> None:
+    """In the child: Ctrl-C (SIGINT) as a terminal gives it, even when the tests run in the
+    background of a shell, which starts them with SIGINT ignored (and a child inherits that)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def spawn(home: Path, out: Path, *args: str) -> subprocess.Popen[bytes]:
     """Start ``python -m dernier_p2p ARGS`` with stdout and stderr to the file ``out`` (stdin
-    closed)."""
+    closed), interruptible by SIGINT as from a terminal."""
     with open(out, "wb") as sink:
         return subprocess.Popen(
             [sys.executable, "-m", "dernier_p2p", *args],
             stdin=subprocess.DEVNULL, stdout=sink, stderr=subprocess.STDOUT, env=env_for(home),
+            preexec_fn=_interruptible,
         )
 
 
