@@ -344,6 +344,7 @@ def test_record_zero_is_checked_naming_the_host():
         s = Session(table.identities[seat], seat, rec0, seed)
         assert (s.n, s.seat, s.host, s.count) == (3, seat, 1, 1)
         assert s.table_hash == s.head == record_hash(rec0) and s.waiting_since == rec0["t"]
+        assert s.table_body == rec0["env"]["body"]  # the timers and options peers read
         assert s.ack()["n"] == (1 if seat == 1 else 0)  # the host signed record 0 with n 0
     for ident, seat, seed_ in ((table.identities[0], 3, seed), (table.identities[0], -1, seed),
                                (table.identities[0], 1, seed), (None, 0, seed),
