@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -459,14 +461,14 @@ async def test_a_slow_reader_is_dropped_not_buffered_without_end() -> None:
     assert conn.closing and conn.queued > 1000
 
 
-async def test_a_ready_is_relayed_once_per_window() -> None:
-    """A seat repeating its ``ready``, or naming a record the host has not made, has nothing
-    relayed: the other seat gets the seat's one ready, then its accept (in the order sent)."""
+@asynccontextmanager
+async def _ann_and_bob_at_a_table_of_three() -> AsyncIterator[tuple[list[Any], Any, Any]]:
+    """A host of three seats on loopback with Ann (seat 1) and Bob (seat 2) joined: their
+    streams, the host, and Ann's session from record 0 (which Ann's stream has delivered)."""
     from functools import partial
 
     from dernier_p2p.net.framing import open_framed
     from dernier_p2p.net.host import HostConfig, run_host
-    from dernier_p2p.protocol.ready import ready_frame
     from dernier_p2p.protocol.session import Session
 
     from .helpers import KEYS
@@ -480,21 +482,33 @@ async def test_a_ready_is_relayed_once_per_window() -> None:
                 await hs.join(streams[-1], key, name)
             first = await hs.receive_message(streams[0])
             assert first["k"] == "rec" and first["rec"]["i"] == 0
-            ann = Session(KEYS[5], 1, first["rec"], bytes(32))
-            frame = ready_frame(KEYS[5], ann.game, 1, 0)
-            for msg in (frame, frame, ready_frame(KEYS[5], ann.game, 1, 7)):
-                await hs.send_message(streams[0], msg)
-            await hs.send_message(streams[0], {"k": "env", "env": ann.start()[0]})
-            seen = []
-            while True:
-                msg = await hs.receive_message(streams[1])
-                if msg["k"] == "rec" and msg["rec"]["env"]["seat"] == 1:
-                    break
-                seen.append(msg["k"])
-            assert seen.count("ready") == 1
-            for stream in streams:
-                await stream.aclose()
-            nursery.cancel_scope.cancel()
+            try:
+                yield streams, host, Session(KEYS[5], 1, first["rec"], bytes(32))
+            finally:
+                for stream in streams:
+                    await stream.aclose()
+                nursery.cancel_scope.cancel()
+
+
+async def test_a_ready_is_relayed_once_per_window() -> None:
+    """A seat repeating its ``ready``, or naming a record the host has not made, has nothing
+    relayed: the other seat gets the seat's one ready, then its accept (in the order sent)."""
+    from dernier_p2p.protocol.ready import ready_frame
+
+    from .helpers import KEYS
+
+    async with _ann_and_bob_at_a_table_of_three() as (streams, _, ann):
+        frame = ready_frame(KEYS[5], ann.game, 1, 0)
+        for msg in (frame, frame, ready_frame(KEYS[5], ann.game, 1, 7)):
+            await hs.send_message(streams[0], msg)
+        await hs.send_message(streams[0], {"k": "env", "env": ann.start()[0]})
+        seen = []
+        while True:
+            msg = await hs.receive_message(streams[1])
+            if msg["k"] == "rec" and msg["rec"]["env"]["seat"] == 1:
+                break
+            seen.append(msg["k"])
+        assert seen.count("ready") == 1
 
 
 async def test_a_repeated_ready_is_dropped_before_its_signature_is_checked() -> None:
@@ -502,47 +516,30 @@ async def test_a_repeated_ready_is_dropped_before_its_signature_is_checked() -> 
     unchecked: no error frame comes back and, past five of them, the connection is not closed
     as it would be after five refused frames; a first ready with a bad signature is still
     refused with BAD_SIGNATURE."""
-    from functools import partial
-
-    from dernier_p2p.net.framing import open_framed
-    from dernier_p2p.net.host import HostConfig, run_host
     from dernier_p2p.protocol.ready import ready_frame
-    from dernier_p2p.protocol.session import Session
 
     from .helpers import KEYS
 
-    with trio.fail_after(20):
-        async with trio.open_nursery() as nursery:
-            host = await nursery.start(partial(run_host, KEYS[0], HostConfig(players=3), None))
-            streams = []
-            for key, name in ((KEYS[5], "ann"), (KEYS[6], "bob")):
-                streams.append(await open_framed("127.0.0.1", host.port, hs.MAX_FRAME))
-                await hs.join(streams[-1], key, name)
-            first = await hs.receive_message(streams[0])
-            assert first["k"] == "rec" and first["rec"]["i"] == 0
-            ann = Session(KEYS[5], 1, first["rec"], bytes(32))
-            bob_ready = ready_frame(KEYS[6], ann.game, 2, 0)
-            await hs.send_message(streams[1], {**bob_ready, "sig": bytes(64)})  # a first one
-            with pytest.raises(hs.RemoteError) as refused:
-                while True:
-                    await hs.receive_message(streams[1])
-            assert refused.value.code == "BAD_SIGNATURE"
-            frame = ready_frame(KEYS[5], ann.game, 1, 0)
-            broken = {**frame, "sig": bytes(64)}
-            for msg in (frame, *[broken] * 6):
-                await hs.send_message(streams[0], msg)
-            await hs.send_message(streams[0], {"k": "env", "env": ann.start()[0]})
-            seen = []
-            while True:  # (an error frame would raise RemoteError here)
-                msg = await hs.receive_message(streams[0])
-                if msg["k"] == "rec" and msg["rec"]["env"]["seat"] == 1:
-                    break  # its accept is sequenced: the connection is still served
-                seen.append(msg["k"])
-            assert "error" not in seen
-            assert host.faults == [(2, "BAD_SIGNATURE", "a ready frame that is not seat 2's")]
-            for stream in streams:
-                await stream.aclose()
-            nursery.cancel_scope.cancel()
+    async with _ann_and_bob_at_a_table_of_three() as (streams, host, ann):
+        bob_ready = ready_frame(KEYS[6], ann.game, 2, 0)
+        await hs.send_message(streams[1], {**bob_ready, "sig": bytes(64)})  # a first one
+        with pytest.raises(hs.RemoteError) as refused:
+            while True:
+                await hs.receive_message(streams[1])
+        assert refused.value.code == "BAD_SIGNATURE"
+        frame = ready_frame(KEYS[5], ann.game, 1, 0)
+        broken = {**frame, "sig": bytes(64)}
+        for msg in (frame, *[broken] * 6):
+            await hs.send_message(streams[0], msg)
+        await hs.send_message(streams[0], {"k": "env", "env": ann.start()[0]})
+        seen = []
+        while True:  # (an error frame would raise RemoteError here)
+            msg = await hs.receive_message(streams[0])
+            if msg["k"] == "rec" and msg["rec"]["env"]["seat"] == 1:
+                break  # its accept is sequenced: the connection is still served
+            seen.append(msg["k"])
+        assert "error" not in seen
+        assert host.faults == [(2, "BAD_SIGNATURE", "a ready frame that is not seat 2's")]
 
 
 async def test_a_new_host_holds_at_most_an_inbox_of_a_seats_envelopes_while_gathering() -> None:

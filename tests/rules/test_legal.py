@@ -369,12 +369,9 @@ def test_seats_past_sixteen_draw_and_pass() -> None:
     check_state(dry, t.dealer)
 
 
-@pytest.mark.parametrize("before", [True, False], ids=["declare_before", "declare_after"])
-def test_a_swap_and_a_rotate_as_the_second_last_card(before: bool) -> None:
-    """moderno, three seats: seat 1 holds SWAPG and ROTATE. Either, played, leaves one card
-    before the exchange and brings four: with declare_before_exchange it may carry a DERNIER,
-    judged on the one card left, else not. The swap goes to either other seat."""
-    rules = get_variant("moderno", hand_size=3, declare_before_exchange=before)
+def _two_cards_swap_and_rotate(rules) -> Table:
+    """moderno, three seats of three cards: seat 1 plays 5G, the others draw and pass, so seat 1
+    is to act holding SWAPG and ROTATE (hand sizes 4, 2, 4); the lists checked by brute force."""
     t = Table(rules, ["1Y 2Y 3Y", "5G SWAPG ROTATE", "1R 2R 3R"], first="4G", then="8Y 6R 5R")
     t.play(1, "5G")
     for seat in (2, 0):
@@ -382,6 +379,16 @@ def test_a_swap_and_a_rotate_as_the_second_last_card(before: bool) -> None:
         t.pass_(seat)
     assert t.state.turn == 1 and t.state.hand_sizes == (4, 2, 4)
     check_state(t.state, t.dealer)
+    return t
+
+
+@pytest.mark.parametrize("before", [True, False], ids=["declare_before", "declare_after"])
+def test_a_swap_and_a_rotate_as_the_second_last_card(before: bool) -> None:
+    """moderno, three seats: seat 1 holds SWAPG and ROTATE. Either, played, leaves one card
+    before the exchange and brings four: with declare_before_exchange it may carry a DERNIER,
+    judged on the one card left, else not. The swap goes to either other seat."""
+    rules = get_variant("moderno", hand_size=3, declare_before_exchange=before)
+    t = _two_cards_swap_and_rotate(rules)
     plays = [m for m in t.legal(1) if isinstance(m, Play)]
     swaps = {(m.target, m.declare) for m in plays if str(m.card) == "SWAPG"}
     assert swaps == {(0, False), (2, False)} | ({(0, True), (2, True)} if before else set())
@@ -440,13 +447,7 @@ def test_a_card_that_swaps_then_rotates_can_bring_back_the_card_it_kept() -> Non
     rotation (a DERNIER may go with the play); swapped with seat 2, it ends with seat 0's four."""
     rules = get_variant("moderno", hand_size=3, swap_ranks=(Rank.SWAP, Rank.ROTATE),
                         declare_before_exchange=False)
-    t = Table(rules, ["1Y 2Y 3Y", "5G SWAPG ROTATE", "1R 2R 3R"], first="4G", then="8Y 6R 5R")
-    t.play(1, "5G")
-    for seat in (2, 0):
-        t.draw(seat)
-        t.pass_(seat)
-    assert t.state.turn == 1 and t.state.hand_sizes == (4, 2, 4)
-    check_state(t.state, t.dealer)
+    t = _two_cards_swap_and_rotate(rules)
     rotates = {(m.suit, m.target, m.declare) for m in t.legal(1) if isinstance(m, Play)
                and str(m.card) == "ROTATE"}
     assert rotates == {(s, 0, d) for s in Suit for d in (False, True)} | {
