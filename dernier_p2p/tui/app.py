@@ -59,19 +59,6 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         yield Static("\n".join(["Help (any key closes)", "", *self.lines]), id="help")
 
-    def action_leave_asked(self) -> None:
-        """Ctrl-C: leave as "q" does; once asked, a second Ctrl-C leaves."""
-        self.saying = None
-        self._show_say()
-        if self.confirming or self.link.watching:
-            self.confirming = False
-            self.leave()
-        elif self.link.prompt:
-            self._send("y" if self.link.prompt == LEAVE_WARNING else "q")
-        else:
-            self.confirming = True
-        self.refresh_table()
-
     def on_key(self, event: events.Key) -> None:
         event.stop()
         self.dismiss()

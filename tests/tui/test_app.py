@@ -434,13 +434,17 @@ def test_the_top_panels_fit_80_columns_without_breaking_a_line(tmp_path: Path) -
 
 
 def test_ctrl_c_asks_to_leave_and_a_second_one_leaves(tmp_path: Path) -> None:
-    """Ctrl-C at Ann's turn asks whether to leave, as "q" does; another key stays; Ctrl-C
-    twice leaves the table (the run ends)."""
+    """Ctrl-C at Ann's turn asks whether to leave, as "q" does, with the help open too;
+    another key stays; Ctrl-C twice leaves the table (the run ends)."""
 
     async def scenario(pilot, link) -> None:
         await until(pilot, lambda: in_turn(link), "Ann's first turn")
+        await pilot.press("question_mark")
+        await until(pilot, lambda: len(pilot.app.screen_stack) > 1, "the help")
         await pilot.press("ctrl+c")
         await until(pilot, lambda: "y = leave" in link.prompt, "the question to leave")
+        await pilot.press("space")  # any key closes the help
+        await until(pilot, lambda: len(pilot.app.screen_stack) == 1, "the help closed")
         await pilot.press("n")
         await until(pilot, lambda: in_turn(link) and "y = leave" not in link.prompt,
                     "Ann's turn again")
