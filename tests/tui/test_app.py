@@ -52,6 +52,7 @@ def test_a_jump_in_is_taken_within_its_window(tmp_path: Path) -> None:
                             "the jump-in offer")
         second = next(m.slot for m in legal(link) if isinstance(m, Play))
         keys = pilot.app.query_one("#offers")
+        await until(pilot, lambda: keys.render().plain.strip(), "the offer's keys drawn")
         chip = keys.render().plain.splitlines()[0]
         assert keys.display and chip.startswith(f" [{key_of(link, second)}] jump in with Wild+4")
         assert "⏱" in chip  # the key's own countdown
