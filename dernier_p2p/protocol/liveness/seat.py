@@ -1,0 +1,546 @@
+"""A seat's liveness: when it votes, probes, passes envelopes on, deposes and fails over.
+
+:class:`SeatWatch` is one seat's part of the rules table of PROTOCOL.md 7.5 and 7.6, as a pure
+state machine: the driver tells it what happened (:meth:`record`, :meth:`status`,
+:meth:`connected`, :meth:`dial_failed`, :meth:`disconnected`, :meth:`heard`,
+:meth:`sent_env`, :meth:`probe_answer`, :meth:`link_vote`, ...) with the time, then calls
+:meth:`advance` for the actions due (:mod:`.actions`, each naming its rule) and sleeps until
+:meth:`deadline` or the next event. It never reads a clock or touches a socket.
+
+Phases: ``play`` (a seat of the chain's host: connected, or reconnecting to it); ``failover``
+(it voted ``depose``: trying the candidates in rounds, the old host last); ``hosting`` (it took
+over: the node runs a host; the seat machine waits for :meth:`stepped_back` or
+:meth:`hosted`); ``looking`` (a host that lost its table, or restarted after a crash, or a seat
+whose chain diverged: looking for the host to rebuild from, with ``have`` -1); ``ended``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from dernier_p2p.protocol.liveness import actions as act
+from dernier_p2p.protocol.liveness.budgets import Budgets
+from dernier_p2p.protocol.liveness.evidence import Delivered
+from dernier_p2p.protocol.liveness.table import rule
+from dernier_p2p.protocol.liveness.waits import Drops, Waits
+from dernier_p2p.protocol.messages import is_progress
+from dernier_p2p.protocol.votes import Tally, quorum, vote_frame
+
+PLAY, FAILOVER, HOSTING, LOOKING, ENDED, HOSTED = (
+    "play", "failover", "hosting", "looking", "ended", "hosted")
+
+Judge = Callable[[dict[str, Any]], bool]
+"""Whether an envelope passes the host's checks (5.4) at this seat's chain now."""
+
+
+@dataclass
+class Answer:
+    """The last probe answer from a seat: when, whether it answered, and whether it showed an
+    envelope (passed on)."""
+
+    at: int
+    answered: bool
+    shown: bool
+
+
+class SeatWatch:
+    """One seat's liveness (see the module docstring). ``session`` is the seat's session (read
+    and asked to sign votes, never changed); ``judge`` says whether an envelope would pass the
+    host's checks now; ``cards`` the deck size of the match."""
+
+    def __init__(
+        self,
+        session: Any,
+        budgets: Budgets,
+        judge: Judge,
+        cards: int,
+        now: int,
+        *,
+        connected: bool = False,
+        records: list[dict[str, Any]] | None = None,
+    ) -> None:
+        self.s = session
+        self.b = budgets
+        self.judge = judge
+        self.me: int = session.seat
+        self.waits = Waits(budgets, cards)
+        self.drops = Drops()
+        self.delivered = Delivered()
+        self.tally = Tally()  # depose votes other seats sent this seat over links
+        self.urged: dict[int, int] = {}  # seat -> when its last depose vote came by link
+        self._out: list[act.Action] = []
+        self.phase = PLAY
+        self.host_up = connected
+        self.down_since: int | None = None if connected else now
+        self.last_in = now
+        self.last_out = now
+        self.dialing = False
+        self.next_dial = now
+        self.pause = min(50, budgets.retry_ms)
+        self.last_progress = now
+        self.voted: set[tuple[str, int | None, int]] = set()
+        self.abandon_at: int | None = None
+        self.probing: dict[int, int] = {}
+        self.probed_at: dict[int, int] = {}
+        self.answers: dict[int, Answer] = {}
+        self.deposing: int | None = None
+        self.decided = False  # this seat has voted depose about ``deposing``
+        self.round: list[int] = []
+        self.k = 0
+        self.target_since = now
+        self.target_for = budgets.try_ms
+        self.failover_since = now
+        self.next_urge = now
+        self.rebuild_from = False  # dials resume with have -1 (looking)
+        self.ended: str | None = None
+        self.depose_after: int | None = None  # the depose vote sent on this connection
+        self._now = now
+        for rec in records or []:
+            self.waits.count(rec["env"]["body"])
+        self.waits.begin(self.s.waiting_on(), self._owed(), now)
+
+    # ------------------------------------------------------------------ helpers
+    @property
+    def chain(self) -> Any:
+        return self.s.chain
+
+    @property
+    def m(self) -> int:
+        return len(self.chain.at_table)
+
+    def _emit(self, action: act.Action) -> None:
+        self._out.append(action)
+
+    def _owed(self) -> dict[int, list[str]]:
+        owed: dict[int, list[str]] = {}
+        for seat, what in self.s.pending:
+            owed.setdefault(seat, []).append(what)
+        return owed
+
+    def has_address(self, seat: int) -> bool:
+        return self.s.table_body["players"][seat]["listen"] is not None
+
+    def _vote(self, kind: str, target: int | None, why: str) -> bool:
+        """Sign and send this seat's vote (once per ``after``); whether it went."""
+        if not self.host_up:
+            return False
+        key = (kind, target, self.chain.vote_since(kind, target))
+        if key in self.voted:
+            return False
+        vote = self.s.vote(kind, target)
+        self.voted.add(key)
+        self._emit(act.ToHost(rule(why), vote_frame(kind, target, vote), kind))
+        self.last_out = self._now
+        return True
+
+    def _depose_frame(self, host: int) -> dict[str, Any]:
+        return vote_frame("depose", host, self.s.vote("depose", host))
+
+    def _depose_to_host(self, why: str) -> None:
+        """This seat's depose vote on its host connection, once per ``after`` (a new host
+        gathering takes votes fresh at its chain: the seat votes again as records come)."""
+        host = self.deposing
+        if host is None or not self.host_up:
+            return
+        after = self.chain.vote_since("depose", host)
+        if after == self.depose_after:
+            return
+        self.depose_after = after
+        self._emit(act.ToHost(rule(why), self._depose_frame(host), "depose"))
+
+    # ------------------------------------------------------------------ events
+    def record(self, rec: dict[str, Any], now: int) -> None:
+        """The session has applied ``rec`` at ``now``."""
+        self._now = now
+        env = rec["env"]
+        author, body = env["seat"], env["body"]
+        head = self.chain.index_of(env["head"])
+        self.waits.on_record(rec["i"], author, body, head, self.s.waiting_on(), self._owed(), now)
+        self.delivered.on_record(author, head, self.chain.next_counter)
+        if is_progress(body):
+            self.last_progress = now
+            self.abandon_at = None
+        self.drops.back(author)
+        self.answers.pop(author, None)
+        gone = [s for s in self.drops.seats if s not in self.chain.at_table]
+        for seat in gone:
+            self.drops.back(seat)
+        out = set(range(self.s.n)) - set(self.chain.at_table)
+        if out:
+            self.delivered.forget(out)
+        if body.get("type") == "host_change":
+            self.tally = Tally()
+            self.urged.clear()
+            if self.deposing is not None and self.chain.host != self.deposing:
+                self.deposing = None
+                self.decided = False
+        if self.deposing is not None and self.chain.host == self.deposing:
+            self._depose_to_host("failover")
+
+    def status(self, seat: int, state: str, now: int) -> None:
+        """The host reports ``seat`` ``"dropped"`` or ``"back"``."""
+        self._now = now
+        if seat == self.me or not 0 <= seat < self.s.n:
+            return
+        if state == "dropped":
+            self.drops.dropped(seat, now)
+        elif self.drops.back(seat):
+            self.waits.on_back(seat, now)
+            self.answers.pop(seat, None)
+
+    def heard(self, now: int) -> None:
+        """A frame came on the host connection."""
+        self.last_in = max(self.last_in, now)
+
+    def sent_frame(self, now: int) -> None:
+        """A frame went on the host connection."""
+        self.last_out = max(self.last_out, now)
+
+    def sent_env(self, env: dict[str, Any], now: int) -> None:
+        """This seat's own envelope went to the host (or again after a resume)."""
+        self.delivered.sent(env, self.chain.index_of(env["head"]), now)
+        self.sent_frame(now)
+
+    def connected(self, host: int, now: int) -> None:
+        """A resume with ``host`` as the host succeeded (its welcome came)."""
+        self._now = now
+        self.host_up = True
+        self.down_since = None
+        self.dialing = False
+        self.pause = min(50, self.b.retry_ms)
+        self.last_in = self.last_out = now
+        self.last_progress = now  # the stuck clock counts while connected
+        self.delivered.resent(now)
+        self.depose_after = None
+        if self.phase == FAILOVER:
+            if host == self.deposing:
+                self.deposing, self.decided = None, False
+                self._emit(act.Note(rule("reconnect"), "reconnected", host))
+            else:
+                self._emit(act.Note(rule("failover"), "new-host", host))
+                self._depose_to_host("failover")
+            self.phase = PLAY
+        elif self.phase == LOOKING:
+            self.phase = PLAY
+            self.rebuild_from = False
+            self._emit(act.Note(rule("lost-table"), "new-host", host))
+        else:
+            self._emit(act.Note(rule("reconnect"), "reconnected", host))
+
+    def dial_failed(self, host: int, now: int) -> None:
+        """A resume attempt with ``host`` failed (refused, no answer, another key)."""
+        self._now = now
+        self.dialing = False
+        self.next_dial = now + self.pause
+        self.pause = min(self.pause * 2, self.b.retry_ms)
+
+    def disconnected(self, now: int, why: str = "") -> None:
+        """The connection to the host broke (or was closed)."""
+        self._now = now
+        if not self.host_up:
+            return
+        self.host_up = False
+        self.down_since = now
+        self.next_dial = now
+        self.dialing = False
+        if self.phase == PLAY and self.deposing is not None and self.round:
+            self.phase = FAILOVER  # the candidate it resumed with is gone: the next one
+            self._next_target(now)
+            return
+        if self.phase == PLAY and not self.s.finished:
+            two = self.m <= 2
+            wait = 2 * self.b.grace_ms if two else self.b.gone_ms
+            self._emit(act.Note(rule("reconnect"), "host-lost", self.chain.host, wait, why))
+
+    def probe_answer(
+        self, seat: int, present: tuple[int, list[Any]] | None, now: int
+    ) -> None:
+        """The answer of a probe of ``seat``: its ``(have, pending)``, or None (no answer)."""
+        self._now = now
+        self.probing.pop(seat, None)
+        shown = False
+        if present is not None:
+            for env in present[1]:
+                if isinstance(env, dict) and env.get("seat") == seat and self.judge(env):
+                    shown = True
+                    if self.host_up:
+                        self.delivered.sent(env, self.chain.index_of(env["head"]), now)
+                        self._emit(act.ToHost(rule("pass-on"), {"k": "pass", "env": env},
+                                              "pass"))
+                    break
+        self.answers[seat] = Answer(now, present is not None, shown)
+
+    def link_vote(self, seat: int, vote: dict[str, Any], now: int) -> None:
+        """A checked ``depose`` vote of ``seat`` about the current host, over a link."""
+        self._now = now
+        self.tally.add("depose", self.chain.host, vote)
+        self.urged[seat] = now
+
+    def stepped_back(self, now: int) -> None:
+        """This seat took over but gathered no quorum: failover goes on past it."""
+        self._now = now
+        self.phase = FAILOVER
+        self.host_up = False
+        self.down_since = self.down_since or now
+        if self.me in self.round:
+            self.k = self.round.index(self.me)
+        self._next_target(now)
+        self._emit(act.Note(rule("step-back"), "step-back", self.me))
+
+    def hosted(self) -> None:
+        """This seat's ``host_change`` is sequenced: it hosts; the seat machine rests."""
+        self.phase = HOSTED
+        self.deposing, self.decided = None, False
+
+    def look(self, now: int, first: int | None = None) -> None:
+        """Look for the host to rebuild from (a lost table, a restart as the old host, a chain
+        that diverged): dial the candidates in rounds with ``have`` -1, ``first`` first."""
+        self._now = now
+        self.phase = LOOKING
+        self.rebuild_from = True
+        self.host_up = False
+        self.down_since = self.down_since or now
+        others = [c for c in self.chain.candidates() if c != self.me]
+        if first is not None:
+            others = [first] + [c for c in others if c != first]
+        self.round = others or ([first] if first is not None else [])
+        self.k = 0
+        self.failover_since = now
+        self._target(now, self.b.try_ms)
+        self._emit(act.Note(rule("lost-table"), "looking", None, self.b.stuck_ms))
+
+    # ------------------------------------------------------------------ failover
+    def _start_failover(self, why: str, now: int) -> None:
+        host = self.chain.host
+        self.deposing, self.decided = host, True
+        self.phase = FAILOVER
+        self.round = [c for c in self.chain.candidates()] + [host]
+        self.k = 0
+        self.failover_since = now
+        first = self.b.first_try_after_fault_ms if why in ("censored", "host-late") else \
+            self.b.try_ms
+        self._target(now, first)
+        target = self.round[0]
+        self._emit(act.Note(rule(why), "failover", target, first))
+
+    def _target(self, now: int, for_ms: int) -> None:
+        self.target_since = now
+        self.target_for = for_ms
+        self.next_urge = now
+        self.next_dial = now
+        self.dialing = False
+        self.pause = min(50, self.b.retry_ms)
+
+    def _next_target(self, now: int) -> None:
+        if not self.round:
+            return
+        self.k = (self.k + 1) % len(self.round)
+        self._target(now, self.b.try_ms)
+        target = self.round[self.k]
+        if target != self.me:
+            self._emit(act.Note(rule("failover"), "trying", target, self.b.try_ms))
+
+    def _depose(self, why: str, now: int, close: bool) -> None:
+        host = self.chain.host
+        if not self.chain.candidates():
+            return  # nobody can host in its place: the table waits (abandon decides)
+        self.deposing = host
+        self._depose_to_host(why)
+        if close and self.host_up:
+            self._emit(act.CloseHost(rule(why), why))
+            self.host_up = False
+            self.down_since = now
+        self._start_failover(why, now)
+
+    def _may_take_over(self) -> bool:
+        host = self.chain.host
+        if self.me not in self.chain.candidates() or self.phase in (HOSTING, HOSTED, ENDED,
+                                                                     LOOKING):
+            return False
+        recent = {s for s, t in self.urged.items() if self._now - t <= self.b.try_ms}
+        voters = recent & (set(self.chain.at_table) - {self.me, host})
+        own = 1 if self.decided and self.deposing == host else 0
+        return len(voters) + own >= quorum(self.m)
+
+    # ------------------------------------------------------------------ the rules
+    def advance(self, now: int) -> list[act.Action]:
+        """Apply every rule due at ``now``; the actions to carry out, in order."""
+        self._now = now
+        if self.phase not in (HOSTING, HOSTED, ENDED) and not self.s.finished:
+            self._connection(now)
+            if self.phase == PLAY:
+                self._play(now)
+            if self.phase in (FAILOVER, LOOKING):  # (also right after _play started one)
+                self._failover(now)
+            if self._may_take_over():
+                self.phase = HOSTING
+                self._emit(act.TakeOver(rule("take-over"), self.chain.host))
+        out, self._out = self._out, []
+        return out
+
+    def _connection(self, now: int) -> None:
+        if self.host_up:
+            if now - self.last_in >= self.b.silence_ms:
+                self._emit(act.CloseHost(rule("silent"), "silent"))
+                self.disconnected(now, "no frame from the host")
+                return
+            if now - self.last_out >= self.b.beat_ms:
+                self._emit(act.ToHost(rule("beat"), {"k": "beat"}, "beat"))
+                self.last_out = now
+            return
+        if self.phase in (FAILOVER, LOOKING):
+            return  # the failover dials
+        if not self.dialing and now >= self.next_dial:
+            self.dialing = True
+            self._emit(act.Dial(rule("reconnect"), self.chain.host, self.s.count - 1))
+
+    def _play(self, now: int) -> None:
+        host = self.chain.host
+        if not self.host_up:
+            down = now - (self.down_since if self.down_since is not None else now)
+            if self.m <= 2 or not self.chain.candidates():
+                if down >= 2 * self.b.grace_ms:
+                    why = "the host is gone" + ("" if self.m <= 2 else " and no seat can host")
+                    self._end(rule("two-seats"), why)
+                return
+            if down >= self.b.gone_ms:
+                self._depose("gone", now, close=False)
+            return
+        if self.m >= 3:
+            if self.waits.late(host, now, self.b.grace_ms) and host != self.me:
+                self._depose("host-late", now, close=True)
+                return
+            if self.delivered.evidence(now, self.b.censor_ms, self.m, self.s.waiting_on(),
+                                       self.last_progress, self.judge) is not None:
+                self._depose("censored", now, close=True)
+                return
+        self._absence(now)
+        self._stuck(now)
+
+    def _absence(self, now: int) -> None:
+        host = self.chain.host
+        for seat in self.waits.awaited:
+            if seat == self.me or not self.waits.late(seat, now):
+                continue
+            if seat == host:
+                if self.m >= 3:
+                    self._vote("timeout", seat, "timeout")
+                continue
+            if self.drops.is_dropped(seat) or self.delivered.pending_of(seat):
+                continue
+            if self.has_address(seat):
+                end = self.waits.ends(seat)
+                got = self.answers.get(seat)
+                if got is None or end is None or got.at < end:
+                    self._probe(seat, now)
+                    continue
+                if got.shown:
+                    continue
+            self._vote("timeout", seat, "timeout")
+        for seat in self.drops.seats:
+            since = self.drops.since(seat)
+            if seat == self.me or seat == host or since is None:
+                continue
+            base = since
+            got = self.answers.get(seat)
+            if got is not None and got.answered:
+                base = max(base, got.at)
+            if now - base < self.b.grace_ms:
+                continue
+            if self.has_address(seat):
+                if got is None or got.at < base + self.b.grace_ms:
+                    self._probe(seat, now)
+                    continue
+                if got.answered:
+                    continue
+            self._vote("left", seat, "left")
+
+    def _probe(self, seat: int, now: int) -> None:
+        if seat in self.probing or now - self.probed_at.get(seat, -10**12) < \
+                self.b.probe_every_ms:
+            return
+        self.probing[seat] = now
+        self.probed_at[seat] = now
+        self._emit(act.Probe(rule("probe"), seat))
+
+    def _stuck(self, now: int) -> None:
+        if now - self.last_progress < self.b.stuck_ms:
+            return
+        if self._vote("abandon", None, "abandon") and self.abandon_at is None:
+            self.abandon_at = now
+        if self.abandon_at is not None and now - self.abandon_at >= self.b.grace_ms:
+            self._end(rule("stuck"), "the table is stuck: no record since this seat's "
+                      "abandon vote")
+
+    def _failover(self, now: int) -> None:
+        if now - self.failover_since >= self.b.stuck_ms:
+            if self.phase == LOOKING:
+                self._end(rule("stuck"), "no seat of the table answered as its host")
+            else:
+                self._end(rule("stuck"), "no seat took over as host")
+            return
+        if now - self.target_since >= self.target_for:
+            self._next_target(now)
+        if not self.round:
+            return
+        target = self.round[self.k]
+        if target == self.me:
+            return  # the others try it now: their votes decide (take-over)
+        if not self.dialing and now >= self.next_dial:
+            self.dialing = True
+            have = -1 if self.rebuild_from else self.s.count - 1
+            self._emit(act.Dial(rule("failover"), target, have))
+        if self.phase == FAILOVER and target != self.deposing and now >= self.next_urge:
+            self.next_urge = now + self.b.urge_ms
+            assert self.deposing is not None
+            self._emit(act.Urge(rule("urge"), target, self._depose_frame(self.deposing)))
+
+    def _end(self, name: str, why: str) -> None:
+        self.phase = ENDED
+        self.ended = why
+        self._emit(act.End(name, why))
+
+    # ------------------------------------------------------------------ deadline
+    def deadline(self) -> int | None:
+        """When :meth:`advance` must be called next if nothing happens before (ms), or None."""
+        now = self._now
+        if self.phase in (HOSTING, HOSTED, ENDED) or self.s.finished:
+            return None
+        times: list[int | None] = []
+        if self.host_up:
+            times += [self.last_in + self.b.silence_ms, self.last_out + self.b.beat_ms]
+        elif self.phase == PLAY and not self.dialing:
+            times.append(self.next_dial)
+        if self.phase == PLAY:
+            if not self.host_up and self.down_since is not None:
+                times += [self.down_since + self.b.gone_ms, self.down_since + 2 * self.b.grace_ms]
+            if self.host_up:
+                for seat in self.waits.awaited:
+                    times.append(self.waits.ends(seat))
+                    if seat == self.chain.host:
+                        times.append(self.waits.ends(seat, self.b.grace_ms))
+                for seat in self.drops.seats:
+                    since = self.drops.since(seat)
+                    got = self.answers.get(seat)
+                    base = since if since is not None else now
+                    if got is not None and got.answered:
+                        base = max(base, got.at)
+                    times.append(base + self.b.grace_ms)
+                for at in self.probed_at.values():
+                    times.append(at + self.b.probe_every_ms)
+                times.append(self.delivered.next_due(now, self.b.censor_ms, self.m,
+                                                     self.s.waiting_on(), self.last_progress))
+                times.append(self.last_progress + self.b.stuck_ms)
+                if self.abandon_at is not None:
+                    times.append(self.abandon_at + self.b.grace_ms)
+        elif self.phase in (FAILOVER, LOOKING):
+            times += [self.failover_since + self.b.stuck_ms, self.target_since + self.target_for]
+            if not self.dialing:
+                times.append(self.next_dial)
+            if self.phase == FAILOVER and self.round and self.round[self.k] not in (
+                    self.me, self.deposing):
+                times.append(self.next_urge)
+        future = [t for t in times if t is not None and t > now]
+        return min(future) if future else None

@@ -1,0 +1,75 @@
+"""The liveness rules of PROTOCOL.md 7.5, one row each: who may do what, and when.
+
+The machines (:mod:`.seat`, :mod:`.host`) name the rule behind every action they return, with
+these names; PROTOCOL.md's table uses the same names, and a test holds the two together.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    who: str
+    when: str
+    does: str
+
+
+RULES: tuple[Rule, ...] = (
+    Rule("beat", "every peer", "nothing sent on a host connection for beat_ms", "send beat"),
+    Rule("silent", "every peer", "nothing came on a host connection for silence_ms",
+         "close it as broken"),
+    Rule("dropped", "host", "a seat's connection closed or went silent",
+         "report it dropped to every other connection; its grace runs"),
+    Rule("back", "host, and every seat on the report", "the seat resumed",
+         "report it back; end the drop; once per wait restart the wait with the catch-up "
+         "budget"),
+    Rule("reconnect", "seat", "its host connection is down", "resume, at most every retry_ms"),
+    Rule("probe", "seat", "the wait on X reached limit(X), or X was reported dropped grace_ms "
+         "ago; X gives an address; not probed for probe_every_ms", "probe X"),
+    Rule("pass-on", "seat", "a probe of X shows an envelope", "pass it to the host"),
+    Rule("timeout", "seat; the host for its own vote", "the wait on X reached limit(X); X not "
+         "reported dropped; a probe showed nothing or did not answer; nothing of X delivered "
+         "and unsequenced", "vote timeout about X"),
+    Rule("left", "seat; the host for its own vote", "X reported dropped grace_ms ago, no record "
+         "of X since, a probe of X did not answer", "vote left about X"),
+    Rule("gone", "seat, m >= 3", "its host connection down for gone_ms without a resume",
+         "vote depose; failover"),
+    Rule("censored", "seat, m >= 3", "it holds evidence of censorship",
+         "vote depose; close the host connection; failover"),
+    Rule("host-late", "seat, m >= 3", "the wait on the host's seat reached limit + grace_ms",
+         "vote depose; close the host connection; failover"),
+    Rule("failover", "a seat that voted depose", "(7.6)",
+         "try each candidate for try_ms, then the old host, round again"),
+    Rule("urge", "a seat in failover", "every urge_ms while it tries a candidate",
+         "send its depose vote to the candidate over a link"),
+    Rule("take-over", "a candidate", "it holds fresh depose votes making q(m), its own counted "
+         "once it has voted", "host: gather"),
+    Rule("gather", "a new host", "(7.6)", "take resumes and forwarded records; sequence "
+         "host_change once ready"),
+    Rule("step-back", "a new host gathering", "no host_change try_ms after it took over",
+         "stop hosting; failover from the next candidate"),
+    Rule("lost-table", "host, m >= 3", "fewer than q(m) seats connected for gone_ms",
+         "look for a candidate that hosts; resume with it with have -1"),
+    Rule("tally", "host", "q(m) fresh votes of one kind about one target",
+         "sequence timeout, left or no_contest"),
+    Rule("no-contest-2", "host, m = 2", "its timeout or left condition about the other seat",
+         "sequence no_contest naming it, without votes"),
+    Rule("abandon", "every peer connected to the host, and the host",
+         "no progress record for stuck_ms", "vote abandon, once per record"),
+    Rule("stuck", "seat", "grace_ms after its abandon vote with no record, or stuck_ms in "
+         "failover", "end the match for itself, incomplete"),
+    Rule("two-seats", "seat, m = 2", "its host connection down for 2 * grace_ms",
+         "end the match for itself, incomplete"),
+)
+
+NAMES = frozenset(rule.name for rule in RULES)
+
+
+def rule(name: str) -> str:
+    """``name``, checked to be a rule of the table (the machines name their rules by it)."""
+    if name not in NAMES:
+        raise KeyError(f"no liveness rule {name!r}")
+    return name

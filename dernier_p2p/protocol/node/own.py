@@ -1,0 +1,268 @@
+"""One seat's own side of a networked match, sans-IO: its session, its records and its envelopes.
+
+:class:`OwnSeat` is what the host and every peer keep for their own seat: each record goes into
+the session (which returns this seat's new envelopes) and into :attr:`OwnSeat.records` (the
+driver writes them to the transcript); own envelopes are remembered until a record carries them
+(:meth:`sent`, :meth:`resend`), signed again after a refusal (:meth:`refused`) or a host change
+(:meth:`take_over`), and a seat rebuilt from its records (:meth:`from_records`) signs afresh
+what it still owed (:meth:`finish_restore`). Nothing here reads a clock or touches a file.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dernier_p2p.protocol.envelope import Author, genesis_hash
+from dernier_p2p.protocol.errors import ProtocolError
+from dernier_p2p.protocol.session import Session
+from dernier_p2p.rules import events as ev
+from dernier_p2p.wire.identity import IdentityKey
+
+
+class RestoreError(ValueError):
+    """Records that cannot rebuild a seat (record 0 seats another key, or none)."""
+
+
+def long_work(session: Session, record: Any) -> list[tuple[str, int, int]]:
+    """What applying ``record`` will take long for, as ``(what, seat, number)``: "verify"
+    (``seat``'s shuffle is being checked) or "shuffle" (this seat computes its own; ``number``
+    is the shuffle's place, 1..n). The record is not checked here: a wrong guess only changes a
+    progress line or where the record is applied."""
+    env = record.get("env") if isinstance(record, dict) else None
+    body = env.get("body") if isinstance(env, dict) else None
+    author = env.get("seat") if isinstance(env, dict) else None
+    if not isinstance(body, dict) or body.get("type") not in ("shuffle", "key_reveal"):
+        return []
+    pending = session.pending
+    turn = next((s for s, what in pending if what.startswith("shuffle")), None)
+    out = []
+    me = session.seat
+    if body["type"] == "shuffle" and author == turn and isinstance(author, int):
+        if author != me:
+            out.append(("verify", author, author + 1))
+        if me is not None and author + 1 == me:
+            out.append(("shuffle", me, me + 1))
+    elif body["type"] == "key_reveal" and me == 0 and pending == [(author, "key_reveal")]:
+        out.append(("shuffle", me, 1))
+    return out
+
+
+class OwnSeat:
+    """Session, records and own envelopes of seat ``seat``, built from record 0 (the table);
+    with no identity and ``seat=None``, an observer's (a watcher's: nothing is sent)."""
+
+    def __init__(
+        self,
+        identity: IdentityKey | None,
+        seat: int | None,
+        table_record: dict[str, Any],
+        seed: bytes,
+    ) -> None:
+        self.identity = identity
+        self.seat = seat
+        self.seed = seed
+        self.session = Session(identity, seat, table_record, seed)
+        self.records: list[dict[str, Any]] = [table_record]
+        self.in_flight = False  # an own move sent, its record not back yet
+        self.unsequenced: dict[int, dict[str, Any]] = {}  # own envelopes sent, not yet back
+        self.unechoed = False  # a record other than an ack came since the last own envelope
+        self.replaying: list[dict[str, Any]] | None = None  # bodies owed after a restart
+        self._stale = 0  # error frames still due for envelopes signed again
+        self.refusals = 0  # own moves refused so far
+        self.told: list[tuple[str, str]] = []  # refusals to tell the agent, oldest first
+        self.stopped: ProtocolError | None = None  # the fault that stopped the match, if any
+        self.evidence: dict[str, Any] | None = None  # the record that proves it
+        self.windows: list[tuple[int, bool]] = []  # (record, scored) that opened windows
+        self._state_seen: object = None
+        self._events_seen = 0
+
+    # ------------------------------------------------------------------ building
+    @classmethod
+    def from_records(
+        cls,
+        identity: IdentityKey,
+        seed: bytes,
+        records: list[dict[str, Any]],
+        where: str = "the records",
+    ) -> OwnSeat:
+        """Rebuild a seat from the records of its match (same identity and seed). Every record
+        is checked and applied again; the bodies the session produced on the way that no record
+        of this seat carries were never sequenced: they are kept in :attr:`replaying` and
+        signed afresh by :meth:`finish_restore` once the seat has caught up (moves are not kept:
+        the player is asked again)."""
+        if not records:
+            raise RestoreError(f"{where}: no record to restore from")
+        first = records[0]
+        try:
+            keys = [p["key"] for p in first["env"]["body"]["players"]]
+            seat = keys.index(identity.public_bytes())
+        except (KeyError, TypeError, ValueError):
+            raise RestoreError(f"{where}: record 0 is not a table seating this key") from None
+        me = cls(identity, seat, first, seed)
+        me.replaying = [env["body"] for env in me.start()]
+        for rec in records[1:]:
+            me.apply(rec, 0)
+        return me
+
+    @staticmethod
+    def table_envelope(
+        identity: IdentityKey, game: bytes, seat: int, body: dict[str, Any]
+    ) -> dict[str, Any]:
+        """The host's envelope of record 0 (its counter 0, echoing the genesis hash)."""
+        return Author(identity, game, seat).envelope(body, genesis_hash(game))
+
+    def finish_restore(self) -> list[dict[str, Any]]:
+        """After a restart, once caught up: the owed bodies signed with the next counters."""
+        bodies, self.replaying = self.replaying or [], None
+        return self.session.sign_again(bodies)
+
+    # ------------------------------------------------------------------ own envelopes
+    def start(self) -> list[dict[str, Any]]:
+        """This seat's first envelopes (its accept of the table)."""
+        return self.session.start()
+
+    def sent(self, env: dict[str, Any]) -> None:
+        """Remember an own envelope until its record comes back (for a resume)."""
+        self.unsequenced[env["n"]] = env
+        if env["head"] == self.session.head:
+            self.unechoed = False
+
+    def ack(self) -> dict[str, Any] | None:
+        """An ``ack`` envelope echoing the head, if records other than acks came since this
+        seat last echoed one (so an idle seat still shows the host which history it holds)."""
+        if not self.unechoed or self.finished or self.seat is None:
+            return None
+        return self.session.ack()
+
+    def resend(self) -> list[dict[str, Any]]:
+        """Own envelopes sent but not sequenced, in counter order (to send again after a
+        resume: no error frame for the envelopes sent before is expected any more)."""
+        self._stale = 0
+        return [self.unsequenced[n] for n in sorted(self.unsequenced)]
+
+    def take_over(self, old_host: int, votes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """This seat becomes the host: its ``host_change`` envelope carrying the ``depose``
+        ``votes``, then its own envelopes the old host never sequenced, signed again after it
+        (the counter goes back to the chain's next one, so nothing is skipped)."""
+        bodies = [env["body"] for env in self.resend()]
+        change = self.session.votes_body("depose", old_host, votes)
+        out = self.session.sign_again([change, *bodies])
+        self.unsequenced = {env["n"]: env for env in out}
+        return out
+
+    def refused(self, code: str, detail: str) -> list[dict[str, Any]]:
+        """The host refused an own envelope (its ``error`` frame); return the envelopes to send
+        again.
+
+        The host takes a seat's envelopes in counter order, so the refused one is the lowest
+        not sequenced yet; those sent after it carry counters the host now refuses as out of
+        order (their error frames are expected and skipped here). They are signed again from
+        the refused one's counter and returned. The refused move is dropped: the agent is told
+        (:attr:`told`) and asked again (a refused chat line is dropped the same way, untold). An
+        error frame while no move or chat of this seat is the lowest one in flight concerns
+        nothing this seat sent honestly and changes nothing."""
+        if self._stale:
+            self._stale -= 1
+            return []
+        if not self.unsequenced:
+            if self.in_flight:  # the host's own seat keeps no envelopes: just tell
+                self.in_flight = False
+                self._tell(code, detail)
+            return []
+        lowest = self.unsequenced[min(self.unsequenced)]
+        chat = lowest["body"].get("type") == "chat"
+        if not chat and (not self.in_flight or lowest["body"].get("type") != "move"):
+            return []  # not about an honest envelope of this seat's (nothing to mend)
+        del self.unsequenced[lowest["n"]]
+        rest = self.resend()
+        out = self.session.sign_again([e["body"] for e in rest])
+        self.unsequenced = {e["n"]: e for e in out}
+        self._stale = len(rest)
+        if chat:
+            return out
+        self.in_flight = False
+        self._tell(code, detail)
+        return out
+
+    def _tell(self, code: str, detail: str) -> None:
+        self.refusals += 1
+        self.told.append((code, detail))
+
+    # ------------------------------------------------------------------ records
+    def apply(
+        self, record: dict[str, Any], now_ms: int, keep_evidence: bool = True
+    ) -> list[dict[str, Any]]:
+        """Verify and apply one record; return the envelopes to send. Raises ProtocolError if
+        the record is refused; nothing is applied then, and nothing kept unless the record is
+        the evidence of the fault (see :meth:`keep`; ``keep_evidence=False`` leaves that to the
+        caller)."""
+        try:
+            out = self.session.receive(record, now_ms)
+        except ProtocolError as exc:
+            if keep_evidence:
+                self.keep(record, exc)
+            raise
+        return self._applied(record, out)
+
+    def keep(self, record: dict[str, Any], exc: ProtocolError) -> bool:
+        """Keep ``record`` if it is the evidence of the fault ``exc`` (it passed every check of
+        the chain and its body shows the fault, section 19): the transcript then ends with the
+        signed proof against the seat named. Once per match; returns whether it was kept."""
+        if self.stopped is not None or exc.evidence is None or exc.evidence != record.get("i"):
+            return False
+        self.stopped = exc
+        self.evidence = record
+        return True
+
+    def _applied(self, record: dict[str, Any], out: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Keep a record the session has applied (``out``: its envelopes)."""
+        self.records.append(record)
+        env = record["env"]
+        if self.replaying is not None:  # restoring: collect owed bodies, send nothing yet
+            if env["seat"] == self.seat and env["body"] in self.replaying:
+                self.replaying.remove(env["body"])
+            self.replaying.extend(e["body"] for e in out)
+            out = []
+        if env["seat"] != self.seat and env["body"]["type"] != "ack":
+            self.unechoed = True
+        if env["seat"] == self.seat:
+            self.unsequenced.pop(env["n"], None)
+            if env["body"].get("type") == "move":
+                self.in_flight = False
+        self._pacing(record)
+        return out
+
+    def _pacing(self, record: dict[str, Any]) -> None:
+        """A record that changed the rules state opens an out-of-turn window (PROTOCOL.md 18.1):
+        noted in :attr:`windows` for whoever paces the seat."""
+        state = self.session.state
+        if state is None or state is self._state_seen:
+            return
+        self._state_seen = state
+        events = self.session.events
+        scored = any(isinstance(e, ev.HandScored) for e in events[self._events_seen :])
+        self._events_seen = len(events)
+        self.windows.append((record["i"], scored))
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def finished(self) -> bool:
+        return bool(self.session.finished)
+
+    @property
+    def last(self) -> int:
+        """The index of the last record held."""
+        return len(self.records) - 1
+
+    def others_at_table(self) -> list[int]:
+        """The other seats still playing (whose window this seat's turn move waits for)."""
+        state = self.session.state
+        out = state.out if state is not None else ()
+        return [s for s in sorted(self.session.chain.at_table) if s != self.seat and s not in out]
+
+    def may_act(self) -> bool:
+        """Whether the seat's player should be asked now: the deck is quiescent, the match is
+        not over, no own move is in flight, and the seat has a legal move."""
+        if self.in_flight or self.finished or self.seat is None:
+            return False
+        return bool(self.session.legal())

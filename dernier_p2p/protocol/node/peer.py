@@ -1,0 +1,561 @@
+"""One peer of a table, sans-IO: its seat, its liveness and, when it hosts, its host.
+
+A :class:`PeerNode` is the whole of a peer but its sockets, threads, agent and files: the
+driver (:mod:`dernier_p2p.net`, or the simulator) tells it what happened, always with the time
+(a connection to its host welcomed or closed, a frame on any connection, a probe's answer, a
+vote over a link, an envelope of its own player), calls :meth:`PeerNode.work` while
+:meth:`PeerNode.has_work` (one record to apply, or one envelope to sequence, at a time; the
+driver may run it in a worker thread when :meth:`PeerNode.work_is_long`), and
+:meth:`PeerNode.advance` for the rules due, then carries out :meth:`PeerNode.take` (effects of
+:mod:`.effects` and the liveness actions a driver performs: :class:`Dial`, :class:`Probe`,
+:class:`Urge`, :class:`Note`, :class:`End`) and sleeps until :meth:`PeerNode.deadline`.
+
+As a seat it applies the host's records in order, sends its envelopes in counter order (again
+after a resume), forwards to a new host the records it lacks (4.4), rebuilds from a new host's
+records when its chain diverged after a host change or it was the host before a crash, and
+echoes the head with an ``ack`` when idle. Its :class:`~..liveness.seat.SeatWatch` decides
+votes, probes, failover and take-over; on ``TakeOver`` the node starts a :class:`~.hosting.
+Hosting` in gathering mode, which is its host from then on (or steps back).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+from dernier_p2p.protocol.errors import ProtocolError
+from dernier_p2p.protocol.judge import would_sequence
+from dernier_p2p.protocol.liveness import actions as act
+from dernier_p2p.protocol.liveness.budgets import Budgets
+from dernier_p2p.protocol.liveness.seat import HOSTED, SeatWatch
+from dernier_p2p.protocol.node import effects as fx
+from dernier_p2p.protocol.node.hosting import Hosting, HostingConfig
+from dernier_p2p.protocol.node.own import OwnSeat, long_work
+from dernier_p2p.protocol.ready import check_ready_frame
+from dernier_p2p.protocol.votes import check_vote_frame, vote_ok
+from dernier_p2p.rules.cards import deck_cards
+from dernier_p2p.wire.identity import IdentityKey
+
+ACK_MS = 2_000
+"""An idle seat echoes the head with an ``ack`` this long after records came (5.3)."""
+PASSED_ON = (act.Dial, act.Probe, act.Urge, act.Note, act.End, act.LookForHost)
+
+
+class PeerNode:
+    """One peer (see the module docstring). Build it with :meth:`seated` (a seat with record 0
+    or its records), or :meth:`hosting` (a host in its lobby)."""
+
+    def __init__(self, identity: IdentityKey, seed: bytes, now: int,
+                 constants: dict[str, int] | None = None, wall_offset: int = 0) -> None:
+        self.identity = identity
+        self.seed = seed
+        self.constants = dict(constants or {})
+        self.wall_offset = wall_offset
+        self.own: OwnSeat | None = None
+        self.watch: SeatWatch | None = None
+        self.host: Hosting | None = None
+        self.out: list[Any] = []
+        self.queue: deque[dict[str, Any]] = deque()  # records from the host to apply
+        self.up = False  # this seat's connection to a host is welcomed
+        self.up_host: int | None = None
+        self.caught_up = True  # the records up to the welcome's ``last`` are applied
+        self.catch_to = -1
+        self.check_fork = False  # the next record comes from a host of another chain
+        self.rebuild: list[dict[str, Any]] | None = None  # records gathered to rebuild from
+        self.rebuild_last = -1
+        self.rebuild_suffix = ".replaced"
+        self.stopped: ProtocolError | None = None
+        self.ended: str | None = None
+        self.said_done = False
+        self.last_sent = now
+        self._now = now
+
+    # ------------------------------------------------------------------ building
+    @classmethod
+    def seated(
+        cls, identity: IdentityKey, seed: bytes, records: list[dict[str, Any]], now: int,
+        *, connected: bool, constants: dict[str, int] | None = None, wall_offset: int = 0,
+    ) -> PeerNode:
+        """A seat from its records (record 0 alone for a joiner; a transcript for a restart,
+        every record checked again). A seat whose last record it signed itself as host (a
+        host restarted after a crash) looks for the new host, to rebuild from its records."""
+        node = cls(identity, seed, now, constants, wall_offset)
+        if len(records) == 1:  # a joiner: its accept goes at :meth:`start`
+            keys = [p["key"] for p in records[0]["env"]["body"]["players"]]
+            seat = OwnSeat(identity, keys.index(identity.public_bytes()), records[0], seed)
+        else:
+            seat = OwnSeat.from_records(identity, seed, records)
+        node.own = seat
+        node._new_watch(now, connected)
+        node.up = connected
+        node.up_host = seat.session.host if connected else None
+        if not connected and records[-1]["h"] == seat.seat and len(records) > 1:
+            assert node.watch is not None
+            node.rebuild_suffix = ".crashed"
+            node.watch.look(now)
+        return node
+
+    @classmethod
+    def hosting(cls, identity: IdentityKey, seed: bytes, config: HostingConfig, now: int,
+                wall_offset: int = 0) -> PeerNode:
+        """A host in its lobby (the table starts when :meth:`Hosting.joined` says it is full
+        and the driver calls :meth:`start_match`)."""
+        node = cls(identity, seed, now, config.constants, wall_offset)
+        node.host = Hosting(identity, config, now, wall_offset=wall_offset)
+        return node
+
+    def _budgets(self) -> Budgets:
+        assert self.own is not None
+        return Budgets.of_table(self.own.session.table_body["timers"], **self.constants)
+
+    def _new_watch(self, now: int, connected: bool) -> None:
+        assert self.own is not None
+        session = self.own.session
+        cards = len(deck_cards(session.rules.deck))
+        self.watch = SeatWatch(session, self._budgets(), self._judge, cards, now,
+                               connected=connected, records=self.own.records)
+
+    def _judge(self, env: dict[str, Any]) -> bool:
+        assert self.own is not None
+        return would_sequence(self.own.session, env) is None
+
+    def start_match(self, now: int) -> None:
+        """The host's lobby is full: record 0 and the host's own first envelopes."""
+        assert self.host is not None
+        self.host.start_match(now, self.seed)
+        self.own = self.host.own
+        self._pull_host()
+
+    def start(self, now: int) -> None:
+        """A joiner's first envelopes (its accept), once record 0 is in."""
+        assert self.own is not None
+        for env in self.own.start():
+            self.send_own(env, now)
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def seat(self) -> int | None:
+        return None if self.own is None else self.own.seat
+
+    @property
+    def hosting_now(self) -> bool:
+        return self.host is not None and not self.host.stepped_back
+
+    @property
+    def finished(self) -> bool:
+        return self.own is not None and self.own.finished
+
+    def take(self) -> list[Any]:
+        """The effects and actions produced since the last call, in order."""
+        self._pull_host()
+        out, self.out = self.out, []
+        return out
+
+    def _pull_host(self) -> None:
+        if self.host is not None:
+            self.out.extend(self.host.take())
+
+    # ------------------------------------------------------------------ as a seat: the host
+    def welcomed(self, host: int, seat: int, last: int, now: int) -> None:
+        """A resume with seat ``host`` as host was welcomed (seat ``seat``, its last record
+        ``last``); a joiner's welcome comes before the node exists."""
+        self._now = now
+        assert self.own is not None and self.watch is not None
+        if seat != self.own.seat:
+            self.out.append(fx.Close(fx.UP, f"resumed as seat {seat}", now=True))
+            self.watch.dial_failed(host, now)
+            return
+        self.up, self.up_host = True, host
+        if self.watch.rebuild_from:
+            self.rebuild = []
+            self.rebuild_last = last
+            self.caught_up = False
+            self.watch.connected(host, now)  # (a drop before the rebuild looks on, :meth:`closed`)
+            return
+        new_host = host != self.own.session.host
+        mine = self.own.last
+        if last < mine:  # a new host lacks records: they go first (4.4)
+            for rec in self.own.records[last + 1 :]:
+                self._to_host({"k": "rec", "rec": rec}, now)
+        self.catch_to = last
+        self.caught_up = len(self.own.records) > last
+        self.check_fork = new_host and last > mine
+        self.watch.connected(host, now)
+        if self.caught_up:
+            self._caught_up(now)
+
+    def dial_failed(self, host: int, now: int, code: str = "", detail: str = "") -> None:
+        """A resume with ``host`` failed; ``code`` is the refusal's, if the host sent one."""
+        self._now = now
+        if self.watch is None or self.own is None:
+            return
+        if code == "UNKNOWN_KEY" and host == self.own.session.host:
+            self._end("this seat is no longer at the table: " + detail)
+            return
+        if code == "UNEXPECTED" and host != self.own.session.host and \
+                not self.watch.rebuild_from and "have -1" in detail:
+            self._diverged(host, now)
+            return
+        self.watch.dial_failed(host, now)
+
+    def closed(self, now: int) -> None:
+        """The connection to the host is gone."""
+        self._now = now
+        self.up = False
+        self.queue.clear()  # what a new host sends again comes after the welcome
+        if self.watch is None:
+            return
+        if self.rebuild is not None:  # lost before the rebuild: look on
+            self.rebuild = None
+            self.watch.look(now, first=self.up_host)
+            return
+        self.watch.disconnected(now, "connection lost")
+
+    def from_host(self, msg: dict[str, Any], now: int) -> None:
+        """A frame from the host (decoded, its kind a string)."""
+        self._now = now
+        if self.watch is not None:
+            self.watch.heard(now)
+        kind = msg["k"]
+        if kind == "rec" and set(msg) == {"k", "rec"}:
+            if self.rebuild is not None:
+                self.rebuild.append(msg["rec"])
+                return
+            self.queue.append(msg["rec"])
+        elif kind == "status":
+            self._on_status(msg, now)
+        elif kind == "ready" and self.own is not None:
+            try:
+                seat, at = check_ready_frame(msg, self.own.session.keys, self.own.session.game)
+            except ProtocolError as exc:
+                self.out.append(fx.Log("warning", f"ready frame ignored: {exc.detail}"))
+                return
+            self.out.append(fx.Ready(seat, at))
+        elif kind == "beat":
+            pass
+        elif kind == "error":
+            self._on_error(msg, now)
+        else:
+            self.out.append(fx.Log("warning", f"unexpected frame {kind!r} from the host"))
+            self._refuse(ProtocolError("UNEXPECTED", self.up_host,
+                                       f"unexpected frame {kind!r} from the host"), now)
+
+    def _on_status(self, msg: dict[str, Any], now: int) -> None:
+        assert self.own is not None
+        seat, state, grace = msg.get("seat"), msg.get("state"), msg.get("grace_ms")
+        ok = (set(msg) == {"k", "seat", "state", "grace_ms"} and isinstance(seat, int)
+              and not isinstance(seat, bool) and 0 <= seat < self.own.session.n
+              and state in ("dropped", "back") and isinstance(grace, int)
+              and not isinstance(grace, bool) and 0 <= grace < 2**31)
+        if not ok:
+            self.out.append(fx.Log("warning", "malformed status frame from the host ignored"))
+            return
+        self.out.append(fx.Status(seat, state, grace))
+        if self.watch is not None:
+            self.watch.status(seat, state, now)
+
+    def _on_error(self, msg: dict[str, Any], now: int) -> None:
+        assert self.own is not None
+        code, detail = msg.get("code"), msg.get("detail")
+        if not isinstance(code, str) or not isinstance(detail, str):
+            return
+        code = "".join(c if c.isprintable() else "?" for c in code[:64])
+        detail = "".join(c if c.isprintable() else "?" for c in detail[:1000])
+        self.out.append(fx.Log("warning", f"host refused a message: {code}: {detail}"))
+        resend = self.own.refused(code, detail)
+        for told in self.own.told:
+            self.out.append(fx.Refused(*told))
+        self.own.told.clear()
+        for env in resend:
+            self._send_env(env, now)
+
+    # ------------------------------------------------------------------ own envelopes
+    def send_own(self, env: dict[str, Any], now: int) -> None:
+        """An envelope of this seat's own (a move, a chat, a deck message, an ack)."""
+        self._now = now
+        assert self.own is not None
+        if self.hosting_now:
+            assert self.host is not None
+            self.host.own_env(env)
+            return
+        self.own.sent(env)
+        if env["body"].get("type") == "move":
+            self.own.in_flight = True
+        if self.up and self.caught_up:
+            self._send_env(env, now)
+
+    def _send_env(self, env: dict[str, Any], now: int) -> None:
+        if not self.up:
+            return
+        self._to_host({"k": "env", "env": env}, now)
+        if self.watch is not None:
+            self.watch.sent_env(env, now)
+        self.last_sent = now
+
+    def _to_host(self, frame: dict[str, Any], now: int) -> None:
+        self.out.append(fx.Send(fx.UP, frame))
+        if self.watch is not None:
+            self.watch.sent_frame(now)
+
+    def ready(self, frame: dict[str, Any], now: int) -> None:
+        """This seat's own ``ready`` frame (18.1)."""
+        self._now = now
+        if self.hosting_now:
+            assert self.host is not None
+            self.host.own_ready(frame)
+        elif self.up:
+            self._to_host(frame, now)
+
+    # ------------------------------------------------------------------ links
+    def probe_answer(self, seat: int, present: tuple[int, list[Any]] | None, now: int) -> None:
+        self._now = now
+        if self.watch is not None:
+            self.watch.probe_answer(seat, present, now)
+
+    def link_vote(self, seat: int, msg: dict[str, Any], now: int) -> None:
+        """A ``vote`` frame over a link from ``seat``: kept if it is that seat's ``depose``
+        vote about the current host (this seat may be a candidate)."""
+        self._now = now
+        if self.own is None or self.watch is None:
+            return
+        session = self.own.session
+        try:
+            kind, target, vote = check_vote_frame(msg, session.n)
+        except ProtocolError:
+            return
+        if kind == "depose" and vote["seat"] == seat and target == session.host and vote_ok(
+                vote, session.keys[seat], session.game, kind, target):
+            self.watch.link_vote(seat, vote, now)
+
+    def present(self) -> tuple[int, list[dict[str, Any]]]:
+        """What a ``present`` answer says of this seat: its last record and its envelopes sent
+        to the host and not yet in a record (oldest first)."""
+        assert self.own is not None
+        return self.own.last, [self.own.unsequenced[n] for n in sorted(self.own.unsequenced)]
+
+    # ------------------------------------------------------------------ as a host
+    def host_frame(self, seat: int, msg: dict[str, Any], now: int) -> None:
+        """A frame from seat ``seat``'s connection to this host."""
+        self._now = now
+        if self.host is not None:
+            self.host.frame(seat, msg, now)
+
+    # ------------------------------------------------------------------ work
+    def has_work(self) -> bool:
+        if self.rebuild is not None and len(self.rebuild) > self.rebuild_last >= -1 and \
+                self.rebuild_last >= 0:
+            return True
+        if self.hosting_now:
+            assert self.host is not None
+            return self.host.has_work()
+        return bool(self.queue) and self.stopped is None and self.ended is None
+
+    def work_is_long(self) -> bool:
+        if self.rebuild is not None:
+            return True
+        if self.hosting_now:
+            assert self.host is not None
+            return self.host.work_is_long()
+        return bool(self.queue) and self.own is not None and bool(
+            long_work(self.own.session, self.queue[0]))
+
+    def work(self, now: int) -> None:
+        """Do the next item of work (see the module docstring)."""
+        self._now = now
+        if self.rebuild is not None and len(self.rebuild) > self.rebuild_last >= 0:
+            self._rebuilt(now)
+            return
+        if self.hosting_now:
+            assert self.host is not None
+            self.host.work(now)
+            self._after_host_work(now)
+            return
+        if not self.queue or self.own is None:
+            return
+        rec = self.queue.popleft()
+        if self.check_fork:
+            self.check_fork = False
+            if isinstance(rec, dict) and rec.get("i") == self.own.last + 1 and \
+                    rec.get("prev") != self.own.session.head:
+                assert self.up_host is not None
+                self._diverged(self.up_host, now)
+                return
+        try:
+            envs = self.own.apply(rec, now)
+        except ProtocolError as exc:
+            if self.own.evidence is rec:
+                self.out.append(fx.Persist(rec))
+            self._refuse(exc, now)
+            return
+        self.out.append(fx.Persist(rec))
+        assert self.watch is not None
+        self.watch.record(rec, now)
+        for env in envs:
+            self.send_own(env, now)
+        if not self.caught_up and self.own.last >= self.catch_to:
+            self._caught_up(now)
+        if self.own.finished and not self.said_done and self.up:
+            self.said_done = True
+            self._to_host({"k": "done", "last": self.own.last}, now)
+
+    def _caught_up(self, now: int) -> None:
+        """After a welcome, the records up to its ``last`` are applied: this seat's envelopes
+        not yet sequenced go again, then what a restart owed."""
+        assert self.own is not None
+        self.caught_up = True
+        for env in self.own.resend():
+            self._send_env(env, now)
+        if self.own.replaying is not None:
+            for env in self.own.finish_restore():
+                self.own.sent(env)
+                self._send_env(env, now)
+
+    def _refuse(self, exc: ProtocolError, now: int) -> None:
+        """A record this seat refuses: the match stops for it (the host is told)."""
+        self.stopped = exc
+        self.out.append(fx.Stopped(exc))
+        if self.up:
+            self._to_host({"k": "error", "code": exc.code, "detail": exc.detail[:1000]}, now)
+
+    def _diverged(self, host: int, now: int) -> None:
+        """Seat ``host``, a new host, holds another chain after its host change than this
+        seat's own: rebuild from its records (4.4)."""
+        assert self.watch is not None
+        self.out.append(fx.Log("warning", f"the records of seat {host} (the new host) differ "
+                               "after its host change: rebuilding from them"))
+        self.out.append(fx.Close(fx.UP, "rebuilding", now=True))
+        self.up = False
+        self.queue.clear()
+        self.watch.look(now, first=host)
+
+    def _rebuilt(self, now: int) -> None:
+        """Every record of the new host is in: rebuild this seat from them."""
+        assert self.rebuild is not None and self.own is not None and self.up_host is not None
+        records, self.rebuild = self.rebuild, None
+        host = self.up_host
+        try:
+            seat = OwnSeat.from_records(self.identity, self.seed, records)
+        except (ProtocolError, ValueError) as exc:
+            self.out.append(fx.Log("warning", f"the records of seat {host} do not rebuild this "
+                                   f"seat: {exc}"))
+            self.out.append(fx.Close(fx.UP, "bad records", now=True))
+            self.up = False
+            assert self.watch is not None
+            self.watch.disconnected(now)
+            self.watch.dial_failed(host, now)
+            return
+        if self.host is not None:  # a host that lost its table: it is a seat from now on
+            self.host._step_back()
+            self._pull_host()
+            self.host = None
+            self.out.append(fx.Hosting(listening=False))
+        self.own = seat
+        self.out.append(fx.Restart(records, self.rebuild_suffix))
+        self.out.append(fx.Rebuilt())
+        self.rebuild_suffix = ".replaced"
+        self._new_watch(now, connected=True)
+        assert self.watch is not None
+        self.watch.connected(host, now)
+        self.up_host = host
+        self.caught_up = True
+        self._caught_up(now)
+
+    # ------------------------------------------------------------------ liveness
+    def advance(self, now: int) -> None:
+        """Apply the rules due at ``now`` (the seat's, or the host's while it hosts)."""
+        self._now = now
+        if self.hosting_now:
+            assert self.host is not None
+            self.host.release(now)
+            for a in self.host.advance(now):
+                self._host_action(a, now)
+            if self.watch is not None and self.watch.phase != HOSTED:
+                self._seat_actions(self.watch.advance(now), now)
+            return
+        if self.watch is None or self.own is None:
+            return
+        self._seat_actions(self.watch.advance(now), now)
+        if self.up and self.caught_up and not self.queue and now - self.last_sent >= ACK_MS:
+            env = self.own.ack()
+            if env is not None:
+                self.send_own(env, now)
+            self.last_sent = now
+
+    def _seat_actions(self, actions: list[act.Action], now: int) -> None:
+        for a in actions:
+            if isinstance(a, act.ToHost):
+                if self.up:
+                    self._to_host(a.frame, now)
+            elif isinstance(a, act.CloseHost):
+                self.out.append(fx.Close(fx.UP, a.why, now=True))
+                self.up = False
+                self.queue.clear()
+            elif isinstance(a, act.TakeOver):
+                self._take_over(a.old, now)
+            elif isinstance(a, act.End):
+                self._end(a.why, a)
+            else:
+                self.out.append(a)
+
+    def _host_action(self, a: act.Action, now: int) -> None:
+        assert self.host is not None
+        if isinstance(a, act.StepBack):
+            self.out.append(fx.Hosting(listening=False))
+            self._pull_host()
+            self.host = None
+            if self.watch is not None:
+                self.watch.stepped_back(now)
+        elif isinstance(a, act.LookForHost):
+            if self.watch is None or self.watch.phase == HOSTED:
+                self._new_watch(now, connected=False)
+                assert self.watch is not None
+                self.rebuild_suffix = ".replaced"
+            self.watch.look(now)
+        else:
+            self.out.append(a)
+
+    def _take_over(self, old: int, now: int) -> None:
+        """This seat holds a quorum of ``depose`` votes: it hosts, gathering (7.6)."""
+        assert self.own is not None and self.watch is not None
+        session = self.own.session
+        body = session.table_body
+        config = HostingConfig(
+            players=session.n, variant=body["variant"], options=body["options"],
+            timers=dict(body["timers"]), game=session.game, seed=self.seed,
+            constants=self.constants,
+        )
+        if self.up:
+            self.out.append(fx.Close(fx.UP, "this seat hosts from now on", now=True))
+            self.up = False
+        self.queue.clear()
+        self.host = Hosting(self.identity, config, now, own=self.own, old=old,
+                            tally=self.watch.tally, wall_offset=self.wall_offset)
+        self.out.append(fx.Hosting(listening=True))
+        self.out.append(act.Note("take-over", "taking-over", self.own.seat))
+
+    def _after_host_work(self, now: int) -> None:
+        assert self.host is not None and self.own is not None
+        if self.watch is not None and self.watch.phase != HOSTED and \
+                self.own.session.host == self.own.seat:
+            self.watch.hosted()
+            self.out.append(act.Note("gather", "hosting", self.own.seat))
+
+    def _end(self, why: str, action: act.Action | None = None) -> None:
+        if self.ended is not None:
+            return
+        self.ended = why
+        self.out.append(action if action is not None else act.End("stuck", why))
+
+    # ------------------------------------------------------------------ deadline
+    def deadline(self) -> int | None:
+        """When :meth:`advance` must be called next if nothing happens before, or None."""
+        times = []
+        if self.hosting_now:
+            assert self.host is not None
+            times.append(self.host.deadline())
+        if self.watch is not None:
+            times.append(self.watch.deadline())
+        if self.up and self.caught_up and self.own is not None and self.own.unechoed:
+            times.append(self.last_sent + ACK_MS)
+        found = [t for t in times if t is not None]
+        return min(found) if found else None
