@@ -72,6 +72,7 @@ class Table:
             w._conn_numbers += 1
             conn = Conn(w._conn_numbers, pid, 0, seat)
             w.conns[conn.number] = conn
+            w.beats(conn)
             proc.up = conn
             host.seat_conns[seat] = conn
             full = hosting.joined(seat, None, w.now)

@@ -22,6 +22,7 @@ from typing import Any
 
 from dernier_p2p.protocol.errors import ProtocolError
 from dernier_p2p.protocol.liveness import actions as act
+from dernier_p2p.protocol.liveness.budgets import BEAT_MS
 from dernier_p2p.protocol.node import effects as fx
 from dernier_p2p.protocol.node.hosting import HostingConfig, Refusal
 from dernier_p2p.protocol.node.peer import PeerNode
@@ -308,6 +309,35 @@ class World:
 
         self._deliver(conn, proc.pid, conn.seat_proc, to_seat)
 
+    def beats(self, conn: Conn) -> None:
+        """Both ends of ``conn`` beat every ``BEAT_MS`` while it is open and they live: the
+        network code's keepalive (4.3), which goes on while a process works."""
+        for src, dst in ((conn.seat_proc, conn.host_proc), (conn.host_proc, conn.seat_proc)):
+            self._beat(conn, src, dst)
+
+    def _beat(self, conn: Conn, src: int, dst: int) -> None:
+        proc = self.procs[src]
+        gen = proc.generation
+
+        def beat() -> None:
+            if not conn.open or not proc.alive or proc.generation != gen:
+                return
+            if dst == conn.host_proc:
+                def to_host(host: Proc) -> None:
+                    seat = conn.seat
+                    if host.node is not None and seat is not None and \
+                            host.seat_conns.get(seat) is conn:
+                        host.node.host_frame(seat, {"k": "beat"}, self.now)
+                self._deliver(conn, src, dst, to_host)
+            else:
+                def to_seat(seat_proc: Proc) -> None:
+                    if seat_proc.node is not None and seat_proc.up is conn:
+                        seat_proc.node.from_host({"k": "beat"}, self.now)
+                self._deliver(conn, src, dst, to_seat)
+            self.at(self.now + BEAT_MS, beat)
+
+        self.at(self.now + BEAT_MS, beat)
+
     def close(self, proc: Proc, target: Any) -> None:
         conn = proc.up if target == fx.UP else proc.seat_conns.get(target)
         if conn is not None:
@@ -363,6 +393,7 @@ class World:
             self._conn_numbers += 1
             conn = Conn(self._conn_numbers, proc.pid, target.pid, got)
             self.conns[conn.number] = conn
+            self.beats(conn)
             if proc.up is not None:
                 self.break_conn(proc.up)
             proc.up = conn

@@ -201,9 +201,6 @@ class HostWatch:
             if now - self.last_in.get(seat, now) >= self.b.silence_ms:
                 self._emit(act.CloseSeat(rule("silent"), seat, "silent"))
                 self.seat_down(seat, now)
-            elif now - self.last_out.get(seat, now) >= self.b.beat_ms:
-                self.last_out[seat] = now
-                self._emit(act.ToSeat(rule("beat"), seat, {"k": "beat"}, "beat"))
 
     def _absence(self, now: int) -> None:
         for seat in self.waits.awaited:
@@ -302,7 +299,6 @@ class HostWatch:
         for seat, up in self.up.items():
             if up:
                 times.append(self.last_in.get(seat, now) + self.b.silence_ms)
-                times.append(self.last_out.get(seat, now) + self.b.beat_ms)
         if self.gathering:
             times.append(self.took_over_at + self.b.try_ms)
             if self.quorum_at is not None:

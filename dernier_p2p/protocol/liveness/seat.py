@@ -381,14 +381,10 @@ class SeatWatch:
         return out
 
     def _connection(self, now: int) -> None:
-        if self.host_up:
+        if self.host_up:  # (beats are the network code's: they go while the node works)
             if now - self.last_in >= self.b.silence_ms:
                 self._emit(act.CloseHost(rule("silent"), "silent"))
                 self.disconnected(now, "no frame from the host")
-                return
-            if now - self.last_out >= self.b.beat_ms:
-                self._emit(act.ToHost(rule("beat"), {"k": "beat"}, "beat"))
-                self.last_out = now
             return
         if self.phase in (FAILOVER, LOOKING):
             return  # the failover dials
@@ -510,7 +506,7 @@ class SeatWatch:
             return None
         times: list[int | None] = []
         if self.host_up:
-            times += [self.last_in + self.b.silence_ms, self.last_out + self.b.beat_ms]
+            times.append(self.last_in + self.b.silence_ms)
         elif self.phase == PLAY and not self.dialing:
             times.append(self.next_dial)
         if self.phase == PLAY:

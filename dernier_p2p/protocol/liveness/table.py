@@ -18,7 +18,8 @@ class Rule:
 
 
 RULES: tuple[Rule, ...] = (
-    Rule("beat", "every peer", "nothing sent on a host connection for beat_ms", "send beat"),
+    Rule("beat", "every peer's network code", "nothing sent on a host connection for beat_ms",
+         "send beat (while the node works too: the drivers send it)"),
     Rule("silent", "every peer", "nothing came on a host connection for silence_ms",
          "close it as broken"),
     Rule("dropped", "host", "a seat's connection closed or went silent",
