@@ -694,9 +694,10 @@ def _summary_lines(summary: Any) -> list[str]:
 def verify(file: Path, envelopes: Path | None) -> None:
     """Audit a transcript: chain, signatures, deck proofs, every move and every hand's reveal.
 
-    Exit 0 when it checks, 1 when a fault is found (the seat at fault is named), 2 when the
-    file cannot be read as a transcript."""
-    from dernier_p2p.protocol.verify import UNREADABLE, verify_file
+    Exit 0 when it checks, 1 when a fault is found (the seat at fault is named) or the
+    transcript ends before the match is over (nobody is at fault), 2 when the file cannot be
+    read as a transcript."""
+    from dernier_p2p.protocol.verify import INCOMPLETE, UNREADABLE, verify_file
 
     try:
         verdict = verify_file(file, envelopes=envelopes)
@@ -704,16 +705,24 @@ def verify(file: Path, envelopes: Path | None) -> None:
         _fail(f"Cannot read the transcript: {type(exc).__name__}: {exc}", EXIT_UNREADABLE)
     if verdict.code == UNREADABLE:
         _fail(f"Cannot read the transcript: {verdict.detail}", EXIT_UNREADABLE)
+    names = verdict.summary.names
+
+    def label(seat: int) -> str:
+        return names[seat] if seat < len(names) else "?"
+
     if verdict.ok:
         click.echo("OK: the transcript checks: every signature, shuffle, card and move.")
+    elif verdict.code == INCOMPLETE:
+        waits = ", ".join(f"seat {s} ({label(s)})" for s in verdict.waiting) or "no seat"
+        click.echo(f"INCOMPLETE: the transcript ends before the match is over (the table waits "
+                   f"on {waits}); nobody is at fault for an unfinished transcript")
     else:
-        names = verdict.summary.names
         who = "no seat can be named"
         if verdict.seat is not None:
-            label = names[verdict.seat] if verdict.seat < len(names) else "?"
-            who = f"seat {verdict.seat} ({label}) is at fault"
+            name = label(verdict.seat)
+            who = f"seat {verdict.seat} ({name}) is at fault"
             if verdict.code in FILE_DAMAGE:
-                who = (f"the file was altered or damaged, or seat {verdict.seat} ({label}) "
+                who = (f"the file was altered or damaged, or seat {verdict.seat} ({name}) "
                        "signed something false; the file is the likelier culprit")
         where = "" if verdict.index is None else f" at record {verdict.index}"
         click.echo(f"FAULT{where}: {verdict.code}: {who}")

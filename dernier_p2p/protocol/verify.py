@@ -10,10 +10,12 @@ the secret reveals, the deck audit and a replay of the hand with every face know
 
 The result is a :class:`Verdict`: ``ok`` (the transcript checks and the match is over), or the
 first fault with its code, the seat at fault, the detail and the index of the record where it
-was found. A transcript that checks but stops before the match is over is ``INCOMPLETE``,
-naming the seat(s) the table was waiting on. A file that cannot be read as a transcript is
-``UNREADABLE`` (no seat). The summary tells what the transcript holds: variant, players, hands
-played, scores and winner, or that the match ended as no contest (nobody ranked).
+was found. A transcript that checks but stops before the match is over is ``INCOMPLETE``:
+nobody is at fault for an unfinished transcript (PROTOCOL.md 22), so no seat is named, and
+``waiting`` lists the seat(s) the table was waiting on. A file that cannot be read as a
+transcript is ``UNREADABLE`` (no seat). The summary tells what the transcript holds: variant,
+players, hands played, scores and winner, or that the match ended as no contest (nobody
+ranked).
 
 An envelope side file (the envelopes a host received, PROTOCOL.md 21.1) adds the envelopes no
 record carries: judged after the last record, one may prove a fault of its author even when the
@@ -64,8 +66,10 @@ class Summary:
 @dataclass
 class Verdict:
     """The outcome of an audit. ``ok`` is True only for a complete, checked match; otherwise
-    ``code`` says what failed, ``seat`` who is at fault (None if no seat can be named),
-    ``index`` the record where it was found (None if not tied to one record)."""
+    ``code`` says what failed, ``seat`` who is at fault (None if no seat can be named, and
+    always for ``INCOMPLETE``: nobody is at fault for an unfinished transcript), ``index`` the
+    record where it was found (None if not tied to one record). ``waiting``: for
+    ``INCOMPLETE``, the seats the table waits on (empty otherwise)."""
 
     ok: bool
     code: str | None = None
@@ -73,6 +77,7 @@ class Verdict:
     detail: str = ""
     index: int | None = None
     summary: Summary = field(default_factory=Summary)
+    waiting: tuple[int, ...] = ()
 
     @property
     def readable(self) -> bool:
@@ -141,11 +146,10 @@ def check_records(
     if found is not None:
         return Verdict(False, found.code, found.seat, found.detail, None, summary)
     if not session.finished:
-        waiting = session.waiting_on()
+        waiting = tuple(session.waiting_on())
         who = ", ".join(f"seat {s}" for s in waiting) or "no seat"
         detail = f"the transcript ends before the match is over (the table waits on {who})"
-        seat = waiting[0] if len(waiting) == 1 else None
-        return Verdict(False, INCOMPLETE, seat, detail, None, summary)
+        return Verdict(False, INCOMPLETE, None, detail, None, summary, waiting)
     return Verdict(True, summary=summary)
 
 

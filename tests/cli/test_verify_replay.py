@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -74,6 +75,12 @@ def test_a_transcript_cut_after_a_record_is_incomplete(transcript: Path, tmp_pat
     proc = dernier(tmp_path, "verify", str(bad))
     assert proc.returncode == 1
     assert "INCOMPLETE" in proc.stdout and "Records: 30" in proc.stdout
+    assert "FAULT" not in proc.stdout and not re.search(r"\) is at fault", proc.stdout)
+    seat = r"seat \d \(Bot \d\)"
+    assert re.fullmatch(
+        r"INCOMPLETE: the transcript ends before the match is over \(the table waits on "
+        rf"{seat}(, {seat})*\); nobody is at fault for an unfinished transcript",
+        proc.stdout.splitlines()[0]), proc.stdout
 
 
 def test_unreadable_files_exit_2(transcript: Path, tmp_path: Path) -> None:

@@ -97,9 +97,12 @@ def test_a_dropped_record_breaks_the_chain(match: list[dict]) -> None:
 
 
 def test_a_transcript_cut_short_is_incomplete(match: list[dict]) -> None:
-    """... naming the one seat the table waits on, or no seat when it waits on several."""
+    """... blaming nobody (PROTOCOL.md 22: nobody is at fault for an unfinished transcript) and
+    listing the seats the table waits on."""
     verdict = check_records(match[:-3])  # the next record is seat 0's
-    assert (verdict.ok, verdict.code, verdict.seat, verdict.index) == (False, INCOMPLETE, 0, None)
+    assert (verdict.ok, verdict.code, verdict.seat, verdict.index) == (
+        False, INCOMPLETE, None, None)
+    assert verdict.waiting == (0,)
     assert verdict.detail == (
         "the transcript ends before the match is over (the table waits on seat 0)")
     s = verdict.summary
@@ -108,7 +111,9 @@ def test_a_transcript_cut_short_is_incomplete(match: list[dict]) -> None:
     verdict = check_records(match[:3])  # both seats owe a coin commitment
     assert (verdict.ok, verdict.code, verdict.seat, verdict.index) == (
         False, INCOMPLETE, None, None)
+    assert verdict.waiting == (0, 1)
     assert verdict.detail.endswith("(the table waits on seat 0, seat 1)")
+    assert check_records(match).waiting == ()  # only an incomplete transcript waits
 
 
 def test_no_records_and_a_broken_first_record(match: list[dict]) -> None:
