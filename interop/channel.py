@@ -5,7 +5,7 @@ bytes of msgpack (a map). The runner writes one case at a time to the adapter's 
 one answer from its stdout (see ``interop/README.md``).
 
 Transcript files (``cases/transcripts/*.dtr``) use the transcript file format of PROTOCOL.md:
-the 20-byte header ``b"DERNIER-TRANSCRIPT\\n\\x02"`` (the magic, then the protocol version, 2)
+the 20-byte header ``b"DERNIER-TRANSCRIPT\\n\\x03"`` (the magic, then the protocol version, 3)
 then records, each a 4-byte big-endian length and the record's canonical msgpack. The runner
 hands records to the adapter as those bytes.
 """
@@ -20,7 +20,7 @@ import msgpack
 LENGTH_SIZE = 4
 MAX_MESSAGE = 1 << 28
 TRANSCRIPT_MAGIC = b"DERNIER-TRANSCRIPT\n"
-TRANSCRIPT_VERSION = 2
+TRANSCRIPT_VERSION = 3
 TRANSCRIPT_HEADER = TRANSCRIPT_MAGIC + bytes([TRANSCRIPT_VERSION])
 
 

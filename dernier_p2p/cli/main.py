@@ -672,6 +672,8 @@ def _summary_lines(summary: Any) -> list[str]:
     if summary.variant is not None:
         who = ", ".join(f"{k}: {n}" for k, n in enumerate(names))
         out.append(f"Table: {summary.variant}, {summary.players} players ({who})")
+    if summary.version is not None:
+        out.append(f"Protocol version {summary.version}")
     out.append(f"Records: {summary.records}; hands scored: {summary.hands}")
     if summary.scores:
         out.append("Scores: " + ", ".join(f"{names[i]} {s}" for i, s in
@@ -696,7 +698,7 @@ def verify(file: Path, envelopes: Path | None) -> None:
 
     Exit 0 when it checks, 1 when a fault is found (the seat at fault is named) or the
     transcript ends before the match is over (nobody is at fault), 2 when the file cannot be
-    read as a transcript."""
+    read as a transcript. Transcripts of protocol version 2 are checked too."""
     from dernier_p2p.protocol.verify import INCOMPLETE, UNREADABLE, verify_file
 
     try:

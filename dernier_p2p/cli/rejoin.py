@@ -19,7 +19,7 @@ from dernier_p2p.cli.paths import TRANSCRIPT_SUFFIX, transcripts_dir
 from dernier_p2p.net.address import is_loopback
 from dernier_p2p.wire.hashing import digest
 from dernier_p2p.wire.identity import IdentityKey
-from dernier_p2p.wire.transcript import TranscriptError, read_transcript
+from dernier_p2p.wire.transcript import VERSION, TranscriptError, read_transcript
 
 SEED_LABEL = "dernier-p2p/cli-seat-seed"
 
@@ -34,9 +34,10 @@ def open_match(path: Path, identity: IdentityKey) -> bool:
 
     A match is over when its last records end it; checking that needs the whole replay, so
     here a match counts as open when its file reads and seats the key, and the caller's
-    resume tells the rest (the host refuses a seat that has left)."""
+    resume tells the rest (the host refuses a seat that has left). A transcript of an older
+    protocol version is never open: no table runs that version any more."""
     try:
-        records = read_transcript(path, allow_torn_tail=True)
+        records = read_transcript(path, allow_torn_tail=True, versions=(VERSION,))
     except (TranscriptError, OSError):
         return False
     if not records:

@@ -2,7 +2,7 @@
 
 Datagram (one canonical msgpack map, at most :data:`MAX_DATAGRAM` bytes)::
 
-    {"magic": "dernier-p2p/lan", "version": 2, "name": str, "variant": str,
+    {"magic": "dernier-p2p/lan", "version": 3, "name": str, "variant": str,
      "free": int (seats still free), "port": int (the host's TCP port),
      "host": str (optional: the address the host advertises, 1..253 printable characters
      without spaces)}
@@ -29,7 +29,7 @@ from dernier_p2p.net import firewall
 from dernier_p2p.net.address import is_loopback
 from dernier_p2p.net.handshake import NetError, check_name
 from dernier_p2p.wire.canonical import EncodingError, decode, encode
-from dernier_p2p.wire.version import PROTOCOL_VERSION
+from dernier_p2p.wire.version import PROTOCOL_VERSION, version_mismatch
 
 MAGIC = "dernier-p2p/lan"
 VERSION = PROTOCOL_VERSION
@@ -93,7 +93,7 @@ class Announcement:
         if not isinstance(value, dict) or value.get("magic") != MAGIC:
             raise BadAnnouncement("not a table announcement (magic)")
         if value.get("version") != VERSION:
-            raise BadAnnouncement(f"announcement version {value.get('version')!r}")
+            raise BadAnnouncement(version_mismatch("this announcement", value.get("version")))
         if set(value) - {"host"} != _FIELDS:
             raise BadAnnouncement("announcement fields do not match")
         host = _check_host(value["host"]) if "host" in value else ""

@@ -3,12 +3,12 @@
 Every frame (see :mod:`.framing`, at most :data:`MAX_FRAME` bytes) holds one canonical msgpack map
 with a kind ``"k"``. The handshake::
 
-    host -> peer  {"k": "challenge", "version": 1, "nonce": 32 bytes,
+    host -> peer  {"k": "challenge", "version": 3, "nonce": 32 bytes,
                    "table": {"name", "variant", "players", "taken", "key"}}
-    peer -> host  {"k": "hello", "version": 1, "name": str, "key": 32 bytes,
+    peer -> host  {"k": "hello", "version": 3, "name": str, "key": 32 bytes,
                    "listen": [host, port] | None, "sig": 64 bytes}
-               or {"k": "resume", "version": 1, "key": 32 bytes, "have": int, "sig": 64 bytes}
-               or {"k": "watch", "version": 1, "have": int}  (a watcher: no seat, PROTOCOL.md 4.10)
+               or {"k": "resume", "version": 3, "key": 32 bytes, "have": int, "sig": 64 bytes}
+               or {"k": "watch", "version": 3, "have": int}  (a watcher: no seat, PROTOCOL.md 4.10)
     host -> peer  {"k": "welcome", "seat": int}  or  {"k": "error", "code": str, "detail": str}
                   (to a watch: {"k": "watching", "last": int}, then the records after "have")
                   (a welcome to a resume adds "last": the index of the host's last record;
@@ -63,6 +63,13 @@ class NetError(Exception):
         super().__init__(f"{code}: {detail}")
         self.code = code
         self.detail = detail
+
+
+class PeerClosedBeforeStart(ConnectionError):
+    """The host closed the connection before the match started (a lobby seat freed)."""
+
+    def __init__(self) -> None:
+        super().__init__("the host closed the connection before the match started")
 
 
 class RemoteError(NetError):
@@ -192,7 +199,7 @@ def challenge_message(nonce: bytes, table: dict[str, Any]) -> dict[str, Any]:
 def check_challenge(message: dict[str, Any]) -> tuple[bytes, dict[str, Any]]:
     """The nonce and table summary of a ``challenge``; :class:`NetError` otherwise."""
     _expect(message, "challenge")
-    _check_version(message)
+    _check_version(message, "this table")
     nonce, table = message.get("nonce"), message.get("table")
     if not isinstance(nonce, bytes) or len(nonce) != NONCE_SIZE:
         raise NetError(MALFORMED, f"challenge nonce must be {NONCE_SIZE} bytes")
@@ -227,12 +234,12 @@ def _expect(message: dict[str, Any], *kinds: str) -> None:
         raise NetError(UNEXPECTED, f"expected {' or '.join(kinds)}, got {message.get('k')!r}")
 
 
-def _check_version(message: dict[str, Any]) -> None:
+def _check_version(message: dict[str, Any], what: str) -> None:
+    """A live connection speaks this protocol's version alone (older transcripts still verify,
+    but no table runs an older version: PROTOCOL.md 20)."""
     version = message.get("version")
     if version != VERSION:
-        raise NetError(
-            VERSION_MISMATCH, version_mismatch("the other side", version)
-        )
+        raise NetError(VERSION_MISMATCH, version_mismatch(what, version))
 
 
 def _check_fields(message: dict[str, Any], fields: set[str]) -> None:
@@ -296,7 +303,7 @@ def check_opening(message: dict[str, Any], nonce: bytes) -> Hello | Resume | Wat
     BAD_SIGNATURE for an unacceptable key or a signature that does not verify.
     """
     _expect(message, "hello", "resume", "watch")
-    _check_version(message)
+    _check_version(message, "this watcher" if message["k"] == "watch" else "this player")
     if message["k"] == "watch":
         _check_fields(message, {"k", "version", "have"})
         return Watch(_have(message))

@@ -36,7 +36,7 @@ from dernier_p2p.net.framing import FramedStream, FrameError, PeerClosed, open_f
 from dernier_p2p.protocol.errors import ProtocolError
 from dernier_p2p.protocol.session import Session
 from dernier_p2p.wire.identity import BadSignature, IdentityKey, verify
-from dernier_p2p.wire.version import PROTOCOL_VERSION
+from dernier_p2p.wire.version import PROTOCOL_VERSION, version_mismatch
 
 log = logging.getLogger("dernier_p2p.net.links")
 
@@ -201,7 +201,8 @@ def check_link(msg: dict[str, Any], nonce: bytes, session: Session) -> int:
     if msg.get("k") != "link":
         raise hs.NetError(hs.UNEXPECTED, f"expected link, got {msg.get('k')!r}")
     if msg.get("version") != PROTOCOL_VERSION:
-        raise hs.NetError(hs.VERSION_MISMATCH, f"link of version {msg.get('version')!r}")
+        refusal = version_mismatch("this seat's link", msg.get("version"))
+        raise hs.NetError(hs.VERSION_MISMATCH, refusal)
     if set(msg) != {"k", "version", "game", "seat", "sig"}:
         raise hs.NetError(hs.MALFORMED, "link fields are version, game, seat, sig")
     seat, game = msg["seat"], msg["game"]

@@ -6,12 +6,12 @@ the relay asks the host to call back, pairs the two connections and from then on
 frames (at most :data:`~.handshake.MAX_FRAME` bytes) each way without decoding them. The table's
 own handshake and records then run end to end through it. Relay frames::
 
-    host   -> relay  {"k": "relay-host", "version": 2, "token": 8 bytes}
+    host   -> relay  {"k": "relay-host", "version": 3, "token": 8 bytes}
     relay  -> host   {"k": "relay-ready"}                      (or an error frame)
-    joiner -> relay  {"k": "relay-join", "version": 2, "token": 8 bytes}
+    joiner -> relay  {"k": "relay-join", "version": 3, "token": 8 bytes}
     relay  -> host   {"k": "relay-call", "id": int}            (on the registration)
     relay  -> joiner {"k": "relay-paired"}                     (or an error frame)
-    host   -> relay  {"k": "relay-answer", "version": 2, "token": 8 bytes, "id": int}
+    host   -> relay  {"k": "relay-answer", "version": 3, "token": 8 bytes, "id": int}
                      (a new connection; after it, both connections are paired)
     relay  -> host   {"k": "relay-ping"}  every PING_S on the registration (liveness)
 
@@ -255,7 +255,9 @@ def check_open(msg: dict[str, Any]) -> tuple[str, bytes]:
         raise hs.NetError(hs.UNEXPECTED, f"a relay expects relay-host, -join or -answer, "
                                          f"not {kind!r}")
     if msg.get("version") != hs.VERSION:
-        raise hs.NetError(hs.VERSION_MISMATCH, f"this relay speaks version {hs.VERSION}")
+        raise hs.NetError(hs.VERSION_MISMATCH, (
+            f"this {kind} speaks protocol version {msg.get('version')!r}; this relay speaks "
+            f"{hs.VERSION}: the relay, the host and the players need the same release"))
     if set(msg) != fields:
         raise hs.NetError(hs.MALFORMED, f"{kind} fields must be exactly {sorted(fields)}")
     token = msg["token"]

@@ -59,6 +59,7 @@ from dernier_p2p.protocol.messages import is_progress, validate_body
 from dernier_p2p.protocol.votes import RECORD_KIND, check_votes
 from dernier_p2p.wire.canonical import EncodingError
 from dernier_p2p.wire.identity import Verified, check_public_key
+from dernier_p2p.wire.version import PROTOCOL_VERSION
 
 KeyTable = Mapping[int, bytes] | Sequence[bytes]
 
@@ -77,7 +78,8 @@ class ChainChecker:
 
     ``player_keys``: each seat's identity key (seats 0 .. n-1); ``host_keys``: the key each seat
     signs records with when it hosts (usually the same keys). ``host``: the first host; None
-    takes the ``h`` of record 0.
+    takes the ``h`` of record 0. ``versions``: the protocol versions a table may be of (a live
+    table: this protocol's; a verifier of old transcripts: more, PROTOCOL.md 20).
     """
 
     def __init__(
@@ -87,8 +89,10 @@ class ChainChecker:
         player_keys: KeyTable,
         *,
         host: int | None = None,
+        versions: tuple[int, ...] = (PROTOCOL_VERSION,),
     ) -> None:
         self.game = game
+        self.versions = tuple(versions)
         self.genesis = genesis_hash(game)
         self.player_keys = _key_dict(player_keys, "player keys")
         self.n = len(self.player_keys)
@@ -246,7 +250,7 @@ class ChainChecker:
             )
         body = env["body"]
         try:
-            validate_body(body, author, self.n, host_seat=self._host)
+            validate_body(body, author, self.n, host_seat=self._host, versions=self.versions)
         except ProtocolError as exc:
             raise ProtocolError(exc.code, fault, f"body of seat {author}: {exc.detail}") from None
         kind = body["type"]

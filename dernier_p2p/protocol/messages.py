@@ -4,13 +4,14 @@ Every body is a map with a string ``"type"`` and exactly the fields listed in
 :data:`BODY_FIELDS` (plus ``"type"``). :func:`validate_body` checks types, byte lengths, key sets
 and integer ranges, and raises :class:`ProtocolError` naming the author: ``UNKNOWN_MESSAGE`` for a
 type (or move kind) the protocol does not define, ``VERSION`` for a table of another protocol
-version, ``WRONG_SEAT`` for a host-only body from another seat, ``MALFORMED`` for anything else.
-Group elements and scalars stay bytes: decoding them is the deck's job.
+version (a verifier also takes the older versions it reads), ``WRONG_SEAT`` for a host-only
+body from another seat, ``MALFORMED`` for anything else. Group elements and scalars stay
+bytes: decoding them is the deck's job.
 
 Host-authored bodies:
 
 ============== ===================================================================================
-``table``      ``version``: 1, ``variant``: str, ``options``: map (rule overrides, str keys),
+``table``      ``version``: 3, ``variant``: str, ``options``: map (rule overrides, str keys),
                ``players``: list (one per seat) of ``{"name": str, "key": bytes32, "listen":
                [host str, port int] | None}``, ``timers``: ``{"turn_ms", "declare_ms",
                "grace_ms"}`` (ints 0 .. 2**31-1)
@@ -170,8 +171,8 @@ def _list(v: Any, lo: int, hi: int, what: str) -> list:
 
 
 class _Ctx:
-    def __init__(self, author: int, n: int) -> None:
-        self.author, self.n = author, n
+    def __init__(self, author: int, n: int, versions: tuple[int, ...] = (VERSION,)) -> None:
+        self.author, self.n, self.versions = author, n, versions
 
     def seat(self, v: Any, what: str) -> int:
         return _int(v, 0, self.n - 1, what)
@@ -187,8 +188,9 @@ def _proof(v: Any, what: str) -> None:
 def _table(b: dict, c: _Ctx) -> None:
     if not isinstance(b["version"], int) or isinstance(b["version"], bool):
         raise _Bad("table version must be an integer")
-    if b["version"] != VERSION:
-        raise ProtocolError("VERSION", c.author, version_mismatch("the table", b["version"]))
+    if b["version"] not in c.versions:
+        refusal = version_mismatch("the table", b["version"], c.versions)
+        raise ProtocolError("VERSION", c.author, refusal)
     _str(b["variant"], 1, MAX_VARIANT, "variant")
     opts = b["options"]
     if not isinstance(opts, dict) or not all(isinstance(k, str) for k in opts):
@@ -393,12 +395,19 @@ assert set(_CHECKS) == set(BODY_FIELDS)
 
 
 def validate_body(
-    body: Any, author_seat: int, n_players: int, *, host_seat: int | None = None
+    body: Any,
+    author_seat: int,
+    n_players: int,
+    *,
+    host_seat: int | None = None,
+    versions: tuple[int, ...] = (VERSION,),
 ) -> dict:
     """Check ``body`` written by ``author_seat`` at a table of ``n_players``; return it.
 
     With ``host_seat`` given, a host-only body (:data:`HOST_TYPES`) from another seat is
-    ``WRONG_SEAT``. Raises :class:`ProtocolError` naming ``author_seat``.
+    ``WRONG_SEAT``. A table's version must be one of ``versions`` (a live table: this
+    protocol's; a verifier: :data:`~dernier_p2p.wire.version.READABLE_VERSIONS`). Raises
+    :class:`ProtocolError` naming ``author_seat``.
     """
     if not isinstance(body, dict):
         raise ProtocolError("MALFORMED", author_seat, "a body is a map")
@@ -417,7 +426,7 @@ def validate_body(
     try:
         if "hand" in BODY_FIELDS[kind]:
             _hand(body)
-        _CHECKS[kind](body, _Ctx(author_seat, n_players))
+        _CHECKS[kind](body, _Ctx(author_seat, n_players, versions))
     except _Bad as exc:
         raise ProtocolError("MALFORMED", author_seat, f"{kind}: {exc}") from None
     return body

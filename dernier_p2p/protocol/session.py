@@ -110,6 +110,7 @@ from dernier_p2p.rules import (
 from dernier_p2p.rules.cards import deck_cards
 from dernier_p2p.wire.hashing import digest
 from dernier_p2p.wire.identity import IdentityKey
+from dernier_p2p.wire.version import PROTOCOL_VERSION
 
 HAND_SEED_LABEL = "dernier-p2p/hand-seed"
 COIN_STEP = "dealer"
@@ -150,7 +151,8 @@ class Session:
 
     ``identity`` and ``seat``: this peer's key and seat (``seat=None`` for an observer, whose
     identity is unused); ``table_record``: record 0 (the host's ``table``); ``drbg_seed``: the
-    seat's secret randomness (32+ bytes).
+    seat's secret randomness (32+ bytes); ``versions``: the protocol versions record 0 may be of
+    (a live table runs this protocol's alone; a verifier also reads older transcripts, 20).
 
     Outgoing: :meth:`start` (the ``accept``), :meth:`receive` (envelopes due after a record),
     :meth:`intend` (a local move), :meth:`announce` (the host's ``timeout``/``left``). Queries:
@@ -165,6 +167,7 @@ class Session:
         seat: int | None,
         table_record: dict,
         drbg_seed: bytes = b"",
+        versions: tuple[int, ...] = (PROTOCOL_VERSION,),
     ) -> None:
         rec = check_record(table_record, None)
         env = rec["env"]
@@ -176,11 +179,11 @@ class Session:
         if not isinstance(players, list) or not 2 <= len(players) <= 10:
             raise ProtocolError("MALFORMED", host, "record 0 is a table of 2 to 10 players")
         n = len(players)
-        validate_body(body, host, n, host_seat=host)
+        validate_body(body, host, n, host_seat=host, versions=versions)
         self.game: bytes = env["game"]
         self.keys: list[bytes] = [p["key"] for p in players]
         try:
-            self.chain = ChainChecker(self.game, self.keys, self.keys)
+            self.chain = ChainChecker(self.game, self.keys, self.keys, versions=versions)
         except ValueError as exc:
             raise ProtocolError("TABLE_MISMATCH", host, f"table keys: {exc}") from None
         self.chain.feed(rec)

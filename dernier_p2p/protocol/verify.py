@@ -13,9 +13,13 @@ first fault with its code, the seat at fault, the detail and the index of the re
 was found. A transcript that checks but stops before the match is over is ``INCOMPLETE``:
 nobody is at fault for an unfinished transcript (PROTOCOL.md 22), so no seat is named, and
 ``waiting`` lists the seat(s) the table was waiting on. A file that cannot be read as a
-transcript is ``UNREADABLE`` (no seat). The summary tells what the transcript holds: variant,
-players, hands played, scores and winner, or that the match ended as no contest (nobody
-ranked).
+transcript is ``UNREADABLE`` (no seat). The summary tells what the transcript holds: the
+protocol version of its table, variant, players, hands played, scores and winner, or that the
+match ended as no contest (nobody ranked).
+
+A transcript of an older version whose records version 3 still checks unchanged
+(:data:`~dernier_p2p.wire.version.READABLE_VERSIONS`: version 2, PROTOCOL.md 20) is checked
+exactly like one of this version; the summary tells which version it met.
 
 An envelope side file (the envelopes a host received, PROTOCOL.md 21.1) adds the envelopes no
 record carries: judged after the last record, one may prove a fault of its author even when the
@@ -33,6 +37,7 @@ from dernier_p2p.protocol.errors import ProtocolError
 from dernier_p2p.protocol.session import Session
 from dernier_p2p.rules import events as ev
 from dernier_p2p.wire.transcript import TranscriptError, read_transcript
+from dernier_p2p.wire.version import READABLE_VERSIONS
 
 UNREADABLE = "UNREADABLE"
 INCOMPLETE = "INCOMPLETE"
@@ -45,8 +50,10 @@ OnRecord = Callable[[int, dict, Session, list[Any]], None]
 
 @dataclass
 class Summary:
-    """What a transcript holds, as far as it was checked."""
+    """What a transcript holds, as far as it was checked. ``version``: the protocol version of
+    its table (record 0), once record 0 checks."""
 
+    version: int | None = None
     variant: str | None = None
     names: list[str] = field(default_factory=list)
     records: int = 0
@@ -113,18 +120,19 @@ def check_records(
 ) -> Verdict:
     """Audit a list of records (record 0 first); see the module docstring. ``envelopes``: an
     envelope side file's entries, judged after the last record when every record checks
-    (:func:`judge_envelopes`)."""
+    (:func:`judge_envelopes`). Record 0 may be a table of any of :data:`READABLE_VERSIONS`."""
     summary = Summary(records=len(records))
     if not records:
         return Verdict(False, EMPTY, None, "the transcript holds no record", None, summary)
     _table_summary(records[0], summary)
     try:
-        session = Session(None, None, records[0])
+        session = Session(None, None, records[0], versions=READABLE_VERSIONS)
     except ProtocolError as exc:
         return Verdict(False, exc.code, exc.seat, exc.detail, 0, summary)
     except Exception as exc:  # record 0 too broken for the session to describe
         detail = f"record 0 cannot be checked: {type(exc).__name__}: {exc}"
         return Verdict(False, UNCHECKABLE, None, detail, 0, summary)
+    summary.version = session.table_body["version"]
     if on_record is not None:
         on_record(0, records[0], session, [])
     seen = len(session.events)

@@ -3,11 +3,14 @@
 Byte format::
 
     file   = header record*
-    header = b"DERNIER-TRANSCRIPT\\n" version        (19 bytes of magic, then 1 byte, 0x02)
+    header = b"DERNIER-TRANSCRIPT\\n" version        (19 bytes of magic, then 1 byte, 0x03)
     record = length body                            (length: 4 bytes, unsigned big-endian)
     body   = canonical msgpack of one value         (1 <= length <= max_record)
 
-What a record holds is the protocol's business; here it is any canonical value.
+What a record holds is the protocol's business; here it is any canonical value. A writer writes
+the version this client speaks; a reader also takes the older versions whose transcripts still
+verify (:data:`~dernier_p2p.wire.version.READABLE_VERSIONS`, PROTOCOL.md 20) and tells which it
+met (:attr:`Transcript.version`). A writer appends only to a file of its own version.
 
 A crash while appending can leave a *torn tail*: the end of the file is a strict prefix of a
 record (or of the header), or is all zero bytes (some file systems extend a file before its
@@ -29,11 +32,12 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from dernier_p2p.wire.canonical import EncodingError, decode, encode
-from dernier_p2p.wire.version import PROTOCOL_VERSION, version_mismatch
+from dernier_p2p.wire.version import PROTOCOL_VERSION, READABLE_VERSIONS, version_mismatch
 
 MAGIC = b"DERNIER-TRANSCRIPT\n"
 VERSION = PROTOCOL_VERSION
-HEADER = MAGIC + bytes([VERSION])
+READABLE = READABLE_VERSIONS
+HEADER = MAGIC + bytes([VERSION])  # what a writer writes
 LENGTH_SIZE = 4
 MAX_RECORD = 1 << 24
 _CHUNK = 1 << 16
@@ -66,9 +70,11 @@ class TornTail:
 
 
 class Transcript(list[Any]):
-    """The records of a transcript, with ``torn`` set when a torn tail was tolerated."""
+    """The records of a transcript, with ``torn`` set when a torn tail was tolerated and
+    ``version`` the header's protocol version (None when the header itself is torn)."""
 
     torn: TornTail | None = None
+    version: int | None = None
 
 
 def _rest_is_zero(f: BinaryIO, start: bytes) -> bool:
@@ -81,18 +87,23 @@ def _rest_is_zero(f: BinaryIO, start: bytes) -> bool:
 
 
 def _records(
-    f: BinaryIO, *, allow_torn_tail: bool, max_record: int
+    f: BinaryIO, *, allow_torn_tail: bool, max_record: int, versions: tuple[int, ...]
 ) -> Generator[Any, None, TornTail | None]:
-    """Yield the records of the transcript read from ``f``; return the torn tail, if any."""
+    """Yield the header's version (None for a torn header, when allowed), then the records of
+    the transcript read from ``f``; return the torn tail, if any."""
     head = f.read(len(HEADER))
-    if head != HEADER:
-        if HEADER.startswith(head) or _rest_is_zero(f, head):
+    if len(head) == len(HEADER) and head.startswith(MAGIC) and head[-1] in versions:
+        yield head[-1]
+    else:
+        if (len(head) < len(HEADER) and MAGIC.startswith(head)) or _rest_is_zero(f, head):
             if allow_torn_tail:
+                yield None
                 return TornTail(0, None, f.seek(0, os.SEEK_END))
             raise TranscriptError("file ends inside the header", 0)
         if not head.startswith(MAGIC):
             raise TranscriptError("not a transcript file (wrong magic)", 0)
-        raise TranscriptError(version_mismatch("this transcript", head[len(MAGIC)]), len(MAGIC))
+        refusal = version_mismatch("this transcript", head[len(MAGIC)], versions)
+        raise TranscriptError(refusal, len(MAGIC))
     offset, index = len(HEADER), 0
     while prefix := f.read(LENGTH_SIZE):
         length = int.from_bytes(prefix, "big") if len(prefix) == LENGTH_SIZE else None
@@ -119,24 +130,41 @@ def _records(
 
 
 def iter_transcript(
-    path: str | os.PathLike[str], *, allow_torn_tail: bool = False, max_record: int = MAX_RECORD
+    path: str | os.PathLike[str],
+    *,
+    allow_torn_tail: bool = False,
+    max_record: int = MAX_RECORD,
+    versions: tuple[int, ...] = READABLE,
 ) -> Iterator[Any]:
     """Yield the records of the transcript at ``path`` (see :func:`read_transcript`)."""
     with open(path, "rb") as f:
-        yield from _records(f, allow_torn_tail=allow_torn_tail, max_record=max_record)
+        records = _records(
+            f, allow_torn_tail=allow_torn_tail, max_record=max_record, versions=versions
+        )
+        next(records)  # the header's version
+        yield from records
 
 
 def read_transcript(
-    path: str | os.PathLike[str], *, allow_torn_tail: bool = False, max_record: int = MAX_RECORD
+    path: str | os.PathLike[str],
+    *,
+    allow_torn_tail: bool = False,
+    max_record: int = MAX_RECORD,
+    versions: tuple[int, ...] = READABLE,
 ) -> Transcript:
-    """All records of the transcript at ``path``.
+    """All records of the transcript at ``path``; its header names one of ``versions`` (by
+    default every version whose transcripts still verify), kept in the result's ``version``.
 
-    Raise :class:`TranscriptError` for a malformed file; with ``allow_torn_tail`` a torn tail is
-    not an error but is reported in the result's ``torn`` attribute.
+    Raise :class:`TranscriptError` for a malformed file or another version; with
+    ``allow_torn_tail`` a torn tail is not an error but is reported in the result's ``torn``
+    attribute.
     """
     out = Transcript()
     with open(path, "rb") as f:
-        records = _records(f, allow_torn_tail=allow_torn_tail, max_record=max_record)
+        records = _records(
+            f, allow_torn_tail=allow_torn_tail, max_record=max_record, versions=versions
+        )
+        out.version = next(records)
         while True:
             try:
                 out.append(next(records))
@@ -173,10 +201,11 @@ def _write_all(fd: int, data: bytes) -> None:
 class TranscriptWriter:
     """Append records to the transcript at ``path``, creating it if needed.
 
-    An existing file is checked first (a malformed one raises :class:`TranscriptError`); a torn
-    tail is cut off and described by :attr:`dropped`. One writer at a time may hold a file.
-    The path is opened with ``O_NOFOLLOW``: a symbolic link (even a dangling one) or anything
-    but a regular file is refused (:class:`TranscriptError`), never written through.
+    An existing file is checked first (a malformed one, or one of another protocol version,
+    raises :class:`TranscriptError`); a torn tail is cut off and described by :attr:`dropped`.
+    One writer at a time may hold a file. The path is opened with ``O_NOFOLLOW``: a symbolic
+    link (even a dangling one) or anything but a regular file is refused
+    (:class:`TranscriptError`), never written through.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, max_record: int = MAX_RECORD) -> None:
@@ -192,7 +221,9 @@ class TranscriptWriter:
             if not stat.S_ISREG(os.fstat(self._fd).st_mode):
                 raise TranscriptError(f"{os.fspath(path)} is not a regular file")
             _lock(self._fd)
-            records = read_transcript(path, allow_torn_tail=True, max_record=max_record)
+            records = read_transcript(
+                path, allow_torn_tail=True, max_record=max_record, versions=(VERSION,)
+            )
             self.count = len(records)
             self.dropped = records.torn
             self.size = records.torn.offset if records.torn else os.fstat(self._fd).st_size

@@ -1,8 +1,14 @@
-"""The protocol version this implementation speaks, and the message given for any other."""
+"""The protocol version this implementation speaks, the versions whose transcripts it still
+verifies, and the message given for any other."""
 
 from __future__ import annotations
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
+
+# Versions whose transcripts (header byte, record 0's table) a verifier accepts: version 3
+# changed frames and liveness rules only, never what a record may hold (PROTOCOL.md 20). A live
+# table (handshake, record 0) runs PROTOCOL_VERSION alone.
+READABLE_VERSIONS = (2, 3)
 
 # What changed from one version to the next, for the refusal message of an older one.
 _RETIRED = {
@@ -11,10 +17,25 @@ _RETIRED = {
 }
 
 
-def version_mismatch(what: str, version: object) -> str:
+def _versions(versions: tuple[int, ...]) -> str:
+    *rest, last = (str(v) for v in versions)
+    return f"{', '.join(rest)} and {last}" if rest else last
+
+
+def version_mismatch(
+    what: str, version: object, accepted: tuple[int, ...] = (PROTOCOL_VERSION,)
+) -> str:
     """A one-line explanation of why ``what`` (a transcript, a table, a peer) of ``version`` is
-    refused."""
-    line = f"{what} speaks protocol version {version!r}; this client speaks {PROTOCOL_VERSION}"
+    refused: the version met, the version(s) this client takes (``accepted``: the live version
+    by default, :data:`READABLE_VERSIONS` when verifying) and what to do."""
+    line = f"{what} speaks protocol version {version!r}; "
+    if tuple(accepted) == (PROTOCOL_VERSION,):
+        line += f"this client speaks {PROTOCOL_VERSION}"
+        advice = "both players need the same release"
+    else:
+        line += (f"this client speaks {PROTOCOL_VERSION} and verifies versions "
+                 f"{_versions(tuple(accepted))}")
+        advice = f"verify it with a release that speaks version {version!r}"
     if isinstance(version, int) and not isinstance(version, bool) and version in _RETIRED:
-        line += f" ({_RETIRED[version]})"
-    return line
+        return f"{line} ({_RETIRED[version]})"
+    return f"{line}: {advice}"

@@ -107,6 +107,37 @@ def test_unreadable_files_exit_2(transcript: Path, tmp_path: Path) -> None:
             assert result.exception is None or isinstance(result.exception, SystemExit)
 
 
+V2_MATCH = Path(__file__).parents[1] / "data" / "v2" / "match-dernier-3p.dtr"
+
+
+def test_verify_reports_the_protocol_version(transcript: Path, tmp_path: Path) -> None:
+    """A version-3 transcript, and a version-2 one written by the version-2 code (PROTOCOL.md
+    20: it still verifies), each with the version it met."""
+    assert "\nProtocol version 3\n" in dernier(tmp_path, "verify", str(transcript)).stdout
+    proc = dernier(tmp_path, "verify", str(V2_MATCH))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.startswith("OK: the transcript checks")
+    assert "\nProtocol version 2\n" in proc.stdout and "Records: 109;" in proc.stdout
+    result = CliRunner().invoke(main, ["replay", "--no-colour", str(V2_MATCH)])
+    assert result.exit_code == 0, result.output
+    last = result.output.splitlines()[-1]
+    assert last == "The transcript checks from the first record to the last."
+
+
+@pytest.mark.parametrize("byte", [1, 4])
+def test_verify_refuses_another_version_naming_both(
+    transcript: Path, tmp_path: Path, byte: int
+) -> None:
+    data = transcript.read_bytes()
+    other = tmp_path / f"v{byte}"
+    other.write_bytes(data[: len(HEADER) - 1] + bytes([byte]) + data[len(HEADER):])
+    proc = dernier(tmp_path, "verify", str(other))
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert f"this transcript speaks protocol version {byte}; this client speaks 3" in lines[0]
+
+
 def test_verify_usage_error(tmp_path: Path) -> None:
     proc = dernier(tmp_path, "verify")
     assert proc.returncode == 2 and "Missing argument" in proc.stderr

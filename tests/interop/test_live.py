@@ -54,7 +54,7 @@ def test_frame_verdicts():
 
 
 def test_a_transcript_as_a_client_writes_it_is_judged(tmp_path):
-    """What ``dernier host --transcript`` writes (PROTOCOL.md 21: the header names version 2)
+    """What ``dernier host --transcript`` writes (PROTOCOL.md 21: the header names version 3)
     is what the live check reads; a version-1 file is refused naming both versions."""
     from dernier_p2p.wire.canonical import decode
     from dernier_p2p.wire.transcript import TranscriptWriter
@@ -71,4 +71,4 @@ def test_a_transcript_as_a_client_writes_it_is_judged(tmp_path):
     assert check([written, old], out=out) == 1
     text = out.getvalue()
     assert f"VALID      {written}" in text
-    assert "UNREADABLE" in text and "protocol version 1" in text and "version 2" in text
+    assert "UNREADABLE" in text and "protocol version 1" in text and "version 3" in text

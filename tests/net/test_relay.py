@@ -479,3 +479,17 @@ def test_a_relay_call_id_is_a_positive_integer() -> None:
                 {"k": "relay-call"}, {"k": "relay-call", "id": 7, "x": 0},
                 {"k": "ping", "id": 7}):
         assert relay.call_id(bad) is None
+
+
+def test_a_relay_opening_of_another_version_is_refused_naming_both_versions() -> None:
+    """Relay openings are live frames: version 3 alone (PROTOCOL.md 20)."""
+    token = b"k" * relay.TOKEN_SIZE
+    assert relay.check_open({"k": "relay-join", "version": 3, "token": token}) == (
+        "relay-join", token)
+    for version in (1, 2, 4):
+        for kind in ("relay-host", "relay-join"):
+            with pytest.raises(hs.NetError) as err:
+                relay.check_open({"k": kind, "version": version, "token": token})
+            assert err.value.code == hs.VERSION_MISMATCH
+            assert f"this {kind} speaks protocol version {version}; this relay speaks 3" in \
+                err.value.detail

@@ -6,6 +6,7 @@ from dernier_p2p.protocol.envelope import Author, genesis_hash, record_hash
 from dernier_p2p.protocol.sequencer import Sequencer
 from dernier_p2p.protocol.votes import sign_vote
 from dernier_p2p.wire.identity import IdentityKey
+from dernier_p2p.wire.version import PROTOCOL_VERSION
 
 GAME = bytes(range(16))
 
@@ -18,7 +19,7 @@ def identities(n: int) -> list[IdentityKey]:
 def table_body(keys: list[bytes]) -> dict:
     return {
         "type": "table",
-        "version": 2,
+        "version": PROTOCOL_VERSION,
         "variant": "dernier",
         "options": {"match": "hands"},
         "players": [

@@ -104,17 +104,17 @@ def record0_order_cases(b: Base) -> None:
     players = body["players"]
     dup = [*players[:-1], {**players[-1], "key": players[0]["key"]}]
     add("ambiguity-record0-version-before-keys", "5.3",
-        "a table of version 3 with a duplicate key: the version is checked first",
+        "a table of version 4 with a duplicate key: the version is checked first",
         ["Ambiguity", "Record0", "Version"], b, 0,
-        [with_body(b, 0, {**body, "version": 3, "players": dup})], "VERSION", 0)
+        [with_body(b, 0, {**body, "version": 4, "players": dup})], "VERSION", 0)
     add("ambiguity-record0-keys-before-variant", "5.3",
         "a duplicate key and an unknown variant: the schema (MALFORMED) before the rules",
         ["Ambiguity", "Record0", "IdentityKey"], b, 0,
         [with_body(b, 0, {**body, "variant": "tressette", "players": dup})], "MALFORMED", 0)
     add("ambiguity-record0-fields-before-version", "5.3",
-        "a table of version 3 with an extra field: a body's fields before its version",
+        "a table of version 4 with an extra field: a body's fields before its version",
         ["Ambiguity", "Record0", "Version"], b, 0,
-        [with_body(b, 0, {**body, "version": 3, "x": 1})], "MALFORMED", 0)
+        [with_body(b, 0, {**body, "version": 4, "x": 1})], "MALFORMED", 0)
 
 
 def handshake_version_cases(b: Base) -> None:
@@ -132,8 +132,8 @@ def handshake_version_cases(b: Base) -> None:
 
     case("hello-no-version", "a hello without version: VERSION, not MALFORMED",
          {k: v for k, v in hello.items() if k != "version"}, "VERSION")
-    case("hello-version-string", "a hello whose version is the string \"2\"",
-         {**hello, "version": "2"}, "VERSION")
+    case("hello-version-string", "a hello whose version is the string \"3\"",
+         {**hello, "version": "3"}, "VERSION")
     case("hello-small-order-key", "an unacceptable key (small order): BAD_SIGNATURE",
          {**hello, "key": bytes(32)}, "BAD_SIGNATURE")
 
