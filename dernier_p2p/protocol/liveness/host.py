@@ -169,6 +169,7 @@ class HostWatch:
         self.waits.on_record(rec["i"], author, body, head, self.s.waiting_on(), self._owed(), now)
         if is_progress(body):
             self.last_progress = now
+        self.drops.back(author)  # a record of the seat ends its drop (7.5, drops)
         for seat in self.drops.seats:
             if seat not in self.chain.at_table:
                 self.drops.back(seat)
