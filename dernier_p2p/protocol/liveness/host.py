@@ -235,7 +235,8 @@ class HostWatch:
             if target == self.me and kind != "timeout":
                 continue  # a quorum timing out the host's own seat is sequenced too (7.5)
             since = self.chain.vote_since(kind, target)
-            votes = self.tally.fresh(kind, target, since, self.chain.next_index)
+            votes = [v for v in self.tally.fresh(kind, target, since, self.chain.next_index)
+                     if v["seat"] in self.chain.at_table and v["seat"] != target]
             need = quorum(self.m)
             if len(votes) < need or (kind, target, since) in self.asked:
                 continue
