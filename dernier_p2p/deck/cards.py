@@ -49,14 +49,16 @@ def card_element(name: str, k: int) -> bytes:
     return g.hash_to_element(CARD_LABEL, encode([name, n, k]))
 
 
+# Keyed by the group's order as well as the deck, so that a group swapped in at run time (the
+# simulator's, sim/smallgroup.py) never gets the elements of another.
 @lru_cache(maxsize=16)
-def _elements(name: str) -> tuple[bytes, ...]:
+def _elements(name: str, order: int) -> tuple[bytes, ...]:
     return tuple(card_element(name, k) for k in range(deck_size(name)))
 
 
 @lru_cache(maxsize=16)
-def _lookup(name: str) -> dict[bytes, int]:
-    table = {m: k for k, m in enumerate(_elements(name))}
+def _lookup(name: str, order: int) -> dict[bytes, int]:
+    table = {m: k for k, m in enumerate(_elements(name, order))}
     if len(table) != deck_size(name):  # a collision would be a break of the hash
         raise AssertionError("card elements are not distinct")
     return table
@@ -64,20 +66,20 @@ def _lookup(name: str) -> dict[bytes, int]:
 
 def card_elements(name: str) -> list[bytes]:
     """All card elements of deck ``name``, by index."""
-    return list(_elements(name))
+    return list(_elements(name, g.ORDER))
 
 
 def card_index(name: str, element: bytes, seat: int | None = None) -> int:
     """The index of the card encoded by ``element``; :class:`NotACard` if none."""
     try:
-        return _lookup(name)[element]
+        return _lookup(name, g.ORDER)[element]
     except KeyError:
         raise NotACard("decryption is not a card of the deck", seat) from None
 
 
 def initial_deck(name: str, indices: list[int] | None = None) -> list[Ciphertext]:
     """The unshuffled deck ``[(IDENTITY, M_k)]`` for all cards, or for ``indices`` in order."""
-    elems = _elements(name)
+    elems = _elements(name, g.ORDER)
     if indices is None:
         indices = list(range(len(elems)))
     out = []

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 
-from dernier_p2p.deck.group import ORDER
+from dernier_p2p.deck import group as g
 
 
 class Drbg:
@@ -36,7 +36,7 @@ class Drbg:
 
     def scalar(self) -> int:
         """A uniform nonzero scalar mod the group order (64 bytes reduced)."""
-        k = int.from_bytes(self.read(64), "little") % ORDER
+        k = int.from_bytes(self.read(64), "little") % g.ORDER
         return k or 1
 
     def below(self, n: int) -> int:

@@ -44,7 +44,6 @@ from dernier_p2p.wire.hashing import challenge, hash512
 
 __all__ = ["ShuffleProof", "shuffle", "verify_shuffle", "shuffle_op_count", "generators"]
 
-Q = g.ORDER
 GENERATOR_LABEL = b"dernier-p2p/shuffle/generator"
 U_LABEL = "dernier-p2p/shuffle/u"
 U_INDEX_LABEL = "dernier-p2p/shuffle/u-index"
@@ -108,13 +107,19 @@ class ShuffleProof:
         return cls(**elements, **scalars)
 
 
-@lru_cache(maxsize=16)
 def generators(n: int) -> tuple[bytes, tuple[bytes, ...], bytes]:
     """``(h, (h_0 .. h_{n-1}), -(h_0 + .. + h_{n-1}))`` for decks of ``n`` cards.
 
     ``h = hash_to_element(GENERATOR_LABEL, encode([n, 0]))`` and
-    ``h_i = hash_to_element(GENERATOR_LABEL, encode([n, i + 1]))``. Computed once per size.
+    ``h_i = hash_to_element(GENERATOR_LABEL, encode([n, i + 1]))``. Computed once per size (and
+    per group: the cache is keyed by the group's order, so a group swapped in at run time, the
+    simulator's, never gets the elements of another).
     """
+    return _generators(n, g.ORDER)
+
+
+@lru_cache(maxsize=16)
+def _generators(n: int, order: int) -> tuple[bytes, tuple[bytes, ...], bytes]:
     h = g.hash_to_element(GENERATOR_LABEL, encode([n, 0]))
     hs = tuple(g.hash_to_element(GENERATOR_LABEL, encode([n, i + 1])) for i in range(n))
     return h, hs, g.neg(g.sum_elements(list(hs)))
@@ -143,12 +148,13 @@ def _statement(context: dict, pk: bytes, deck_in: list, deck_out: list) -> dict:
 def _u_values(statement: dict, c: list[bytes] | tuple[bytes, ...]) -> list[int]:
     """``u_j = challenge(U_INDEX_LABEL, [seed, j])`` with ``seed = hash512(U_LABEL, {..., c})``."""
     seed = hash512(U_LABEL, {**statement, "c": list(c)})
-    return [challenge(U_INDEX_LABEL, [seed, j], Q) for j in range(len(c))]
+    q = g.ORDER
+    return [challenge(U_INDEX_LABEL, [seed, j], q) for j in range(len(c))]
 
 
 def _challenge(statement: dict, c, c_hat, t, t_hat) -> int:
     value = {**statement, "c": list(c), "c_hat": list(c_hat), "t": list(t), "t_hat": list(t_hat)}
-    return challenge(CHALLENGE_LABEL, value, Q)
+    return challenge(CHALLENGE_LABEL, value, g.ORDER)
 
 
 def _prove(
@@ -163,7 +169,7 @@ def _prove(
     """GenProof: ``deck_out[i]`` re-encrypts ``deck_in[psi[i]]`` with randomness ``rho[psi[i]]``."""
     n = len(deck_in)
     h, hs, _ = generators(n)
-    base_mul, mul, add = g.base_mul, g.mul, g.add
+    base_mul, mul, add, Q = g.base_mul, g.mul, g.add, g.ORDER
     # Permutation commitment, indexed by input position j = psi[i]: c_j = r_j*G + h_i.
     r = [drbg.scalar() for _ in range(n)]
     c: list[bytes] = [b""] * n
@@ -272,7 +278,7 @@ def verify_shuffle(
         if g.IDENTITY in ct:
             raise BadProof("output deck holds the identity", seat)
     h, hs, neg_h_sum = generators(n)
-    base_mul, mul, add = g.base_mul, g.mul, g.add
+    base_mul, mul, add, Q = g.base_mul, g.mul, g.add, g.ORDER
     c, c_hat, s_prime = proof.c, proof.c_hat, proof.s_prime
     statement = _statement(context, pk, deck_in, deck_out)
     u = _u_values(statement, c)
