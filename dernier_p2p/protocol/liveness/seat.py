@@ -284,6 +284,7 @@ class SeatWatch:
         self.phase = FAILOVER
         self.host_up = False
         self.down_since = self.down_since or now
+        self.urged.clear()  # the votes it took over on: only new urges count again
         if self.me in self.round:
             self.k = self.round.index(self.me)
         self._next_target(now)
@@ -404,7 +405,7 @@ class SeatWatch:
             if down >= self.b.gone_ms:
                 self._depose("gone", now, close=False)
             return
-        if self.m >= 3:
+        if self.m >= 3 and self.deposing != host:  # (already deposing it: at a candidate)
             if self.waits.late(host, now, self.b.grace_ms) and host != self.me:
                 self._depose("host-late", now, close=True)
                 return
