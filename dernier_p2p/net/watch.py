@@ -168,16 +168,13 @@ class Watcher:
         if msg["k"] == "status":
             self._on_status(msg)
             return
-        if msg["k"] == "ready":  # a seat's out-of-turn pass (18): nothing for a watcher
+        if msg["k"] in ("ready", "beat"):  # a seat's pass (18), a keepalive (4.3)
             return
         if msg["k"] != "rec" or set(msg) != {"k", "rec"}:
             raise hs.NetError(hs.UNEXPECTED, f"unexpected frame {msg['k']!r} from the host")
         rec = msg["rec"]
         if self.me is None:
-            self.me = LocalSeat(
-                None, None, rec, b"", None, self.config.transcript,
-                offload=self.config.offload,
-            )
+            self.me = LocalSeat.observer(rec, self.config.transcript, self.config.offload)
             self.started.set()
             return
         now = int(trio.current_time() * 1000)

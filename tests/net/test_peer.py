@@ -6,18 +6,23 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-import pytest
 import trio
 
 from dernier_p2p.bots import HeuristicBot
 from dernier_p2p.net import handshake as hs
 from dernier_p2p.net.agent import bot_agent
+from dernier_p2p.net.driver import Routes
 from dernier_p2p.net.framing import open_framed
 from dernier_p2p.net.host import SEATED_KEY, Host
 from dernier_p2p.net.peer import HostLost, Peer, PeerConfig
+from dernier_p2p.net.reach import new_host_dialer
 from dernier_p2p.net.timers import Timers
 from dernier_p2p.net.watch import WatchConfig, Watcher
 from dernier_p2p.protocol.envelope import record_hash
+from dernier_p2p.protocol.liveness.host import HostWatch
+from dernier_p2p.protocol.liveness.seat import SeatWatch
+from dernier_p2p.protocol.node.hosting import Hosting
+from dernier_p2p.protocol.node.peer import PeerNode
 from dernier_p2p.protocol.verify import check_records
 from dernier_p2p.rules import Phase, to_act
 from dernier_p2p.wire.transcript import read_transcript
@@ -102,18 +107,26 @@ async def test_a_host_killed_mid_hand_is_replaced_by_the_next_seat(tmp_path: Pat
     assert watched["result"] == table.results[1]
 
 
-class Withholding(Host):
+class WithholdingHosting(Hosting):
     """Stops relaying to seat 1 once the match is mid-hand (seat 1 then lags behind seat 2)."""
 
     cut: int | None = None
 
     def relay_to(self, seat: int, rec: dict[str, Any]) -> dict[str, Any] | None:
-        if self.cut is None and self.me is not None and rec["i"] > 30:
-            if self.me.session.state.phase is Phase.PLAY:
+        if self.cut is None and self.own is not None and rec["i"] > 30:
+            if self.own.session.state.phase is Phase.PLAY:
                 self.cut = rec["i"]
         if seat == 1 and self.cut is not None and rec["i"] >= self.cut:
             return None
         return rec
+
+
+class Withholding(Host):
+    hosting_cls = WithholdingHosting
+
+    @property
+    def cut(self) -> int | None:
+        return self.hosting.cut  # type: ignore[attr-defined]
 
 
 async def test_a_new_host_takes_the_records_it_lacks_from_the_others(tmp_path: Path) -> None:
@@ -188,7 +201,7 @@ async def test_without_an_address_to_take_over_the_peer_reports_the_host_lost(
 
     table = await play(tmp_path, 3, watch=kill_host)  # the peers announced no listen address
     err = table.errors.get(1)
-    assert isinstance(err, HostLost) and "no address" in str(err)
+    assert isinstance(err, HostLost) and "no seat can host" in str(err)
     assert table.peers[1].host is None
 
 
@@ -201,7 +214,7 @@ async def test_at_two_seats_a_vanished_host_is_waited_for_then_lost(tmp_path: Pa
 
     table = await play(tmp_path, 2, watch=kill_host, listen=True)
     err = table.errors.get(1)
-    assert isinstance(err, HostLost) and "not back" in str(err)
+    assert isinstance(err, HostLost) and "the host is gone" in str(err)
     assert table.peers[1].host is None and table.peers[1].votes_sent == []
     got = transcripts(tmp_path, [1])[1]
     assert "host_change" not in [r["env"]["body"]["type"] for r in got]
@@ -255,7 +268,7 @@ async def test_a_resume_replaces_a_stale_connection_at_once(tmp_path: Path) -> N
         seat, last = await hs.rejoin(stream, KEYS[1], len(table.peers[1].me.records) - 1)
         seen["seat"], seen["last"] = seat, last
         seen["replaced"] = host.conns[1] is not old and old.closing
-        seen["grace"] = host.grace.is_dropped(1)
+        seen["grace"] = host.hosting.watch.drops.is_dropped(1)
         await trio.aclose_forcefully(stream)  # now this one drops; the real peer resumes
 
     table = await play(tmp_path, 3, watch=resume_beside_the_old_connection,
@@ -357,30 +370,19 @@ async def test_a_listen_address_in_use_is_told_and_the_seat_plays_on(tmp_path: P
     assert got[0][0]["env"]["body"]["players"][1]["listen"] is None  # not a candidate host
 
 
-class Unheard(Peer):
-    """A seat whose envelopes stop reaching the host at its first coin message (its votes
-    still do; it answers probes, showing the envelope), and that never votes to depose."""
+class LoyalWatch(SeatWatch):
+    """A seat that never votes to depose the host (a seat may keep its vote)."""
 
-    cut = False
+    def _depose(self, why: str, now: int, close: bool) -> None:
+        pass
 
-    async def send(self, env: dict[str, Any]) -> None:
-        self.cut = self.cut or env["body"]["type"] == "coin_commit"
-        if not self.cut:
-            await super().send(env)
-            return
-        assert self.me is not None
-        self.me.sent(env)  # kept and shown to probes as unsequenced, never written
-        self.sent_at.setdefault(env["n"], trio.current_time())
 
-    async def _censored(self) -> bool:
-        return False
+class LoyalNode(PeerNode):
+    watch_cls = LoyalWatch
 
 
 class Loyal(Peer):
-    """A seat that never votes to depose the host (a seat may keep its vote)."""
-
-    async def _censored(self) -> bool:
-        return False
+    node_cls = LoyalNode
 
 
 class Blind(Peer):
@@ -388,19 +390,42 @@ class Blind(Peer):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.config.probe_s = 0.0
+        self.driver.probe_s = 0.0
+
+
+class DeafToSeat3(Hosting):
+    """A host that hears nothing of seat 3 from its first coin message on: neither its own
+    envelopes nor those other seats pass on."""
+
+    cut = False
+
+    def frame(self, seat: int, msg: dict[str, Any], now: int) -> None:
+        env = msg.get("env") if msg.get("k") in ("env", "pass") else None
+        if isinstance(env, dict) and env.get("seat") == 3:
+            body = env.get("body")
+            self.cut = self.cut or (isinstance(body, dict) and body.get("type") == "coin_commit")
+            if self.cut:
+                return
+        super().frame(seat, msg, now)
+
+
+class Deaf(Host):
+    hosting_cls = DeafToSeat3
 
 
 async def test_a_table_stuck_on_a_split_vote_is_abandoned_as_no_contest(tmp_path: Path) -> None:
-    """Four seats; seat 3's envelopes never reach the host (it owes its coin). The host and
-    seat 2 (which cannot probe seat 3) vote ``timeout``; seat 1 probes seat 3, sees the
-    unsequenced envelope and refuses: 2 votes of the 3 needed, and nobody deposes. Once no
-    record has come for ``stuck_ms``, every seat votes ``abandon`` (the peers in ``vote``
-    frames) and the host sequences ``no_contest`` with a quorum of them (7.5)."""
+    """Four seats; the host hears nothing of seat 3 from its coin on (its envelopes, and those
+    passed on for it). The host and seat 2 (which cannot probe seat 3) vote ``timeout``; seat 1
+    probes seat 3, is shown the envelope, passes it on and so holds it undelivered: it refuses
+    to vote ``timeout``; seats 1 and 3, which hold evidence, keep their ``depose`` votes: 2
+    votes of the 3 needed either way. Once no record has come for ``stuck_ms``, every seat
+    votes ``abandon`` (the peers in ``vote`` frames) and the host sequences ``no_contest``
+    with a quorum of them (7.5)."""
     timers = Timers(turn_ms=1_000, declare_ms=30, grace_ms=500)
     table = await play(
-        tmp_path, 4, peer_cls={1: Loyal, 2: Blind, 3: Unheard}, listen=True, timers=timers,
-        peer_options={"censor_ms": 1_000}, host_options={"censor_ms": 1_000}, limit=60,
+        tmp_path, 4, host_cls=Deaf, peer_cls={1: Loyal, 2: Blind, 3: Loyal}, listen=True,
+        timers=timers, peer_options={"censor_ms": 1_000}, host_options={"censor_ms": 1_000},
+        limit=60,
     )
     assert not table.errors, table.errors
     got = transcripts(tmp_path, range(4))
@@ -422,26 +447,39 @@ async def test_a_table_stuck_on_a_split_vote_is_abandoned_as_no_contest(tmp_path
     assert audit.summary.no_contest and audit.summary.winner is None
 
 
-class Stall(Host):
+class StallingHosting(Hosting):
     """A host that, from seat 1's first move in play, drops seat 1's envelopes and neither
     times it out nor ends the match (no vote of its own, no no contest)."""
 
-    holding = False
+    holding_seat_1 = False
 
-    def _on_env(self, seat: int, env: Any) -> None:
-        body = env.get("body") if isinstance(env, dict) else None
+    def frame(self, seat: int, msg: dict[str, Any], now: int) -> None:
+        body = msg.get("env", {}).get("body") if isinstance(msg.get("env"), dict) else None
         if seat == 1 and isinstance(body, dict) and body.get("type") == "move" and \
-                self.me is not None and self.me.session.state.phase is Phase.PLAY:
-            self.holding = True
-        if seat == 1 and self.holding:
+                self.own is not None and self.own.session.state.phase is Phase.PLAY:
+            self.holding_seat_1 = True
+        if seat == 1 and self.holding_seat_1 and msg.get("k") == "env":
             return
-        super()._on_env(seat, env)
+        super().frame(seat, msg, now)
 
+
+class QuietWatch(HostWatch):
     def _absent(self, kind: str, seat: int) -> None:
         pass
 
-    def _abandon(self) -> None:
+    def _abandon(self, now: int) -> None:
         pass
+
+
+StallingHosting.watch_cls = QuietWatch
+
+
+class Stall(Host):
+    hosting_cls = StallingHosting
+
+    @property
+    def holding(self) -> bool:
+        return self.hosting.holding_seat_1  # type: ignore[attr-defined]
 
 
 async def test_at_two_seats_a_host_that_stalls_the_match_is_left_after_an_abandon_vote(
@@ -527,13 +565,21 @@ async def test_a_seat_restarted_after_the_match_ended_reads_the_result_from_its_
         assert peer.resumes == 0 and (tmp_path / f"t{seat}.bin").read_bytes() == before
 
 
-class IgnoresItsOwnTimeout(Host):
+class IgnoresItsOwnTimeoutWatch(HostWatch):
     """A rogue host: it never sequences the ``timeout`` votes of the others about its own seat
     (an honest host must, PROTOCOL.md 7.5)."""
 
-    def _count_votes(self) -> None:
-        self.tally.drop("timeout", self.seat)
-        super()._count_votes()
+    def _count(self, now: int) -> None:
+        self.tally.drop("timeout", self.me)
+        super()._count(now)
+
+
+class IgnoresItsOwnTimeoutHosting(Hosting):
+    watch_cls = IgnoresItsOwnTimeoutWatch
+
+
+class IgnoresItsOwnTimeout(Host):
+    hosting_cls = IgnoresItsOwnTimeoutHosting
 
 
 async def test_a_host_that_ignores_the_votes_timing_it_out_is_deposed_not_abandoned(
@@ -601,17 +647,28 @@ async def test_a_resume_to_a_new_hosts_address_refuses_an_impostor_listening_the
         except Exception:
             pass
 
+    failed: list[tuple[int, str]] = []
     with trio.fail_after(30):
         async with trio.open_nursery() as nursery:
             listeners = await nursery.start(partial(
                 serve_framed, impostor, 0, host="127.0.0.1", max_frame=hs.MAX_FRAME))
             where = ("127.0.0.1", listeners[0].socket.getsockname()[1])
-            peer.address = where
-            peer._dial = peer._new_host_dialer(0, where)  # seat 0's key is expected there
-            with pytest.raises(HostLost):
-                await peer._resume(1_000)
+            session = peer.me.session  # seat 0's key is expected there
+            dialer = new_host_dialer(where, None, session.game, session.keys[0])
+            peer.driver.routes = Routes(lambda seat: (dialer, dialer.check_host))
+            peer.driver._tx, rx = trio.open_memory_channel(10)
+            for _ in range(2):  # the node dials again after a failed resume
+                await peer.driver._dial(0, len(peer.me.records) - 1)
+                event = rx.receive_nowait()
+
+                class Node:
+                    def dial_failed(self, host: int, now: int, code: str = "",
+                                    detail: str = "") -> None:
+                        failed.append((host, code))
+
+                event(Node(), 0)
             nursery.cancel_scope.cancel()
-    assert connections >= 2  # refused, then tried again
+    assert connections == 2 and [c for _, c in failed] == ["WRONG_HOST"] * 2
     assert heard == []  # the impostor never got this seat's signed resume
 
 
@@ -648,21 +705,33 @@ async def test_a_host_slow_on_its_own_turn_is_timed_out_like_any_seat(tmp_path: 
     assert same_result(table.results[1], audit)
 
 
-class CrashesOwing(Peer):
+class CrashesOwingNode(PeerNode):
     """Seat 1: past record 30, the moment a record obliges it to a deck message, its process
     and the host's die together, the message unsent (its transcript holds the record)."""
 
     harness: Any = None  # the test's Table
     owed: list[dict[str, Any]] = []
+    dead = False
 
-    async def _apply(self, rec: Any) -> list[dict[str, Any]]:
-        out = await super()._apply(rec)
-        if out and not self.owed and self.me is not None and len(self.me.records) > 30:
-            type(self).owed = [env["body"] for env in out]
+    def send_own(self, env: dict[str, Any], now: int) -> None:
+        deck = env["body"]["type"] not in ("move", "ack", "chat", "accept")
+        if not self.dead and deck and self.own is not None and len(self.own.records) > 30 \
+                and not type(self).owed:
+            type(self).owed = [env["body"]]
+            self.dead = True
             self.harness.scopes[0].cancel()
             self.harness.scopes[1].cancel()
-            await trio.sleep_forever()
-        return out
+        if self.dead:
+            return
+        super().send_own(env, now)
+
+    def take(self) -> list[Any]:
+        out = super().take()
+        return [] if self.dead else out
+
+
+class CrashesOwing(Peer):
+    node_cls = CrashesOwingNode
 
 
 async def test_a_restarted_next_host_that_takes_over_sends_the_deck_message_it_owed(
@@ -674,9 +743,9 @@ async def test_a_restarted_next_host_that_takes_over_sends_the_deck_message_it_o
     back: dict[str, Any] = {}
 
     async def restart_seat_1(table: Any) -> None:
-        CrashesOwing.harness = table
-        CrashesOwing.owed = []
-        await wait_for(lambda: CrashesOwing.owed != [])
+        CrashesOwingNode.harness = table
+        CrashesOwingNode.owed = []
+        await wait_for(lambda: CrashesOwingNode.owed != [])
         old = table.peers[1]
         await wait_for(lambda: old.me.writer is None, 5)
         listen = old.me.session.table_body["players"][1]["listen"]
@@ -701,24 +770,32 @@ async def test_a_restarted_next_host_that_takes_over_sends_the_deck_message_it_o
     bodies = [r["env"]["body"] for r in got[1]]
     change = [b["type"] for b in bodies].index("host_change")
     after = [r["env"]["body"] for r in got[1][change + 1 :] if r["env"]["seat"] == 1]
-    assert all(body in after for body in CrashesOwing.owed)  # signed again after the change
+    assert all(body in after for body in CrashesOwingNode.owed)  # signed again after the change
     assert back["result"] == table.results[2] and same_result(back["result"], verify(got[1]))
 
 
-class WithholdsInSteps(Host):
+class WithholdsInStepsHosting(Hosting):
     """Mid-hand, stops relaying to seat 1, and three records later to seat 2 too: seats 1, 2
     and 3 then hold three different heads, seat 3's the newest."""
 
     cut: int | None = None
 
     def relay_to(self, seat: int, rec: dict[str, Any]) -> dict[str, Any] | None:
-        if self.cut is None and self.me is not None and rec["i"] > 30:
-            if self.me.session.state.phase is Phase.PLAY:
+        if self.cut is None and self.own is not None and rec["i"] > 30:
+            if self.own.session.state.phase is Phase.PLAY:
                 self.cut = rec["i"]
         if self.cut is not None and rec["i"] >= self.cut + (0 if seat == 1 else 3) \
                 and seat in (1, 2):
             return None
         return rec
+
+
+class WithholdsInSteps(Host):
+    hosting_cls = WithholdsInStepsHosting
+
+    @property
+    def cut(self) -> int | None:
+        return self.hosting.cut  # type: ignore[attr-defined]
 
 
 async def test_a_next_host_restarted_behind_two_seats_takes_over_with_their_votes(

@@ -61,7 +61,12 @@ class Budgets:
     def of_table(cls, timers: Mapping[str, int], **constants: int) -> Budgets:
         """The budgets of a table whose record 0 carries ``timers``; ``constants`` override
         the protocol's (tests only)."""
-        return cls(timers["turn_ms"], timers["declare_ms"], timers["grace_ms"], **constants)
+        known = {f for f in cls.__dataclass_fields__ if f not in ("turn_ms", "declare_ms",
+                                                                  "grace_ms", "extra")}
+        mine = {k: v for k, v in constants.items() if k in known}
+        other = {k: v for k, v in constants.items() if k not in known}
+        return cls(timers["turn_ms"], timers["declare_ms"], timers["grace_ms"], **mine,
+                   extra=other)
 
     @property
     def gone_ms(self) -> int:

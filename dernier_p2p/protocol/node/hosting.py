@@ -105,7 +105,10 @@ class SeatConn:
 
 
 class Hosting:
-    """A running table (see the module docstring)."""
+    """A running table (see the module docstring). ``watch_cls`` is its liveness machine (a
+    test or a simulated strategy may subclass it)."""
+
+    watch_cls: type[HostWatch] = HostWatch
 
     def __init__(
         self,
@@ -170,8 +173,8 @@ class Hosting:
         from dernier_p2p.rules.cards import deck_cards
 
         cards = len(deck_cards(self.own.session.rules.deck))
-        self.watch = HostWatch(self.own.session, self.budgets, self.holding, cards, now,
-                               old=self.old, tally=tally, records=self.own.records)
+        self.watch = self.watch_cls(self.own.session, self.budgets, self.holding, cards, now,
+                                    old=self.old, tally=tally, records=self.own.records)
         for seat in self.players:
             if seat != self.seat and seat not in self.left and self.full:
                 self.watch.up.setdefault(seat, False)
@@ -257,10 +260,7 @@ class Hosting:
         records after ``have`` and who is away. Returns whether the table is now full (the
         driver then starts the match)."""
         self._now = now
-        old = self.conns.pop(seat, None)
-        if old is not None:
-            old.closing = True
-            self.out.append(fx.Close(seat, "replaced by a resume", now=True))
+        self.conns.pop(seat, None)  # a connection it replaces: the driver has closed it
         conn = SeatConn(seat, -1 if have is None else have)
         self.conns[seat] = conn
         welcome: dict[str, Any] = {"k": "welcome", "seat": seat}

@@ -43,7 +43,12 @@ PASSED_ON = (act.Dial, act.Probe, act.Urge, act.Note, act.End, act.LookForHost)
 
 class PeerNode:
     """One peer (see the module docstring). Build it with :meth:`seated` (a seat with record 0
-    or its records), or :meth:`hosting` (a host in its lobby)."""
+    or its records), or :meth:`hosting` (a host in its lobby). ``watch_cls`` and
+    ``hosting_cls`` are the machines it builds (a test or a simulated strategy may subclass
+    them)."""
+
+    watch_cls: type[SeatWatch] = SeatWatch
+    hosting_cls: type[Hosting] = Hosting
 
     def __init__(self, identity: IdentityKey, seed: bytes, now: int,
                  constants: dict[str, int] | None = None, wall_offset: int = 0) -> None:
@@ -101,7 +106,7 @@ class PeerNode:
         """A host in its lobby (the table starts when :meth:`Hosting.joined` says it is full
         and the driver calls :meth:`start_match`)."""
         node = cls(identity, seed, now, config.constants, wall_offset)
-        node.host = Hosting(identity, config, now, wall_offset=wall_offset)
+        node.host = cls.hosting_cls(identity, config, now, wall_offset=wall_offset)
         return node
 
     def _budgets(self) -> Budgets:
@@ -112,8 +117,8 @@ class PeerNode:
         assert self.own is not None
         session = self.own.session
         cards = len(deck_cards(session.rules.deck))
-        self.watch = SeatWatch(session, self._budgets(), self._judge, cards, now,
-                               connected=connected, records=self.own.records)
+        self.watch = self.watch_cls(session, self._budgets(), self._judge, cards, now,
+                                    connected=connected, records=self.own.records)
 
     def _judge(self, env: dict[str, Any]) -> bool:
         assert self.own is not None
@@ -475,7 +480,8 @@ class PeerNode:
         if self.watch is None or self.own is None:
             return
         self._seat_actions(self.watch.advance(now), now)
-        if self.up and self.caught_up and not self.queue and now - self.last_sent >= ACK_MS:
+        if self.up and self.caught_up and not self.queue and \
+                now - self.last_sent >= self.constants.get("ack_ms", ACK_MS):
             env = self.own.ack()
             if env is not None:
                 self.send_own(env, now)
@@ -528,8 +534,8 @@ class PeerNode:
             self.out.append(fx.Close(fx.UP, "this seat hosts from now on", now=True))
             self.up = False
         self.queue.clear()
-        self.host = Hosting(self.identity, config, now, own=self.own, old=old,
-                            tally=self.watch.tally, wall_offset=self.wall_offset)
+        self.host = self.hosting_cls(self.identity, config, now, own=self.own, old=old,
+                                     tally=self.watch.tally, wall_offset=self.wall_offset)
         self.out.append(fx.Hosting(listening=True))
         self.out.append(act.Note("take-over", "taking-over", self.own.seat))
 
@@ -556,6 +562,6 @@ class PeerNode:
         if self.watch is not None:
             times.append(self.watch.deadline())
         if self.up and self.caught_up and self.own is not None and self.own.unechoed:
-            times.append(self.last_sent + ACK_MS)
+            times.append(self.last_sent + self.constants.get("ack_ms", ACK_MS))
         found = [t for t in times if t is not None]
         return min(found) if found else None

@@ -1,0 +1,760 @@
+"""The trio driver of one peer process: it moves bytes for a sans-IO
+:class:`~dernier_p2p.protocol.node.peer.PeerNode` and wakes it at its deadline.
+
+Everything the node decides happens in one task, the *pump*: events (a frame read, a
+connection made or lost, a probe's answer, a move of the local agent) are posted to it as
+callables and run in order; after each, the node's work is done (a long item, such as checking
+a shuffle proof, in a worker thread, while reading and sending go on and new events wait), its
+rules are advanced, and its effects are carried out: frames queued on connections, records
+written to the transcript, dials, probes and votes over links started as tasks, notices handed
+to the seat's front-end. The pump sleeps until the next event or the node's deadline; nothing
+here polls and nothing here decides.
+
+Connections: a seat's connection to its host (opened by a ``Dial`` action, resuming), and,
+while the process hosts, its seats' and watchers' connections, accepted on its listeners (or
+paired by a relay) and told apart from seat links by their opening frame.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import trio
+
+from dernier_p2p.net import firewall, links
+from dernier_p2p.net import handshake as hs
+from dernier_p2p.net.admission import HANDSHAKE_S, MAX_PENDING, PER_ADDRESS, Admission, Limits
+from dernier_p2p.net.framing import FramedStream, FrameError, PeerClosed
+from dernier_p2p.net.seat import BackgroundWriter, LocalSeat
+from dernier_p2p.protocol.errors import ProtocolError
+from dernier_p2p.protocol.liveness import actions as act
+from dernier_p2p.protocol.liveness.budgets import BEAT_MS
+from dernier_p2p.protocol.node import effects as fx
+from dernier_p2p.protocol.node.hosting import Refusal
+from dernier_p2p.protocol.node.own import long_work
+from dernier_p2p.protocol.node.peer import PeerNode
+from dernier_p2p.wire.identity import IdentityKey
+
+log = logging.getLogger("dernier_p2p.net.driver")
+
+DROPPED = (PeerClosed, trio.BrokenResourceError, trio.ClosedResourceError, OSError)
+"""How a broken connection shows (FrameError, a ValueError, is not among them)."""
+SEND_QUEUE_BYTES = 32 << 20
+"""Unsent bytes a connection may have queued before it is dropped as a slow reader."""
+POSTED_PER_CONN = 64
+"""Frames of one connection read and not yet handled by the pump before its reader waits."""
+BEAT = {"k": "beat"}
+Event = Callable[[PeerNode, int], Any]
+
+
+class ConnIO:
+    """One connection's outgoing side: a queue drained by a sender task, bounded to
+    ``max_queued`` unsent bytes (a reader slower than that is dropped)."""
+
+    def __init__(self, key: Any, stream: FramedStream, address: str = "?",
+                 max_queued: int = SEND_QUEUE_BYTES, beat_s: float | None = None) -> None:
+        self.key = key
+        self.stream = stream
+        self.address = address
+        self.max_queued = max_queued
+        self._tx, self._rx = trio.open_memory_channel[bytes | None](math.inf)
+        self.queued = 0
+        self.closing = False
+        self.scope = trio.CancelScope()
+        self.beat_s = beat_s
+        self.posted = 0  # frames read and not yet handled
+        self.readable = trio.Event()  # set while its reader may read (backpressure)
+        self.readable.set()
+        self.sent = trio.Event()  # its sender is done (closed after what was queued)
+
+    def push(self, payload: bytes) -> None:
+        if self.closing:
+            return
+        self.queued += len(payload)
+        if self.queued > self.max_queued:
+            log.warning("%s (%s): %d unsent bytes: dropped as a slow reader", self.key,
+                        self.address, self.queued)
+            self.kill()
+            return
+        self._tx.send_nowait(payload)
+
+    def close(self) -> None:
+        """Send what is queued, then close."""
+        if not self.closing:
+            self._tx.send_nowait(None)
+            self.closing = True
+
+    def kill(self) -> None:
+        """Close at once."""
+        self.closing = True
+        self.scope.cancel()
+
+    def block(self, blocked: bool) -> None:
+        """Let the reader read, or make it wait."""
+        if blocked and self.readable.is_set():
+            self.readable = trio.Event()
+        elif not blocked and not self.readable.is_set():
+            self.readable.set()
+
+    async def sender(self) -> None:
+        """Send what is queued; with ``beat_s``, a ``beat`` after that long with nothing to
+        send (4.3): the keepalive goes while the node is busy."""
+        beat = hs.pack(BEAT)
+        while True:
+            payload: bytes | None = beat
+            with trio.move_on_after(math.inf if self.beat_s is None else self.beat_s):
+                payload = await self._rx.receive()
+            if payload is None:
+                break
+            try:
+                await self.stream.send(payload)
+            except DROPPED:  # the reader sees the end too
+                break
+            if payload is not beat:
+                self.queued -= len(payload)
+        self.sent.set()
+        self.scope.cancel()
+
+
+@dataclass
+class Routes:
+    """How this process reaches a seat as its host: ``open_to(seat)`` returns a way to open a
+    stream and the check of the challenge's key (None for no check)."""
+
+    open_to: Callable[[int], tuple[Callable[[], Awaitable[FramedStream]],
+                                    Callable[[bytes], None] | None]]
+
+
+class Driver:
+    """One peer process's pump and connections (see the module docstring)."""
+
+    def __init__(
+        self,
+        identity: IdentityKey,
+        *,
+        agent: Any = None,
+        transcript: str | os.PathLike[str] | None = None,
+        envelopes: str | os.PathLike[str] | None = None,
+        offload: bool = True,
+        connect_s: float = 5.0,
+        probe_s: float = links.PROBE_S,
+        limits: Limits | None = None,
+        send_queue_bytes: int = SEND_QUEUE_BYTES,
+        max_watchers: int = 16,
+        watchers_per_address: int = 4,
+        table_name: str = "table",
+    ) -> None:
+        self.identity = identity
+        self.agent = agent
+        self.transcript = transcript
+        self.offload = offload
+        self.connect_s = connect_s
+        self.probe_s = probe_s
+        self.send_queue_bytes = send_queue_bytes
+        self.max_watchers = max_watchers
+        self.watchers_per_address = watchers_per_address
+        self.table_name = table_name
+        self.node: PeerNode | None = None
+        self.me: LocalSeat | None = None
+        self.writer: BackgroundWriter | None = None
+        self.side = None if envelopes is None else BackgroundWriter(envelopes)
+        if self.side is not None and self.side.count:
+            self.side.close()
+            raise ValueError(f"envelope file {envelopes} already holds envelopes")
+        self._tx, self._rx = trio.open_memory_channel[Event](math.inf)
+        self.up: ConnIO | None = None
+        self.seat_conns: dict[int, ConnIO] = {}
+        self.watcher_conns: dict[int, ConnIO] = {}
+        self._watcher_ids = 0
+        self.hosting = False
+        self.ended: str | None = None
+        self.stopped: ProtocolError | None = None
+        self.over = trio.Event()
+        self.host_done = trio.Event()
+        self.started = trio.Event()  # the node and the seat exist
+        self.changed = trio.Event()
+        self.admission = Admission(limits or Limits(MAX_PENDING, PER_ADDRESS, HANDSHAKE_S))
+        self.link_server: links.LinkServer | None = None
+        self._present: tuple[int, list[dict[str, Any]]] = (-1, [])
+        self.routes: Routes | None = None
+        self.nursery: trio.Nursery | None = None
+        self.on_lobby: Callable[[str, int, str], None] | None = None
+        self.on_hosting: Callable[[bool], None] | None = None
+        self.on_full: Callable[[], None] | None = None
+        self.resumes = 0
+        self.votes_sent: list[tuple[str, int | None]] = []
+        self.errors: list[tuple[str, str]] = []
+        self._dialing = 0
+
+    # ------------------------------------------------------------------ the clock
+    @staticmethod
+    def now() -> int:
+        return int(trio.current_time() * 1000)
+
+    @staticmethod
+    def wall_offset() -> int:
+        """The wall clock minus trio's, in ms (records' ``t`` are wall time)."""
+        return int(time.time() * 1000) - int(trio.current_time() * 1000)
+
+    # ------------------------------------------------------------------ the node
+    def adopt(self, node: PeerNode, writer: BackgroundWriter | None) -> None:
+        """Run ``node`` (its seat exists: record 0 is in)."""
+        self.node = node
+        self.writer = writer
+        if node.own is not None and self.me is None:
+            self.me = LocalSeat(node.own, self.agent, writer)
+            self.me.send_ready = lambda frame: self.post(
+                lambda n, now: n.ready(frame, now))
+            self.started.set()
+        self._snapshot()
+        self.post(lambda n, now: None)  # a first step: its rules run, its deadline is set
+
+    async def ends(self) -> None:
+        """Wait until the match is over for this process, as a seat (:attr:`over`) or as the
+        host (:attr:`host_done`: its facade then waits for the seats' ``done``)."""
+        while not (self.over.is_set() or self.host_done.is_set()):
+            await self.changed.wait()
+
+    def post(self, event: Event) -> None:
+        """Run ``event(node, now)`` in the pump, after the events before it."""
+        try:
+            self._tx.send_nowait(event)
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            pass
+
+    async def call(self, event: Event) -> Any:
+        """Run ``event`` in the pump and return its result (or raise its exception)."""
+        done = trio.Event()
+        box: list[Any] = []
+
+        def run(node: PeerNode, now: int) -> None:
+            try:
+                box.append((True, event(node, now)))
+            except BaseException as exc:  # handed back to the caller
+                box.append((False, exc))
+            finally:
+                done.set()
+
+        self.post(run)
+        await done.wait()
+        ok, value = box[0]
+        if not ok:
+            raise value
+        return value
+
+    async def send_own(self, env: dict[str, Any]) -> None:
+        """An envelope of this seat's own (the agent's move, a chat line): to the node."""
+        self.post(lambda node, now: node.send_own(env, now))
+
+    async def pump(self) -> None:
+        """Run the node until the match is over for this process (see the module
+        docstring)."""
+        while not self.over.is_set():
+            node = self.node
+            deadline = None if node is None else node.deadline()
+            event = None
+            with trio.move_on_at(math.inf if deadline is None else deadline / 1000):
+                event = await self._rx.receive()
+            node = self.node
+            if node is None:
+                continue
+            if event is not None:
+                self._run(node, event)
+            while True:  # work, then what came meanwhile, before any rule is judged
+                await self._work(node)
+                got = False
+                while True:
+                    try:
+                        more = self._rx.receive_nowait()
+                    except trio.WouldBlock:
+                        break
+                    self._run(node, more)
+                    got = True
+                if not got:
+                    break
+            node.advance(self.now())
+            self._effects(node.take())
+            self._after_step(node)
+
+    def _run(self, node: PeerNode, event: Event) -> None:
+        try:
+            event(node, self.now())
+        except ProtocolError as exc:
+            log.error("seat %s: a fault while handling an event: %s", self._seat(), exc)
+
+    def _after_step(self, node: PeerNode) -> None:
+        self._snapshot()
+        host = node.host if node.hosting_now else None
+        for seat, conn in self.seat_conns.items():
+            conn.block(conn.posted >= POSTED_PER_CONN or (
+                host is not None and not host.may_read(seat)))
+        if self.me is not None:
+            self.me.bump()
+        self._wake()
+        self._check_over(node)
+
+    async def _work(self, node: PeerNode) -> None:
+        while node.has_work() and self.node is node:
+            self._effects(node.take())
+            self._announce(node)
+            if self.offload and node.work_is_long():
+                if self.me is not None:
+                    self.me.busy = True
+                    self.me.offloaded += 1
+                try:
+                    await trio.to_thread.run_sync(node.work, self.now())
+                finally:
+                    if self.me is not None:
+                        self.me.busy = False
+            else:
+                node.work(self.now())
+            self._effects(node.take())
+            if self.me is not None:
+                self.me.bump()
+            await trio.sleep(0)  # let the connections' senders and readers run
+
+    def _announce(self, node: PeerNode) -> None:
+        """Tell the front-end what the next long work is (a shuffle to check or compute)."""
+        if self.me is None or self.me.on_work is None or node.own is None:
+            return
+        item = None
+        if node.hosting_now and node.host is not None:
+            for kind, _, it, _ in node.host.inbox:
+                item = it if kind == "fwd" else {"env": it}
+                break
+        elif node.queue:
+            item = node.queue[0]
+        if item is not None:
+            for what, seat, number in long_work(node.own.session, item):
+                self.me.on_work(what, seat, number)
+
+    def _snapshot(self) -> None:
+        node = self.node
+        if node is not None and node.own is not None:
+            self._present = node.present()
+
+    def _wake(self) -> None:
+        self.changed.set()
+        self.changed = trio.Event()
+
+    def _check_over(self, node: PeerNode) -> None:
+        """A seat is over once it has the last record (and said ``done``), or stopped, or
+        ended; a host's end is :attr:`host_done` (its facade waits for the seats' ``done``
+        with the pump running, then sets :attr:`over`)."""
+        if node.hosting_now and node.host is not None:
+            if node.host.done:
+                if node.host.stopped is not None:
+                    self.stopped = node.host.stopped
+                self.host_done.set()
+            return
+        if self.ended is not None or self.stopped is not None:
+            self.over.set()
+        elif node.finished and (node.said_done or self.up is None):
+            self.over.set()
+
+    # ------------------------------------------------------------------ effects
+    def _effects(self, items: list[Any]) -> None:
+        packed: dict[int, bytes] = {}
+        for e in items:
+            if isinstance(e, fx.Send):
+                conn = self._conn(e.conn)
+                if conn is not None:
+                    payload = packed.get(id(e.frame))
+                    if payload is None:
+                        payload = packed[id(e.frame)] = hs.pack(e.frame)
+                    conn.push(payload)
+                    if e.conn == fx.UP and e.frame.get("k") == "vote":
+                        self.votes_sent.append((e.frame["kind"], e.frame["target"]))
+            elif isinstance(e, fx.Close):
+                conn = self._conn(e.conn)
+                if conn is not None:
+                    conn.kill() if e.now else conn.close()
+            elif isinstance(e, fx.Persist):
+                if self.writer is not None:
+                    self.writer.append(e.record)
+            elif isinstance(e, fx.Restart):
+                self._restart(e.records, e.suffix)
+            elif isinstance(e, fx.Keep):
+                if self.side is not None:
+                    self.side.append(e.env)
+            elif isinstance(e, fx.Log):
+                getattr(log, e.level, log.info)("seat %s: %s", self._seat(), e.text)
+            elif isinstance(e, fx.Ready):
+                if self.me is not None:
+                    self.me.heard_ready(e.seat, e.at)
+            elif isinstance(e, fx.Status):
+                if self.me is not None:
+                    self.me.note_status(e.seat, e.state, e.grace_ms)
+            elif isinstance(e, fx.Refused):
+                self.errors.append((e.code, e.detail))
+                if self.me is not None:
+                    self.me.tell(e.code, e.detail)
+            elif isinstance(e, fx.Stopped):
+                self.stopped = e.fault
+            elif isinstance(e, fx.Hosting):
+                self.hosting = e.listening
+                if e.listening:
+                    self.link_server = None
+                if self.on_hosting is not None:
+                    self.on_hosting(e.listening)
+            elif isinstance(e, fx.Rebuilt):
+                self._rebuilt()
+            elif isinstance(e, act.Dial):
+                self._start(self._dial, e.seat, e.have)
+            elif isinstance(e, act.Probe):
+                self._start(self._probe, e.seat)
+            elif isinstance(e, act.Urge):
+                self._start(self._urge, e.seat, e.frame)
+            elif isinstance(e, act.Note):
+                log.info("seat %s: %s (seat %s, %d ms)", self._seat(), e.kind, e.seat, e.ms)
+                if self.me is not None:
+                    self.me.note(e.kind, e.seat, e.ms, e.detail)
+            elif isinstance(e, act.End):
+                log.warning("seat %s: %s", self._seat(), e.why)
+                self.ended = e.why
+                if self.me is not None:
+                    self.me.note("ended", None, 0, e.why)
+
+    def _seat(self) -> Any:
+        return None if self.node is None else self.node.seat
+
+    def _conn(self, key: Any) -> ConnIO | None:
+        if key == fx.UP:
+            return self.up
+        if isinstance(key, int) and key < 0:
+            return self.watcher_conns.get(-key)
+        return self.seat_conns.get(key)
+
+    def _start(self, fn: Callable[..., Awaitable[None]], *args: Any) -> None:
+        if self.nursery is not None:
+            self.nursery.start_soon(fn, *args)
+
+    def _restart(self, records: list[dict[str, Any]], suffix: str) -> None:
+        """Start the transcript afresh from a new host's records (the old file kept beside)."""
+        if self.transcript is None:
+            return
+        if self.writer is not None:
+            self.writer.close()
+        path = os.fspath(self.transcript)
+        if os.path.exists(path):
+            os.replace(path, path + suffix)
+        self.writer = BackgroundWriter(path)
+        for rec in records:
+            self.writer.append(rec)
+        if self.me is not None:
+            self.me.writer = self.writer
+
+    def _rebuilt(self) -> None:
+        node = self.node
+        if node is None or node.own is None or self.me is None:
+            return
+        self.me.rebind(node.own)
+        self.link_server = None
+
+    # ------------------------------------------------------------------ as a seat: dials
+    async def _dial(self, host: int, have: int) -> None:
+        """Resume with seat ``host`` as the host (4.4); the node hears how it went."""
+        if self.routes is None:
+            self.post(lambda node, now: node.dial_failed(host, now))
+            return
+        open_stream, check = self.routes.open_to(host)
+        stream = None
+        code, detail = "", ""
+        try:
+            with trio.fail_after(self.connect_s):
+                stream = await open_stream()
+                seat, last = await hs.rejoin(stream, self.identity, have, check)
+        except hs.RemoteError as exc:
+            code, detail = exc.code, exc.detail
+        except (*DROPPED, hs.NetError, FrameError, trio.TooSlowError) as exc:
+            code, detail = getattr(exc, "code", ""), str(exc)
+        else:
+            await self._upstream(host, stream, seat, last)
+            return
+        if stream is not None:
+            await trio.aclose_forcefully(stream)
+        log.info("seat %s: resume with seat %d failed: %s %s", self._seat(), host, code, detail)
+        self.post(lambda node, now: node.dial_failed(host, now, code, detail))
+
+    async def _upstream(self, host: int, stream: FramedStream, seat: int, last: int) -> None:
+        """Run a welcomed connection to the host until it ends."""
+        conn = ConnIO(fx.UP, stream, f"host {host}", self.send_queue_bytes, BEAT_MS / 1000)
+        old, self.up = self.up, conn
+        if old is not None:
+            old.kill()
+        self.resumes += 1
+        self.post(lambda node, now: node.welcomed(host, seat, last, now))
+        try:
+            with conn.scope:
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(conn.sender)
+                    while True:
+                        msg = hs.unpack(await stream.receive())
+                        self.post(lambda node, now, m=msg: node.from_host(m, now))
+        except* (*DROPPED, hs.NetError, FrameError):
+            pass
+        finally:
+            with trio.CancelScope(shield=True):
+                await trio.aclose_forcefully(stream)
+            if self.up is conn:
+                self.up = None
+                self.post(lambda node, now: node.closed(now))
+
+    async def join(self, stream: FramedStream, name: str, listen: Any,
+                   check_host: Callable[[bytes], None] | None) -> tuple[int, dict[str, Any]]:
+        """Join a table on ``stream`` (``hello``), then run the connection: the seat and the
+        table summary; record 0 builds the node (see :meth:`_first_record`)."""
+        seat, table = await hs.join(stream, self.identity, name, listen, check_host)
+        self.up = ConnIO(fx.UP, stream, "host", self.send_queue_bytes, BEAT_MS / 1000)
+        return seat, table
+
+    async def run_joined(self, first: Callable[[dict[str, Any] | None], None]) -> None:
+        """Read the joined connection: record 0 goes to ``first`` (which builds the node),
+        every later frame to the node."""
+        conn = self.up
+        assert conn is not None
+        stream = conn.stream
+        try:
+            with conn.scope:
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(conn.sender)
+                    while True:
+                        msg = hs.unpack(await stream.receive())
+                        if self.node is None:
+                            first(msg)
+                            continue
+                        self.post(lambda node, now, m=msg: node.from_host(m, now))
+        except* (*DROPPED, hs.NetError, FrameError):
+            pass
+        finally:
+            with trio.CancelScope(shield=True):
+                await trio.aclose_forcefully(stream)
+            if self.node is None:
+                first(None)  # closed before record 0
+            if self.up is conn:
+                self.up = None
+                self.post(lambda node, now: node.closed(now) if node is not None else None)
+
+    # ------------------------------------------------------------------ as a seat: links
+    def serve_links_on(self) -> links.LinkServer | None:
+        """The link server of this seat (probes and votes of the others), made on demand."""
+        node = self.node
+        if node is None or node.own is None or node.own.seat is None:
+            return None
+        if self.link_server is None or self.link_server.session is not node.own.session:
+            self.link_server = links.LinkServer(
+                self.identity, node.own.session, lambda: self._present[1], self._link_vote)
+        return self.link_server
+
+    def _link_vote(self, seat: int, msg: dict[str, Any]) -> None:
+        self.post(lambda node, now: node.link_vote(seat, msg, now))
+
+    async def _probe(self, seat: int) -> None:
+        node = self.node
+        if node is None or node.own is None:
+            return
+        found = await links.probe(self.identity, node.own.session, seat, self.probe_s)
+        answer = None if found is None else (found.have, found.pending)
+        self.post(lambda n, now: n.probe_answer(seat, answer, now))
+
+    async def _urge(self, seat: int, frame: dict[str, Any]) -> None:
+        node = self.node
+        if node is None or node.own is None:
+            return
+        await links.send_vote(self.identity, node.own.session, seat, frame)
+
+    # ------------------------------------------------------------------ accepting
+    async def handle(self, stream: FramedStream) -> None:
+        """Serve one connection accepted on this process's listeners (or paired by a relay):
+        while it hosts, a seat's or a watcher's; else a seat link."""
+        if not self.hosting:
+            server = self.serve_links_on()
+            if server is not None:
+                await server.handle(stream)
+            return
+        address = firewall.peer_address(stream.stream)
+        opening = await self._opening(stream, address)
+        if opening is None:
+            return
+        if isinstance(opening, hs.Watch):
+            await self._serve_watcher(stream, address, opening.have)
+            return
+        kind = "resume" if isinstance(opening, hs.Resume) else "hello"
+        try:
+            seat, have = await self.call(lambda node, now: node.host.admit(
+                kind, opening.key, getattr(opening, "name", ""), getattr(opening, "listen", None),
+                getattr(opening, "have", -1)))
+        except Refusal as exc:
+            await self._refuse(stream, address, exc.code, exc.detail)
+            return
+        except AttributeError:  # no longer hosting
+            await self._refuse(stream, address, hs.UNEXPECTED, "not a host")
+            return
+        conn = ConnIO(seat, stream, address, self.send_queue_bytes, BEAT_MS / 1000)
+        old = self.seat_conns.get(seat)
+        self.seat_conns[seat] = conn
+        if old is not None:
+            old.kill()
+        if have is None and self.on_lobby is not None:
+            self.on_lobby("join", seat, getattr(opening, "name", ""))
+        full = await self.call(lambda node, now: node.host.joined(seat, have, now))
+        if full and have is None and self.on_full is not None:
+            self.on_full()
+        log.info("seat %d connected from %s", seat, address)
+        try:
+            with conn.scope:
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(conn.sender)
+                    await self._read_seat(conn, seat)
+                    conn.close()
+        except* (*DROPPED, FrameError):
+            pass
+        finally:
+            with trio.CancelScope(shield=True):
+                await trio.aclose_forcefully(stream)
+            if self.seat_conns.get(seat) is conn:
+                del self.seat_conns[seat]
+                self.post(lambda node, now: node.host.closed(seat, now)
+                          if node.host is not None else None)
+                if self.on_lobby is not None and not full and have is None:
+                    self.on_lobby("leave", seat, "")
+
+    async def _read_seat(self, conn: ConnIO, seat: int) -> None:
+        while not conn.closing:
+            if not conn.readable.is_set():
+                await conn.readable.wait()
+                continue
+            try:
+                msg = await hs.receive_message(conn.stream)
+            except hs.RemoteError as exc:
+                log.warning("seat %d reports %s: %s", seat, exc.code, exc.detail)
+                continue
+            except hs.NetError as exc:
+                self.post(lambda node, now, e=exc: node.host._fault(seat, e.code, e.detail, now)
+                          if node.host is not None else None)
+                continue
+            except FrameError as exc:
+                self.post(lambda node, now, e=exc: node.host._fault(
+                    seat, hs.OVERSIZED, str(e), now, close=True) if node.host is not None
+                    else None)
+                return
+            conn.posted += 1
+            if conn.posted >= POSTED_PER_CONN:
+                conn.block(True)
+
+            def frame(node: PeerNode, now: int, m: dict[str, Any] = msg) -> None:
+                conn.posted -= 1
+                if self.seat_conns.get(seat) is conn:
+                    node.host_frame(seat, m, now)
+
+            self.post(frame)
+
+    async def _opening(self, stream: FramedStream,
+                       address: str) -> hs.Hello | hs.Resume | hs.Watch | None:
+        """The checked opening of a new connection, within the admission caps and deadline."""
+        nonce = os.urandom(hs.NONCE_SIZE)
+        node = self.node
+        if node is None or node.host is None:
+            return None
+        summary = node.host.summary(self.table_name)
+        with self.admission.enter(firewall.source_of(address)) as ticket:
+            try:
+                with ticket.scope:
+                    await hs.send_message(stream, hs.challenge_message(nonce, summary))
+                    stream.max_frame = hs.MAX_OPENING
+                    opening = hs.check_opening(await hs.receive_message(stream), nonce)
+                    stream.max_frame = hs.MAX_FRAME
+                    return opening
+            except hs.RemoteError as exc:
+                log.info("%s gave up the handshake: %s", address, exc)
+                return None
+            except hs.NetError as exc:
+                await self._refuse(stream, address, exc.code, exc.detail)
+                return None
+            except FrameError as exc:
+                await self._refuse(stream, address, hs.OVERSIZED, str(exc))
+                return None
+        if not ticket.evicted:
+            await self._refuse(stream, address, "TIMEOUT", "no hello in time")
+        return None
+
+    async def _refuse(self, stream: FramedStream, address: str, code: str, detail: str) -> None:
+        log.warning("connection from %s refused: %s: %s", address, code, detail)
+        with trio.move_on_after(1):
+            try:
+                await hs.send_message(stream, hs.error_message(code, detail))
+            except DROPPED:
+                pass
+
+    async def _serve_watcher(self, stream: FramedStream, address: str, have: int) -> None:
+        """A watcher (PROTOCOL.md 4.10), within the caps: the node sends it the records; any
+        frame from it closes its connection."""
+        source = firewall.source_of(address)
+        same = sum(1 for w in self.watcher_conns.values()
+                   if firewall.source_of(w.address) == source)
+        if len(self.watcher_conns) >= self.max_watchers or same >= self.watchers_per_address:
+            await self._refuse(stream, address, hs.TABLE_FULL, "no room for another watcher")
+            return
+        node = self.node
+        if node is None or node.host is None:
+            return
+        if have >= len(node.host.records) and not node.host.gathering:
+            await self._refuse(stream, address, hs.MALFORMED,
+                               "watch beyond the host's last record")
+            return
+        self._watcher_ids += 1
+        number = self._watcher_ids
+        conn = ConnIO(-number, stream, address, self.send_queue_bytes, BEAT_MS / 1000)
+        self.watcher_conns[number] = conn
+        self.post(lambda n, now: n.host.watcher(number, have, now) if n.host else None)
+        log.info("watcher %d connected from %s", number, address)
+        try:
+            with conn.scope:
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(conn.sender)
+                    await self._watcher_reader(conn)
+        except* (*DROPPED, FrameError):
+            pass
+        finally:
+            self.watcher_conns.pop(number, None)
+            self.post(lambda n, now: n.host.watcher_gone(number) if n.host else None)
+            with trio.CancelScope(shield=True):
+                await trio.aclose_forcefully(stream)
+
+    async def _watcher_reader(self, conn: ConnIO) -> None:
+        try:
+            msg = await hs.receive_message(conn.stream)
+        except hs.RemoteError as exc:
+            log.warning("watcher at %s reports %s: %s", conn.address, exc.code, exc.detail)
+            conn.close()
+            return
+        except (hs.NetError, FrameError) as exc:
+            code = exc.code if isinstance(exc, hs.NetError) else hs.OVERSIZED
+            conn.push(hs.pack(hs.error_message(code, "a watcher sends nothing")))
+            conn.close()
+            return
+        log.warning("watcher at %s sent a %r frame: closed", conn.address, msg["k"])
+        conn.push(hs.pack(hs.error_message(hs.UNEXPECTED, "a watcher sends nothing")))
+        conn.close()
+
+    # ------------------------------------------------------------------ the end
+    def close_all(self) -> None:
+        for conn in [*self.seat_conns.values(), *self.watcher_conns.values()]:
+            conn.close()
+
+    def finish(self) -> None:
+        """Close the files (the transcript is complete on disk before anything else)."""
+        if self.me is not None:
+            self.me.close()
+        elif self.writer is not None:
+            self.writer.close()
+        self.writer = None
+        if self.side is not None:
+            self.side.close()
+            self.side = None
