@@ -9,14 +9,16 @@ from typing import Any
 from dernier_p2p.bots import HeuristicBot
 from dernier_p2p.protocol.node.hosting import HostingConfig
 from dernier_p2p.protocol.node.peer import PeerNode
-from dernier_p2p.sim.world import Conn, Proc, World
+from dernier_p2p.sim.world import Clock, Conn, Proc, World
 from dernier_p2p.wire.hashing import digest
 from dernier_p2p.wire.identity import IdentityKey
 
 
 @dataclass
 class Setup:
-    """What a simulated match is: its table and the processes' traits."""
+    """What a simulated match is: its table and the processes' traits. ``listens``: which
+    seats give a listen address; ``speeds``: CPU speed factors (1: the reference machine);
+    ``clocks``: each process's ``(rate_ppm, offset, wall)`` (:class:`~.world.Clock`)."""
 
     players: int = 3
     variant: str = "dernier"
@@ -25,8 +27,17 @@ class Setup:
         default_factory=lambda: {"turn_ms": 20_000, "declare_ms": 500, "grace_ms": 10_000})
     listens: list[bool] | None = None
     speeds: list[float] | None = None
-    drifts: list[int] | None = None
+    clocks: list[tuple[int, int, int]] | None = None
     constants: dict[str, int] = field(default_factory=dict)
+
+    def listen(self, pid: int) -> bool:
+        return True if self.listens is None else self.listens[pid]
+
+    def speed(self, pid: int) -> float:
+        return 1.0 if self.speeds is None else self.speeds[pid]
+
+    def clock(self, pid: int) -> Clock:
+        return Clock() if self.clocks is None else Clock(*self.clocks[pid])
 
 
 def identity_of(seed: int, pid: int) -> IdentityKey:
@@ -40,17 +51,14 @@ class Table:
         self.world = world
         self.setup = setup
         self.seed = seed
-        n = setup.players
-        listens = setup.listens or [True] * n
-        speeds = setup.speeds or [1.0] * n
-        drifts = setup.drifts or [0] * n
         self.game = digest("dernier-p2p/sim-game", [seed])[:16]
-        for pid in range(n):
+        for pid in range(setup.players):
             proc = Proc(world, pid, identity_of(seed, pid),
-                        digest("dernier-p2p/sim-seed", [seed, pid]), listens[pid], speeds[pid],
-                        drifts[pid])
+                        digest("dernier-p2p/sim-seed", [seed, pid]), setup.listen(pid),
+                        setup.speed(pid), setup.clock(pid))
             proc.policy = HeuristicBot(seed * 31 + pid)
             world.procs[pid] = proc
+        world.table = self
 
     def open(self) -> None:
         """The host opens its lobby and every seat joins in seat order; record 0 follows."""
@@ -59,7 +67,8 @@ class Table:
         config = HostingConfig(players=s.players, variant=s.variant, options=dict(s.options),
                                timers=dict(s.timers), game=self.game, seed=host.seed,
                                constants=dict(s.constants))
-        host.node = PeerNode.hosting(host.identity, host.seed, config, w.now, host.drift)
+        host.node = PeerNode.hosting(host.identity, host.seed, config, host.now(),
+                                     host.clock.wall)
         host.hosting = True
         assert host.node.host is not None
         hosting = host.node.host
@@ -72,23 +81,21 @@ class Table:
             w._conn_numbers += 1
             conn = Conn(w._conn_numbers, pid, 0, seat)
             w.conns[conn.number] = conn
-            w.beats(conn)
             proc.up = conn
             host.seat_conns[seat] = conn
-            full = hosting.joined(seat, None, w.now)
+            full = hosting.joined(seat, None, host.now())
             host.flush()
             if full:
-                host.node.start_match(w.now)
+                host.node.start_match(host.now())
                 host.flush()
         host.drain()
 
     def joiner_record0(self, proc: Proc, record: dict[str, Any]) -> None:
         """A joiner's first record: its node is built on it."""
-        w = self.world
-        proc.node = PeerNode.seated(proc.identity, proc.seed, [record], w.now, connected=True,
-                                    constants=dict(self.setup.constants),
-                                    wall_offset=proc.drift)
+        proc.node = PeerNode.seated(proc.identity, proc.seed, [record], proc.now(),
+                                    connected=True, constants=dict(self.setup.constants),
+                                    wall_offset=proc.clock.wall)
         proc.disk.append(record)
-        proc.node.start(w.now)
+        proc.node.start(proc.now())
         proc.flush()
         proc.drain()

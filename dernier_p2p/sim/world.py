@@ -4,12 +4,27 @@ The :class:`World` is a seeded priority queue of events (FoundationDB's and Tige
 simulators are built the same way). Each :class:`Proc` is one peer process: the real
 :class:`~dernier_p2p.protocol.node.peer.PeerNode` (its session, rules, chain and liveness
 core), a "disk" (its transcript: the records it persisted, which survive a kill), a CPU (work
-takes the time the cost model says, scaled by the process's speed; events wait meanwhile) and a
-bot that plays its seat. The network delivers frames in order on each connection after a
-latency with jitter; connections open only to a process that listens, close on either side,
-and break on faults (:mod:`.faults`). The world does for each node exactly what the trio
-driver of :mod:`dernier_p2p.net` does for it: deliver events, carry out effects, wake it at its
-deadline.
+takes the time the cost model says, scaled by the process's speed; events wait meanwhile), a
+local clock (:class:`Clock`: it may run fast or slow and starts anywhere; the node only ever
+sees local time, and its deadlines are converted back to world time) and a bot that plays its
+seat. A hostile process has a *strategy* (:mod:`.hostile`) that filters what its node sends,
+receives and shows; an honest one runs the node unchanged.
+
+The network delivers frames in order on each connection after a per-link latency with jitter.
+A direction may be *held* (a stall, a partition, a one-way cut): frames on an open connection
+wait until it heals, as TCP retransmits them, unless the connection closes first; a direction
+may also *refuse* new connections (a partition, a one-way cut: a dial, probe or link vote that
+needs it fails at its timeout). A close reaches the other side in order after the frames sent
+before it; a reset reaches both sides after the latency and loses what is in flight.
+
+The world does for each node what the trio driver (:mod:`dernier_p2p.net.driver`) does: events
+posted to the process run in order on its CPU; after them its work (each item its cost on the
+CPU), then what came meanwhile, then ``advance``, then its effects; it sleeps until its
+deadline. As in the driver, each connection's network side sends a ``beat`` after ``BEAT_MS``
+with nothing sent (so a busy process is not silent), probes are answered from the node's last
+state without waiting for its CPU (at most once a second per prober), every ``Dial`` runs to
+its end (a later one that succeeds replaces the connection), and ``Close(seat)`` closes the
+connection registered for that seat when the effect is carried out.
 """
 
 from __future__ import annotations
@@ -22,52 +37,97 @@ from typing import Any
 
 from dernier_p2p.protocol.errors import ProtocolError
 from dernier_p2p.protocol.liveness import actions as act
-from dernier_p2p.protocol.liveness.budgets import BEAT_MS
+from dernier_p2p.protocol.liveness.budgets import BEAT_MS, PROBE_EVERY_MS, record_units
 from dernier_p2p.protocol.node import effects as fx
 from dernier_p2p.protocol.node.hosting import HostingConfig, Refusal
 from dernier_p2p.protocol.node.peer import PeerNode
+from dernier_p2p.rules.cards import deck_cards
 from dernier_p2p.wire.identity import IdentityKey
 
 Event = Callable[[], None]
+INF = 1 << 62
+"""A time that never comes (a fault that never heals)."""
 
 
-@dataclass
+@dataclass(frozen=True)
+class Clock:
+    """A process's clocks: its monotonic clock reads ``t + t * rate_ppm / 10**6 + offset`` at
+    world time ``t`` (ms), and its wall clock is ``wall`` more than that (the node's
+    ``wall_offset``, from which records' ``t`` come)."""
+
+    rate_ppm: int = 0
+    offset: int = 0
+    wall: int = 0
+
+    def local(self, t: int) -> int:
+        """The process's monotonic clock at world time ``t``."""
+        return t + (t * self.rate_ppm) // 1_000_000 + self.offset
+
+    def world(self, local: int) -> int:
+        """The first world time at which the monotonic clock reads at least ``local``."""
+        r = 1_000_000 + self.rate_ppm
+        t = ((local - self.offset) * 1_000_000) // r
+        while self.local(t) < local:
+            t += 1
+        while self.local(t - 1) >= local:
+            t -= 1
+        return t
+
+
+@dataclass(eq=False)
 class Conn:
-    """One connection between a seat process (``seat_side``) and a host process."""
+    """One connection between a seat process (``seat_proc``) and a host process."""
 
     number: int
     seat_proc: int
     host_proc: int
     seat: int | None = None  # the seat it resumed as, at the host
-    open: bool = True
-    last_at: dict[int, int] = field(default_factory=dict)  # proc -> last delivery time on it
+    gone: set[int] = field(default_factory=set)  # processes whose end is closed
+    reset: bool = False  # reset: everything in flight is lost
+    attached: bool = True  # the seat side holds it (a dial's: once its welcome came)
+    last_at: dict[int, int] = field(default_factory=dict)  # dst -> last arrival time on it
+    last_sent: dict[int, int] = field(default_factory=dict)  # src -> last send time on it
+    beat_check: dict[int, int] = field(default_factory=dict)  # src -> pending beat check time
+
+    def other(self, pid: int) -> int:
+        return self.host_proc if pid == self.seat_proc else self.seat_proc
+
+    def open_for(self, pid: int) -> bool:
+        """Whether ``pid``'s end is open (it may send; frames to it are taken)."""
+        return not self.reset and pid not in self.gone
+
+    @property
+    def open(self) -> bool:
+        return not self.reset and not self.gone
 
 
 @dataclass
 class NetConfig:
     latency_ms: int = 2
     jitter_ms: int = 3
-    connect_ms: int = 2
-    probe_timeout_ms: int = 5_000
+    connect_timeout_ms: int = 5_000  # the driver's connect_s
+    probe_timeout_ms: int = 5_000  # links.PROBE_S
+    beat_ms: int = BEAT_MS
 
 
 class Proc:
     """One peer process (see the module docstring)."""
 
     def __init__(self, world: World, pid: int, identity: IdentityKey, seed: bytes,
-                 listens: bool, speed: float = 1.0, drift: int = 0) -> None:
+                 listens: bool, speed: float = 1.0, clock: Clock | None = None) -> None:
         self.world = world
         self.pid = pid
         self.identity = identity
         self.seed = seed
         self.listens = listens
         self.speed = speed
-        self.drift = drift  # its wall clock minus the world's, ms
+        self.clock = clock or Clock()
         self.node: PeerNode | None = None
         self.alive = True
         self.disk: list[dict[str, Any]] = []
         self.disk_old: list[list[dict[str, Any]]] = []
         self.busy_until = 0
+        self.frozen_until = 0
         self.inbox: list[Event] = []
         self.up: Conn | None = None  # this seat's connection to its host
         self.seat_conns: dict[int, Conn] = {}  # seat -> connection, while hosting
@@ -77,8 +137,20 @@ class Proc:
         self.stopped: ProtocolError | None = None
         self.notes: list[tuple[int, str, Any]] = []
         self.policy: Any = None
+        self.strategy: Any = None  # a hostile strategy (:mod:`.hostile`); None: honest
         self.thinking = False
         self.generation = 0  # bumped by a kill: events of a dead incarnation are dropped
+        self.present_next: dict[int, int] = {}  # prober -> when its next probe is answered
+        self.kills = 0
+
+    # ------------------------------------------------------------------ time
+    def now(self) -> int:
+        """This process's monotonic clock (what its node is told)."""
+        return self.clock.local(self.world.now)
+
+    @property
+    def frozen(self) -> bool:
+        return self.world.now < self.frozen_until
 
     # ------------------------------------------------------------------ scheduling
     def post(self, event: Event) -> None:
@@ -94,18 +166,28 @@ class Proc:
 
         self.world.at(max(self.world.now, self.busy_until), run)
 
+    def call(self, fn: Callable[[PeerNode, int], None], node: PeerNode | None = None) -> None:
+        """Post ``fn(node, local time)`` for the node of now (``node``: only for that one)."""
+        want = node
+
+        def event() -> None:
+            current = self.node
+            if current is None or (want is not None and current is not want):
+                return
+            fn(current, self.now())
+
+        self.post(event)
+
     def drain(self) -> None:
-        """Process queued events while the CPU is free, then the node's work."""
+        """Events queued while the CPU is free, then the node's work, then its rules."""
         w = self.world
         while self.alive and self.busy_until <= w.now and self.inbox:
             event = self.inbox.pop(0)
             event()
             self.flush()
-        if not self.alive or self.node is None:
+        if not self.alive or self.node is None or self.busy_until > w.now:
             return
-        if self.busy_until > w.now:
-            return
-        if self.node.has_work():
+        if self.node.has_work() and (self.strategy is None or self.strategy.may_work(self)):
             cost = w.costs.work_ms(self.node, self.speed)
             node = self.node
             gen = self.generation
@@ -114,8 +196,11 @@ class Proc:
             def done() -> None:
                 if not self.alive or self.generation != gen or self.node is not node:
                     return
+                if w.now < self.busy_until:  # frozen meanwhile
+                    w.at(self.busy_until, done)
+                    return
                 try:
-                    node.work(w.now)
+                    node.work(self.now())
                 except ProtocolError as exc:  # a fault the node did not turn into an effect
                     self.stopped = exc
                 self.flush()
@@ -130,12 +215,17 @@ class Proc:
         w = self.world
         if not self.alive or self.node is None:
             return
-        self.node.advance(w.now)
+        self.node.advance(self.now())
         self.flush()
         self.bot()
-        deadline = self.node.deadline()
-        if deadline is not None and (self.wake_at is None or deadline < self.wake_at
-                                     or self.wake_at <= w.now):
+        if self.strategy is not None:
+            self.strategy.tick(self)
+            self.flush()
+        local = self.node.deadline()
+        if local is None:
+            return
+        deadline = max(self.clock.world(local), w.now + 1)
+        if self.wake_at is None or deadline < self.wake_at or self.wake_at <= w.now:
             self.wake_at = deadline
             gen = self.generation
 
@@ -144,7 +234,7 @@ class Proc:
                     self.wake_at = None
                     self.post(lambda: None)
 
-            w.at(max(deadline, w.now + 1), wake)
+            w.at(deadline, wake)
 
     # ------------------------------------------------------------------ effects
     def flush(self) -> None:
@@ -155,8 +245,13 @@ class Proc:
 
     def effect(self, e: Any) -> None:
         w = self.world
+        if w.observer is not None:
+            w.observer.effect(self, e)
         if isinstance(e, fx.Send):
-            w.send(self, e.conn, e.frame)
+            frames = [e.frame] if self.strategy is None else self.strategy.outgoing(
+                self, e.conn, e.frame)
+            for frame in frames:
+                w.send(self, e.conn, frame)
         elif isinstance(e, fx.Close):
             w.close(self, e.conn)
         elif isinstance(e, fx.Persist):
@@ -190,12 +285,14 @@ class Proc:
             return
         if node.own.in_flight or node.stopped or node.ended or not node.own.may_act():
             return
+        if self.strategy is not None and not self.strategy.may_play(self):
+            return
         own = node.own
         state, view = own.session.state, dict(own.session.view)
         move = self.policy(state, own.seat, view)
         if move is None:
             return
-        think = self.world.rng.randint(*self.world.think_ms)
+        think = self.world.bot_rng.randint(*self.world.think_ms)
         self.thinking = True
         gen = self.generation
 
@@ -211,7 +308,7 @@ class Proc:
             except Exception:  # the table moved on: ask again
                 self.tick()
                 return
-            node.send_own(env, self.world.now)
+            node.send_own(env, self.now())
             self.flush()
             self.drain()
 
@@ -224,7 +321,9 @@ class World:
     def __init__(self, seed: int, costs: Any, net: NetConfig | None = None,
                  think_ms: tuple[int, int] = (50, 400),
                  log: Callable[[int, str, str], None] | None = None) -> None:
-        self.rng = random.Random(seed)
+        self.seed = seed
+        self.net_rng = random.Random(seed * 4 + 1)
+        self.bot_rng = random.Random(seed * 4 + 2)
         self.now = 0
         self._queue: list[tuple[int, int, Event]] = []
         self._seq = 0
@@ -235,9 +334,12 @@ class World:
         self.conns: dict[int, Conn] = {}
         self._conn_numbers = 0
         self.log = log
-        self.cut: set[tuple[int, int]] = set()  # (a, b): nothing from a reaches b
-        self.stalled: dict[tuple[int, int], int] = {}  # (a, b) -> stalled until
+        self.links: dict[tuple[int, int], tuple[int, int]] = {}  # (a, b) -> latency, jitter
+        self.held: dict[tuple[int, int], int] = {}  # (a, b): frames from a to b wait until
+        self.refused: dict[tuple[int, int], int] = {}  # (a, b): new connections fail until
         self.table: Any = None
+        self.observer: Any = None  # told of every effect (:mod:`.invariants`)
+        self.events = 0
 
     # ------------------------------------------------------------------ the clock
     def at(self, when: int, event: Event) -> None:
@@ -252,195 +354,335 @@ class World:
                 break
             heapq.heappop(self._queue)
             self.now = max(self.now, when)
+            self.events += 1
             event()
             if stop is not None and stop():
                 return
-        self.now = max(self.now, until) if not self._queue else self.now
+        if not self._queue or self._queue[0][0] > until:
+            self.now = max(self.now, until)
 
-    # ------------------------------------------------------------------ network
-    def _latency(self, a: int, b: int) -> int:
-        return self.net.latency_ms + self.rng.randint(0, self.net.jitter_ms)
+    # ------------------------------------------------------------------ links
+    def latency(self, a: int, b: int) -> int:
+        lat, jitter = self.links.get((a, b), (self.net.latency_ms, self.net.jitter_ms))
+        return lat + (self.net_rng.randint(0, jitter) if jitter > 0 else 0)
 
+    def held_until(self, a: int, b: int) -> int:
+        until = self.held.get((a, b), 0)
+        return until if until > self.now else 0
+
+    def refuses(self, a: int, b: int) -> bool:
+        """Whether a new connection needing the direction a -> b fails now."""
+        return self.refused.get((a, b), 0) > self.now
+
+    def passage(self, a: int, b: int, legs: int = 1) -> int:
+        """When something sent now from a reaches b over a fresh connection (``legs`` one-way
+        trips), or INF if the direction refuses it."""
+        if self.refuses(a, b):
+            return INF
+        return max(self.now, self.held_until(a, b)) + sum(
+            self.latency(a, b) for _ in range(legs))
+
+    def round_trip(self, a: int, b: int, legs: int = 1) -> tuple[int, int]:
+        """(When a request from a reaches b, the extra delay of b's answer reaching a)."""
+        there = self.passage(a, b, legs)
+        if there >= INF or self.refuses(b, a):
+            return INF, INF
+        back_held = max(0, self.held_until(b, a) - there)
+        return there, back_held + self.latency(b, a)
+
+    # ------------------------------------------------------------------ connections
     def _deliver(self, conn: Conn, src: int, dst: int, event: Callable[[Proc], None]) -> None:
-        """Deliver on ``conn`` from ``src`` to ``dst`` in order, after the latency."""
-        if (src, dst) in self.cut:
-            return  # lost: the other side will find the connection silent
-        when = self.now + self._latency(src, dst)
-        when = max(when, self.stalled.get((src, dst), 0), conn.last_at.get(dst, 0))
+        """Deliver on ``conn`` from ``src`` to ``dst`` in order, after the latency (a held
+        direction delivers when it heals)."""
+        if not conn.open_for(src):
+            return
+        when = self.now + self.latency(src, dst)
+        when = max(when, conn.last_at.get(dst, 0))
         conn.last_at[dst] = when
+        conn.last_sent[src] = self.now
+        self._beat_later(conn, src)
+        self.at(when, lambda: self._arrive(conn, src, dst, event))
 
-        def arrive() -> None:
-            proc = self.procs.get(dst)
-            if conn.open and proc is not None and proc.alive:
-                proc.post(lambda: event(proc))
-
-        self.at(when, arrive)
-
-    def send(self, proc: Proc, target: Any, frame: dict[str, Any]) -> None:
-        if target == fx.UP:
-            conn = proc.up
-            if conn is None or not conn.open:
-                return
-            seat = conn.seat
-
-            def to_host(host: Proc) -> None:
-                if host.node is not None and host.seat_conns.get(seat) is conn and seat is not None:
-                    host.node.host_frame(seat, frame, self.now)
-
-            self._deliver(conn, proc.pid, conn.host_proc, to_host)
+    def _arrive(self, conn: Conn, src: int, dst: int, event: Callable[[Proc], None]) -> None:
+        held = self.held_until(src, dst)
+        if held:  # the direction is held now: it arrives once it heals
+            when = max(held + self.latency(src, dst), conn.last_at.get(dst, 0))
+            conn.last_at[dst] = when
+            self.at(when, lambda: self._arrive(conn, src, dst, event))
             return
-        if not isinstance(target, int) or target < 0:
-            return  # watchers: none in the simulation
-        conn = proc.seat_conns.get(target)
-        if conn is None or not conn.open:
+        proc = self.procs.get(dst)
+        if conn.open_for(dst) and proc is not None and proc.alive:
+            proc.post(lambda: event(proc))
+
+    def _beat_later(self, conn: Conn, src: int) -> None:
+        """The network side of ``src`` sends a beat on ``conn`` after ``beat_ms`` of nothing."""
+        due = conn.last_sent.get(src, self.now) + self.net.beat_ms
+        pending = conn.beat_check.get(src)
+        if pending is not None and pending <= due:
             return
-
-        def to_seat(seat_proc: Proc) -> None:
-            if seat_proc.node is None and seat_proc.up is conn and self.table is not None:
-                if frame.get("k") == "rec" and frame["rec"].get("i") == 0:
-                    self.table.joiner_record0(seat_proc, frame["rec"])
-                return
-            if seat_proc.node is not None and seat_proc.up is conn:
-                if frame.get("k") == "welcome":
-                    seat_proc.node.welcomed(conn.host_proc, frame["seat"], frame.get("last", -1),
-                                            self.now)
-                else:
-                    seat_proc.node.from_host(frame, self.now)
-
-        self._deliver(conn, proc.pid, conn.seat_proc, to_seat)
-
-    def beats(self, conn: Conn) -> None:
-        """Both ends of ``conn`` beat every ``BEAT_MS`` while it is open and they live: the
-        network code's keepalive (4.3), which goes on while a process works."""
-        for src, dst in ((conn.seat_proc, conn.host_proc), (conn.host_proc, conn.seat_proc)):
-            self._beat(conn, src, dst)
-
-    def _beat(self, conn: Conn, src: int, dst: int) -> None:
+        conn.beat_check[src] = due
         proc = self.procs[src]
         gen = proc.generation
 
-        def beat() -> None:
-            if not conn.open or not proc.alive or proc.generation != gen:
+        def check() -> None:
+            if conn.beat_check.get(src) != due:
                 return
-            if dst == conn.host_proc:
-                def to_host(host: Proc) -> None:
-                    seat = conn.seat
-                    if host.node is not None and seat is not None and \
-                            host.seat_conns.get(seat) is conn:
-                        host.node.host_frame(seat, {"k": "beat"}, self.now)
-                self._deliver(conn, src, dst, to_host)
+            del conn.beat_check[src]
+            if not proc.alive or proc.generation != gen or not conn.open_for(src):
+                return
+            last = conn.last_sent.get(src, self.now)
+            if proc.frozen or (proc.strategy is not None and not proc.strategy.beat(proc, conn)):
+                conn.last_sent[src] = max(last, proc.frozen_until - self.net.beat_ms, self.now)
+                self._beat_later(conn, src)
+            elif self.now - last >= self.net.beat_ms:
+                self._send_on(conn, src, {"k": "beat"})
             else:
-                def to_seat(seat_proc: Proc) -> None:
-                    if seat_proc.node is not None and seat_proc.up is conn:
-                        seat_proc.node.from_host({"k": "beat"}, self.now)
-                self._deliver(conn, src, dst, to_seat)
-            self.at(self.now + BEAT_MS, beat)
+                self._beat_later(conn, src)
 
-        self.at(self.now + BEAT_MS, beat)
+        self.at(due, check)
+
+    def _send_on(self, conn: Conn, src: int, frame: dict[str, Any]) -> None:
+        if src == conn.seat_proc:
+            seat = conn.seat
+
+            def to_host(host: Proc) -> None:
+                hostile = host.strategy
+                if hostile is not None and not hostile.incoming(host, seat, frame):
+                    return
+                if host.node is not None and seat is not None and \
+                        host.seat_conns.get(seat) is conn:
+                    host.node.host_frame(seat, frame, host.now())
+
+            self._deliver(conn, src, conn.host_proc, to_host)
+            return
+
+        def to_seat(seat_proc: Proc) -> None:
+            if seat_proc.node is None:
+                if seat_proc.up is conn and self.table is not None and frame.get("k") == "rec" \
+                        and frame["rec"].get("i") == 0:
+                    self.table.joiner_record0(seat_proc, frame["rec"])
+                return
+            if frame.get("k") == "welcome":
+                if not self._attach(seat_proc, conn):
+                    return
+                seat_proc.node.welcomed(conn.host_proc, frame["seat"], frame.get("last", -1),
+                                        seat_proc.now())
+                return
+            if seat_proc.up is not conn:
+                return
+            hostile = seat_proc.strategy
+            if hostile is not None and not hostile.incoming(seat_proc, None, frame):
+                return
+            seat_proc.node.from_host(frame, seat_proc.now())
+
+        self._deliver(conn, src, conn.seat_proc, to_seat)
+
+    def send(self, proc: Proc, target: Any, frame: dict[str, Any]) -> None:
+        """``proc``'s node sends ``frame`` on ``target`` (UP, or a seat's connection)."""
+        if target == fx.UP:
+            conn = proc.up
+        elif isinstance(target, int) and target >= 0:
+            conn = proc.seat_conns.get(target)
+        else:
+            return  # watchers: none in the simulation
+        if conn is not None and conn.open_for(proc.pid):
+            self._send_on(conn, proc.pid, frame)
 
     def close(self, proc: Proc, target: Any) -> None:
-        conn = proc.up if target == fx.UP else proc.seat_conns.get(target)
+        """``proc``'s node closes ``target``: its end at once, the other after the frames."""
+        conn = proc.up if target == fx.UP else (
+            proc.seat_conns.get(target) if isinstance(target, int) else None)
         if conn is not None:
-            self.break_conn(conn)
+            self.close_end(proc, conn)
 
-    def break_conn(self, conn: Conn) -> None:
-        """Close ``conn``: each side learns it after the latency (or at once, if dead)."""
-        if not conn.open:
+    def close_end(self, proc: Proc, conn: Conn, tell: bool = True, fin: bool = True) -> None:
+        """Close ``proc``'s end of ``conn`` (told to its node when ``tell``); the other end
+        learns it in order after what was sent before (``fin``), or never."""
+        if not conn.open_for(proc.pid):
             return
-        conn.open = False
-        seat_proc, host_proc = self.procs[conn.seat_proc], self.procs[conn.host_proc]
-        if seat_proc.up is conn:
-            seat_proc.up = None
-            seat_proc.post(lambda: seat_proc.node.closed(self.now) if seat_proc.node else None)
+        other = conn.other(proc.pid)
+        if fin:
+            def fin_arrives(peer: Proc) -> None:
+                if conn.open_for(peer.pid):
+                    conn.gone.add(peer.pid)
+                    self._detach(peer, conn, True)
+
+            self._deliver(conn, proc.pid, other, fin_arrives)
+        conn.gone.add(proc.pid)
+        self._detach(proc, conn, tell)
+
+    def reset(self, conn: Conn) -> None:
+        """The network resets ``conn``: both ends learn after the latency; what is in flight
+        is lost."""
+        if conn.reset or not conn.open:
+            return
+        conn.reset = True
+        for pid in (conn.seat_proc, conn.host_proc):
+            proc = self.procs[pid]
+            when = self.now + self.latency(conn.other(pid), pid)
+
+            def learn(proc: Proc = proc) -> None:
+                if proc.pid not in conn.gone:
+                    conn.gone.add(proc.pid)
+                    self._detach(proc, conn, True)
+
+            self.at(when, learn)
+
+    def _detach(self, proc: Proc, conn: Conn, tell: bool) -> None:
+        """``conn`` is closed at ``proc``'s end: the driver drops it and tells the node."""
+        if not proc.alive:
+            return
+        if proc.pid == conn.seat_proc:
+            if proc.up is conn:
+                proc.up = None
+                if tell:
+                    proc.call(lambda node, now: node.closed(now))
+            return
         seat = conn.seat
-        if seat is not None and host_proc.seat_conns.get(seat) is conn:
-            del host_proc.seat_conns[seat]
+        if seat is not None and proc.seat_conns.get(seat) is conn:
+            del proc.seat_conns[seat]
+            if tell:
+                proc.call(lambda node, now: node.host.closed(seat, now)
+                          if node.host is not None else None)
 
-            def gone() -> None:
-                node = host_proc.node
-                if node is not None and node.host is not None:
-                    node.host.closed(seat, self.now)
+    def _attach(self, proc: Proc, conn: Conn) -> bool:
+        """A dial's welcome came: ``conn`` is now ``proc``'s connection to its host (an older
+        one is dropped, untold, as the driver's ``_upstream`` does)."""
+        if not conn.open_for(proc.pid) or not proc.alive:
+            return False
+        old, proc.up = proc.up, conn
+        conn.attached = True
+        if old is not None and old is not conn:
+            self.close_end(proc, old, tell=False)
+        return True
 
-            host_proc.post(gone)
-
+    # ------------------------------------------------------------------ dials, probes, links
     def dial(self, proc: Proc, seat: int, have: int) -> None:
-        """``proc`` resumes with the process of seat ``seat`` as its host."""
+        """``proc`` resumes with the process of seat ``seat`` as its host (4.4)."""
         target = self.procs.get(seat)
         me = proc.node
+        gen = proc.generation
+        deadline = self.now + self.net.connect_timeout_ms
+        state = {"done": False}
 
         def failed(code: str = "", detail: str = "") -> None:
-            proc.post(lambda: me.dial_failed(seat, self.now, code, detail) if proc.node is me
-                      else None)
+            if state["done"] or not proc.alive or proc.generation != gen:
+                return
+            state["done"] = True
+            proc.call(lambda node, now: node.dial_failed(seat, now, code, detail), me)
 
-        reachable = target is not None and target.alive and (proc.pid, seat) not in self.cut \
-            and (seat, proc.pid) not in self.cut and target.listens
-        if not reachable or target is None:
-            self.at(self.now + self.net.connect_ms * 3, failed)
+        self.at(deadline, lambda: failed("", "timed out"))
+        if target is None or not target.listens:
+            self.at(self.now + 1, lambda: failed("", "no address"))
             return
-        gen = target.generation
+        there, back = self.round_trip(proc.pid, seat, 2)
+        if there >= INF:
+            return  # the timeout says it
+        if not target.alive:
+            self.at(there + back, lambda: failed("", "connection refused"))
+            return
+        tgen = target.generation
 
         def answer() -> None:
-            node = target.node
-            if not target.alive or target.generation != gen or node is None or \
-                    not target.hosting or node.host is None or node.host.stepped_back:
-                failed("UNEXPECTED", "not a host")
+            if state["done"] or not proc.alive or proc.generation != gen:
                 return
+            node = target.node
+            if not target.alive or target.generation != tgen or node is None or \
+                    not target.hosting or node.host is None or node.host.stepped_back:
+                self.at(self.now + self.latency(seat, proc.pid),
+                        lambda: failed("UNEXPECTED", "not a host"))
+                return
+            hostile = target.strategy
             try:
+                if hostile is not None and not hostile.admit(target, proc.pid):
+                    raise Refusal("UNEXPECTED", "not now")
                 got, known = node.host.admit("resume", proc.identity.public_bytes(), have=have)
             except Refusal as exc:
-                failed(exc.code, exc.detail)
+                code, detail = exc.code, exc.detail
+                self.at(self.now + self.latency(seat, proc.pid),
+                        lambda: failed(code, detail))
                 return
+            state["done"] = True
             self._conn_numbers += 1
-            conn = Conn(self._conn_numbers, proc.pid, target.pid, got)
+            conn = Conn(self._conn_numbers, proc.pid, target.pid, got, attached=False)
             self.conns[conn.number] = conn
-            self.beats(conn)
-            if proc.up is not None:
-                self.break_conn(proc.up)
-            proc.up = conn
             old = target.seat_conns.get(got)
             target.seat_conns[got] = conn
             if old is not None:
-                old.open = False
-            node.host.joined(got, known, self.now)
+                self.close_end(target, old, tell=False)
+            node.host.joined(got, known, target.now())
             target.flush()
-            target.drain()
 
-        self.at(self.now + self.net.connect_ms, lambda: target.post(answer))
+        self.at(there, lambda: target.post(answer))
 
     def probe(self, proc: Proc, seat: int) -> None:
+        """``proc`` probes seat ``seat`` over a link (4.6); the answer, or None at the
+        timeout, goes to the node that asked."""
         target = self.procs.get(seat)
         me = proc.node
-        ok = target is not None and target.alive and target.listens and not target.hosting \
-            and (proc.pid, seat) not in self.cut and (seat, proc.pid) not in self.cut
-        if not ok or target is None or target.node is None or target.node.own is None:
-            when = self.now + (self.net.connect_ms * 3 if target is None or not target.alive
-                               else self.net.probe_timeout_ms)
-            self.at(when, lambda: proc.post(
-                lambda: me.probe_answer(seat, None, self.now) if proc.node is me else None))
+        gen = proc.generation
+        state = {"done": False}
+
+        def answer(present: Any) -> None:
+            if state["done"] or not proc.alive or proc.generation != gen:
+                return
+            state["done"] = True
+            proc.call(lambda node, now: node.probe_answer(seat, present, now), me)
+
+        self.at(self.now + self.net.probe_timeout_ms, lambda: answer(None))
+        if target is None or not target.listens:
+            self.at(self.now + 1, lambda: answer(None))
             return
+        there, back = self.round_trip(proc.pid, seat, 2)
+        if there >= INF:
+            return
+        if not target.alive:
+            self.at(there + back, lambda: answer(None))
+            return
+        tgen = target.generation
 
         def ask() -> None:
+            if not target.alive or target.generation != tgen:
+                return
+            if target.frozen:  # nothing answers until it thaws
+                self.at(target.frozen_until, ask)
+                return
+            turn = max(self.now, target.present_next.get(proc.pid, self.now))
+            if turn > self.now:
+                self.at(turn, ask)
+                return
+            target.present_next[proc.pid] = self.now + PROBE_EVERY_MS
             node = target.node
-            answer = node.present() if node is not None and node.own is not None else None
-            self.at(self.now + self._latency(seat, proc.pid), lambda: proc.post(
-                lambda: me.probe_answer(seat, answer, self.now) if proc.node is me else None))
+            if node is None or node.own is None or target.hosting:
+                shown = None  # a host (or a process without its seat yet) refuses links
+            elif target.strategy is not None:
+                shown = target.strategy.present(target)
+            else:
+                shown = node.present()
+            delay = max(0, self.held_until(seat, proc.pid) - self.now) + self.latency(
+                seat, proc.pid)
+            if not self.refuses(seat, proc.pid):
+                self.at(self.now + delay, lambda: answer(shown))
 
-        self.at(self.now + self._latency(proc.pid, seat), lambda: target.post(ask))
+        self.at(there, ask)
 
     def urge(self, proc: Proc, seat: int, frame: dict[str, Any]) -> None:
+        """``proc``'s ``depose`` vote to candidate ``seat`` over a link (7.6)."""
         target = self.procs.get(seat)
-        if target is None or not target.alive or not target.listens or target.hosting or \
-                (proc.pid, seat) in self.cut:
-            return
         src = proc.node.seat if proc.node is not None else None
-        if src is None:
+        if target is None or not target.listens or src is None:
             return
+        there, _ = self.round_trip(proc.pid, seat, 2)
+        if there >= INF:
+            return
+        tgen = target.generation
 
         def take() -> None:
-            if target.node is not None:
-                target.node.link_vote(src, frame, self.now)
+            if not target.alive or target.generation != tgen or target.hosting:
+                return
+            target.call(lambda node, now: node.link_vote(src, frame, now))
 
-        self.at(self.now + self._latency(proc.pid, seat), lambda: target.post(take))
+        self.at(there, take)
 
 
 def host_config(players: int, variant: str, options: dict[str, Any], timers: dict[str, int],
@@ -449,25 +691,33 @@ def host_config(players: int, variant: str, options: dict[str, Any], timers: dic
                          game=game, seed=seed, constants=constants)
 
 
-def kill(world: World, pid: int) -> None:
-    """Process ``pid`` dies (SIGKILL): its connections close, its node and CPU are lost; its
-    disk (transcript) survives."""
+def kill(world: World, pid: int, clean: bool = True) -> None:
+    """Process ``pid`` dies: its node and CPU are lost, its disk (transcript) survives. A clean
+    death (SIGKILL on a running machine) closes its connections, the others learning it after
+    the frames sent before; an unclean one (power lost) closes nothing: the others find the
+    connections silent."""
     proc = world.procs[pid]
     if not proc.alive:
         return
+    for conn in list(world.conns.values()):
+        if pid in (conn.seat_proc, conn.host_proc) and conn.open_for(pid):
+            if clean:
+                world.close_end(proc, conn, tell=False)
+            else:
+                conn.gone.add(pid)
     proc.alive = False
+    proc.kills += 1
     proc.generation += 1
     proc.inbox.clear()
     proc.busy_until = 0
+    proc.frozen_until = 0
     proc.wake_at = None
     proc.thinking = False
-    for conn in list(world.conns.values()):
-        if conn.open and pid in (conn.seat_proc, conn.host_proc):
-            world.break_conn(conn)
     proc.up = None
     proc.seat_conns.clear()
     proc.hosting = False
     proc.node = None
+    proc.present_next.clear()
 
 
 def restart(world: World, pid: int, constants: dict[str, int]) -> None:
@@ -477,8 +727,36 @@ def restart(world: World, pid: int, constants: dict[str, int]) -> None:
     if proc.alive:
         return
     proc.alive = True
+    proc.busy_until = world.now
     if len(proc.disk) < 1:
         return  # it died before record 0: nothing to come back to
-    proc.node = PeerNode.seated(proc.identity, proc.seed, list(proc.disk), world.now,
-                                connected=False, constants=constants, wall_offset=proc.drift)
+    proc.node = PeerNode.seated(proc.identity, proc.seed, list(proc.disk), proc.now(),
+                                connected=False, constants=constants,
+                                wall_offset=proc.clock.wall)
+    proc.busy_until = world.now + restore_ms(world, proc)  # it checks its transcript again
     proc.post(lambda: None)
+
+
+def restore_ms(world: World, proc: Proc) -> int:
+    """The CPU time of checking ``proc``'s whole transcript again (a restart)."""
+    cards = len(deck_cards(proc.node.own.session.rules.deck)) if proc.node is not None and \
+        proc.node.own is not None else 54
+    units = sum(record_units(r["env"]["body"], cards) for r in proc.disk)
+    return int(units * getattr(world.costs, "unit_ms", 0.1) / max(proc.speed, 1e-6))
+
+
+def freeze(world: World, pid: int, until: int) -> None:
+    """Process ``pid`` is paused (SIGSTOP, a laptop asleep) until ``until``: no work, no
+    beats, no probe answers; what comes waits."""
+    proc = world.procs[pid]
+    if not proc.alive:
+        return
+    proc.frozen_until = max(proc.frozen_until, until)
+    proc.busy_until = max(proc.busy_until, until)
+    gen = proc.generation
+
+    def thaw() -> None:
+        if proc.alive and proc.generation == gen and world.now >= proc.busy_until:
+            proc.drain()
+
+    world.at(until, thaw)
