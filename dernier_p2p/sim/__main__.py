@@ -1,0 +1,142 @@
+"""``python -m dernier_p2p.sim --matches N --seed S [--budget SECONDS] [--real] [--jobs K] [-v]``
+
+Plays matches S, S+1, ... (each drawn from its seed, :mod:`.scenario`) across K worker
+processes, prints one line per failing match (its seed, the invariant, the detail and the
+shrunk case as a Python literal) and, last, one line of totals: matches, faults injected,
+violations (safety and liveness), how many majority-connected matches ended ranked, and
+matches per minute. Long runs use the INSECURE small group (:mod:`.smallgroup`); ``--real``
+keeps the real one. The exit status is 1 when a match failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import multiprocessing
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+_stack = contextlib.ExitStack()
+_shrink = True
+
+
+@dataclass
+class Report:
+    seed: int
+    faults: int
+    live: bool
+    result: str
+    wall_s: float
+    end_ms: int = 0
+    events: int = 0
+    violations: list[tuple[str, str, bool]] = field(default_factory=list)
+    shrunk: str = ""
+    shrink_runs: int = 0
+
+
+def _init(real: bool, shrink: bool) -> None:
+    global _shrink
+    from dernier_p2p.sim.speed import shared_checks
+
+    _shrink = shrink
+    if not real:
+        from dernier_p2p.sim.smallgroup import insecure_small_group
+
+        _stack.enter_context(insecure_small_group())
+    _stack.enter_context(shared_checks())
+
+
+def play(seed: int) -> Report:
+    """Play the match of ``seed`` (in a worker); a failing one is shrunk."""
+    from dernier_p2p.sim.run import run_case
+    from dernier_p2p.sim.scenario import draw
+    from dernier_p2p.sim.shrink import shrink
+    from dernier_p2p.sim.speed import forget
+
+    forget()
+    case = draw(seed)
+    out = run_case(case)
+    rep = Report(seed, len(case.faults), out.live, out.result, out.wall_s, out.end_ms,
+                 out.events, [(v.invariant, v.detail, v.safety) for v in out.violations])
+    if out.failed:
+        small = case
+        if _shrink:
+            small, _, rep.shrink_runs = shrink(case, out)
+        rep.shrunk = repr(small)
+    return rep
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m dernier_p2p.sim", description=__doc__.split(
+        "\n\n")[1])
+    p.add_argument("--matches", type=int, default=100)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--budget", type=float, default=None,
+                   help="stop starting matches after this many seconds")
+    p.add_argument("--real", action="store_true", help="the real group (slow)")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--no-shrink", action="store_true")
+    p.add_argument("-v", "--verbose", action="store_true", help="a line per match")
+    args = p.parse_args(argv)
+    t0 = time.monotonic()
+    seeds = range(args.seed, args.seed + args.matches)
+    reports: list[Report] = []
+
+    def over_budget() -> bool:
+        return args.budget is not None and time.monotonic() - t0 > args.budget
+
+    def show(rep: Report) -> None:
+        reports.append(rep)
+        if args.verbose:
+            print(f"seed {rep.seed}: {rep.result}{' live' if rep.live else ''}, "
+                  f"{rep.faults} faults, {rep.end_ms} ms, {rep.events} events, {rep.wall_s:.2f} s"
+                  f"{', FAILED' if rep.violations else ''}", flush=True)
+        for inv, detail, _ in rep.violations[:1]:
+            print(f"FAIL seed {rep.seed}: {inv}: {detail}", flush=True)
+            print(f"  shrunk ({rep.shrink_runs} runs): {rep.shrunk}", flush=True)
+
+    if args.jobs <= 1:
+        _init(args.real, not args.no_shrink)
+        for seed in seeds:
+            if over_budget():
+                break
+            show(play(seed))
+        _stack.close()
+    else:
+        ctx = multiprocessing.get_context("fork" if sys.platform != "win32" else "spawn")
+        with ctx.Pool(args.jobs, _init, (args.real, not args.no_shrink)) as pool:
+            pending: list[Any] = []
+            it = iter(seeds)
+            window = 2 * args.jobs
+            while True:
+                while len(pending) < window and not over_budget():
+                    seed = next(it, None)
+                    if seed is None:
+                        break
+                    pending.append(pool.apply_async(play, (seed,)))
+                if not pending:
+                    break
+                show(pending.pop(0).get())
+    elapsed = time.monotonic() - t0
+    n = len(reports)
+    faults = sum(r.faults for r in reports)
+    failed = [r for r in reports if r.violations]
+    safety = sum(1 for r in reports for v in r.violations if v[2])
+    liveness = sum(1 for r in reports for v in r.violations if not v[2])
+    live = [r for r in reports if r.live]
+    ranked = sum(1 for r in live if r.result in ("ranked", "fault") and not any(
+        not v[2] for v in r.violations))
+    pct = 100.0 * ranked / len(live) if live else 100.0
+    rate = 60.0 * n / elapsed if elapsed > 0 else 0.0
+    print(f"matches {n}, faults {faults}, violations {safety + liveness} (safety {safety}, "
+          f"liveness {liveness}) in {len(failed)} matches, majority-connected {len(live)} "
+          f"ended {ranked} ({pct:.2f} %), {rate:.1f} matches/min ({elapsed:.0f} s, "
+          f"{args.jobs} jobs, {'real' if args.real else 'small'} group)", flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
