@@ -214,6 +214,7 @@ class SeatWatch:
         self.last_progress = now  # the stuck clock counts while connected
         self.delivered.resent(now)
         self.depose_after = None
+        self.voted.clear()  # votes sent before went to a host that may not hold them
         if self.phase == FAILOVER:
             if host == self.deposing:
                 self.deposing, self.decided = None, False
