@@ -69,6 +69,7 @@ class ConnIO:
         self.scope = trio.CancelScope()
         self.beat_s = beat_s
         self.posted = 0  # frames read and not yet handled
+        self.posted_envs = 0  # of which envelopes (``env`` and ``pass``)
         self.readable = trio.Event()  # set while its reader may read (backpressure)
         self.readable.set()
         self.sent = trio.Event()  # its sender is done (closed after what was queued)
@@ -249,8 +250,18 @@ class Driver:
         return value
 
     async def send_own(self, env: dict[str, Any]) -> None:
-        """An envelope of this seat's own (the agent's move, a chat line): to the node."""
-        self.post(lambda node, now: node.send_own(env, now))
+        """An envelope of this seat's own (the agent's move, a chat line): to the node at
+        once, so that it goes out in counter order with the envelopes the node signs itself
+        (acks, deck messages). Signing never overlaps the node's work in a worker thread: the
+        seat's agent waits while it is :attr:`~.seat.LocalSeat.busy`; an envelope that comes
+        then anyway waits in the pump."""
+        node = self.node
+        if node is None or (self.me is not None and self.me.busy):
+            self.post(lambda n, now: n.send_own(env, now))
+            return
+        node.send_own(env, self.now())
+        self._effects(node.take())
+        self.post(lambda n, now: None)  # a step: a host sequences it, the rules run
 
     async def pump(self) -> None:
         """Run the node until the match is over for this process (see the module
@@ -282,6 +293,20 @@ class Driver:
             self._effects(node.take())
             self._after_step(node)
 
+    def _may_read(self, conn: ConnIO, seat: int) -> bool:
+        """Backpressure (4.9): a seat's frames read and not handled stay under
+        :data:`POSTED_PER_CONN`, and its envelopes waiting (in the host's inbox, or read and
+        not yet handed to it) under the host's ``inbox_per_seat``."""
+        if conn.posted >= POSTED_PER_CONN:
+            return False
+        node = self.node
+        host = None if node is None else node.host
+        if host is None:
+            return True
+        held = host.conns.get(seat)
+        waiting = 0 if held is None else held.waiting
+        return waiting + conn.posted_envs < host.config.inbox_per_seat
+
     def _run(self, node: PeerNode, event: Event) -> None:
         try:
             event(node, self.now())
@@ -290,10 +315,8 @@ class Driver:
 
     def _after_step(self, node: PeerNode) -> None:
         self._snapshot()
-        host = node.host if node.hosting_now else None
         for seat, conn in self.seat_conns.items():
-            conn.block(conn.posted >= POSTED_PER_CONN or (
-                host is not None and not host.may_read(seat)))
+            conn.block(not self._may_read(conn, seat))
         if self.me is not None:
             self.me.bump()
         self._wake()
@@ -347,6 +370,10 @@ class Driver:
         """A seat is over once it has the last record (and said ``done``), or stopped, or
         ended; a host's end is :attr:`host_done` (its facade waits for the seats' ``done``
         with the pump running, then sets :attr:`over`)."""
+        if node.host is None and node.watch is None:  # a host that stepped back: nothing left
+            self.ended = self.ended or "no quorum of depose votes: it did not host"
+            self.over.set()
+            return
         if node.hosting_now and node.host is not None:
             if node.host.done:
                 if node.host.stopped is not None:
@@ -392,7 +419,6 @@ class Driver:
                 if self.me is not None:
                     self.me.note_status(e.seat, e.state, e.grace_ms)
             elif isinstance(e, fx.Refused):
-                self.errors.append((e.code, e.detail))
                 if self.me is not None:
                     self.me.tell(e.code, e.detail)
             elif isinstance(e, fx.Stopped):
@@ -496,6 +522,7 @@ class Driver:
                     nursery.start_soon(conn.sender)
                     while True:
                         msg = hs.unpack(await stream.receive())
+                        self._heard(msg)
                         self.post(lambda node, now, m=msg: node.from_host(m, now))
         except* (*DROPPED, hs.NetError, FrameError):
             pass
@@ -505,6 +532,15 @@ class Driver:
             if self.up is conn:
                 self.up = None
                 self.post(lambda node, now: node.closed(now))
+
+    def _heard(self, msg: dict[str, Any]) -> None:
+        """Keep the host's ``error`` frames (their words made safe to show)."""
+        if msg["k"] == "error":
+            try:
+                exc = hs.remote_error(msg)
+            except hs.NetError:
+                return
+            self.errors.append((exc.code, exc.detail))
 
     async def join(self, stream: FramedStream, name: str, listen: Any,
                    check_host: Callable[[bytes], None] | None) -> tuple[int, dict[str, Any]]:
@@ -529,6 +565,7 @@ class Driver:
                         if self.node is None:
                             first(msg)
                             continue
+                        self._heard(msg)
                         self.post(lambda node, now, m=msg: node.from_host(m, now))
         except* (*DROPPED, hs.NetError, FrameError):
             pass
@@ -620,10 +657,15 @@ class Driver:
                 await trio.aclose_forcefully(stream)
             if self.seat_conns.get(seat) is conn:
                 del self.seat_conns[seat]
-                self.post(lambda node, now: node.host.closed(seat, now)
-                          if node.host is not None else None)
-                if self.on_lobby is not None and not full and have is None:
-                    self.on_lobby("leave", seat, "")
+                lobby = self.on_lobby if not full and have is None else None
+
+                def gone(node: PeerNode, now: int) -> None:
+                    if node.host is not None:
+                        node.host.closed(seat, now)
+                    if lobby is not None:
+                        lobby("leave", seat, "")
+
+                self.post(gone)
 
     async def _read_seat(self, conn: ConnIO, seat: int) -> None:
         while not conn.closing:
@@ -644,16 +686,20 @@ class Driver:
                     seat, hs.OVERSIZED, str(e), now, close=True) if node.host is not None
                     else None)
                 return
+            envelope = msg["k"] in ("env", "pass")
             conn.posted += 1
-            if conn.posted >= POSTED_PER_CONN:
-                conn.block(True)
+            conn.posted_envs += envelope
 
-            def frame(node: PeerNode, now: int, m: dict[str, Any] = msg) -> None:
+            def frame(node: PeerNode, now: int, m: dict[str, Any] = msg,
+                      env: bool = envelope) -> None:
                 conn.posted -= 1
+                conn.posted_envs -= env
                 if self.seat_conns.get(seat) is conn:
                     node.host_frame(seat, m, now)
 
             self.post(frame)
+            if not self._may_read(conn, seat):
+                conn.block(True)
 
     async def _opening(self, stream: FramedStream,
                        address: str) -> hs.Hello | hs.Resume | hs.Watch | None:

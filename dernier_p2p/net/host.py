@@ -41,10 +41,11 @@ from dernier_p2p.net.seat import BackgroundWriter, LocalSeat
 from dernier_p2p.net.timers import Timers
 from dernier_p2p.protocol.liveness.budgets import CENSOR_MS
 from dernier_p2p.protocol.node.hosting import SEATED_KEY, Hosting, HostingConfig
+from dernier_p2p.protocol.node.own import OwnSeat
 from dernier_p2p.protocol.node.peer import PeerNode
 from dernier_p2p.wire.identity import IdentityKey
 
-__all__ = ["SEATED_KEY", "Host", "HostConfig", "LobbyEvent", "run_host"]
+__all__ = ["SEATED_KEY", "Host", "HostConfig", "LobbyEvent", "NoQuorum", "run_host"]
 
 log = logging.getLogger("dernier_p2p.net.host")
 
@@ -108,6 +109,11 @@ class HostConfig:
         )
 
 
+class NoQuorum(Exception):
+    """A host taking over did not gather a quorum of ``depose`` votes in time: it stepped back
+    (having sequenced nothing)."""
+
+
 @dataclass(frozen=True)
 class LobbyEvent:
     """A seat taken (``kind`` "join") or freed ("leave") before the match, and how many seats
@@ -132,6 +138,7 @@ class Host:
         agent: Agent | None,
         *,
         listeners: list[trio.SocketListener] | None = None,
+        takeover: OwnSeat | None = None,
     ) -> None:
         if not 2 <= config.players <= 10:
             raise ValueError("a table has 2 to 10 players")
@@ -148,10 +155,19 @@ class Host:
             send_queue_bytes=config.send_queue_bytes, max_watchers=config.max_watchers,
             watchers_per_address=config.watchers_per_address, table_name=config.table_name,
         )
-        self.node = self.node_cls(identity, self.seed, 0,
-                                  config.hosting(self.game, self.seed).constants)
-        self.node.host = self.hosting_cls(identity, config.hosting(self.game, self.seed), 0)
+        self.takeover = takeover
+        if takeover is not None:  # a seat of a running match taking over (gathering)
+            self.game = takeover.session.game
+        hosting = config.hosting(self.game, self.seed)
+        self.node = self.node_cls(identity, self.seed, 0, hosting.constants)
+        if takeover is None:
+            self.node.host = self.hosting_cls(identity, hosting, 0)
+        else:
+            self.node.own = takeover
+            self.node.host = self.hosting_cls(identity, hosting, 0, own=takeover,
+                                              old=takeover.session.host)
         self.driver.node = self.node
+        self._hosting = self.node.host
         self.driver.hosting = True
         self.driver.on_lobby = self._lobby_note
         self.driver.on_full = self._full
@@ -173,8 +189,7 @@ class Host:
 
     @property
     def hosting(self) -> Hosting:
-        assert self.node.host is not None
-        return self.node.host
+        return self._hosting
 
     @property
     def me(self) -> LocalSeat | None:
@@ -299,15 +314,26 @@ class Host:
                     nursery.start_soon(beacon, self.announcement)
                 nursery.start_soon(driver.pump)
                 task_status.started(self)
-                await self.full.wait()
-                await driver.call(self._start)
+                if self.takeover is None:
+                    await self.full.wait()
+                    await driver.call(self._start)
+                else:  # its watch's clocks start now
+                    assert self.takeover is not None
+                    self.node.host = self._hosting = self.hosting_cls(
+                        self.identity, cfg.hosting(self.game, self.seed), driver.now(),
+                        own=self.takeover, old=self.takeover.session.host,
+                        wall_offset=driver.wall_offset())
+                    driver.adopt(self.node, None)
+                    self.full.set()
                 me = driver.me
                 assert me is not None
                 if driver.agent is not None:
                     me.agent = driver.agent
                     nursery.start_soon(me.act, driver.send_own)
                     nursery.start_soon(me.chatter, driver.send_own)
-                await driver.host_done.wait()
+                await driver.ends()
+                if self.hosting.stepped_back:
+                    raise NoQuorum("no quorum of depose votes came: this seat does not host")
                 # every seat at the table gets up to its grace to say it holds the last record
                 with trio.move_on_after(cfg.timers.grace_ms / 1000):
                     while driver.stopped is None and not self.hosting.all_done():

@@ -17,6 +17,8 @@ from dernier_p2p.net.peer import HostLost, Peer
 from dernier_p2p.net.timers import Timers
 from dernier_p2p.protocol.envelope import Author, make_record, sign_envelope
 from dernier_p2p.protocol.errors import ProtocolError
+from dernier_p2p.protocol.node.hosting import Hosting
+from dernier_p2p.protocol.node.peer import PeerNode
 from dernier_p2p.rules import Phase
 
 from .helpers import FAST, GAME, play, same_result, transcripts, verify, wait_for
@@ -38,47 +40,53 @@ async def test_a_match_of_bots_gives_identical_verified_transcripts(
     assert all(table.results[s] == result for s in range(1, players))
 
 
-class Abusive(Peer):
-    """After record 10, sends one of each refused message."""
+def junk(peer: Peer) -> list[dict[str, Any]]:
+    """One of each refused message, from seat ``peer`` at its next counter."""
+    assert peer.me is not None and peer.seat is not None
+    session = peer.me.session
+    n = session._author.next_n
+    head = session.head
+    ack = {"type": "ack"}
+    bad_sig = sign_envelope(peer.identity, GAME, peer.seat, n, head, ack)
+    bad_sig["sig"] = bytes(64)
+    return [
+        {"k": "env", "env": {"body": 1}},  # malformed
+        {"k": "env", "env": bad_sig},  # badly signed
+        {"k": "env", "env": Author(peer.identity, GAME, peer.seat, n + 5).envelope(ack, head)},
+        {"k": "env", "env": Author(peer.identity, GAME, peer.seat, n).envelope(
+            {"type": "brag"}, head
+        )},  # unknown type, right counter
+        {"k": "env", "env": Author(peer.identity, GAME, peer.seat, n).envelope(
+            {"type": "move", "hand": session.state.hand_number, "move": "play",
+             "slot": 60000, "suit": None, "target": None, "declare": False}, head
+        )},  # a play of a slot held neither now nor at its head: NOT_HELD
+        {"k": "env", "env": Author(peer.identity, GAME, peer.seat, n).envelope(
+            {"type": "move", "hand": session.state.hand_number, "move": "pass"}, head
+        )},  # a move the rules refuse at its head
+        {"k": "env", "env": Author(peer.identity, GAME, peer.seat, n).envelope(
+            {"type": "coin_commit", "step": "dealer", "commit": bytes(32)}, head
+        )},  # a coin message not due
+        {"k": "bogus"},  # not a frame kind a peer may send
+    ]
 
-    def junk(self) -> list[dict[str, Any]]:
-        assert self.me is not None
-        session = self.me.session
-        n = session._author.next_n
-        head = session.head
-        ack = {"type": "ack"}
-        bad_sig = sign_envelope(self.identity, GAME, self.seat, n, head, ack)
-        bad_sig["sig"] = bytes(64)
-        return [
-            {"k": "env", "env": {"body": 1}},  # malformed
-            {"k": "env", "env": bad_sig},  # badly signed
-            {"k": "env", "env": Author(self.identity, GAME, self.seat, n + 5).envelope(ack, head)},
-            {"k": "env", "env": Author(self.identity, GAME, self.seat, n).envelope(
-                {"type": "brag"}, head
-            )},  # unknown type, right counter
-            {"k": "env", "env": Author(self.identity, GAME, self.seat, n).envelope(
-                {"type": "move", "hand": session.state.hand_number, "move": "play",
-                 "slot": 60000, "suit": None, "target": None, "declare": False}, head
-            )},  # a play of a slot held neither now nor at its head: NOT_HELD
-            {"k": "env", "env": Author(self.identity, GAME, self.seat, n).envelope(
-                {"type": "move", "hand": session.state.hand_number, "move": "pass"}, head
-            )},  # a move the rules refuse at its head
-            {"k": "env", "env": Author(self.identity, GAME, self.seat, n).envelope(
-                {"type": "coin_commit", "step": "dealer", "commit": bytes(32)}, head
-            )},  # a coin message not due
-            {"k": "bogus"},  # not a frame kind a peer may send
-        ]
 
-    async def _on_message(self, msg: dict[str, Any]) -> None:
-        await super()._on_message(msg)
-        assert self.me is not None
-        if len(self.me.records) == 10:
-            for frame in self.junk():
-                self._tx.send_nowait(hs.pack(frame))
+def after_record(seat: int, at: int, frames: Any) -> Any:
+    """A watch task: once seat ``seat`` holds ``at`` records, write ``frames(peer)`` (maps or
+    raw payloads) on its connection to the host, past its node."""
+
+    async def watch(table: Any) -> None:
+        await wait_for(lambda: seat in table.peers and table.peers[seat].me is not None
+                       and len(table.peers[seat].me.records) >= at)
+        peer = table.peers[seat]
+        for frame in frames(peer):
+            peer.driver.up.push(frame if isinstance(frame, bytes) else hs.pack(frame))
+
+    return watch
 
 
 async def test_refused_messages_get_error_frames_and_the_match_goes_on(tmp_path: Path) -> None:
-    table = await play(tmp_path, 2, peer_cls={1: Abusive}, host_options={"max_errors": 11})
+    table = await play(tmp_path, 2, watch=after_record(1, 10, junk),
+                       host_options={"max_errors": 11})
     assert not table.errors
     codes = [code for seat, code, _ in table.host.faults]
     assert {seat for seat, _, _ in table.host.faults} == {1}
@@ -102,22 +110,21 @@ async def test_refused_messages_get_error_frames_and_the_match_goes_on(tmp_path:
     assert verify(got[0]).ok
 
 
-class Flooder(Peer):
-    """Sends malformed envelopes after record 10 and never reconnects."""
+class NoComebackNode(PeerNode):
+    """A seat that does not come back once its connection to the host is closed."""
 
-    async def _on_message(self, msg: dict[str, Any]) -> None:
-        await super()._on_message(msg)
-        assert self.me is not None
-        if len(self.me.records) == 10:
-            for _ in range(8):
-                self._tx.send_nowait(hs.pack({"k": "env", "env": {"body": 1}}))
+    def closed(self, now: int) -> None:
+        super().closed(now)
+        self._end("no second chance in this test")
 
-    async def _resume(self, grace_ms: int, *args: Any, **kwargs: Any) -> None:
-        raise HostLost("no second chance in this test")
+
+class NoComeback(Peer):
+    node_cls = NoComebackNode
 
 
 async def test_repeated_abuse_closes_only_that_connection(tmp_path: Path) -> None:
-    table = await play(tmp_path, 3, peer_cls={2: Flooder})
+    flood = after_record(2, 10, lambda peer: [{"k": "env", "env": {"body": 1}}] * 8)
+    table = await play(tmp_path, 3, peer_cls={2: NoComeback}, watch=flood)
     assert isinstance(table.errors.get(2), HostLost)
     assert [s for s, _, _ in table.host.faults] == [2] * 5  # closed at the fifth
     got = transcripts(tmp_path, range(2))
@@ -132,7 +139,7 @@ async def test_repeated_abuse_closes_only_that_connection(tmp_path: Path) -> Non
     assert same_result(table.results[1], audit)
 
 
-class Tampering(Host):
+class TamperingHosting(Hosting):
     """Alters (or drops) record 12 on its way to seat 2 only; seat 1 gets the true one."""
 
     how = "alter"
@@ -150,12 +157,24 @@ class Tampering(Host):
         return forged
 
 
-class Dropping(Tampering):
+class DroppingHosting(TamperingHosting):
     how = "drop"
 
 
-class Forking(Tampering):
+class ForkingHosting(TamperingHosting):
     how = "fork"
+
+
+class Tampering(Host):
+    hosting_cls = TamperingHosting
+
+
+class Dropping(Host):
+    hosting_cls = DroppingHosting
+
+
+class Forking(Host):
+    hosting_cls = ForkingHosting
 
 
 @pytest.mark.parametrize(
@@ -267,13 +286,16 @@ def no_declare(seat: int, dawdle_s: float = 0.0) -> Any:
     return agent
 
 
-class Clocked(Host):
+class ClockedHosting(Hosting):
     """Logs, per record, the host's clock (ms) and the open declaration windows after it."""
 
     def _after_record(self, rec: dict[str, Any], now: int) -> None:
         super()._after_record(rec, now)
-        self.log.append((now, rec["env"]["body"], self._owes, rec["env"]["seat"]))
+        Clocked.log.append((now, rec["env"]["body"], self._owes, rec["env"]["seat"]))
 
+
+class Clocked(Host):
+    hosting_cls = ClockedHosting
     log: list[tuple[int, dict[str, Any], tuple[int, ...], int]]
 
 
@@ -393,21 +415,14 @@ async def test_shuffles_applied_in_worker_threads_give_the_same_verified_match(
     assert all(same_result(table.results[s], audit) for s in range(1, 3))
 
 
-class DeepFramer(Peer):
-    """After record 10, sends the reviewed 600-deep frame and a huge-container frame."""
-
-    async def _on_message(self, msg: dict[str, Any]) -> None:
-        await super()._on_message(msg)
-        assert self.me is not None
-        if len(self.me.records) == 10:
-            self._tx.send_nowait(b"\x91" * 600 + b"\xc0")
-            self._tx.send_nowait(b"\x82\xa1k\xa3env\xa3env" + b"\xdd\xff\xff\xff\xff")
+DEEP_FRAMES = [b"\x91" * 600 + b"\xc0", b"\x82\xa1k\xa3env\xa3env" + b"\xdd\xff\xff\xff\xff"]
+"""The reviewed 600-deep frame and a huge-container frame."""
 
 
 async def test_a_seat_sending_deep_or_huge_frames_is_refused_and_the_match_goes_on(
     tmp_path: Path,
 ) -> None:
-    table = await play(tmp_path, 2, peer_cls={1: DeepFramer})
+    table = await play(tmp_path, 2, watch=after_record(1, 10, lambda peer: DEEP_FRAMES))
     assert not table.errors
     assert [(seat, code) for seat, code, _ in table.host.faults] == [
         (1, "OVERSIZED"), (1, "OVERSIZED")
@@ -416,7 +431,7 @@ async def test_a_seat_sending_deep_or_huge_frames_is_refused_and_the_match_goes_
     assert got[0] == got[1] and verify(got[0]).ok
 
 
-class BuggyHost(Host):
+class BuggyHosting(Hosting):
     """A host whose check of seat 1's third envelope hits a bug (an exception that is no
     protocol error), as hostile bytes might."""
 
@@ -424,10 +439,14 @@ class BuggyHost(Host):
 
     def vet(self, seat: int, env: Any) -> None:
         if seat == 1:
-            BuggyHost.seen += 1
-            if BuggyHost.seen == 3:
+            BuggyHosting.seen += 1
+            if BuggyHosting.seen == 3:
                 raise IndexError("a bug reached by a hostile envelope")
         super().vet(seat, env)
+
+
+class BuggyHost(Host):
+    hosting_cls = BuggyHosting
 
 
 async def test_an_internal_fault_on_a_seats_envelope_is_its_fault_not_the_hosts_end(
@@ -442,11 +461,11 @@ async def test_an_internal_fault_on_a_seats_envelope_is_its_fault_not_the_hosts_
 
 
 async def test_a_slow_reader_is_dropped_not_buffered_without_end() -> None:
+    from dernier_p2p.net.driver import ConnIO
     from dernier_p2p.net.framing import FramedStream
-    from dernier_p2p.net.host import Conn
 
     ours, theirs = trio.testing.memory_stream_pair()
-    conn = Conn(1, FramedStream(ours, 1 << 20), max_queued=1000)
+    conn = ConnIO(1, FramedStream(ours, 1 << 20), max_queued=1000)
     with trio.fail_after(5):
         async with trio.open_nursery() as nursery:
 
@@ -548,12 +567,12 @@ async def test_a_new_host_holds_at_most_an_inbox_of_a_seats_envelopes_while_gath
     rather than hold whatever the seat sends; the host then ends with NoQuorum."""
     from dernier_p2p.net.framing import open_framed
     from dernier_p2p.net.host import HostConfig, NoQuorum
-    from dernier_p2p.net.seat import LocalSeat
     from dernier_p2p.protocol.local import LocalTable
+    from dernier_p2p.protocol.node.own import OwnSeat
 
     t = LocalTable("dernier", [bytes([70 + k]) * 32 for k in range(3)])
     rec0 = t.records[0]
-    me = LocalSeat(t.identities[1], 1, rec0, bytes(32), None)
+    me = OwnSeat(t.identities[1], 1, rec0, bytes(32))
     config = HostConfig(players=3, timers=Timers(grace_ms=3_000), inbox_per_seat=8)
     host = Host(t.identities[1], config, None, takeover=me)
     with trio.fail_after(20):
@@ -564,9 +583,9 @@ async def test_a_new_host_holds_at_most_an_inbox_of_a_seats_envelopes_while_gath
                 assert await hs.rejoin(stream, t.identities[2], 0) == (2, 0)
                 for _ in range(40):  # small frames: the socket's buffers take them all
                     await hs.send_message(stream, {"k": "env", "env": {"n": 1}})
-                await wait_for(lambda: len(host._early) >= 8)
+                await wait_for(lambda: len(host.hosting.early) >= 8)
                 await trio.sleep(0.5)
-                assert host.gathering and len(host._early) == 8
+                assert host.hosting.gathering and len(host.hosting.early) == 8
         assert info.group_contains(NoQuorum, depth=None)
 
 
@@ -577,14 +596,14 @@ async def test_a_seat_forwarding_a_record_again_cannot_hold_up_the_host_change()
     its records until the gathering gave up with NoQuorum)."""
     from dernier_p2p.net.framing import open_framed
     from dernier_p2p.net.host import HostConfig
-    from dernier_p2p.net.seat import LocalSeat
     from dernier_p2p.protocol.local import LocalTable
+    from dernier_p2p.protocol.node.own import OwnSeat
     from dernier_p2p.protocol.votes import vote_frame
 
     seeds = [bytes([80 + k]) * 32 for k in range(3)]
     t = LocalTable("dernier", seeds, listen=[("127.0.0.1", 1)] * 3)  # each may host
     rec0 = t.records[0]
-    me = LocalSeat(t.identities[1], 1, rec0, bytes(32), None)
+    me = OwnSeat(t.identities[1], 1, rec0, bytes(32))
     host = Host(t.identities[1], HostConfig(players=3, timers=Timers(grace_ms=3_000)), None,
                 takeover=me)
     with trio.fail_after(20):

@@ -9,6 +9,7 @@ from typing import Any
 from dernier_p2p.bots import HeuristicBot
 from dernier_p2p.net.host import Host
 from dernier_p2p.protocol.errors import ProtocolError
+from dernier_p2p.protocol.node.hosting import Hosting
 from dernier_p2p.rules import Card, Play, Rank, Suit
 
 from .helpers import play, same_result, transcripts, verify
@@ -49,18 +50,21 @@ async def test_a_move_the_session_refuses_is_told_and_asked_again(tmp_path: Path
     assert same_result(table.results[1], verify(got[0]))
 
 
-class RefusesOnce(Host):
+class RefusesOnceHosting(Hosting):
     """Refuses seat 1's first move envelope with ILLEGAL_MOVE, as if it had lost a check."""
-
-    refused_once = False
 
     def vet(self, seat: int, env: Any) -> None:
         body = env.get("body") if isinstance(env, dict) else None
-        if seat == 1 and not self.refused_once and isinstance(body, dict):
+        if seat == 1 and not RefusesOnce.refused_once and isinstance(body, dict):
             if body.get("type") == "move":
-                type(self).refused_once = True
+                RefusesOnce.refused_once = True
                 raise ProtocolError("ILLEGAL_MOVE", seat, "refused for the test")
         super().vet(seat, env)
+
+
+class RefusesOnce(Host):
+    hosting_cls = RefusesOnceHosting
+    refused_once = False
 
 
 async def test_a_move_the_host_refuses_is_told_and_the_counters_are_mended(

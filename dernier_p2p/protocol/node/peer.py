@@ -60,7 +60,7 @@ class PeerNode:
         self.watch: SeatWatch | None = None
         self.host: Hosting | None = None
         self.out: list[Any] = []
-        self.queue: deque[dict[str, Any]] = deque()  # records from the host to apply
+        self.queue: deque[dict[str, Any]] = deque()  # records (and error frames) to handle
         self.up = False  # this seat's connection to a host is welcomed
         self.up_host: int | None = None
         self.caught_up = True  # the records up to the welcome's ``last`` are applied
@@ -238,8 +238,11 @@ class PeerNode:
             self.out.append(fx.Ready(seat, at))
         elif kind == "beat":
             pass
-        elif kind == "error":
-            self._on_error(msg, now)
+        elif kind == "error":  # after the records that came before it (4.3)
+            if self.queue:
+                self.queue.append(msg)
+            else:
+                self._on_error(msg, now)
         else:
             self.out.append(fx.Log("warning", f"unexpected frame {kind!r} from the host"))
             self._refuse(ProtocolError("UNEXPECTED", self.up_host,
@@ -378,6 +381,9 @@ class PeerNode:
         if not self.queue or self.own is None:
             return
         rec = self.queue.popleft()
+        if "k" in rec:  # an error frame that came after records
+            self._on_error(rec, now)
+            return
         if self.check_fork:
             self.check_fork = False
             if isinstance(rec, dict) and rec.get("i") == self.own.last + 1 and \
