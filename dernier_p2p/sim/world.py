@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import heapq
 import random
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -85,7 +86,7 @@ class Conn:
     gone: set[int] = field(default_factory=set)  # processes whose end is closed
     reset: bool = False  # reset: everything in flight is lost
     attached: bool = True  # the seat side holds it (a dial's: once its welcome came)
-    last_at: dict[int, int] = field(default_factory=dict)  # dst -> last arrival time on it
+    pipes: dict[int, deque[Any]] = field(default_factory=dict)  # dst -> frames in flight
     last_sent: dict[int, int] = field(default_factory=dict)  # src -> last send time on it
     beat_check: dict[int, int] = field(default_factory=dict)  # src -> pending beat check time
 
@@ -396,23 +397,33 @@ class World:
         direction delivers when it heals)."""
         if not conn.open_for(src):
             return
-        when = self.now + self.latency(src, dst)
-        when = max(when, conn.last_at.get(dst, 0))
-        conn.last_at[dst] = when
+        pipe = conn.pipes.setdefault(dst, deque())
+        pipe.append((self.now + self.latency(src, dst), event))
         conn.last_sent[src] = self.now
         self._beat_later(conn, src)
-        self.at(when, lambda: self._arrive(conn, src, dst, event))
+        if len(pipe) == 1:
+            self.at(pipe[0][0], lambda: self._pump(conn, src, dst))
 
-    def _arrive(self, conn: Conn, src: int, dst: int, event: Callable[[Proc], None]) -> None:
-        held = self.held_until(src, dst)
-        if held:  # the direction is held now: it arrives once it heals
-            when = max(held + self.latency(src, dst), conn.last_at.get(dst, 0))
-            conn.last_at[dst] = when
-            self.at(when, lambda: self._arrive(conn, src, dst, event))
+    def _pump(self, conn: Conn, src: int, dst: int) -> None:
+        """The first frame in flight from ``src`` to ``dst`` on ``conn`` arrives, unless the
+        direction is held; the next one follows it."""
+        pipe = conn.pipes[dst]
+        if not pipe:
             return
+        held = self.held_until(src, dst)
+        if held:
+            self.at(held + self.latency(src, dst), lambda: self._pump(conn, src, dst))
+            return
+        ready, event = pipe[0]
+        if ready > self.now:
+            self.at(ready, lambda: self._pump(conn, src, dst))
+            return
+        pipe.popleft()
         proc = self.procs.get(dst)
         if conn.open_for(dst) and proc is not None and proc.alive:
             proc.post(lambda: event(proc))
+        if pipe:
+            self.at(max(self.now, pipe[0][0]), lambda: self._pump(conn, src, dst))
 
     def _beat_later(self, conn: Conn, src: int) -> None:
         """The network side of ``src`` sends a beat on ``conn`` after ``beat_ms`` of nothing."""
