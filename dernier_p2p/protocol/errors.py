@@ -48,6 +48,10 @@ CODES: dict[str, str] = {
         "quorum of the seats at the table"
     ),
     "STALE_VOTE": "a vote used twice, or older than a record its target authored (or signed)",
+    "UNEXPECTED": (
+        "a frame of a kind not expected at that point, or about a match that is over (a code of "
+        "connections, PROTOCOL.md 4.1)"
+    ),
 }
 """Every error code and what it means."""
 
