@@ -20,7 +20,7 @@ import trio
 
 from dernier_p2p.cli.narrate import narrate, reveal_lines, session_notice
 from dernier_p2p.cli.pacing import Pacer
-from dernier_p2p.net.seat import LocalSeat, Presence
+from dernier_p2p.net.seat import LocalSeat, Notice, Presence
 from dernier_p2p.protocol.session import SessionEvent
 from dernier_p2p.rules import events as ev
 
@@ -43,6 +43,45 @@ def presence_line(p: Presence, names: list[str], me: int | None) -> str:
     if p.state == "dropped":
         return f"{name} lost connection — waiting {secs} s (reconnecting…)"
     return f"{name} is back."
+
+
+def notice_line(n: Notice, names: list[str], me: int | None, host: int | None) -> str | None:
+    """The line for what the seat's liveness tells its player (a host lost and replaced, a
+    failover, a match that ends for this seat), or None when a record's line says it."""
+    secs = max(0, round(n.ms / 1000))
+
+    def who(seat: int | None) -> str:
+        if seat is None:
+            return "the host"
+        if seat == me:
+            return "this seat"
+        return names[seat] if 0 <= seat < len(names) else f"seat {seat}"
+
+    match n.kind:
+        case "host-lost":
+            return (f"Connection to the host ({who(n.seat)}) lost — reconnecting (up to "
+                    f"{secs} s)…")
+        case "reconnected":
+            return "Reconnected to the table."
+        case "failover":
+            gone = who(host)
+            if n.seat == me:
+                return (f"The host ({gone}) is gone: this seat takes over once the others "
+                        f"turn to it (up to {secs} s)…")
+            return f"The host ({gone}) is gone: {who(n.seat)} takes over (up to {secs} s)…"
+        case "trying":
+            return f"Trying {who(n.seat)} as the new host (up to {secs} s)…"
+        case "new-host":
+            return f"Reconnected to {who(n.seat)}, the new host."
+        case "taking-over":
+            return "Taking over as host: the other seats are coming here…"
+        case "step-back":
+            return "Not enough seats came to host here: trying the next seat…"
+        case "looking":
+            return f"Looking for the seat that hosts the table now (up to {secs} s)…"
+        case "ended":
+            return f"The match ends here for this seat: {n.detail}."
+    return None
 
 
 def countdown_line(p: Presence, names: list[str], now: float) -> str | None:
@@ -90,6 +129,7 @@ class Narrator:
         self._records = 1
         self._events = 0
         self._presence = 0
+        self._notices = 0
         self._counts: dict[tuple[int, int], int] = {}
         # the prompt open at the terminal, if any: lines printed meanwhile end its line first,
         # and it is printed again after them
@@ -133,6 +173,12 @@ class Narrator:
             self.log.append(line)
             self.echo(line)
         self._presence = len(seat.presence)
+        for n in seat.notices[self._notices :]:
+            line = notice_line(n, names, seat.seat, session.host)
+            if line:
+                self.log.append(line)
+                self.echo(line)
+        self._notices = len(seat.notices)
         events = session.events
         scored = False
         for event in events[self._events :]:
@@ -164,7 +210,7 @@ class Narrator:
         names = names_of(seat)
         shown = 0.0
         while not seat.finished:
-            if len(seat.presence) > self._presence:
+            if len(seat.presence) > self._presence or len(seat.notices) > self._notices:
                 self.flush()  # a drop or a return is told at once, not with the next record
             away = [p for s, p in sorted(seat.away().items()) if s != seat.seat]
             if not away:

@@ -5,9 +5,16 @@ from __future__ import annotations
 import trio
 import trio.testing
 
-from dernier_p2p.cli.follow import Narrator, countdown_line, presence_line, session_notice
-from dernier_p2p.net.seat import LocalSeat, Presence
+from dernier_p2p.cli.follow import (
+    Narrator,
+    countdown_line,
+    notice_line,
+    presence_line,
+    session_notice,
+)
+from dernier_p2p.net.seat import LocalSeat, Notice, Presence
 from dernier_p2p.protocol.envelope import genesis_hash, sign_envelope
+from dernier_p2p.protocol.node.own import OwnSeat
 from dernier_p2p.protocol.sequencer import Sequencer
 from dernier_p2p.protocol.session import SessionEvent
 from dernier_p2p.wire.identity import IdentityKey
@@ -28,6 +35,30 @@ def test_this_seat_losing_the_host_is_told_in_the_second_person() -> None:
         "Connection to the host lost — reconnecting (up to 15 s)…"
     )
     assert presence_line(Presence(2, "back", 0, 3.0), NAMES, 2) == "Reconnected to the table."
+
+
+def test_what_the_liveness_core_tells_is_worded_for_the_player() -> None:
+    """Every notice of a host lost and replaced, in the words a player reads (Bea's screen,
+    seat 1; Ann, seat 0, was the host)."""
+
+    def line(kind: str, seat: int | None, ms: int = 0, detail: str = "") -> str | None:
+        return notice_line(Notice(kind, seat, ms, 0.0, detail), NAMES, 1, 0)
+
+    assert line("host-lost", 0, 3_000) == (
+        "Connection to the host (Ann) lost — reconnecting (up to 3 s)…")
+    assert line("reconnected", 0) == "Reconnected to the table."
+    assert line("failover", 2, 6_000) == "The host (Ann) is gone: Cid takes over (up to 6 s)…"
+    assert line("failover", 1, 6_000) == (
+        "The host (Ann) is gone: this seat takes over once the others turn to it (up to 6 s)…")
+    assert line("trying", 2, 6_000) == "Trying Cid as the new host (up to 6 s)…"
+    assert line("new-host", 2) == "Reconnected to Cid, the new host."
+    assert line("taking-over", 1) == "Taking over as host: the other seats are coming here…"
+    assert line("step-back", 1) == "Not enough seats came to host here: trying the next seat…"
+    assert line("looking", None, 90_000) == (
+        "Looking for the seat that hosts the table now (up to 90 s)…")
+    assert line("ended", None, 0, "no seat took over as host") == (
+        "The match ends here for this seat: no seat took over as host.")
+    assert line("hosting", 1) is None  # the host change's own line says it
 
 
 def test_the_countdown_counts_down_and_stops_at_zero() -> None:
@@ -53,7 +84,7 @@ def _seat_of_ann() -> LocalSeat:
             "timers": {"turn_ms": 30_000, "declare_ms": 3_000, "grace_ms": 60_000}}
     env = sign_envelope(ids[0], game, 0, 0, genesis_hash(game), body)
     rec0 = Sequencer(ids[0], game, 0).submit(env, 0, 1000)
-    return LocalSeat(ids[0], 0, rec0, bytes(32), None)
+    return LocalSeat(OwnSeat(ids[0], 0, rec0, bytes(32)), None)
 
 
 async def test_the_countdown_loop_ticks_while_a_seat_is_away_then_tells_its_return(
