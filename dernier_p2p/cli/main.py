@@ -209,7 +209,8 @@ def _run(
                         "(anyone with a reachable machine can run `dernier relay`).")
             _fail(f"Connection failed{where}: {leaf.code}: {leaf.detail}{hint}")
         if isinstance(leaf, HostLost):
-            _fail(f"The host is gone: {leaf}")
+            _fail(f"The match ended here for this seat: {leaf}. Its transcript is incomplete "
+                  "and ranks nobody.")
         if isinstance(leaf, NoQuorum):
             _fail(f"The host is gone and this seat was to host the table, but too few players "
                   f"reached it in time ({leaf}).")

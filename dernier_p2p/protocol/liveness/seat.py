@@ -400,7 +400,8 @@ class SeatWatch:
             down = now - (self.down_since if self.down_since is not None else now)
             if self.m <= 2 or not self.chain.candidates():
                 if down >= 2 * self.b.grace_ms:
-                    why = "the host is gone" + ("" if self.m <= 2 else " and no seat can host")
+                    why = ("the host is gone and, at two seats, no one can take its place"
+                           if self.m <= 2 else "the host is gone and no seat can host")
                     self._end(rule("two-seats"), why)
                 return
             if down >= self.b.gone_ms:
@@ -475,9 +476,10 @@ class SeatWatch:
     def _failover(self, now: int) -> None:
         if now - self.failover_since >= self.b.stuck_ms:
             if self.phase == LOOKING:
-                self._end(rule("stuck"), "no seat of the table answered as its host")
+                self._end(rule("stuck"), "no seat of the table answers as its host: the "
+                          "others may have finished the match without this seat")
             else:
-                self._end(rule("stuck"), "no seat took over as host")
+                self._end(rule("stuck"), "the host is gone and no seat took over as host")
             return
         if now - self.target_since >= self.target_for:
             self._next_target(now)
