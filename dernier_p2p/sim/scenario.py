@@ -27,7 +27,7 @@ from dernier_p2p.sim.faults import (
 )
 from dernier_p2p.sim.table import Setup
 
-PLAYERS = {2: 12, 3: 30, 4: 22, 5: 12, 6: 8, 7: 5, 8: 4, 9: 4, 10: 3}
+PLAYERS = {2: 14, 3: 32, 4: 22, 5: 11, 6: 7, 7: 5, 8: 4, 9: 3, 10: 2}
 VARIANTS = {"dernier": 70, "originale": 10, "moderno": 10, "standard": 10}
 HAND_SIZE = {"dernier": 5, "originale": 7, "moderno": 8, "standard": 7}
 FAULT_COUNT = {0: 25, 1: 30, 2: 25, 3: 12, 4: 8}
@@ -66,11 +66,12 @@ def draw_setup(rng: random.Random) -> Setup:
         variants.pop("dernier")
     variant = _pick(rng, variants)
     options: dict[str, Any] = {"match": ["hands", 1 if rng.random() < 0.85 else 2]}
+    big = players >= 6  # (big tables play small hands: they cost the most)
     if variant == "originale":
-        lo = rng.randint(2, 4)
-        options["hand_size_range"] = [lo, lo + rng.randint(0, 2)]
-    elif rng.random() < 0.8:
-        options["hand_size"] = rng.randint(2, HAND_SIZE[variant])
+        lo = rng.randint(2, 3 if big else 4)
+        options["hand_size_range"] = [lo, lo + rng.randint(0, 1 if big else 2)]
+    elif big or rng.random() < 0.8:
+        options["hand_size"] = rng.randint(2, 3 if big else HAND_SIZE[variant])
     timers = {"turn_ms": rng.randint(2_000, 20_000), "declare_ms": rng.randint(200, 1_000),
               "grace_ms": rng.randint(2_000, 15_000)}
     listens = [rng.random() < 0.85 for _ in range(players)]
