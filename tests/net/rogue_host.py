@@ -7,7 +7,8 @@ victim is the last seat, present and answering, and attacks it as ``ATTACK`` say
 * ``censor``: from the victim's first move in play it silently holds its every envelope (never
   sequenced, no error) and lies about it: it tells the other seats the victim dropped
   (``status``) and casts its own ``left`` vote, and its timers cast its ``timeout`` votes as
-  the wait goes on. Any quorum the other seats complete is sequenced by the ordinary host code,
+  the wait goes on; what other seats pass on for the victim (``pass``) it holds too. Any
+  quorum the other seats complete is sequenced by the ordinary host code,
   so an honest seat that voted against the present victim would make it lose. At two seats its
   timer ends the match as no contest (the host code's rule). Prints ``CENSOR i``, then
   ``DEPOSED`` and exits once every seat has left it.
@@ -23,11 +24,12 @@ from typing import Any
 import trio
 
 from dernier_p2p.bots import HeuristicBot
-from dernier_p2p.net import handshake as hs
 from dernier_p2p.net.agent import bot_agent
 from dernier_p2p.net.host import Host, HostConfig
 from dernier_p2p.net.timers import Timers
 from dernier_p2p.protocol.envelope import make_record, record_hash, sign_envelope
+from dernier_p2p.protocol.node.effects import Persist
+from dernier_p2p.protocol.node.hosting import Hosting
 from dernier_p2p.rules import Phase
 from dernier_p2p.wire.identity import IdentityKey
 
@@ -35,7 +37,7 @@ ATTACKS = ("left", "timeout", "censor")
 TIMERS = Timers(turn_ms=3_000, declare_ms=30, grace_ms=2_000)
 
 
-class Rogue(Host):
+class RogueHosting(Hosting):
     attack = "left"
     fired = False
 
@@ -48,58 +50,66 @@ class Rogue(Host):
         in play; a forgery at its first envelope (its accept: the forged record's check does
         not depend on the state of the match)."""
         body = env.get("body") if isinstance(env, dict) else None
-        me = self.me
-        if seat != self.victim or me is None or not isinstance(body, dict):
+        if seat != self.victim or self.own is None or not isinstance(body, dict):
             return False
         if self.attack != "censor":
             return True
-        state = me.session.state
+        state = self.own.session.state
         return state is not None and state.phase is Phase.PLAY and body.get("type") == "move"
 
-    def _on_env(self, seat: int, env: Any) -> None:
-        if not self.fired and self._due(seat, env):
+    def frame(self, seat: int, msg: dict[str, Any], now: int) -> None:
+        env = msg.get("env") if msg.get("k") in ("env", "pass") else None
+        author = env.get("seat") if isinstance(env, dict) else None
+        if env is not None and not self.fired and self._due(author, env):
             self.fired = True
             if self.attack == "censor":
-                self._censor()
+                self._censor(now)
             else:
-                self._forge()
+                self._forge(now)
                 return
-        if self.fired and (self.attack != "censor" or seat == self.victim):
+        if env is not None and self.fired and (self.attack != "censor" or
+                                               author == self.victim):
             return  # held: never sequenced, no error (after a forgery: nothing more)
-        super()._on_env(seat, env)
+        super().frame(seat, msg, now)
 
-    def _censor(self) -> None:
+    def _censor(self, now: int) -> None:
         print(f"CENSOR {len(self.records)}", flush=True)
-        grace = self.config.timers.grace_ms
-        lie = hs.pack({"k": "status", "seat": self.victim, "state": "dropped", "grace_ms": grace})
-        for seat, conn in self.conns.items():
+        grace = self.config.timers["grace_ms"]
+        lie = {"k": "status", "seat": self.victim, "state": "dropped", "grace_ms": grace}
+        for seat in self.conns:
             if seat != self.victim:
-                conn.push(lie)
-        if len(self.me.session.chain.at_table) > 2:
-            self.own_vote("left", self.victim)
+                self._send(seat, lie)
+        assert self.own is not None and self.watch is not None
+        if len(self.own.session.chain.at_table) > 2:
+            self.watch.tally.add("left", self.victim, self.own.session.vote("left", self.victim))
 
-    def _detach(self, conn: Any) -> None:
-        super()._detach(conn)
-        if self.fired and not self.conns and not self.done.is_set():
+    def closed(self, seat: int, now: int) -> None:
+        super().closed(seat, now)
+        if self.fired and not self.conns and not self.done:
             print("DEPOSED", flush=True)
-            self.done.set()
+            self.done = True
 
-    def _forge(self) -> None:
-        s = self.me.session
+    def _forge(self, now: int) -> None:
+        assert self.own is not None
+        s = self.own.session
         body = {"type": self.attack, "seat": self.victim, "votes": [s.vote(self.attack,
                                                                            self.victim)]}
         env = sign_envelope(self.identity, self.game, self.seat, s.chain.next_counter(self.seat),
                             s.head, body)
         forged = make_record(self.identity, env, self.seat, len(self.records),
-                             record_hash(self.records[-1]), self._record_time())
+                             record_hash(self.records[-1]), self._t(now))
         self._relay(forged)
-        self.me.writer.append(forged)
+        self.out.append(Persist(forged))
         print(f"FORGED {forged['i']}", flush=True)
-        self.done.set()
+        self.done = True
+
+
+class Rogue(Host):
+    hosting_cls = RogueHosting
 
 
 async def main(attack: str, players: int, transcript: str) -> None:
-    Rogue.attack = attack
+    RogueHosting.attack = attack
     config = HostConfig(players=players, options={"match": ["hands", 1]}, timers=TIMERS,
                         name="rogue", transcript=transcript, linger_s=1.0, bind="127.0.0.1")
     host = Rogue(IdentityKey.generate(bytes([90]) * 32), config, bot_agent(HeuristicBot(0)))
