@@ -1,0 +1,241 @@
+"""Evidence of censorship (PROTOCOL.md 7.5; liveness/evidence.py): only envelopes this peer
+delivered, passed over by an idle host for ``censor_ms`` while their author is awaited, or
+while the host sequenced ``2 * m`` newer envelopes of other seats."""
+
+from __future__ import annotations
+
+import pytest
+
+from dernier_p2p.protocol.envelope import sign_envelope
+from dernier_p2p.protocol.liveness.evidence import NOT_EVIDENCE, Delivered
+from dernier_p2p.protocol.local import identity_for
+from tests.protocol.liveness import Bed
+
+CENSOR = 10_000
+M = 3
+
+
+def always(env: dict) -> bool:
+    return True
+
+
+def never(env: dict) -> bool:
+    return False
+
+
+def counters(**n: int):
+    """A ``next_counter``: seat ``s`` is at ``n["s<seat>"]`` (0 if not given)."""
+    return lambda seat: n.get(f"s{seat}", 0)
+
+
+@pytest.fixture(scope="module")
+def envs() -> dict[str, dict]:
+    """Real envelopes of a three-seat table at record 0: the accepts of seats 1 and 2, then a
+    chat and an ack of seat 1, and another envelope of seat 1 with its accept's counter."""
+    bed = Bed.opened()
+    out = {"e1": bed.take(1, "accept"), "e2": bed.take(2, "accept")}
+    out["chat"] = bed.sessions[1].chat("hello")
+    out["ack"] = bed.sessions[1].ack()
+    out["twin"] = sign_envelope(identity_for(bed.t.seeds[1]), bed.t.game, 1, 0,
+                                bed.sessions[1].head, {"type": "resign"})
+    return out
+
+
+def evidence(d: Delivered, now: int, waiting=(1,), quiet: int = 0, judge=always, m: int = M):
+    return d.evidence(now, CENSOR, m, waiting, quiet, judge)
+
+
+def due(d: Delivered, now: int, waiting=(1,), quiet: int = 0, m: int = M):
+    return d.next_due(now, CENSOR, m, waiting, quiet)
+
+
+def test_the_bodies_never_evidence():
+    assert frozenset({"chat", "ack"}) == NOT_EVIDENCE
+
+
+# ---------------------------------------------------------------------- the idle host
+def test_idle_host_evidence_exactly_at_censor_ms(envs):
+    d = Delivered()
+    d.sent(envs["e1"], 0, 100)
+    assert evidence(d, 100 + CENSOR - 1) is None
+    assert evidence(d, 100 + CENSOR) is envs["e1"]
+    assert evidence(d, 100 + CENSOR + 5_000) is envs["e1"]
+    assert due(d, 0) == 100 + CENSOR
+    assert due(d, 100 + CENSOR) is None  # due already: nothing later
+
+
+def test_idle_counts_from_the_last_progress_record(envs):
+    d = Delivered()
+    d.sent(envs["e1"], 0, 100)
+    assert evidence(d, 500 + CENSOR - 1, quiet=500) is None
+    assert evidence(d, 500 + CENSOR, quiet=500) is envs["e1"]
+    assert due(d, 0, quiet=500) == 500 + CENSOR
+    # a record before the delivery: the delivery's clock decides
+    assert evidence(d, 100 + CENSOR - 1, quiet=50) is None
+    assert evidence(d, 100 + CENSOR, quiet=50) is envs["e1"]
+
+
+def test_not_idle_unless_the_author_is_awaited(envs):
+    d = Delivered()
+    d.sent(envs["e1"], 0, 100)
+    for waiting in ((), (0,), (2,), (0, 2)):
+        assert evidence(d, 10**9, waiting=waiting) is None
+        assert due(d, 0, waiting=waiting) is None  # only records can make it evidence
+    assert evidence(d, 10**9, waiting=(0, 1, 2)) is envs["e1"]
+
+
+# ---------------------------------------------------------------------- the busy host
+def newer(d: Delivered, k: int, head: int = 5, author: int = 0) -> None:
+    for _ in range(k):
+        d.on_record(author, head, counters())
+
+
+def test_two_m_newer_envelopes_of_other_seats(envs):
+    d = Delivered()
+    d.sent(envs["e1"], 3, 100)
+    newer(d, 2 * M - 1)
+    assert evidence(d, 10**9, waiting=()) is None
+    assert due(d, 0, waiting=()) is None
+    newer(d, 1, author=2)
+    assert evidence(d, 100 + CENSOR - 1, waiting=()) is None
+    assert evidence(d, 100 + CENSOR, waiting=()) is envs["e1"]
+    assert due(d, 0, waiting=()) == 100 + CENSOR
+    # the count is of m: at four seats the same six records are not enough
+    assert evidence(d, 10**9, waiting=(), m=4) is None
+
+
+def test_only_newer_heads_of_other_seats_count(envs):
+    d = Delivered()
+    d.sent(envs["e1"], 3, 100)
+    for _ in range(2 * M):
+        d.on_record(0, 3, counters())  # the same head: not newer
+        d.on_record(2, None, counters())  # a head this peer does not hold
+        d.on_record(1, 9, counters())  # its own author's records
+    assert evidence(d, 10**9, waiting=()) is None
+    for _ in range(2 * M):
+        d.on_record(2, 4, counters())
+    assert evidence(d, 10**9, waiting=()) is envs["e1"]
+
+
+def test_an_unknown_head_of_the_envelope_counts_as_the_oldest(envs):
+    d = Delivered()
+    d.sent(envs["e1"], None, 100)
+    newer(d, 2 * M, head=0)
+    assert evidence(d, 100 + CENSOR, waiting=()) is envs["e1"]
+
+
+def test_the_idle_rule_needs_no_newer_records(envs):
+    d = Delivered()
+    d.sent(envs["e1"], 3, 100)
+    newer(d, 2 * M - 1)
+    assert evidence(d, 100 + CENSOR, waiting=(1,)) is envs["e1"]
+
+
+# ---------------------------------------------------------------------- never evidence
+@pytest.mark.parametrize("which", ["chat", "ack"])
+def test_chat_and_ack_are_never_evidence(envs, which):
+    d = Delivered()
+    d.sent(envs[which], 0, 100)
+    newer(d, 10 * M)
+    assert evidence(d, 10**9) is None
+    assert due(d, 0) is None
+    assert d.pending_of(1) == [envs[which]]  # still followed: they block a timeout vote
+
+
+def test_a_body_that_is_not_a_map_is_never_evidence(envs):
+    d = Delivered()
+    env = dict(envs["e1"], body="accept")
+    d.sent(env, 0, 100)
+    assert evidence(d, 10**9) is None
+    assert due(d, 0) is None
+
+
+def test_an_envelope_the_host_would_refuse_is_no_evidence(envs):
+    d = Delivered()
+    d.sent(envs["e1"], 0, 100)
+    seen = []
+
+    def judge(env):
+        seen.append(env)
+        return False
+
+    assert evidence(d, 10**9, judge=judge) is None
+    assert seen == [envs["e1"]]
+    assert evidence(d, 99 + CENSOR, judge=lambda env: pytest.fail("judged early")) is None
+
+
+def test_the_first_delivered_that_passes_is_the_evidence(envs):
+    d = Delivered()
+    d.sent(envs["e2"], 0, 50)
+    d.sent(envs["e1"], 0, 100)
+    waiting = (1, 2)
+    assert evidence(d, 100 + CENSOR, waiting) is envs["e2"]
+    assert evidence(d, 100 + CENSOR, waiting, judge=lambda e: e["seat"] == 1) is envs["e1"]
+    assert evidence(d, 50 + CENSOR, waiting, judge=lambda e: e["seat"] == 1) is None
+    assert due(d, 0, waiting) == 50 + CENSOR
+    assert due(d, 50 + CENSOR, waiting) == 100 + CENSOR
+
+
+# ---------------------------------------------------------------------- sending again
+def test_a_resend_restarts_its_clock(envs):
+    d = Delivered()
+    d.sent(envs["e1"], 0, 100)
+    newer(d, 2 * M)
+    d.sent(envs["e1"], 0, 5_000)
+    assert evidence(d, 5_000 + CENSOR - 1) is None
+    assert evidence(d, 5_000 + CENSOR - 1, waiting=()) is None  # the count restarted too
+    assert evidence(d, 5_000 + CENSOR) is envs["e1"]
+
+
+def test_resent_restarts_every_clock(envs):
+    d = Delivered()
+    d.sent(envs["e1"], 0, 100)
+    d.sent(envs["e2"], 0, 200)
+    newer(d, 2 * M)
+    d.resent(7_000)
+    assert evidence(d, 7_000 + CENSOR - 1, waiting=(1, 2)) is None
+    assert evidence(d, 10**9, waiting=()) is None
+    assert evidence(d, 7_000 + CENSOR, waiting=(2,)) is envs["e2"]
+    assert due(d, 0, waiting=(1, 2)) == 7_000 + CENSOR
+    newer(d, 2 * M - 1)  # counted from the resend on
+    assert evidence(d, 10**9, waiting=()) is None
+    newer(d, 1)
+    assert evidence(d, 10**9, waiting=()) is envs["e1"]
+
+
+def test_another_envelope_with_the_same_counter_is_not_followed(envs):
+    d = Delivered()
+    d.sent(envs["e1"], 0, 100)
+    d.sent(envs["twin"], 0, 900)
+    assert d.pending_of(1) == [envs["e1"]]
+    assert evidence(d, 100 + CENSOR) is envs["e1"]  # its clock did not move either
+
+
+# ---------------------------------------------------------------------- sequenced
+def test_sequencing_forgets_it(envs):
+    d = Delivered()
+    d.sent(envs["e1"], 0, 100)  # counter 0
+    d.on_record(1, 0, counters(s1=0))
+    assert len(d) == 1
+    d.on_record(0, 0, counters(s1=1))  # seat 1's counter passed it (whoever's record)
+    assert len(d) == 0
+    assert evidence(d, 10**9) is None
+    assert due(d, 0) is None
+    assert d.pending_of(1) == []
+
+
+def test_pending_of_forget_and_clear(envs):
+    d = Delivered()
+    d.sent(envs["ack"], 0, 10)  # seat 1, counter 2
+    d.sent(envs["e1"], 0, 20)  # seat 1, counter 0
+    d.sent(envs["e2"], 0, 30)
+    assert d.pending_of(1) == [envs["e1"], envs["ack"]]
+    assert d.pending_of(2) == [envs["e2"]]
+    assert d.pending_of(0) == []
+    assert len(d) == 3
+    d.forget([1])
+    assert d.pending_of(1) == [] and len(d) == 1
+    d.forget([])
+    assert len(d) == 1
+    d.clear()
+    assert len(d) == 0

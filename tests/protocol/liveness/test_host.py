@@ -1,0 +1,550 @@
+"""The host's liveness machine (PROTOCOL.md 7.5, 7.6; liveness/host.py), each rule at its
+boundary: drops and graces, silence, the host's own votes, the tally, no contest at two seats,
+abandon, the lost table, and gathering after a take-over."""
+
+from __future__ import annotations
+
+from dernier_p2p.protocol.envelope import sign_envelope
+from dernier_p2p.protocol.errors import ProtocolError
+from dernier_p2p.protocol.liveness import actions as act
+from dernier_p2p.protocol.liveness.host import status_frame
+from dernier_p2p.protocol.local import identity_for
+from dernier_p2p.protocol.sequencer import Sequencer
+from dernier_p2p.protocol.votes import Tally, vote_frame
+from tests.protocol.liveness import (
+    ANSWER,
+    GONE,
+    GRACE,
+    PLAIN,
+    SETTLE,
+    STUCK,
+    TRY,
+    TURN,
+    Bed,
+    budgets,
+    said,
+)
+
+LIMIT = TURN + 2 * (3 * PLAIN + ANSWER)  # the wait on the last seat to accept (3 records)
+
+
+def hosting(accepted=(0, 2), listen=(True, True, True), now: int = 0, **kw):
+    """The host (seat 0) of a table at the accepts, ``accepted`` in, every seat connected."""
+    bed = Bed.opened(listen)
+    bed.accept(*accepted)
+    hw = bed.host_watch(now, **kw)
+    up(hw, *range(1, len(listen)), now=now)
+    return bed, hw
+
+
+def votes_about(hw, kind: str, target: int | None) -> list[int]:
+    """The voters of the fresh votes the host holds about ``target``."""
+    since = hw.chain.vote_since(kind, target)
+    return [v["seat"] for v in hw.tally.fresh(kind, target, since, hw.chain.next_index)]
+
+
+def frame(bed: Bed, voter: int, kind: str, target: int | None) -> dict:
+    return vote_frame(kind, target, bed.sessions[voter].vote(kind, target))
+
+
+def up(hw, *seats: int, now: int = 0) -> None:
+    for seat in seats:
+        hw.seat_up(seat, now)
+
+
+# ---------------------------------------------------------------------- drops
+def test_dropped_and_back_are_broadcast_with_the_grace_left():
+    bed, hw = hosting()
+    up(hw, 1, 2)
+    assert hw.advance(0) == []
+    hw.seat_down(1, 500)
+    out = hw.advance(500)
+    assert said(out) == [("Broadcast", "dropped", "dropped", 1, GRACE)]
+    assert out[0].frame == status_frame(1, "dropped", GRACE) == {
+        "k": "status", "seat": 1, "state": "dropped", "grace_ms": GRACE}
+    hw.seat_down(1, 800)  # already dropped: no second report, the first time stands
+    assert hw.advance(800) == []
+    assert hw.drops.since(1) == 500
+    assert hw.grace_left(1, 500 + GRACE - 1) == 1
+    assert hw.grace_left(1, 500 + GRACE) == 0
+    assert hw.grace_left(1, 500 + GRACE + 1) == 0
+    assert hw.grace_left(2, 900) == 0  # not dropped
+    hw.seat_up(1, 1_500)
+    out = hw.advance(1_500)
+    assert said(out) == [("Broadcast", "back", "back", 1, 0)]
+    assert out[0].frame == status_frame(1, "back", 0)
+    assert hw.drops.seats == []
+    hw.seat_up(1, 1_600)  # up again: not a return from a drop
+    assert hw.advance(1_600) == []
+
+
+def test_a_drop_reported_later_has_less_grace_left():
+    bed, hw = hosting()
+    hw.seat_down(2, 0)
+    assert hw.grace_left(2, 1_000) == GRACE - 1_000
+
+
+def test_no_drop_of_itself_of_a_seat_out_or_after_the_end():
+    bed, hw = hosting()
+    hw.seat_down(0, 10)
+    assert hw.advance(10) == [] and hw.drops.seats == []
+    bed = Bed.dealt()
+    bed.put(bed.sessions[2].resign())  # seat 2 is out of the table
+    hw = bed.host_watch()
+    hw.seat_down(2, 10)
+    assert hw.advance(10) == [] and hw.drops.seats == []
+
+
+def test_back_restarts_the_wait_with_the_catch_up():
+    bed, hw = hosting(listen=(True, False, True))
+    hw.seat_down(1, 100)
+    hw.seat_up(1, 1_000)
+    assert hw.waits.started(1) == 1_000
+    assert hw.waits.ends(1) == 1_000 + LIMIT + 2 * 3 * PLAIN  # the catch-up: 3 records
+
+
+# ---------------------------------------------------------------------- silence, beats
+def test_silence_closes_a_seat_and_reports_it_dropped():
+    bed, hw = hosting(b=budgets(silence_ms=15_000, beat_ms=2_000))
+    up(hw, 1, 2)
+    hw.heard(1, 3_000)
+    hw.heard(1, 2_000)  # an older time does not move the clock back
+    assert hw.deadline() == 15_000  # seat 2 went quiet at 0: no beats to wake for
+    hw.heard(2, 14_000)
+    assert hw.deadline() == 18_000
+    for t in (2_000, 4_000, 17_999):
+        assert hw.advance(t) == []  # beats are the network code's
+    out = hw.advance(18_000)
+    assert said(out) == [("CloseSeat", "silent", 1), ("Broadcast", "dropped", "dropped", 1, GRACE)]
+    assert hw.up[1] is False and hw.drops.since(1) == 18_000
+    hw.sent(2, 19_000)
+    assert hw.advance(28_999) == []
+    assert said(hw.advance(29_000)) == [("CloseSeat", "silent", 2),
+                                        ("Broadcast", "dropped", "dropped", 2, GRACE)]
+
+
+# ---------------------------------------------------------------------- own votes
+def test_own_timeout_vote_at_the_limit():
+    bed, hw = hosting()
+    assert hw.deadline() == LIMIT
+    assert hw.advance(LIMIT - 1) == []
+    assert votes_about(hw, "timeout", 1) == []
+    assert hw.advance(LIMIT) == []  # one vote of the two q(3) needs
+    assert votes_about(hw, "timeout", 1) == [0]
+
+
+def test_no_own_timeout_vote_while_it_holds_an_envelope_of_the_seat():
+    bed, hw = hosting(holding=lambda seat: seat == 1)
+    hw.advance(LIMIT + 10_000)
+    assert votes_about(hw, "timeout", 1) == []
+
+
+def test_no_own_timeout_vote_while_the_seat_is_dropped():
+    bed, hw = hosting(b=budgets(grace_ms=10**6))
+    hw.seat_down(1, 0)
+    hw.advance(LIMIT + 10_000)
+    assert votes_about(hw, "timeout", 1) == []
+    assert votes_about(hw, "left", 1) == []
+
+
+def test_own_left_vote_at_grace():
+    bed, hw = hosting()
+    up(hw, 1, 2)
+    hw.seat_down(1, 100)
+    hw.advance(100)
+    hw.advance(100 + GRACE - 1)
+    assert votes_about(hw, "left", 1) == []
+    assert hw.deadline() == 100 + GRACE
+    hw.advance(100 + GRACE)
+    assert votes_about(hw, "left", 1) == [0]
+    assert hw.vote(2, frame(bed, 2, "left", 1)) is None
+    out = hw.advance(100 + GRACE + 1)
+    assert said(out) == [("Sequence", "tally", "left", 1)]
+    assert [v["seat"] for v in out[0].body["votes"]] == [0, 2]
+
+
+def test_no_left_vote_after_a_record_of_the_seat():
+    """A seat whose connection is gone may still author a record (another seat passed its
+    envelope on): its drop ends there, as every seat's does (7.5, ``left``)."""
+    bed, hw = hosting()
+    up(hw, 1, 2)
+    hw.seat_down(1, 100)
+    hw.advance(100)
+    rec = bed.put(bed.take(1, "accept"))
+    hw.record(rec, 2_000)
+    assert hw.drops.seats == []
+    hw.advance(100 + GRACE + 10_000)
+    assert votes_about(hw, "left", 1) == []
+    # its connection is still gone, but it plays: at its limit the host votes timeout
+    end = hw.waits.ends(1)
+    hw.advance(end - 1)
+    assert votes_about(hw, "timeout", 1) == []
+    hw.advance(end)
+    assert votes_about(hw, "timeout", 1) == [0]
+
+
+# ---------------------------------------------------------------------- the tally
+def test_tally_sequences_a_timeout_once_a_quorum_is_in():
+    bed, hw = hosting()
+    assert hw.vote(2, frame(bed, 2, "timeout", 1)) is None
+    assert hw.advance(LIMIT - 1) == []  # seat 2's vote alone
+    out = hw.advance(LIMIT)  # the host's own makes two
+    assert said(out) == [("Sequence", "tally", "timeout", 1)]
+    body = out[0].body
+    assert body["type"] == "timeout" and body["seat"] == 1
+    assert [v["seat"] for v in body["votes"]] == [0, 2]
+    assert hw.advance(LIMIT + 1) == []  # once per after
+    assert hw.vote(2, frame(bed, 2, "timeout", 1)) is None  # the same vote again
+    assert hw.advance(LIMIT + 2) == []
+    rec = bed.put(bed.sessions[0].announce(body))  # every seat takes it
+    hw.record(rec, LIMIT + 3)
+    assert hw.advance(LIMIT + 4) == []  # those votes are used
+
+
+def test_one_vote_short_of_the_quorum_is_not_sequenced():
+    bed = Bed.opened((True, True, True, True))
+    bed.accept(0, 1, 2)
+    hw = bed.host_watch()
+    up(hw, 1, 2, 3)
+    limit = TURN + 2 * (4 * PLAIN + ANSWER)
+    assert hw.vote(1, frame(bed, 1, "timeout", 3)) is None
+    assert hw.vote(2, frame(bed, 2, "timeout", 3)) is None
+    assert hw.vote(3, frame(bed, 3, "timeout", 2)) is None  # (about another seat)
+    assert hw.advance(limit - 1) == []  # two of q(4) = 3
+    out = hw.advance(limit)
+    assert said(out) == [("Sequence", "tally", "timeout", 3)]
+    assert [v["seat"] for v in out[0].body["votes"]] == [0, 1, 2]
+
+
+def test_a_vote_cast_before_the_seat_played_is_stale():
+    bed, hw = hosting()
+    old = frame(bed, 2, "timeout", 1)  # after -1
+    rec = bed.put(bed.take(1, "accept"))  # seat 1 shows itself: the coin is next
+    hw.record(rec, 10)
+    assert hw.vote(2, old) is None  # taken, but not fresh
+    end = hw.waits.ends(1)
+    assert end == 10 + TURN + 2 * (3 * PLAIN + ANSWER)  # records 1 .. 3, a coin commit
+    assert hw.advance(end) == []
+    assert votes_about(hw, "timeout", 1) == [0]
+    assert hw.vote(2, frame(bed, 2, "timeout", 1)) is None
+    out = hw.advance(end + 1)
+    assert said(out) == [("Sequence", "tally", "timeout", 1)]
+    assert [v["after"] for v in out[0].body["votes"]] == [3, 3]
+
+
+def test_a_chat_of_the_seat_leaves_the_votes_fresh():
+    bed, hw = hosting()
+    old = frame(bed, 2, "timeout", 1)
+    accept = bed.take(1, "accept")
+    chat = sign_envelope(identity_for(bed.t.seeds[1]), bed.t.game, 1, 0, accept["head"],
+                         {"type": "chat", "text": "still here"})
+    hw.record(bed.put(chat), 10)
+    assert hw.vote(2, old) is None
+    out = hw.advance(LIMIT)
+    assert said(out) == [("Sequence", "tally", "timeout", 1)]
+
+
+def test_a_vote_frame_with_a_bad_signature_or_of_another_seat_is_refused():
+    bed, hw = hosting()
+    good = frame(bed, 2, "timeout", 1)
+    forged = vote_frame("timeout", 1, dict(good["vote"], sig=bytes(64)))
+    err = hw.vote(2, forged)
+    assert isinstance(err, ProtocolError) and err.code == "BAD_SIGNATURE" and err.seat == 2
+    err = hw.vote(1, good)  # seat 2's vote on seat 1's connection
+    assert isinstance(err, ProtocolError) and err.code == "BAD_SIGNATURE" and err.seat == 1
+    moved = vote_frame("timeout", 0, good["vote"])  # signed about seat 1, sent about seat 0
+    assert hw.vote(2, moved).code == "BAD_SIGNATURE"
+    other = vote_frame("left", 1, good["vote"])  # signed as timeout, sent as left
+    assert hw.vote(2, other).code == "BAD_SIGNATURE"
+    err = hw.vote(2, {"k": "vote", "kind": "timeout", "target": 1})
+    assert err.code == "MALFORMED"
+    assert hw.tally.keys() == []
+    assert said(hw.advance(LIMIT)) == []  # only the host's own vote is in
+
+
+def test_a_vote_of_the_target_about_itself_is_not_counted():
+    bed, hw = hosting()
+    hw.vote(1, frame(bed, 1, "timeout", 1))  # (a seat voting itself out: never valid)
+    assert hw.advance(LIMIT) == []
+    assert hw.vote(2, frame(bed, 2, "timeout", 1)) is None
+    out = hw.advance(LIMIT + 1)
+    assert said(out) == [("Sequence", "tally", "timeout", 1)]
+    assert [v["seat"] for v in out[0].body["votes"]] == [0, 2]
+    bed.put(bed.sessions[0].announce(out[0].body))  # a valid record
+
+
+def test_a_quorum_timing_out_the_hosts_own_seat_is_sequenced():
+    bed, hw = hosting(accepted=(1, 2))  # the table waits on the host's own accept
+    assert hw.vote(1, frame(bed, 1, "left", 0)) is None  # (never about the host: skipped)
+    assert hw.vote(2, frame(bed, 2, "left", 0)) is None
+    assert hw.vote(1, frame(bed, 1, "timeout", 0)) is None
+    assert hw.advance(LIMIT) == []  # one timeout vote; the host votes nothing about itself
+    assert hw.vote(2, frame(bed, 2, "timeout", 0)) is None
+    out = hw.advance(LIMIT + 1)
+    assert said(out) == [("Sequence", "tally", "timeout", 0)]
+    assert [v["seat"] for v in out[0].body["votes"]] == [1, 2]
+    bed.put(bed.sessions[0].sign_again([out[0].body])[0])  # a valid record (its accept owed)
+
+
+# ---------------------------------------------------------------------- two seats
+def two_seats(**kw):
+    bed = Bed.opened((True, True))
+    bed.accept(0)
+    hw = bed.host_watch(**kw)
+    hw.seat_up(1, 0)
+    return bed, hw
+
+
+def test_at_two_seats_absence_is_no_contest_without_votes():
+    bed, hw = two_seats()
+    limit = TURN + 2 * (2 * PLAIN + ANSWER)
+    assert hw.deadline() == limit
+    assert hw.advance(limit - 1) == []
+    out = hw.advance(limit)
+    assert said(out) == [("Sequence", "no-contest-2", "no_contest", 1)]
+    assert out[0].body == {"type": "no_contest", "seat": 1, "votes": []}
+    assert hw.advance(limit + 1) == []  # once at this record
+    assert hw.tally.keys() == []  # no votes at two seats
+    rec = bed.put(bed.sessions[0].announce(out[0].body))
+    hw.record(rec, limit + 2)
+    assert bed.sessions[0].finished
+    assert hw.advance(limit + 3) == [] and hw.deadline() is None
+
+
+def test_at_two_seats_a_drop_gives_one_no_contest_at_grace():
+    bed, hw = two_seats()
+    hw.seat_up(1, 0)
+    hw.seat_down(1, 100)
+    hw.advance(100)
+    assert hw.advance(100 + GRACE - 1) == []
+    assert said(hw.advance(100 + GRACE)) == [("Sequence", "no-contest-2", "no_contest", 1)]
+    assert hw.advance(LIMIT + 100) == []
+
+
+def test_at_two_seats_nothing_while_holding_the_seats_envelope():
+    bed, hw = two_seats(holding=lambda seat: True)
+    assert hw.advance(LIMIT + 1_000) == []
+
+
+# ---------------------------------------------------------------------- abandon
+def test_abandon_at_stuck_ms():
+    bed, hw = hosting(accepted=(0, 1), holding=lambda seat: True)  # no time-outs
+    chat = bed.put(bed.sessions[1].chat("hello?"))
+    hw.record(chat, 20_000)  # no progress
+    assert hw.advance(LIMIT) == []  # (seat 2's wait ran out; the host holds its envelope)
+    assert hw.deadline() == STUCK
+    hw.advance(STUCK - 1)
+    assert votes_about(hw, "abandon", None) == []
+    assert hw.advance(STUCK) == []
+    assert votes_about(hw, "abandon", None) == [0]
+    assert hw.vote(1, frame(bed, 1, "abandon", None)) is None
+    out = hw.advance(STUCK + 1)
+    assert said(out) == [("Sequence", "tally", "no_contest", None)]
+    assert out[0].body["type"] == "no_contest" and out[0].body["seat"] is None
+    assert [v["seat"] for v in out[0].body["votes"]] == [0, 1]
+
+
+def test_progress_restarts_the_abandon_clock():
+    bed, hw = hosting(accepted=(0, 1), holding=lambda seat: True)
+    rec = bed.put(bed.take(2, "accept"))
+    hw.record(rec, 1_000)
+    hw.advance(STUCK)
+    assert votes_about(hw, "abandon", None) == []
+    hw.advance(1_000 + STUCK)
+    assert votes_about(hw, "abandon", None) == [0]
+
+
+# ---------------------------------------------------------------------- lost table
+def test_lost_table_after_gone_ms_without_a_quorum_connected():
+    bed, hw = hosting()
+    up(hw, 1, 2)
+    hw.seat_down(2, 50)
+    assert said(hw.advance(50)) == [("Broadcast", "dropped", "dropped", 2, GRACE)]
+    assert hw.lost_since is None  # itself and seat 1: q(3)
+    hw.seat_down(1, 100)
+    hw.advance(100)
+    assert hw.lost_since == 100
+    assert hw.deadline() == 100 + GONE
+    assert hw.advance(100 + GONE - 1) == []
+    out = hw.advance(100 + GONE)
+    assert said(out) == [("LookForHost", "lost-table")]
+    assert isinstance(out[0], act.LookForHost)
+    assert hw.advance(100 + GONE + 1) == []  # once
+    hw.seat_up(1, 5_000)
+    hw.advance(5_000)
+    assert hw.lost_since is None and not hw.looked
+
+
+def test_a_table_regained_in_time_is_not_lost():
+    bed, hw = hosting()
+    up(hw, 1, 2)
+    hw.seat_down(1, 0)
+    hw.seat_down(2, 0)
+    hw.advance(0)
+    hw.seat_up(2, GONE - 1)
+    hw.advance(GONE - 1)
+    assert said(hw.advance(GONE)) == []
+
+
+def test_a_table_lost_before_any_look():
+    bed, hw = hosting()
+    hw.seat_down(1, 0)
+    hw.seat_down(2, 0)
+    hw.advance(0)
+    assert said(hw.advance(GONE)) == [("LookForHost", "lost-table")]
+
+
+def test_a_drop_outlives_other_seats_records():
+    bed, hw = hosting(accepted=(0,))
+    hw.seat_down(1, 100)
+    rec = bed.put(bed.take(2, "accept"))
+    hw.record(rec, 200)
+    assert hw.drops.seats == [1]
+
+
+def test_no_lost_table_at_two_seats_or_without_candidates():
+    bed, hw = two_seats()
+    hw.seat_down(1, 0)
+    assert not any(isinstance(a, act.LookForHost) for a in hw.advance(GONE))
+    bed, hw = hosting(listen=(True, False, False))
+    hw.seat_down(1, 0)
+    hw.seat_down(2, 0)
+    hw.advance(0)
+    assert hw.advance(GONE) == []
+
+
+# ---------------------------------------------------------------------- gathering
+def gathering(voters=(2, 3), now: int = 1_000, **kw):
+    """Seat 1 of a five-seat table (q = 3) takes over from host 0 at ``now``, holding the
+    ``depose`` votes ``voters`` sent it over links."""
+    bed = Bed.opened((True,) * 5)
+    tally = Tally()
+    for v in voters:
+        tally.add("depose", 0, bed.sessions[v].vote("depose", 0))
+    return bed, bed.host_watch(now, seat=1, old=0, tally=tally, **kw)
+
+
+def test_gather_after_settle_ms_with_a_quorum_connected():
+    bed, hw = gathering()
+    assert hw.gathering
+    up(hw, 2, 3, now=1_000)
+    assert hw.advance(1_000) == []  # seat 4 has not resumed yet
+    assert hw.quorum_at == 1_000
+    assert hw.deadline() == 1_000 + SETTLE
+    assert hw.advance(1_000 + SETTLE - 1) == []
+    out = hw.advance(1_000 + SETTLE)
+    assert said(out) == [("Sequence", "gather", "host_change", 0)]
+    body = out[0].body
+    assert body["type"] == "host_change" and body["old"] == 0 and body["new"] == 1
+    assert [v["seat"] for v in body["votes"]] == [1, 2, 3]  # its own first
+    assert hw.advance(1_000 + SETTLE + 1) == []  # once
+    # sequenced: it hosts
+    s1 = bed.sessions[1]
+    env = s1.sign_again([body])[0]
+    seq = Sequencer(identity_for(bed.t.seeds[1]), bed.t.game, 1, records=bed.records)
+    rec = seq.submit(env, 1, 5)
+    for s in bed.sessions:
+        s.receive(rec, rec["t"])
+    hw.record(rec, 1_000 + SETTLE + 2)
+    assert not hw.gathering and hw.old is None
+    assert s1.host == 1
+
+
+def test_gather_at_once_when_every_seat_has_resumed():
+    bed, hw = gathering()
+    up(hw, 2, 3, 4, now=1_000)
+    assert said(hw.advance(1_000)) == [("Sequence", "gather", "host_change", 0)]
+
+
+def test_no_gather_without_the_votes_of_q_connected_seats():
+    bed, hw = gathering()
+    up(hw, 2, 4, now=1_000)  # seat 3 voted but has not resumed
+    assert hw.advance(1_000 + SETTLE) == []
+    assert hw.advance(1_000 + TRY - 1) == []
+    hw.seat_up(3, 1_000 + TRY - 1)
+    assert said(hw.advance(1_000 + TRY - 1)) == [("Sequence", "gather", "host_change", 0)]
+
+
+def test_no_gather_with_one_vote_fewer():
+    bed, hw = gathering(voters=(2,))
+    up(hw, 2, 3, 4, now=1_000)
+    assert hw.advance(1_000 + SETTLE) == []
+    assert hw.quorum_at is None
+    hw.vote(3, frame(bed, 3, "depose", 0))
+    assert said(hw.advance(1_100 + SETTLE)) == [("Sequence", "gather", "host_change", 0)]
+
+
+def test_no_gather_while_a_seat_forwards_records():
+    bed, hw = gathering()
+    up(hw, 2, 3, 4, now=1_000)
+    hw.forwarding_from(4, True)  # even one whose vote it does not use
+    assert hw.advance(1_000 + SETTLE) == []
+    hw.forwarding_from(4, False)
+    assert said(hw.advance(1_000 + SETTLE)) == [("Sequence", "gather", "host_change", 0)]
+
+
+def test_a_forwarding_seat_that_drops_stops_forwarding():
+    bed, hw = gathering(voters=(2, 3, 4))
+    up(hw, 2, 3, 4, now=1_000)
+    hw.forwarding_from(4, True)
+    hw.seat_down(4, 1_100)
+    assert said(hw.advance(1_100)) == [("Broadcast", "dropped", "dropped", 4, GRACE)]
+    assert said(hw.advance(1_100 + SETTLE)) == [("Sequence", "gather", "host_change", 0)]
+
+
+def test_stale_votes_and_the_old_hosts_do_not_gather():
+    bed = Bed.opened((True,) * 5)
+    tally = Tally()
+    tally.add("depose", 0, bed.sessions[2].vote("depose", 0))
+    tally.add("depose", 0, bed.sessions[0].vote("depose", 0))  # the old host never votes
+    bed.accept(0)  # a record the old host signed after seat 2's vote
+    tally.add("depose", 0, bed.sessions[3].vote("depose", 0))
+    hw = bed.host_watch(1_000, seat=1, old=0, tally=tally)
+    up(hw, 2, 3, 4, now=1_000)
+    assert hw.advance(1_000 + SETTLE) == []
+    hw.vote(2, frame(bed, 2, "depose", 0))  # seat 2 votes again at this chain
+    out = hw.advance(1_000 + SETTLE)
+    assert [v["seat"] for v in out[0].body["votes"]] == [1, 2, 3]
+
+
+def test_the_old_hosts_vote_never_counts():
+    bed = Bed.opened((True,) * 5)
+    bed.accept(0)
+    tally = Tally()
+    for v in (0, 3):  # the old host's own vote, fresh
+        tally.add("depose", 0, bed.sessions[v].vote("depose", 0))
+    hw = bed.host_watch(1_000, seat=1, old=0, tally=tally)
+    up(hw, 0, 2, 3, 4, now=1_000)  # the old host resumed here as a seat
+    assert hw.advance(1_000 + SETTLE) == []
+
+
+def test_another_seats_host_change_does_not_end_the_gathering():
+    bed, hw = gathering(voters=(1, 3, 4))
+    s2 = bed.sessions[2]
+    votes = [bed.sessions[v].vote("depose", 0) for v in (2, 3, 4)]
+    env = s2.sign_again([s2.votes_body("depose", 0, votes)])[0]
+    seq = Sequencer(identity_for(bed.t.seeds[2]), bed.t.game, 2, records=bed.records)
+    rec = seq.submit(env, 2, 5)
+    for s in bed.sessions:
+        s.receive(rec, rec["t"])
+    hw.record(rec, 1_100)
+    assert bed.sessions[1].host == 2
+    assert hw.gathering
+
+
+def test_step_back_try_ms_after_taking_over():
+    bed, hw = gathering(voters=())
+    assert hw.deadline() == 1_000 + TRY
+    assert hw.advance(1_000 + TRY - 1) == []
+    out = hw.advance(1_000 + TRY)
+    assert said(out) == [("StepBack", "step-back")]
+    assert hw.stepped_back
+    assert hw.advance(1_000 + TRY + 1) == [] and hw.deadline() is None
+
+
+def test_gathering_takes_no_tally_and_no_absence():
+    bed, hw = gathering(voters=())
+    hw.vote(2, frame(bed, 2, "abandon", None))
+    hw.vote(3, frame(bed, 3, "abandon", None))
+    hw.vote(4, frame(bed, 4, "abandon", None))
+    assert hw.advance(1_000 + TRY - 1) == []

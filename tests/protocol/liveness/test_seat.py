@@ -1,0 +1,856 @@
+"""A seat's liveness machine (PROTOCOL.md 7.5, 7.6; liveness/seat.py), each rule at its
+boundary: one millisecond before, no action; at the limit, the action.
+
+The tables are real (:mod:`tests.protocol.liveness`): at the accepts, after the table record
+and two accepts, the table waits on the third seat, and the limit of that wait is
+``turn_ms + 2 ms * (3 records + 1 accept owed)``.
+"""
+
+from __future__ import annotations
+
+from dernier_p2p.protocol.envelope import sign_envelope
+from dernier_p2p.protocol.liveness import actions as act
+from dernier_p2p.protocol.liveness.seat import ENDED, FAILOVER, HOSTING, LOOKING, PLAY
+from dernier_p2p.protocol.local import identity_for
+from dernier_p2p.protocol.sequencer import Sequencer
+from tests.protocol.liveness import (
+    ANSWER,
+    FIRST_TRY,
+    GONE,
+    GRACE,
+    PLAIN,
+    PROBE_EVERY,
+    STUCK,
+    TRY,
+    TURN,
+    URGE,
+    Bed,
+    budgets,
+    said,
+    vote_of,
+)
+
+ALL = (True, True, True)
+LIMIT = TURN + 2 * (3 * PLAIN + ANSWER)  # the wait on the last seat to accept, from 0
+CATCH_UP = 2 * 3 * PLAIN  # the catch-up budget at three records
+
+
+def accepting(watcher: int = 2, accepted: tuple[int, ...] = (0, 2), listen=ALL, now: int = 0,
+              **kw):
+    """A three-seat table at the accepts (``accepted`` in), and ``watcher``'s machine."""
+    bed = Bed.opened(listen)
+    bed.accept(*accepted)
+    return bed, bed.seat_watch(watcher, now, **kw)
+
+
+def vote(kind: str, target: int | None, rule: str | None = None) -> tuple:
+    return ("ToHost", rule or kind, kind, target)
+
+
+def probe(seat: int) -> tuple:
+    return ("Probe", "probe", seat)
+
+
+def failover_start(why: str, target: int, ms: int, have: int, *, me: int = 2) -> list[tuple]:
+    """What a seat that deposes its host for ``why`` (connected) does at once."""
+    out = [vote("depose", 0, why), ("CloseHost", why), ("Note", why, "failover", target, ms)]
+    if target != me:
+        out += [("Dial", "failover", target, have), ("Urge", "urge", target)]
+    return out
+
+
+# ---------------------------------------------------------------------- beats and silence
+def test_the_machine_sends_no_beats():
+    """Beats are the network code's (they go while the node checks a long shuffle)."""
+    bed, w = accepting(b=budgets(beat_ms=2_000, silence_ms=15_000))
+    assert w.deadline() == 15_000  # silence; no beat to wake for
+    for t in (1_999, 2_000, 4_000, 14_999):
+        assert said(w.advance(t)) == []
+
+
+def test_silence_closes_the_host_connection():
+    b = budgets(beat_ms=10**8, silence_ms=15_000)
+    bed, w = accepting(b=b)
+    w.heard(5_000)
+    w.heard(4_000)  # an older time does not move the clock back
+    assert w.deadline() == 20_000
+    assert said(w.advance(19_999)) == []
+    assert said(w.advance(20_000)) == [("CloseHost", "silent"),
+                                       ("Note", "reconnect", "host-lost", 0, GONE)]
+    assert not w.host_up
+    assert said(w.advance(20_000)) == [("Dial", "reconnect", 0, 2)]
+
+
+# ---------------------------------------------------------------------- reconnect
+def test_reconnect_dials_and_backs_off_to_retry_ms():
+    bed, w = accepting(connected=False)
+    assert said(w.advance(0)) == [("Dial", "reconnect", 0, 2)]  # have: its last record
+    assert said(w.advance(1)) == []  # a dial is under way
+    t = 10
+    for pause in (50, 100, 200, 250, 250, 250):
+        w.dial_failed(0, t)
+        assert w.deadline() == t + pause
+        assert said(w.advance(t + pause - 1)) == []
+        assert said(w.advance(t + pause)) == [("Dial", "reconnect", 0, 2)]
+        t += pause
+    w.connected(0, t)
+    assert said(w.advance(t)) == [("Note", "reconnect", "reconnected", 0, 0)]
+    assert w.host_up and w.down_since is None
+    w.disconnected(t + 100, "reset")
+    assert said(w.advance(t + 100)) == [("Note", "reconnect", "host-lost", 0, GONE),
+                                        ("Dial", "reconnect", 0, 2)]
+    w.dial_failed(0, t + 120)
+    assert w.deadline() == t + 170  # the pause starts again at 50 after a resume
+
+
+def test_retry_ms_caps_the_pause():
+    bed, w = accepting(connected=False, b=budgets(retry_ms=80))
+    w.advance(0)
+    t = 0
+    for pause in (50, 80, 80):
+        w.dial_failed(0, t)
+        assert w.deadline() == t + pause
+        t += pause
+
+
+def test_a_second_disconnect_changes_nothing():
+    bed, w = accepting()
+    w.disconnected(100)
+    w.advance(100)
+    w.disconnected(900)
+    assert w.down_since == 100
+    assert said(w.advance(900)) == []
+
+
+# ---------------------------------------------------------------------- gone, two seats
+def test_gone_votes_depose_and_fails_over_in_rounds():
+    bed, w = accepting()
+    w.disconnected(1_000)
+    assert said(w.advance(1_000)) == [("Note", "reconnect", "host-lost", 0, GONE),
+                                      ("Dial", "reconnect", 0, 2)]
+    assert w.deadline() == 1_000 + GONE
+    assert said(w.advance(1_000 + GONE - 1)) == []
+    t0 = 1_000 + GONE
+    out = w.advance(t0)
+    assert said(out) == [("Note", "gone", "failover", 1, TRY), ("Dial", "failover", 1, 2),
+                         ("Urge", "urge", 1)]
+    assert w.phase == FAILOVER and w.deposing == 0 and w.decided
+    assert w.round == [1, 2, 0]  # the candidates, then the old host
+    vote_of(bed.sessions[2], out[2].frame, "depose", 0, 2)
+    assert out[2].frame["vote"]["after"] == 2  # the last record the host signed
+    # urged every urge_ms; a failed dial retried after 50 ms
+    assert w.deadline() == t0 + URGE
+    assert said(w.advance(t0 + URGE - 1)) == []
+    assert said(w.advance(t0 + URGE)) == [("Urge", "urge", 1)]
+    w.dial_failed(1, t0 + URGE + 10)
+    assert w.deadline() == t0 + URGE + 60
+    assert said(w.advance(t0 + URGE + 59)) == []
+    assert said(w.advance(t0 + URGE + 60)) == [("Dial", "failover", 1, 2)]
+    # the next candidate is this seat itself: it waits for the others' votes
+    assert said(w.advance(t0 + TRY - 1)) == [("Urge", "urge", 1)]
+    assert said(w.advance(t0 + TRY)) == []
+    assert w.round[w.k] == 2
+    assert w.deadline() == t0 + 2 * TRY
+    # then the old host, once (no urge: it is the one deposed)
+    assert said(w.advance(t0 + 2 * TRY)) == [("Note", "failover", "trying", 0, TRY),
+                                             ("Dial", "failover", 0, 2)]
+    assert said(w.advance(t0 + 3 * TRY - 1)) == []
+    # and round again
+    assert said(w.advance(t0 + 3 * TRY)) == [("Note", "failover", "trying", 1, TRY),
+                                             ("Dial", "failover", 1, 2), ("Urge", "urge", 1)]
+
+
+def test_gone_at_the_first_candidate_itself():
+    bed, w = accepting(watcher=1, accepted=(0, 1))
+    w.disconnected(0)
+    w.advance(0)
+    assert said(w.advance(GONE)) == [("Note", "gone", "failover", 1, TRY)]
+    assert said(w.advance(GONE + TRY - 1)) == []
+    assert said(w.advance(GONE + TRY)) == [("Note", "failover", "trying", 2, TRY),
+                                           ("Dial", "failover", 2, 2), ("Urge", "urge", 2)]
+
+
+def test_failover_ends_stuck_after_stuck_ms():
+    bed, w = accepting()
+    w.disconnected(0)
+    w.advance(0)
+    w.advance(GONE)
+    t = GONE
+    while t + URGE < GONE + STUCK:
+        t += URGE
+        assert not any(isinstance(a, act.End) for a in w.advance(t))
+    assert said(w.advance(GONE + STUCK - 1)) in ([], [("Urge", "urge", 1)])
+    assert said(w.advance(GONE + STUCK)) == [("End", "stuck")]
+    assert w.phase == ENDED and w.ended
+    assert w.advance(GONE + STUCK + 1) == [] and w.deadline() is None
+
+
+def test_a_resume_within_gone_ms_keeps_the_host():
+    bed, w = accepting()
+    w.disconnected(1_000)
+    w.advance(1_000)
+    w.connected(0, 1_000 + GONE - 1)
+    assert said(w.advance(1_000 + GONE)) == [("Note", "reconnect", "reconnected", 0, 0)]
+    assert w.phase == PLAY
+
+
+def test_two_seats_end_after_two_graces():
+    bed = Bed.opened((True, True))
+    bed.accept(0)
+    w = bed.seat_watch(1)
+    w.disconnected(1_000)
+    assert said(w.advance(1_000)) == [("Note", "reconnect", "host-lost", 0, 2 * GRACE),
+                                      ("Dial", "reconnect", 0, 1)]
+    assert said(w.advance(1_000 + GONE)) == []  # no deposing at two seats
+    assert w.deadline() == 1_000 + 2 * GRACE
+    assert said(w.advance(1_000 + 2 * GRACE - 1)) == []
+    assert said(w.advance(1_000 + 2 * GRACE)) == [("End", "two-seats")]
+    assert w.phase == ENDED and w.ended
+    assert w.advance(10**7) == [] and w.deadline() is None
+
+
+def test_no_candidate_ends_like_two_seats():
+    bed, w = accepting(listen=(True, False, False))
+    assert bed.sessions[2].chain.candidates() == []
+    w.disconnected(0)
+    w.advance(0)
+    assert said(w.advance(GONE)) == []
+    assert said(w.advance(2 * GRACE - 1)) == []
+    assert said(w.advance(2 * GRACE)) == [("End", "two-seats")]
+    assert w.phase == ENDED and w.ended
+
+
+# ---------------------------------------------------------------------- timeout and probes
+def test_timeout_votes_at_the_limit_after_a_probe_that_shows_nothing():
+    bed, w = accepting()
+    assert w.waits.ends(1) == LIMIT
+    assert w.deadline() == LIMIT
+    assert said(w.advance(LIMIT - 1)) == []
+    assert said(w.advance(LIMIT)) == [probe(1)]
+    assert said(w.advance(LIMIT + 10)) == []  # the probe is under way
+    w.probe_answer(1, (2, []), LIMIT + 30)
+    out = w.advance(LIMIT + 30)
+    assert said(out) == [vote("timeout", 1)]
+    v = vote_of(bed.sessions[2], out[0].frame, "timeout", 1, 2)
+    assert v["after"] == bed.sessions[2].chain.vote_since("timeout", 1) == -1
+    # once per ``after``
+    assert said(w.advance(LIMIT + 5_000)) == []
+
+
+def test_a_probe_answer_before_the_limit_does_not_count():
+    bed, w = accepting()
+    w.probe_answer(1, (2, []), LIMIT - 1)
+    assert said(w.advance(LIMIT)) == [probe(1)]
+    w.probe_answer(1, (2, []), LIMIT)
+    assert said(w.advance(LIMIT)) == [vote("timeout", 1)]
+
+
+def test_no_answer_counts_as_showing_nothing():
+    bed, w = accepting()
+    w.advance(LIMIT)
+    w.probe_answer(1, None, LIMIT + 5_000)
+    assert said(w.advance(LIMIT + 5_000)) == [vote("timeout", 1)]
+
+
+def test_a_seat_is_probed_at_most_every_probe_every_ms():
+    bed, w = accepting()
+    assert said(w.advance(LIMIT)) == [probe(1)]
+    w.probe_answer(1, (2, []), LIMIT - 1)  # (an answer stamped before the limit: no count)
+    assert said(w.advance(LIMIT + PROBE_EVERY - 1)) == []
+    assert w.deadline() == LIMIT + PROBE_EVERY
+    assert said(w.advance(LIMIT + PROBE_EVERY)) == [probe(1)]
+
+
+def test_without_an_address_the_vote_needs_no_probe():
+    bed, w = accepting(listen=(True, False, True))
+    assert said(w.advance(LIMIT - 1)) == []
+    assert said(w.advance(LIMIT)) == [vote("timeout", 1)]
+
+
+def test_never_a_timeout_of_a_seat_reported_dropped():
+    bed, w = accepting(listen=(True, False, True), b=budgets(censor_ms=10**6))  # never stuck
+    w.status(1, "dropped", 100)
+    assert said(w.advance(100 + GRACE - 1)) == []
+    assert said(w.advance(100 + GRACE)) == [vote("left", 1)]  # no address: no probe
+    assert said(w.advance(LIMIT)) == []
+    assert said(w.advance(LIMIT + 10_000)) == []
+    # it comes back: its wait restarts with the catch-up budget (3 records)
+    w.status(1, "back", LIMIT + 20_000)
+    assert w.waits.ends(1) == LIMIT + 20_000 + LIMIT + CATCH_UP
+    assert said(w.advance(LIMIT + 20_000 + LIMIT + CATCH_UP - 1)) == []
+    assert said(w.advance(LIMIT + 20_000 + LIMIT + CATCH_UP)) == [vote("timeout", 1)]
+
+
+def test_a_back_restarts_the_wait_once_per_wait():
+    bed, w = accepting(listen=(True, False, True))
+    w.status(1, "dropped", 100)
+    w.status(1, "back", 200)
+    assert w.waits.started(1) == 200
+    w.status(1, "dropped", 300)
+    w.status(1, "back", 400)  # the same wait: no second restart
+    assert w.waits.started(1) == 200
+    assert said(w.advance(200 + LIMIT + CATCH_UP - 1)) == []
+    assert said(w.advance(200 + LIMIT + CATCH_UP)) == [vote("timeout", 1)]
+
+
+def test_a_back_of_a_seat_not_reported_dropped_is_nothing():
+    bed, w = accepting()
+    w.status(1, "back", 500)
+    assert w.waits.started(1) == 0
+
+
+def test_reports_about_itself_or_no_seat_are_ignored():
+    bed, w = accepting()
+    w.status(2, "dropped", 10)
+    w.status(3, "dropped", 10)
+    w.status(-1, "dropped", 10)
+    assert w.drops.seats == []
+
+
+def test_a_probe_showing_a_valid_envelope_passes_it_on_and_votes_nothing():
+    bed, w = accepting()
+    env = bed.take(1, "accept")
+    assert said(w.advance(LIMIT)) == [probe(1)]
+    other = bed.sessions[2].chat("mine")  # another seat's envelope in the answer: not its
+    w.probe_answer(1, (0, [other, env]), LIMIT + 40)
+    out = w.advance(LIMIT + 40)
+    assert said(out) == [("ToHost", "pass-on", "pass", None)]
+    assert out[0].frame == {"k": "pass", "env": env}
+    assert w.delivered.pending_of(1) == [env]
+    assert said(w.advance(LIMIT + 5_000)) == []  # delivered and not sequenced: no vote
+    # the host sequences it: forgotten; the table waits on the coin now
+    rec = bed.put(env)
+    w.record(rec, LIMIT + 6_000)
+    assert len(w.delivered) == 0
+    assert w.waits.started(1) == LIMIT + 6_000
+
+
+def test_a_probe_showing_an_envelope_the_host_would_refuse_is_showing_nothing():
+    bed, w = accepting()
+    env = bed.take(1, "accept")
+    bad = dict(env, sig=bytes(64))
+    w.advance(LIMIT)
+    w.probe_answer(1, (0, [bad]), LIMIT + 40)
+    assert said(w.advance(LIMIT + 40)) == [vote("timeout", 1)]
+    assert len(w.delivered) == 0
+
+
+def test_a_shown_envelope_is_judged_by_the_judge():
+    bed, w = accepting(judge=lambda env: False)
+    env = bed.take(1, "accept")
+    w.advance(LIMIT)
+    w.probe_answer(1, (0, [env]), LIMIT + 40)
+    assert said(w.advance(LIMIT + 40)) == [vote("timeout", 1)]
+
+
+def test_no_timeout_while_its_own_delivery_of_that_seat_is_unsequenced():
+    bed, w = accepting(b=budgets(censor_ms=10**6))  # (no censorship in sight either)
+    env = bed.take(1, "accept")
+    w.probe_answer(1, (0, [env]), 1_000)  # shown early (a drop's probe, say)
+    assert said(w.advance(1_000)) == [("ToHost", "pass-on", "pass", None)]
+    assert said(w.advance(LIMIT)) == []
+    assert said(w.advance(LIMIT + 5_000)) == []
+
+
+# ---------------------------------------------------------------------- left
+def test_left_after_grace_with_a_probe_that_got_no_answer():
+    bed, w = accepting()
+    w.status(1, "dropped", 1_000)
+    w.status(1, "dropped", 2_000)  # the first report counts
+    assert w.deadline() == 1_000 + GRACE
+    assert said(w.advance(1_000 + GRACE - 1)) == []
+    assert said(w.advance(1_000 + GRACE)) == [probe(1)]
+    w.probe_answer(1, None, 1_000 + GRACE + 5_000)
+    out = w.advance(1_000 + GRACE + 5_000)
+    assert said(out) == [vote("left", 1)]
+    vote_of(bed.sessions[2], out[0].frame, "left", 1, 2)
+    assert said(w.advance(1_000 + GRACE + 9_000)) == []  # once per after
+
+
+def test_a_missed_answer_before_the_grace_ends_does_not_count():
+    bed, w = accepting()
+    w.status(1, "dropped", 1_000)
+    w.probe_answer(1, None, 1_000 + GRACE - 1)
+    assert said(w.advance(1_000 + GRACE)) == [probe(1)]
+    w.probe_answer(1, None, 1_000 + GRACE)
+    assert said(w.advance(1_000 + GRACE)) == [vote("left", 1)]
+
+
+def test_a_probe_answered_restarts_the_grace():
+    bed, w = accepting()
+    w.status(1, "dropped", 1_000)
+    w.advance(1_000 + GRACE)
+    w.probe_answer(1, (2, []), 1_000 + GRACE + 100)
+    t = 1_000 + GRACE + 100
+    w.advance(t + PROBE_EVERY)
+    assert w.deadline() == t + GRACE  # the grace counts from the answer
+    assert said(w.advance(t + GRACE - 1)) == []
+    assert said(w.advance(t + GRACE)) == [probe(1)]
+    w.probe_answer(1, None, t + GRACE)
+    assert said(w.advance(t + GRACE)) == [vote("left", 1)]
+
+
+def test_a_record_of_the_seat_ends_its_drop():
+    bed, w = accepting()
+    w.status(1, "dropped", 1_000)
+    rec = bed.put(bed.take(1, "accept"))
+    w.record(rec, 2_000)
+    assert w.drops.seats == []
+    assert said(w.advance(1_000 + GRACE)) == []
+
+
+def test_no_left_about_the_host_or_itself():
+    bed, w = accepting(listen=(False, False, True))
+    w.status(0, "dropped", 0)
+    assert said(w.advance(GRACE)) == []
+
+
+# ---------------------------------------------------------------------- the host's own seat
+def test_the_host_is_voted_timeout_at_its_limit_without_a_probe_then_deposed():
+    bed, w = accepting(accepted=(1, 2))  # the table waits on the host's accept
+    assert w.waits.awaited == [0]
+    assert said(w.advance(LIMIT - 1)) == []
+    out = w.advance(LIMIT)
+    assert said(out) == [vote("timeout", 0)]
+    vote_of(bed.sessions[2], out[0].frame, "timeout", 0, 2)
+    assert w.deadline() == LIMIT + GRACE
+    assert said(w.advance(LIMIT + GRACE - 1)) == []
+    out = w.advance(LIMIT + GRACE)
+    assert said(out) == failover_start("host-late", 1, FIRST_TRY, 2)
+    vote_of(bed.sessions[2], out[0].frame, "depose", 0, 2)
+    assert not w.host_up and w.phase == FAILOVER
+    assert w.target_for == FIRST_TRY
+
+
+def test_after_host_late_the_first_candidate_is_tried_longer():
+    b = budgets(grace_ms=30_000)  # stuck_ms above the first try
+    bed, w = accepting(accepted=(1, 2), b=b)
+    t0 = LIMIT + 30_000
+    w.advance(LIMIT)
+    assert said(w.advance(t0))[:3] == failover_start("host-late", 1, FIRST_TRY, 2)[:3]
+    t = t0
+    while t + URGE < t0 + FIRST_TRY:
+        t += URGE
+        assert said(w.advance(t)) == [("Urge", "urge", 1)]
+    assert said(w.advance(t0 + FIRST_TRY - 1)) in ([], [("Urge", "urge", 1)])
+    assert said(w.advance(t0 + FIRST_TRY)) == []  # the next is this seat itself
+    assert w.round[w.k] == 2 and w.target_for == TRY
+
+
+def test_at_two_seats_the_host_seat_is_never_voted_or_deposed():
+    bed = Bed.opened((True, True))
+    bed.accept(1)
+    w = bed.seat_watch(1)
+    assert w.waits.awaited == [0]
+    assert said(w.advance(LIMIT + GRACE + 10)) == []
+
+
+def test_a_host_without_candidates_is_voted_but_not_deposed():
+    bed, w = accepting(accepted=(1, 2), listen=(True, False, False))
+    assert said(w.advance(LIMIT)) == [vote("timeout", 0)]
+    assert said(w.advance(LIMIT + GRACE)) == []
+    assert w.phase == PLAY and w.host_up
+
+
+# ---------------------------------------------------------------------- censored
+def test_censored_when_the_host_idles_on_its_own_envelope():
+    bed, w = accepting(accepted=(0, 1))  # the table waits on this seat's accept
+    env = bed.take(2, "accept")
+    w.sent_env(env, 100)
+    chat = bed.put(bed.sessions[0].chat("busy?"))  # a chat: the host is not busy
+    w.record(chat, 5_000)
+    assert w.deadline() == 100 + 10_000
+    assert said(w.advance(100 + 10_000 - 1)) == []
+    out = w.advance(100 + 10_000)
+    assert said(out) == failover_start("censored", 1, FIRST_TRY, 3)
+    vote_of(bed.sessions[2], out[0].frame, "depose", 0, 2)
+
+
+def test_no_censorship_of_an_envelope_the_host_would_refuse():
+    bed, w = accepting(accepted=(0, 1), judge=lambda env: False)
+    w.sent_env(bed.take(2, "accept"), 100)
+    assert said(w.advance(30_000)) == []
+
+
+def test_a_resume_sends_again_and_restarts_the_clock():
+    bed, w = accepting(accepted=(0, 1))
+    w.sent_env(bed.take(2, "accept"), 100)
+    w.disconnected(3_000)
+    w.connected(0, 3_100)
+    assert said(w.advance(3_100)) == [("Note", "reconnect", "host-lost", 0, GONE),
+                                      ("Note", "reconnect", "reconnected", 0, 0)]
+    assert said(w.advance(3_100 + 10_000 - 1)) == []
+    assert said(w.advance(3_100 + 10_000))[0] == vote("depose", 0, "censored")
+
+
+def test_no_censorship_at_two_seats():
+    bed = Bed.opened((True, True))
+    bed.accept(0)
+    w = bed.seat_watch(1)
+    w.sent_env(bed.take(1, "accept"), 0)
+    assert said(w.advance(30_000)) == []
+
+
+def test_censored_when_the_host_sequences_two_m_newer_envelopes():
+    bed = Bed.dealt()
+    w = bed.seat_watch(2)
+    assert w.waits.awaited == [1]  # not this seat
+    resign = bed.sessions[2].resign()
+    w.sent_env(resign, 0)
+    t = 1_000
+    for seat in (0, 1, 0, 1, 0, 1):  # the first echoes the resign's head: not newer
+        w.record(bed.put(bed.sessions[seat].ack()), t)
+        t += 1_000
+    assert said(w.advance(10_000)) == []  # five newer
+    w.record(bed.put(bed.sessions[0].ack()), 10_000)
+    assert said(w.advance(10_000)) == failover_start("censored", 1, FIRST_TRY, 58)
+
+
+# ---------------------------------------------------------------------- abandon and stuck
+def test_abandon_at_stuck_ms_then_stuck_grace_later():
+    bed, w = accepting(accepted=(0, 1))  # only this seat is awaited
+    chat = bed.put(bed.sessions[1].chat("anyone?"))
+    w.record(chat, 20_000)  # a chat is no progress
+    assert said(w.advance(LIMIT)) == []  # (its own wait ran out: nothing to do)
+    assert w.deadline() == STUCK
+    assert said(w.advance(STUCK - 1)) == []
+    out = w.advance(STUCK)
+    assert said(out) == [vote("abandon", None)]
+    v = vote_of(bed.sessions[2], out[0].frame, "abandon", None, 2)
+    assert v["after"] == 2  # the last record but the chat
+    assert w.deadline() == STUCK + GRACE
+    assert said(w.advance(STUCK + GRACE - 1)) == []
+    assert said(w.advance(STUCK + GRACE)) == [("End", "stuck")]
+    assert w.phase == ENDED and w.deadline() is None
+
+
+def test_progress_restarts_the_stuck_clock():
+    bed, w = accepting(accepted=(0, 1))
+    rec = bed.put(bed.take(2, "accept"))
+    w.record(rec, 30_000)
+    out = said(w.advance(STUCK))
+    assert vote("abandon", None) not in out
+    assert w.last_progress == 30_000
+
+
+def test_progress_after_the_abandon_vote_cancels_the_end():
+    bed, w = accepting(accepted=(0, 1))
+    w.advance(STUCK)
+    rec = bed.put(bed.take(2, "accept"))
+    w.record(rec, STUCK + 100)
+    assert w.abandon_at is None
+    assert ("End", "stuck") not in said(w.advance(STUCK + GRACE))
+
+
+def test_no_abandon_while_the_host_connection_is_down():
+    bed, w = accepting(accepted=(0, 1), listen=(True, False, False))
+    w.disconnected(STUCK - 10)
+    assert vote("abandon", None) not in said(w.advance(STUCK))
+
+
+# ---------------------------------------------------------------------- take-over
+def candidate(vote_at: int | None, down_at: int = 4_000):
+    """Seat 1 (the first candidate); seat 2's depose vote comes over a link at ``vote_at``;
+    seat 1 loses the host at ``down_at`` and votes itself ``GONE`` later."""
+    bed, w = accepting(watcher=1, accepted=(0, 1))
+    if vote_at is not None:
+        w.link_vote(2, bed.sessions[2].vote("depose", 0), vote_at)
+    w.disconnected(down_at)
+    w.advance(down_at)
+    return bed, w
+
+
+def test_take_over_with_its_own_vote_and_one_within_try_ms():
+    bed, w = candidate(vote_at=4_000 + GONE - TRY)
+    out = w.advance(4_000 + GONE)
+    assert said(out) == [("Note", "gone", "failover", 1, TRY), ("TakeOver", "take-over", 0)]
+    assert w.phase == HOSTING
+    assert w.advance(4_000 + GONE + 1) == [] and w.deadline() is None
+
+
+def test_no_take_over_with_a_vote_older_than_try_ms():
+    bed, w = candidate(vote_at=4_000 + GONE - TRY - 1)
+    assert said(w.advance(4_000 + GONE)) == [("Note", "gone", "failover", 1, TRY)]
+    assert w.phase == FAILOVER
+
+
+def test_no_take_over_before_it_voted_itself():
+    bed, w = candidate(vote_at=None, down_at=10**6)
+    w.link_vote(2, bed.sessions[2].vote("depose", 0), 100)
+    assert said(w.advance(100)) == []  # one vote: q(3) is 2
+    bed, w = candidate(vote_at=None)
+    assert said(w.advance(4_000 + GONE)) == [("Note", "gone", "failover", 1, TRY)]
+    w.link_vote(2, bed.sessions[2].vote("depose", 0), 4_000 + GONE + 500)
+    assert said(w.advance(4_000 + GONE + 500)) == [("TakeOver", "take-over", 0)]
+
+
+def test_the_hosts_own_link_vote_does_not_count():
+    bed, w = candidate(vote_at=None)
+    w.link_vote(0, bed.sessions[0].vote("depose", 0), 4_000 + GONE)
+    assert said(w.advance(4_000 + GONE)) == [("Note", "gone", "failover", 1, TRY)]
+
+
+def test_a_seat_that_is_no_candidate_never_takes_over():
+    bed, w = accepting(watcher=2, accepted=(0, 2), listen=(True, True, False))
+    w.link_vote(1, bed.sessions[1].vote("depose", 0), 0)
+    w.disconnected(0)
+    w.advance(0)
+    assert said(w.advance(GONE)) == [("Note", "gone", "failover", 1, TRY),
+                                     ("Dial", "failover", 1, 2), ("Urge", "urge", 1)]
+
+
+def test_at_four_seats_one_vote_short_is_no_take_over():
+    bed = Bed.opened((True, True, True, True))
+    bed.accept(0, 1)
+    w = bed.seat_watch(1)
+    w.disconnected(0)
+    w.advance(0)
+    w.link_vote(2, bed.sessions[2].vote("depose", 0), 100)
+    assert said(w.advance(GONE)) == [("Note", "gone", "failover", 1, TRY)]  # 2 of q(4) = 3
+    w.link_vote(3, bed.sessions[3].vote("depose", 0), GONE + 10)
+    assert said(w.advance(GONE + 10)) == [("TakeOver", "take-over", 0)]
+
+
+def test_step_back_goes_on_with_the_next_candidate():
+    bed, w = candidate(vote_at=None)
+    w.advance(4_000 + GONE)
+    t = 4_000 + GONE + 500
+    w.link_vote(2, bed.sessions[2].vote("depose", 0), t)
+    assert said(w.advance(t)) == [("TakeOver", "take-over", 0)]
+    w.stepped_back(t + TRY)  # the host machine steps back try_ms after taking over
+    assert w.phase == FAILOVER
+    out = w.advance(t + TRY)
+    assert said(out) == [("Note", "failover", "trying", 2, TRY), ("Note", "step-back",
+                                                                    "step-back", 1, 0),
+                         ("Dial", "failover", 2, 2), ("Urge", "urge", 2)]
+    vote_of(bed.sessions[1], out[3].frame, "depose", 0, 1)
+    # a seat still trying it urges again: that is a new quorum trying it now
+    w.link_vote(2, bed.sessions[2].vote("depose", 0), t + TRY + 100)
+    assert said(w.advance(t + TRY + 100)) == [("TakeOver", "take-over", 0)]
+
+
+# ---------------------------------------------------------------------- look, connected
+def test_look_dials_the_candidates_with_have_minus_one():
+    bed, w = accepting()
+    w.look(1_000)
+    assert w.phase == LOOKING
+    assert said(w.advance(1_000)) == [("Note", "lost-table", "looking", None, STUCK),
+                                      ("Dial", "failover", 1, -1)]
+    assert said(w.advance(1_000 + TRY - 1)) == []
+    assert said(w.advance(1_000 + TRY)) == [("Note", "failover", "trying", 1, TRY),
+                                            ("Dial", "failover", 1, -1)]
+    w.connected(1, 1_000 + TRY + 10)
+    assert w.phase == PLAY and not w.rebuild_from
+    assert said(w.advance(1_000 + TRY + 10)) == [("Note", "lost-table", "new-host", 1, 0)]
+
+
+def test_look_with_a_first_seat_and_its_end():
+    bed, w = accepting(watcher=0, accepted=(1, 2))
+    w.look(0, first=2)
+    assert w.round == [2, 1]
+    assert said(w.advance(0))[1] == ("Dial", "failover", 2, -1)
+    assert w.deadline() == TRY
+    t = 0
+    while t + TRY < STUCK:
+        t += TRY
+        target = w.round[(t // TRY) % 2]
+        assert said(w.advance(t)) == [("Note", "failover", "trying", target, TRY),
+                                      ("Dial", "failover", target, -1)]
+    assert w.deadline() == STUCK  # before the next target
+    assert said(w.advance(STUCK - 1)) == []
+    assert said(w.advance(STUCK)) == [("End", "stuck")]
+    assert w.phase == ENDED and w.ended
+
+
+def test_a_resume_with_the_new_host_sends_the_depose_vote_there():
+    bed, w = accepting()
+    w.disconnected(0)
+    w.advance(0)
+    w.advance(GONE)
+    w.connected(1, GONE + 100)
+    out = w.advance(GONE + 100)
+    assert said(out) == [("Note", "failover", "new-host", 1, 0), vote("depose", 0, "failover")]
+    assert w.phase == PLAY and w.deposing == 0
+    assert said(w.advance(GONE + 200)) == []  # once per after
+
+
+def test_a_resume_with_the_old_host_ends_the_failover():
+    bed, w = accepting()
+    w.disconnected(0)
+    w.advance(0)
+    w.advance(GONE)
+    w.connected(0, GONE + 100)
+    assert said(w.advance(GONE + 100)) == [("Note", "reconnect", "reconnected", 0, 0)]
+    assert w.phase == PLAY and w.deposing is None and not w.decided
+
+
+# ---------------------------------------------------------------------- votes once per after
+def test_timeout_votes_once_per_after_and_again_after_a_timeout_record():
+    bed = Bed.dealt()
+    w = bed.seat_watch(2, b=budgets(censor_ms=10**6))  # never stuck
+    limit = w.waits.ends(1)
+    assert said(w.advance(limit - 1)) == []
+    assert said(w.advance(limit)) == [probe(1)]
+    w.probe_answer(1, None, limit)
+    out = w.advance(limit)
+    assert said(out) == [vote("timeout", 1)]
+    first = vote_of(bed.sessions[2], out[0].frame, "timeout", 1, 2)
+    assert said(w.advance(limit + 100_000)) == []
+    # the host sequences the time-out (seat 1 draws and passes); seat 2 plays; seat 1 again
+    t = limit + 100_500
+    timeout = bed.put(bed.absent("timeout", 1, [0, 2]))
+    recs = [timeout, *bed.flush()]
+    recs += [bed.put(bed.move(2)), *bed.flush()]
+    for rec in recs:
+        w.record(rec, t)
+    assert w.waits.awaited == [1]
+    limit = w.waits.ends(1)
+    assert limit - t == TURN + 2 * (w.waits.backlog(1) + ANSWER)
+    assert said(w.advance(limit - 1)) == []
+    assert said(w.advance(limit)) == [probe(1)]
+    w.probe_answer(1, (52, []), limit + 5)
+    out = w.advance(limit + 5)
+    assert said(out) == [vote("timeout", 1)]
+    again = vote_of(bed.sessions[2], out[0].frame, "timeout", 1, 2)
+    assert first["after"] < again["after"] == timeout["i"]
+    assert said(w.advance(limit + 6)) == []
+
+
+def test_deadline_is_none_once_the_match_is_over():
+    bed = Bed.dealt()
+    w = bed.seat_watch(2)
+    bed.put(bed.absent("timeout", 1, [0, 2]))
+    bed.sessions[2].no_contest = True  # (any end)
+    assert w.deadline() is None
+    assert w.advance(10**9) == []
+
+
+def test_an_envelope_of_another_game_in_a_probe_answer_is_not_passed():
+    bed, w = accepting()
+    env = bed.take(1, "accept")
+    forged = sign_envelope(identity_for(bed.t.seeds[1]), bytes(16), 1, 0, env["head"],
+                           env["body"])
+    w.advance(LIMIT)
+    w.probe_answer(1, (0, [forged]), LIMIT + 1)
+    assert said(w.advance(LIMIT + 1)) == [vote("timeout", 1)]
+
+
+def test_the_host_change_record_ends_the_failover():
+    bed, w = accepting()
+    w.disconnected(0)
+    w.advance(0)
+    w.advance(GONE)
+    w.connected(1, GONE + 100)  # resumed with the new host, gathering
+    w.advance(GONE + 100)
+    s1 = bed.sessions[1]
+    votes = [bed.sessions[v].vote("depose", 0) for v in (1, 2)]
+    env = s1.sign_again([s1.votes_body("depose", 0, votes)])[0]
+    seq = Sequencer(identity_for(bed.t.seeds[1]), bed.t.game, 1, records=bed.records)
+    rec = seq.submit(env, 1, 10)
+    for s in bed.sessions:
+        s.receive(rec, rec["t"])
+    w.link_vote(1, votes[0], GONE + 150)  # a vote about the old host, late
+    w.record(rec, GONE + 200)
+    assert bed.sessions[2].host == 1
+    assert w.deposing is None and not w.decided
+    assert w.urged == {} and w.tally.keys() == []
+    assert w.phase == PLAY
+    assert said(w.advance(GONE + 300)) == []
+    # the old host is a seat now: the table waits on it like any other
+    assert w.waits.awaited == [1]
+
+
+def test_forwarded_records_of_the_old_host_bring_a_new_depose_vote():
+    bed, w = accepting()
+    w.disconnected(0)
+    w.advance(0)
+    w.advance(GONE)
+    w.connected(1, GONE + 100)
+    first = w.advance(GONE + 100)[1]
+    assert first.frame["vote"]["after"] == 2
+    rec = bed.put(bed.take(1, "accept"))  # a record of the old host seat 2 lacked
+    w.record(rec, GONE + 200)
+    out = w.advance(GONE + 200)
+    assert said(out) == [vote("depose", 0, "failover")]
+    assert vote_of(bed.sessions[2], out[0].frame, "depose", 0, 2)["after"] == 3
+
+
+def test_losing_the_new_host_before_its_host_change_goes_on_with_the_next():
+    bed, w = accepting()
+    w.disconnected(0)
+    w.advance(0)
+    w.advance(GONE)
+    w.connected(1, GONE + 100)
+    w.advance(GONE + 100)
+    w.disconnected(GONE + 500)
+    assert w.phase == FAILOVER and w.round[w.k] == 2  # itself: the others' votes decide
+    assert said(w.advance(GONE + 500)) == []
+    assert said(w.advance(GONE + 500 + TRY)) == [("Note", "failover", "trying", 0, TRY),
+                                                 ("Dial", "failover", 0, 2)]
+
+
+def test_a_drop_outlives_other_seats_records():
+    bed, w = accepting(accepted=(0,))  # waits on seats 1 and 2
+    w.status(1, "dropped", 1_000)
+    rec = bed.put(bed.take(2, "accept"))
+    w.record(rec, 2_000)
+    assert w.drops.seats == [1]
+    assert said(w.advance(1_000 + GRACE)) == [probe(1)]
+
+
+def test_nothing_to_say_once_the_match_is_over():
+    bed, w = accepting()
+    bed.sessions[2].no_contest = True
+    w.disconnected(100)
+    assert w.advance(100) == []
+    assert w.deadline() is None
+
+
+def test_an_envelope_shown_while_the_host_is_away_is_no_timeout_and_not_passed():
+    bed, w = accepting(b=budgets(censor_ms=10**6))
+    env = bed.take(1, "accept")
+    assert said(w.advance(LIMIT)) == [probe(1)]
+    w.disconnected(LIMIT + 10)
+    w.probe_answer(1, (0, [env]), LIMIT + 20)
+    w.connected(0, LIMIT + 30)
+    assert said(w.advance(LIMIT + 30)) == [("Note", "reconnect", "host-lost", 0, GONE),
+                                           ("Note", "reconnect", "reconnected", 0, 0)]
+    assert len(w.delivered) == 0
+    assert said(w.advance(LIMIT + 5_000)) == []
+
+
+def test_look_while_connected_drops_the_connection_first():
+    bed, w = accepting()
+    assert w.host_up
+    w.look(100)
+    assert not w.host_up
+    assert said(w.advance(100))[1] == ("Dial", "failover", 1, -1)
+
+
+def test_look_without_candidates():
+    bed, w = accepting(watcher=0, accepted=(1, 2), listen=(True, False, False))
+    w.look(0)
+    assert w.round == []
+    assert said(w.advance(0)) == [("Note", "lost-table", "looking", None, STUCK)]
+    w.look(10, first=1)
+    assert w.round == [1]
+    assert said(w.advance(10))[1] == ("Dial", "failover", 1, -1)
+
+
+def test_a_report_about_another_seat_is_kept():
+    bed, w = accepting()
+    w.status(0, "dropped", 10)
+    w.status(1, "dropped", 11)
+    assert w.drops.seats == [0, 1]
+
+
+def test_votes_go_again_after_a_resume():
+    """A vote sent to a host may be lost with it: after every resume the votes go again."""
+    bed, w = accepting(listen=(True, False, True), b=budgets(censor_ms=10**6))
+    assert said(w.advance(LIMIT)) == [vote("timeout", 1)]
+    w.disconnected(LIMIT + 10)
+    w.connected(0, LIMIT + 20)
+    assert said(w.advance(LIMIT + 20)) == [("Note", "reconnect", "host-lost", 0, GONE),
+                                           ("Note", "reconnect", "reconnected", 0, 0),
+                                           vote("timeout", 1)]
+    assert said(w.advance(LIMIT + 30)) == []

@@ -1,0 +1,344 @@
+"""The clocks of waits and drops (PROTOCOL.md 7.5, 18, 18.2; liveness/waits.py).
+
+A wait on a seat starts when it becomes awaited; it restarts on the seat's progress records (not
+on its chats or acks), on a ``timeout`` of it, and once per wait when it comes back; its limit
+is ``turn_ms + unit_ms * (backlog + answer + catch-up)``, the backlog counted from the head the
+seat last echoed.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from dernier_p2p.protocol.liveness.budgets import Budgets, record_units
+from dernier_p2p.protocol.liveness.waits import Drops, Waits
+from tests.protocol.liveness import PLAIN as P
+from tests.protocol.liveness import Bed, units
+
+TURN = 1_000
+SHUFFLE = units("checking a record: `shuffle`", N=54)
+TK3 = units("checking a record: `tokens` carrying `k` tokens", k=3)
+M = units("answering: anything else (an accept, a coin message, a key commitment, a secret, "
+          "a move)")  # a move or an accept owed
+TABLE = {"type": "table"}
+ACCEPT = {"type": "accept", "table": b"t"}
+SHUF = {"type": "shuffle", "deck": [b"c"] * 54}
+TOKENS3 = {"type": "tokens", "tokens": [{}, {}, {}]}
+MOVE = {"type": "move", "move": "draw"}
+CHAT = {"type": "chat", "text": "hello"}
+ACK = {"type": "ack"}
+
+
+def waits(unit: int = 2) -> Waits:
+    return Waits(Budgets(TURN, 500, 4_000, unit_ms=unit), 54)
+
+
+def move_owed(*seats: int) -> dict[int, list[str]]:
+    return {s: ["move"] for s in seats}
+
+
+def started(unit: int = 2) -> Waits:
+    """Records 0 table, 1 accept of seat 1 (echoing 0), 2 shuffle of seat 0 (echoing 1),
+    3 tokens of seat 2 (echoing 2), after which the table waits on seat 1's move (at 1 000)."""
+    w = waits(unit)
+    w.on_record(0, 0, TABLE, -1, [], {}, 0)
+    w.on_record(1, 1, ACCEPT, 0, [], {}, 10)
+    w.on_record(2, 0, SHUF, 1, [], {}, 20)
+    w.on_record(3, 2, TOKENS3, 2, [1], move_owed(1), 1_000)
+    return w
+
+
+# ---------------------------------------------------------------------- start and limit
+def test_a_wait_starts_when_the_seat_becomes_awaited():
+    w = started()
+    assert w.awaited == [1]
+    assert w.started(1) == 1_000
+    assert w.total_units() == P + P + SHUFFLE + TK3
+    # backlog: records 1 .. 3 (seat 1 echoed record 0); answer: a move
+    assert w.backlog(1) == P + SHUFFLE + TK3
+    assert w.limit(1) == TURN + 2 * (P + SHUFFLE + TK3 + M)
+    end = 1_000 + TURN + 2 * (P + SHUFFLE + TK3 + M)
+    assert w.ends(1) == end
+    assert not w.late(1, end - 1)
+    assert w.late(1, end)
+    assert w.late(1, end + 1)
+    assert w.ends(1, 500) == end + 500
+    assert not w.late(1, end + 499, 500)
+    assert w.late(1, end + 500, 500)
+
+
+def test_the_unit_multiplies_the_work_only():
+    w = started(unit=3)
+    assert w.limit(1) == TURN + 3 * (P + SHUFFLE + TK3 + M)
+
+
+def test_a_seat_not_awaited_has_no_limit():
+    w = started()
+    for seat in (0, 2, 7):
+        assert w.limit(seat) is None
+        assert w.ends(seat) is None
+        assert w.started(seat) is None
+        assert w.backlog(seat) == 0
+        assert not w.late(seat, 10**9)
+
+
+def test_a_seat_that_never_echoed_owes_the_whole_backlog():
+    w = waits()
+    w.on_record(0, 0, TABLE, -1, [], {}, 0)
+    w.on_record(1, 0, SHUF, 0, [2], move_owed(2), 5)
+    assert w.backlog(2) == P + SHUFFLE  # records 0 and 1
+    assert w.limit(2) == TURN + 2 * (P + SHUFFLE + M)
+
+
+def test_the_backlog_runs_to_the_record_that_began_the_wait_only():
+    w = started()
+    w.on_record(4, 0, SHUF, 3, [1], move_owed(1), 1_100)  # not seat 1's: no restart
+    assert w.started(1) == 1_000
+    assert w.backlog(1) == P + SHUFFLE + TK3  # record 4 is not counted
+
+
+def test_an_ack_echoing_the_head_clears_the_backlog_but_does_not_restart():
+    w = started()
+    w.on_record(4, 1, ACK, 3, [1], move_owed(1), 1_500)
+    assert w.started(1) == 1_000
+    assert w.backlog(1) == 0
+    assert w.limit(1) == TURN + 2 * M
+    # an echo of an older head later does not bring the backlog back
+    w.on_record(5, 1, CHAT, 1, [1], move_owed(1), 1_600)
+    assert w.backlog(1) == 0
+    assert w.started(1) == 1_000
+
+
+def test_an_echo_one_short_of_the_start_leaves_that_record():
+    w = started()
+    w.on_record(4, 1, ACK, 2, [1], move_owed(1), 1_500)
+    assert w.backlog(1) == TK3  # record 3 only
+
+
+def test_the_answer_follows_what_the_seat_owes_now():
+    w = waits()
+    w.on_record(0, 0, TABLE, -1, [1], {1: ["shuffle epoch 0"]}, 0)
+    assert w.limit(1) == TURN + 2 * (P + units("answering: its `shuffle`", N=54))
+    w.on_record(1, 0, MOVE, 0, [1], {1: ["token for position 1", "token for position 2"]}, 9)
+    assert w.started(1) == 0  # another seat's record
+    assert w.limit(1) == TURN + 2 * (P + units("answering: `tokens` for `p` positions", p=2))
+    w.on_record(2, 0, MOVE, 1, [1], {1: [], 0: ["move"]}, 9)
+    assert w.limit(1) == TURN + 2 * P
+
+
+# ---------------------------------------------------------------------- restarts
+def test_progress_of_the_seat_while_still_awaited_restarts_its_wait():
+    w = waits()
+    w.on_record(0, 0, TABLE, -1, [1], {1: ["token for position 1", "token for position 2"]}, 0)
+    w.on_record(1, 1, TOKENS3, 0, [1], {1: ["token for position 2"]}, 700)
+    assert w.started(1) == 700
+    assert w.backlog(1) == TK3  # it echoed record 0; the wait began at record 1, its own
+    w.on_record(2, 1, TOKENS3, 0, [1], {1: ["token for position 2"]}, 800)
+    assert w.started(1) == 800
+    assert w.backlog(1) == TK3 + TK3  # records 1 and 2 after the head it echoed
+
+
+@pytest.mark.parametrize("body", [CHAT, ACK])
+def test_chat_and_ack_of_the_seat_do_not_restart_it(body):
+    w = started()
+    w.on_record(4, 1, body, 3, [1], move_owed(1), 5_000)
+    assert w.started(1) == 1_000
+
+
+def test_a_timeout_of_the_seat_restarts_its_wait():
+    w = started()
+    timeout = {"type": "timeout", "seat": 1, "votes": []}
+    w.on_record(4, 0, timeout, 3, [1], move_owed(1), 40_000)
+    assert w.started(1) == 40_000
+    assert w.ends(1) == 40_000 + w.limit(1)
+
+
+def test_a_timeout_or_left_of_another_seat_does_not():
+    w = started()
+    w.on_record(4, 0, {"type": "timeout", "seat": 2, "votes": []}, 3, [1], move_owed(1), 9)
+    w.on_record(5, 0, {"type": "left", "seat": 1, "votes": []}, 3, [1], move_owed(1), 10)
+    assert w.started(1) == 1_000
+
+
+def test_another_seats_progress_does_not_restart_it():
+    w = started()
+    w.on_record(4, 2, MOVE, 3, [1], move_owed(1), 2_000)
+    assert w.started(1) == 1_000
+
+
+def test_a_wait_ends_when_the_seat_is_no_longer_awaited_and_starts_afresh():
+    w = started()
+    w.on_record(4, 1, MOVE, 3, [2], move_owed(2), 2_000)
+    assert w.awaited == [2]
+    assert w.started(1) is None
+    w.on_record(5, 2, MOVE, 4, [1], move_owed(1), 3_000)
+    assert w.started(1) == 3_000
+    assert w.backlog(1) == P + P  # records 4 (its own) and 5 after the head 3 it echoed
+
+
+def test_awaited_is_in_seat_order():
+    w = waits()
+    w.on_record(0, 0, TABLE, -1, [2, 0, 1], {}, 0)
+    assert w.awaited == [0, 1, 2]
+
+
+# ---------------------------------------------------------------------- coming back
+def test_back_restarts_the_wait_once_with_the_catch_up_budget():
+    w = started()
+    total = w.total_units()
+    before = w.limit(1)
+    w.on_back(1, 3_000)
+    assert w.started(1) == 3_000
+    assert w.limit(1) == before + 2 * total
+    w.on_back(1, 4_000)  # a second return within the same wait
+    assert w.started(1) == 3_000
+    assert w.limit(1) == before + 2 * total
+
+
+def test_the_catch_up_is_the_work_of_every_record_at_the_return():
+    w = started()
+    w.on_record(4, 0, SHUF, 3, [1], move_owed(1), 1_100)
+    w.on_back(1, 2_000)
+    assert w.limit(1) == TURN + 2 * ((P + SHUFFLE + TK3) + M + (2 * P + 2 * SHUFFLE + TK3))
+
+
+def test_a_new_wait_may_be_restarted_by_a_back_again():
+    w = started()
+    w.on_back(1, 3_000)
+    w.on_record(4, 1, TOKENS3, 3, [1], move_owed(1), 3_500)  # progress: a new wait
+    assert w.started(1) == 3_500
+    assert w.limit(1) == TURN + 2 * (TK3 + M)
+    w.on_back(1, 3_600)
+    assert w.started(1) == 3_600
+    assert w.limit(1) == TURN + 2 * (TK3 + M + w.total_units())
+
+
+def test_a_timeout_gives_a_new_wait_that_a_back_restarts():
+    w = started()
+    w.on_back(1, 3_000)
+    w.on_record(4, 0, {"type": "timeout", "seat": 1, "votes": []}, 3, [1], move_owed(1), 40_000)
+    assert w.limit(1) == TURN + 2 * (P + SHUFFLE + TK3 + P + M)
+    w.on_back(1, 41_000)
+    assert w.started(1) == 41_000
+
+
+def test_a_back_while_not_awaited_is_granted_on_the_next_wait():
+    w = started()
+    w.on_back(2, 1_500)  # seat 2 is not awaited
+    assert w.started(2) is None
+    w.on_record(4, 1, MOVE, 3, [2], move_owed(2), 2_000)
+    assert w.started(2) == 2_000
+    total = w.total_units()
+    # backlog: seat 2 echoed record 2: records 3 and 4; answer 1; catch-up: everything
+    assert w.limit(2) == TURN + 2 * (TK3 + P + M + total)
+    w.on_back(2, 2_500)  # the catch-up of this wait is used
+    assert w.started(2) == 2_000
+    # and only the next wait: after seat 2's progress no catch-up
+    w.on_record(5, 2, MOVE, 4, [1], move_owed(1), 3_000)
+    w.on_record(6, 1, MOVE, 5, [2], move_owed(2), 4_000)
+    assert w.limit(2) == TURN + 2 * (P + P + M)  # records 5 and 6, a move
+
+
+@pytest.mark.parametrize("body", [CHAT, ACK, MOVE])
+def test_a_back_not_awaited_lapses_once_the_seat_authors_a_record(body):
+    w = started()
+    w.on_back(2, 1_500)
+    w.on_record(4, 2, body, 3, [1], move_owed(1), 1_600)
+    w.on_record(5, 1, MOVE, 4, [2], move_owed(2), 2_000)
+    assert w.limit(2) == TURN + 2 * (P + P + M)  # records 4 and 5, a move; no catch-up
+
+
+def test_a_back_not_awaited_is_kept_through_others_records():
+    w = started()
+    w.on_back(2, 1_500)
+    w.on_record(4, 0, MOVE, 3, [1], move_owed(1), 1_600)
+    w.on_record(5, 1, MOVE, 4, [2], move_owed(2), 2_000)
+    assert w.limit(2) == TURN + 2 * (TK3 + P + P + M + w.total_units())
+
+
+# ---------------------------------------------------------------------- clocks built later
+def test_begin_after_count_waits_from_now_on_the_last_record():
+    w = waits()
+    for body in (TABLE, ACCEPT, SHUF):
+        w.count(body)
+    assert w.total_units() == 2 * P + SHUFFLE
+    w.begin([2, 1], {1: ["move"], 2: ["key_reveal"]}, 5_000)
+    assert w.awaited == [1, 2]
+    assert w.started(1) == w.started(2) == 5_000
+    # no echo is known: the backlog is every record
+    assert w.limit(1) == TURN + 2 * (2 * P + SHUFFLE + M)
+    assert w.limit(2) == TURN + 2 * (2 * P + SHUFFLE + units("answering: `key_reveal`"))
+    w.on_record(3, 1, ACK, 2, [1, 2], {1: ["move"], 2: ["key_reveal"]}, 5_100)
+    assert w.started(1) == 5_000
+    assert w.backlog(1) == 0
+
+
+def test_begin_after_one_record():
+    w = waits()
+    w.count(TABLE)
+    w.begin([1], {1: ["accept"]}, 0)
+    assert w.backlog(1) == P
+    assert w.limit(1) == TURN + 2 * (P + M)
+
+
+def test_an_echo_of_the_genesis_leaves_record_0_in_the_backlog():
+    w = waits()
+    w.on_record(0, 0, TABLE, -1, [], {}, 0)  # the host's table echoes the genesis
+    w.on_record(1, 1, MOVE, 0, [0], move_owed(0), 10)
+    assert w.backlog(0) == P + P  # records 0 and 1
+
+
+def test_a_back_before_any_record_grants_nothing():
+    w = waits()
+    w.begin([0], {0: ["accept"]}, 0)
+    w.on_back(0, 50)
+    assert w.started(0) == 50
+    assert w.limit(0) == TURN + 2 * M
+
+
+def test_begin_without_records():
+    w = waits()
+    w.begin([0], {0: ["accept"]}, 7)
+    assert w.backlog(0) == 0
+    assert w.limit(0) == TURN + 2 * M
+    assert w.total_units() == 0
+
+
+def test_real_records_of_a_deal_give_the_real_limit():
+    """The records of a real three-seat deal, fed as they come: the wait on the seat to move
+    begins at the last token record, its backlog runs from the head it last echoed."""
+    bed = Bed.dealt()
+    s = bed.sessions[0]
+    recs = bed.records
+    w = waits()
+    echo: dict[int, int] = {}
+    for t, rec in enumerate(recs):
+        env = rec["env"]
+        head = s.chain.index_of(env["head"])
+        echo[env["seat"]] = head
+        waiting = [1] if rec is recs[-1] else []
+        w.on_record(rec["i"], env["seat"], env["body"], head, waiting, move_owed(1), 10 * t)
+    last = len(recs) - 1
+    backlog = sum(record_units(r["env"]["body"], 54) for r in recs[echo[1] + 1:])
+    assert w.started(1) == 10 * last
+    assert w.backlog(1) == backlog > 0
+    assert w.limit(1) == TURN + 2 * (backlog + M)
+
+
+# ---------------------------------------------------------------------- drops
+def test_drops():
+    d = Drops()
+    assert d.seats == [] and not d.is_dropped(1) and d.since(1) is None
+    d.dropped(2, 100)
+    d.dropped(1, 150)
+    d.dropped(2, 900)  # reported again: the first report's time stands
+    assert d.seats == [1, 2]
+    assert d.since(2) == 100 and d.since(1) == 150
+    assert d.is_dropped(2)
+    assert d.back(2) is True
+    assert d.back(2) is False
+    assert not d.is_dropped(2) and d.since(2) is None
+    d.dropped(2, 1_000)
+    assert d.since(2) == 1_000
+    d.clear()
+    assert d.seats == [] and not d.is_dropped(1)
