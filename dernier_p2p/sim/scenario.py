@@ -178,3 +178,27 @@ def draw(seed: int) -> Case:
     rng = random.Random(seed)
     setup = draw_setup(rng)
     return Case(seed=seed, setup=setup, faults=draw_faults(rng, setup))
+
+
+def draw_small(seed: int) -> Case:
+    """A cheap match of ``seed`` for the test suite's sample with the real group: two to four
+    seats, one hand of two or three cards, mostly the 54-card ``dernier`` deck; the timers,
+    processes and faults drawn as by :func:`draw`."""
+    rng = random.Random(seed)
+    setup = draw_setup(rng)
+    players = rng.choice([2, 2, 3, 3, 3, 4])
+    variant = "dernier" if rng.random() < 0.9 else rng.choice(["originale", "moderno",
+                                                                "standard"])
+    size = 2 if rng.random() < 0.7 else 3
+    options: dict[str, Any] = {"match": ["hands", 1]}
+    if variant == "originale":
+        options["hand_size_range"] = [size, size]
+    else:
+        options["hand_size"] = size
+    setup.players, setup.variant, setup.options = players, variant, options
+    for name in ("listens", "speeds", "clocks"):
+        value = getattr(setup, name)
+        if value is not None:
+            value = (value * players)[:players]
+            setattr(setup, name, value)
+    return Case(seed=seed, setup=setup, faults=draw_faults(rng, setup))
