@@ -130,6 +130,7 @@ class Proc:
         self.busy_until = 0
         self.frozen_until = 0
         self.inbox: list[Event] = []
+        self.drain_due = False  # a drain is scheduled
         self.up: Conn | None = None  # this seat's connection to its host
         self.seat_conns: dict[int, Conn] = {}  # seat -> connection, while hosting
         self.hosting = False
@@ -155,17 +156,27 @@ class Proc:
 
     # ------------------------------------------------------------------ scheduling
     def post(self, event: Event) -> None:
-        """Run ``event`` on this process when its CPU is free (in order)."""
+        """Queue ``event`` for this process (the driver's channel): it runs in order once the
+        CPU is free, with everything else that came meanwhile, before the node's rules."""
         if not self.alive:
             return
         gen = self.generation
 
-        def run() -> None:
+        def guarded() -> None:
             if self.alive and self.generation == gen:
-                self.inbox.append(event)
-                self.drain()
+                event()
 
-        self.world.at(max(self.world.now, self.busy_until), run)
+        self.inbox.append(guarded)
+        if not self.drain_due:
+            self.drain_due = True
+
+            def run() -> None:
+                if self.generation == gen:
+                    self.drain_due = False
+                    if self.alive:
+                        self.drain()
+
+            self.world.at(max(self.world.now, self.busy_until), run)
 
     def call(self, fn: Callable[[PeerNode, int], None], node: PeerNode | None = None) -> None:
         """Post ``fn(node, local time)`` for the node of now (``node``: only for that one)."""
@@ -720,6 +731,7 @@ def kill(world: World, pid: int, clean: bool = True) -> None:
     proc.kills += 1
     proc.generation += 1
     proc.inbox.clear()
+    proc.drain_due = False
     proc.busy_until = 0
     proc.frozen_until = 0
     proc.wake_at = None
