@@ -42,6 +42,15 @@ class Delivered:
             return  # another envelope with the same counter: the first one is the one followed
         self._by_key[key] = Delivery(env, now, -1 if head is None else head)
 
+    def holds(self, env: dict[str, Any]) -> bool:
+        """Whether ``env`` itself is delivered and still unsequenced."""
+        d = self._by_key.get((env.get("seat"), env.get("n")))
+        return d is not None and d.env == env
+
+    def passed(self, me: int) -> list[dict[str, Any]]:
+        """The envelopes of other seats delivered (passed on) and still unsequenced."""
+        return [d.env for (s, _), d in sorted(self._by_key.items()) if s != me]
+
     def resent(self, now: int) -> None:
         """Every envelope was sent again on a new connection at ``now``."""
         for d in self._by_key.values():

@@ -213,6 +213,8 @@ class SeatWatch:
         self.last_in = self.last_out = now
         self.last_progress = now  # the stuck clock counts while connected
         self.delivered.resent(now)
+        for env in self.delivered.passed(self.me):  # (the node sends its own again)
+            self._emit(act.ToHost(rule("pass-on"), {"k": "pass", "env": env}, "pass"))
         self.depose_after = None
         self.voted.clear()  # votes sent before went to a host that may not hold them
         if self.phase == FAILOVER:
@@ -266,7 +268,8 @@ class SeatWatch:
             for env in present[1]:
                 if isinstance(env, dict) and env.get("seat") == seat and self.judge(env):
                     shown = True
-                    if self.host_up:
+                    if self.host_up and not self.delivered.holds(env):  # (passed on before:
+                        # its clock runs from then, or a probe every grace would restart it)
                         self.delivered.sent(env, self.chain.index_of(env["head"]), now)
                         self._emit(act.ToHost(rule("pass-on"), {"k": "pass", "env": env},
                                               "pass"))
