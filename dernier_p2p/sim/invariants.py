@@ -84,7 +84,8 @@ class Judge:
     """The invariants of one match: the schedule's windows, the per-step checks (it observes
     every effect of every process) and the checks at the end."""
 
-    def __init__(self, setup: Any, faults: list[Fault], unit_ms: float = 0.1) -> None:
+    def __init__(self, setup: Any, faults: list[Fault], unit_ms: float = 0.1,
+                 exposing: tuple[str, ...] | None = None) -> None:
         self.setup = setup
         self.faults = faults
         self.n = setup.players
@@ -103,7 +104,8 @@ class Judge:
                 end = INF if f.end >= INF else f.end + self.settle_ms
                 self.windows[pid].append((f.at, end))
         for f in faults:  # the design gaps of docs/LIVENESS.md: no defence yet
-            if isinstance(f, Hostile) and f.kind in EXPOSING and f.target is not None:
+            if isinstance(f, Hostile) and f.kind in (EXPOSING if exposing is None else exposing) \
+                    and f.target is not None:
                 self.windows[f.target].append((f.at, INF))
         for f in faults:
             if isinstance(f, SlowCpu) and setup.speed(f.pid) * f.speed < self.min_speed:

@@ -37,12 +37,14 @@ class Outcome:
         return self.violations[0].invariant if self.violations else None
 
 
-def run_case(case: Case, log: Callable[[int, str, str], None] | None = None) -> Outcome:
-    """Play ``case`` to its end (or its bound) and check every invariant."""
+def run_case(case: Case, log: Callable[[int, str, str], None] | None = None,
+             strict: bool = False) -> Outcome:
+    """Play ``case`` to its end (or its bound) and check every invariant (``strict``: the
+    targets of the host strategies the rules do not defend yet are protected too)."""
     t0 = time.perf_counter()
     costs = Costs()
     world = World(case.seed, costs, log=log)
-    judge = Judge(case.setup, case.faults, costs.unit_ms)
+    judge = Judge(case.setup, case.faults, costs.unit_ms, () if strict else None)
     judge.world = world
     world.observer = judge
     table = Table(world, case.setup, case.seed)
