@@ -188,6 +188,7 @@ class Driver:
         self.on_lobby: Callable[[str, int, str], None] | None = None
         self.on_hosting: Callable[[bool], None] | None = None
         self.on_full: Callable[[], None] | None = None
+        self.on_rebuilt: Callable[[], None] | None = None
         self.resumes = 0
         self.votes_sent: list[tuple[str, int | None]] = []
         self.errors: list[tuple[str, str]] = []
@@ -482,6 +483,8 @@ class Driver:
             return
         self.me.rebind(node.own)
         self.link_server = None
+        if self.on_rebuilt is not None:
+            self.on_rebuilt()
 
     # ------------------------------------------------------------------ as a seat: dials
     async def _dial(self, host: int, have: int) -> None:

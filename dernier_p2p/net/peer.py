@@ -359,12 +359,16 @@ class Peer:
                 writer.close()
                 raise TranscriptError(f"{cfg.transcript}: changed while it was being restored")
         driver.adopt(node, writer)
-        self.joined.set()
         if node.finished:
+            self.joined.set()
             log.info("seat %d: the match in %s is over", self.seat, cfg.transcript)
             driver.over.set()
             return
         await self._listen_as_listed()
+        if node.rebuild_suffix == ".crashed":  # it hosted: back once the new host's records are
+            driver.on_rebuilt = self.joined.set
+        else:
+            self.joined.set()
         log.info("seat %d restored %d records", self.seat, len(records))
 
     # ------------------------------------------------------------------ running

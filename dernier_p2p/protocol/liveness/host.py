@@ -56,7 +56,8 @@ class HostWatch:
         self.me: int = session.seat
         self.waits = Waits(budgets, cards)
         for rec in records or []:
-            self.waits.count(rec["env"]["body"])
+            env = rec["env"]
+            self.waits.count(env["body"], env["seat"], session.chain.index_of(env["head"]))
         self.waits.begin(session.waiting_on(), self._owed(), now)
         self.drops = Drops()
         self.tally = tally if tally is not None else Tally()
@@ -225,7 +226,7 @@ class HostWatch:
         self._own_vote(kind, seat)
 
     def _abandon(self, now: int) -> None:
-        if now - self.last_progress >= self.b.stuck_ms:
+        if now - self.last_progress >= self.b.stuck_ms and self.waits.all_late(now):
             self._own_vote("abandon", None)
 
     def _count(self, now: int) -> None:
@@ -234,6 +235,8 @@ class HostWatch:
                 continue
             if target == self.me and kind != "timeout":
                 continue  # a quorum timing out the host's own seat is sequenced too (7.5)
+            if target is not None and target not in self.chain.at_table:
+                continue  # it has gone meanwhile
             since = self.chain.vote_since(kind, target)
             votes = [v for v in self.tally.fresh(kind, target, since, self.chain.next_index)
                      if v["seat"] in self.chain.at_table and v["seat"] != target]

@@ -96,9 +96,11 @@ class SeatWatch:
         self.rebuild_from = False  # dials resume with have -1 (looking)
         self.ended: str | None = None
         self.depose_after: int | None = None  # the depose vote sent on this connection
+        self.to_pass: list[dict[str, Any]] = []  # shown while the host was away
         self._now = now
         for rec in records or []:
-            self.waits.count(rec["env"]["body"])
+            env = rec["env"]
+            self.waits.count(env["body"], env["seat"], session.chain.index_of(env["head"]))
         self.waits.begin(self.s.waiting_on(), self._owed(), now)
 
     # ------------------------------------------------------------------ helpers
@@ -215,6 +217,10 @@ class SeatWatch:
         self.delivered.resent(now)
         for env in self.delivered.passed(self.me):  # (the node sends its own again)
             self._emit(act.ToHost(rule("pass-on"), {"k": "pass", "env": env}, "pass"))
+        waiting, self.to_pass = self.to_pass, []
+        for env in waiting:  # shown while the host was away: passed on if still due
+            if self.chain.next_counter(env["seat"]) <= env["n"] and self.judge(env):
+                self._pass_on(env, now)
         self.depose_after = None
         self.voted.clear()  # votes sent before went to a host that may not hold them
         if self.phase == FAILOVER:
@@ -253,8 +259,8 @@ class SeatWatch:
             self._next_target(now)
             return
         if self.phase == PLAY and not self.s.finished:
-            two = self.m <= 2
-            wait = 2 * self.b.grace_ms if two else self.b.gone_ms
+            lasting = self.m <= 2 or not self.chain.candidates()
+            wait = 2 * self.b.grace_ms if lasting else self.b.gone_ms
             self._emit(act.Note(rule("reconnect"), "host-lost", self.chain.host, wait, why))
 
     def probe_answer(
@@ -268,13 +274,20 @@ class SeatWatch:
             for env in present[1]:
                 if isinstance(env, dict) and env.get("seat") == seat and self.judge(env):
                     shown = True
-                    if self.host_up and not self.delivered.holds(env):  # (passed on before:
-                        # its clock runs from then, or a probe every grace would restart it)
-                        self.delivered.sent(env, self.chain.index_of(env["head"]), now)
-                        self._emit(act.ToHost(rule("pass-on"), {"k": "pass", "env": env},
-                                              "pass"))
+                    if not self.delivered.holds(env):  # (passed on before: its clock runs
+                        # from then, or a probe every grace would restart it)
+                        self._pass_on(env, now)
                     break
         self.answers[seat] = Answer(now, present is not None, shown)
+
+    def _pass_on(self, env: dict[str, Any], now: int) -> None:
+        """Hand a shown envelope to the host (once connected, if it is not now)."""
+        if not self.host_up:
+            if env not in self.to_pass:
+                self.to_pass.append(env)
+            return
+        self.delivered.sent(env, self.chain.index_of(env["head"]), now)
+        self._emit(act.ToHost(rule("pass-on"), {"k": "pass", "env": env}, "pass"))
 
     def link_vote(self, seat: int, vote: dict[str, Any], now: int) -> None:
         """A checked ``depose`` vote of ``seat`` about the current host, over a link."""
@@ -366,7 +379,7 @@ class SeatWatch:
             return False
         recent = {s for s, t in self.urged.items() if self._now - t <= self.b.try_ms}
         voters = recent & (set(self.chain.at_table) - {self.me, host})
-        own = 1 if self.decided and self.deposing == host else 0
+        own = 1 if self.decided and self.deposing == host and self.phase == FAILOVER else 0
         return len(voters) + own >= quorum(self.m)
 
     # ------------------------------------------------------------------ the rules
@@ -468,8 +481,8 @@ class SeatWatch:
         self._emit(act.Probe(rule("probe"), seat))
 
     def _stuck(self, now: int) -> None:
-        if now - self.last_progress < self.b.stuck_ms:
-            return
+        if now - self.last_progress < self.b.stuck_ms or not self.waits.all_late(now):
+            return  # (a seat still within its budget of work: the table is not stuck)
         if self._vote("abandon", None, "abandon") and self.abandon_at is None:
             self.abandon_at = now
         if self.abandon_at is not None and now - self.abandon_at >= self.b.grace_ms:

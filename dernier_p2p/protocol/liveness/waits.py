@@ -71,9 +71,13 @@ class Waits:
             waits[seat] = wait
         self._waits = waits
 
-    def count(self, body: Mapping[str, Any]) -> None:
-        """Count the work of a record applied before these clocks existed (a restored seat)."""
+    def count(self, body: Mapping[str, Any], author: int | None = None,
+              head_index: int | None = None) -> None:
+        """Count the work of a record applied before these clocks existed (a restored seat),
+        and the head its author echoed in it."""
         self._cum.append((self._cum[-1] if self._cum else 0) + record_units(body, self.cards))
+        if author is not None and head_index is not None:
+            self._echo[author] = max(self._echo.get(author, -1), head_index)
 
     def begin(self, waiting: Iterable[int], owed: Mapping[int, Sequence[str]], now: int) -> None:
         """Start a wait at ``now`` on every seat of ``waiting`` (clocks built mid-match)."""
@@ -131,6 +135,11 @@ class Waits:
         wait = self._waits.get(seat)
         limit = self.limit(seat)
         return None if wait is None or limit is None else wait.start + limit + extra_ms
+
+    def all_late(self, now: int) -> bool:
+        """Whether no awaited seat is still within its limit (the table is not merely waiting
+        on work that takes long)."""
+        return all(self.late(seat, now) for seat in self._waits)
 
     def late(self, seat: int, now: int, extra_ms: int = 0) -> bool:
         """Whether the wait on ``seat`` has reached its limit plus ``extra_ms`` at ``now``."""

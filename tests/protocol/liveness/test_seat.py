@@ -806,17 +806,33 @@ def test_nothing_to_say_once_the_match_is_over():
     assert w.deadline() is None
 
 
-def test_an_envelope_shown_while_the_host_is_away_is_no_timeout_and_not_passed():
+def test_an_envelope_shown_while_the_host_is_away_is_no_timeout_and_passed_once_back():
     bed, w = accepting(b=budgets(censor_ms=10**6))
     env = bed.take(1, "accept")
     assert said(w.advance(LIMIT)) == [probe(1)]
     w.disconnected(LIMIT + 10)
     w.probe_answer(1, (0, [env]), LIMIT + 20)
+    assert len(w.delivered) == 0  # not delivered: the host is away
     w.connected(0, LIMIT + 30)
-    assert said(w.advance(LIMIT + 30)) == [("Note", "reconnect", "host-lost", 0, GONE),
-                                           ("Note", "reconnect", "reconnected", 0, 0)]
-    assert len(w.delivered) == 0
+    out = w.advance(LIMIT + 30)
+    assert said(out) == [("Note", "reconnect", "host-lost", 0, GONE),
+                         ("ToHost", "pass-on", "pass", None),
+                         ("Note", "reconnect", "reconnected", 0, 0)]
+    assert out[1].frame == {"k": "pass", "env": env}
+    assert w.delivered.holds(env)  # delivered now: its clock runs from the reconnection
     assert said(w.advance(LIMIT + 5_000)) == []
+
+
+def test_an_envelope_shown_while_the_host_is_away_and_sequenced_since_is_not_passed():
+    bed, w = accepting(b=budgets(censor_ms=10**6))
+    env = bed.take(1, "accept")
+    w.advance(LIMIT)
+    w.disconnected(LIMIT + 10)
+    w.probe_answer(1, (0, [env]), LIMIT + 20)
+    rec = bed.put(env)  # the host had it after all
+    w.record(rec, LIMIT + 25)
+    w.connected(0, LIMIT + 30)
+    assert "pass" not in [a.kind for a in w.advance(LIMIT + 30) if hasattr(a, "kind")]
 
 
 def test_look_while_connected_drops_the_connection_first():
