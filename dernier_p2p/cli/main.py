@@ -390,7 +390,7 @@ def host(
     identity = _identity(key)
     if exists_with_records(transcript):
         assert transcript is not None
-        _come_back(identity, transcript, name, bot, no_colour, offer_seconds)
+        _come_back(identity, transcript, name, bot, no_colour, offer_seconds, relay_at)
         return
     path = _transcript_path(transcript, variant)
     if advertise is None:
@@ -425,10 +425,12 @@ def host(
 
 
 def _come_back(
-    identity: Any, transcript: Path, name: str, bot: bool, no_colour: bool, offer_s: float
+    identity: Any, transcript: Path, name: str, bot: bool, no_colour: bool, offer_s: float,
+    relay: tuple[str, int] | None = None,
 ) -> None:
     """``dernier host`` run again with the transcript of a match it hosted: the seat comes back
-    as a player of the next host (PROTOCOL.md 7.6)."""
+    as a player of the next host (PROTOCOL.md 7.6), found at its listen address or, given the
+    table's ``relay`` (the host's ``--relay``), through the relay where it stands by."""
     from dernier_p2p.cli.rejoin import seat_seed
     from dernier_p2p.cli.table import Seating, join_table
     from dernier_p2p.net.peer import PeerConfig
@@ -436,7 +438,7 @@ def _come_back(
     click.echo(f"Restarting from {transcript}: you hosted this match; you come back as a "
                "player with the seat that hosts it now.")
     config = PeerConfig(name=name, transcript=transcript, restore=True, seed=seat_seed(identity),
-                        connect_s=10.0, listen_optional=True)
+                        connect_s=10.0, listen_optional=True, relay=relay)
     seating = Seating(bot=bot, colour=_colour(no_colour), offer_s=offer_s)
     seat = _run(lambda: join_table(identity, ("", 0), config, seating), " to the new host")
     _final(seat, transcript)
