@@ -170,6 +170,9 @@ class PeerNode:
             self.out.append(fx.Close(fx.UP, f"resumed as seat {seat}", now=True))
             self.watch.dial_failed(host, now)
             return
+        if self.hosting_now:  # a resume begun before this seat took over: it hosts now
+            self.out.append(fx.Close(fx.UP, "this seat hosts", now=True))
+            return
         self.up, self.up_host = True, host
         if self.watch.rebuild_from:
             self.rebuild = []
