@@ -41,6 +41,20 @@ CASES = {
         "(0, 446999854, 1699552920746), (0, 180661486, 1699819239999)], constants={}), "
         "faults=[Hostile(at=4276, pid=0, kind='censor', target=6, until=34276)])",
     ),
+    # The host and seat 1 die; seats 1 and 2, each in failover, urge each other and both take
+    # over; seat 2's resume with seat 1, begun just before, is welcomed while seat 2 gathers,
+    # so seat 1's host_change reached seat 2's seat machine mid-gathering and seat 2 stepped
+    # back into a failover with nobody to depose (an AssertionError). Fix: a welcome that comes
+    # while the node hosts closes that connection.
+    "welcome-while-hosting": (
+        "crash",
+        "Case(seed=2272, setup=Setup(players=3, variant='dernier', options={'match': "
+        "['hands', 1], 'hand_size': 2}, timers={'turn_ms': 16113, 'declare_ms': 685, "
+        "'grace_ms': 3155}, listens=[True, True, True], speeds=None, "
+        "clocks=[(0, 337179841, 1699662890263), (0, 653510787, 1699346507834), "
+        "(0, 827754781, 1699172217857)], constants={}), faults=[Kill(at=1076, pid=1, "
+        "until=4744, clean=False), Kill(at=3699, pid=0, until=11199, clean=False)])",
+    ),
 }
 
 GAPS = {
