@@ -237,6 +237,8 @@ class HostWatch:
                 continue  # a quorum timing out the host's own seat is sequenced too (7.5)
             if target is not None and target not in self.chain.at_table:
                 continue  # it has gone meanwhile
+            if kind == "left" and self.s.state is not None and target in self.s.state.out:
+                continue  # out of play already (a stall): the rules refuse it a second Leave
             since = self.chain.vote_since(kind, target)
             votes = [v for v in self.tally.fresh(kind, target, since, self.chain.next_index)
                      if v["seat"] in self.chain.at_table and v["seat"] != target]
