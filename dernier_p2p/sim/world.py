@@ -86,6 +86,7 @@ class Conn:
     gone: set[int] = field(default_factory=set)  # processes whose end is closed
     reset: bool = False  # reset: everything in flight is lost
     attached: bool = True  # the seat side holds it (a dial's: once its welcome came)
+    dial: dict[str, Any] | None = None  # the dial that opened it (its state)
     pipes: dict[int, deque[Any]] = field(default_factory=dict)  # dst -> frames in flight
     last_sent: dict[int, int] = field(default_factory=dict)  # src -> last send time on it
     beat_check: dict[int, int] = field(default_factory=dict)  # src -> pending beat check time
@@ -572,6 +573,10 @@ class World:
         one is dropped, untold, as the driver's ``_upstream`` does)."""
         if not conn.open_for(proc.pid) or not proc.alive:
             return False
+        if conn.dial is not None:
+            if conn.dial["done"]:
+                return False  # too late: the dial gave up (its end is closed)
+            conn.dial["done"] = True
         old, proc.up = proc.up, conn
         conn.attached = True
         if old is not None and old is not conn:
@@ -585,12 +590,15 @@ class World:
         me = proc.node
         gen = proc.generation
         deadline = self.now + self.net.connect_timeout_ms
-        state = {"done": False}
+        state: dict[str, Any] = {"done": False, "conn": None}
 
         def failed(code: str = "", detail: str = "") -> None:
             if state["done"] or not proc.alive or proc.generation != gen:
                 return
             state["done"] = True
+            conn = state["conn"]
+            if conn is not None:  # welcomed too late: the driver closes it (its connect_s)
+                self.close_end(proc, conn, tell=False)
             proc.call(lambda node, now: node.dial_failed(seat, now, code, detail), me)
 
         self.at(deadline, lambda: failed("", "timed out"))
@@ -624,9 +632,10 @@ class World:
                 self.at(self.now + self.latency(seat, proc.pid),
                         lambda: failed(code, detail))
                 return
-            state["done"] = True
             self._conn_numbers += 1
-            conn = Conn(self._conn_numbers, proc.pid, target.pid, got, attached=False)
+            conn = Conn(self._conn_numbers, proc.pid, target.pid, got, attached=False,
+                        dial=state)
+            state["conn"] = conn
             self.conns[conn.number] = conn
             old = target.seat_conns.get(got)
             target.seat_conns[got] = conn
