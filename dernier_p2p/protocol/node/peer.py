@@ -387,6 +387,10 @@ class PeerNode:
         if "k" in rec:  # an error frame that came after records
             self._on_error(rec, now)
             return
+        i = rec.get("i")
+        if isinstance(i, int) and not isinstance(i, bool) and 0 <= i <= self.own.last and \
+                rec.get("hsig") == self.own.records[i].get("hsig"):
+            return  # held already: a resume from an older index raced the records before it
         if self.check_fork:
             self.check_fork = False
             if isinstance(rec, dict) and rec.get("i") == self.own.last + 1 and \
