@@ -68,6 +68,21 @@ CASES = {
         "1699690733541)], constants={}), faults=[Hostile(at=2293, pid=0, kind='stall', "
         "target=1, until=62293)])",
     ),
+    # Two resumes with the new host race: the later one, from an older index, is welcomed
+    # after the records that followed it came on the first connection; the host sends them
+    # again and the seat stopped with BAD_CHAIN naming the honest host. Fix: PeerNode skips a
+    # record it holds already.
+    "resume-repeats-records": (
+        "blamed-honest",
+        "Case(seed=2250, setup=Setup(players=4, variant='dernier', options={'match': "
+        "['hands', 1]}, timers={'turn_ms': 12236, 'declare_ms': 684, 'grace_ms': 4444}, "
+        "listens=[True, False, True, True], speeds=[1.28, 1.55, 1.12, 1.38], clocks=[(-93, "
+        "189462448, 1699810442905), (188, 271565469, 1699728544634), (-134, 301089358, "
+        "1699698839555), (-19, 996253634, 1699003839883)], constants={}), "
+        "faults=[Kill(at=4990, pid=0, until=5157, clean=True), Stall(at=2489, src=1, "
+        "dst=0, until=5522), Latency(at=1901, a=1, b=2, latency_ms=307, jitter_ms=165, "
+        "until=10740)])",
+    ),
 }
 
 GAPS = {
