@@ -22,8 +22,9 @@ Safety (each one a count in the report):
 * ``verify``: an honest transcript does not verify as ok, INCOMPLETE or a fault naming a
   cheater (:func:`~dernier_p2p.protocol.verify.check_records`);
 * ``one-chain``: two honest transcripts differ at an index where neither is a ``host_change``
-  replacing the other's signer nor signed by a cheating host, or two honest seats finished on
-  different last records;
+  replacing the other's signer, nor are both ``host_change`` records replacing the same host,
+  nor is either signed by a cheating host (PROTOCOL.md 4.4: a host change that reached no
+  quorum is superseded), or two honest seats finished on different last records;
 * ``verdict``: a ``timeout``, ``left``, ``host_change`` (as ``old``) or two-seat
   ``no_contest`` naming an honest seat was first persisted at a time the seat was connected to
   a majority (by an honest host, for the two-seat ``no_contest``);
@@ -215,7 +216,7 @@ class Judge:
                 continue
             if ra["h"] in self.cheaters or rb["h"] in self.cheaters:
                 return None
-            if _replaces(ra, rb) or _replaces(rb, ra):
+            if _replaces(ra, rb) or _replaces(rb, ra) or _rivals(ra, rb):
                 return None
             return f"records {i} differ (signed by seats {ra['h']} and {rb['h']})"
         return None
@@ -294,6 +295,13 @@ class Judge:
 def _replaces(new: dict[str, Any], old: dict[str, Any]) -> bool:
     body = new["env"]["body"]
     return body.get("type") == "host_change" and body.get("old") == old["h"]
+
+
+def _rivals(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Two host changes replacing the same host (the first reached no quorum: a partition cut
+    its voters off before it came, and they deposed again; PROTOCOL.md 4.4)."""
+    ba, bb = a["env"]["body"], b["env"]["body"]
+    return ba.get("type") == bb.get("type") == "host_change" and ba.get("old") == bb.get("old")
 
 
 def _verdict(rec: dict[str, Any]) -> Iterable[tuple[int, str]]:

@@ -21,6 +21,13 @@ still fails is a bug to look into.
   or, without a listen address, it is voted ``left`` after a short grace), and with many
   candidates the table is abandoned first.
 
+* D3, ``every candidate``: a seat in failover also tries, every second, to resume with each
+  other candidate (a candidate that does not host refuses at once), while it urges the one it
+  tries. As the rules stand, a seat that is trying another candidate when one takes over
+  reaches it only when its round comes to it; the new host reports it dropped from its
+  ``host_change`` on, and a short grace runs out first (a seat without a listen address is
+  then voted ``left`` without a probe).
+
 Simulation only; process-wide while the block runs; not thread-safe.
 """
 
@@ -53,7 +60,7 @@ def _waits_over(watch: Any, now: int) -> bool:
 
 @contextmanager
 def proposed_rules() -> Iterator[None]:
-    """Run the block with D1 and D2 (see the module docstring)."""
+    """Run the block with D1, D2 and D3 (see the module docstring)."""
     saved_stuck = Budgets.stuck_ms
     seat_stuck = _seat.SeatWatch._stuck
     host_abandon = _host.HostWatch._abandon
@@ -76,14 +83,17 @@ def proposed_rules() -> Iterator[None]:
     def try_old_host(self: Any, now: int) -> None:
         failover(self, now)
         old = self.deposing
-        if getattr(self, "_why", None) != "gone":
-            return  # (a host that censors or is late is not tried again early)
-        if self.phase != _seat.FAILOVER or old is None or not self.round or \
-                self.round[self.k] in (old, self.me):
+        if self.phase != _seat.FAILOVER or old is None or not self.round:
             return
-        if now >= getattr(self, "_old_next", 0):
-            self._old_next = now + 1_000
-            self._emit(act.Dial("failover", old, self.s.count - 1))
+        if now < getattr(self, "_old_next", 0):
+            return
+        self._old_next = now + 1_000
+        target = self.round[self.k]
+        others = [c for c in self.chain.candidates() if c not in (self.me, target, old)]
+        if getattr(self, "_why", None) == "gone" and target != old:
+            others.append(old)  # (a host that censors or is late is not tried again early)
+        for seat in others:
+            self._emit(act.Dial("failover", seat, self.s.count - 1))
 
     def wake(self: Any) -> int | None:
         out = deadline(self)
