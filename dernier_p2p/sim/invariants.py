@@ -27,7 +27,9 @@ Safety (each one a count in the report):
   quorum is superseded), or two honest seats finished on different last records;
 * ``verdict``: a ``timeout``, ``left``, ``host_change`` (as ``old``) or two-seat
   ``no_contest`` naming an honest seat was first persisted at a time the seat was connected to
-  a majority (by an honest host, for the two-seat ``no_contest``);
+  a majority (by an honest host, for the two-seat ``no_contest``), and before it ended the
+  match for itself (``stuck``, ``two-seats``: whether it ended rightly is for the liveness
+  invariants to say);
 * ``ranked-below-cheater``: a protected seat ranked below a cheater after a verdict naming it.
 
 Liveness, for a *majority-connected* match (at least ``q(n)`` protected seats, ``n >= 3``, one
@@ -118,6 +120,7 @@ class Judge:
         self.violations: list[Violation] = []
         self.first_seen: dict[bytes, int] = {}  # record's host signature -> first persist
         self.progress_at = 0
+        self.ended: dict[int, int] = {}  # seat -> when it ended the match for itself
         self.world: Any = None
 
     # ------------------------------------------------------------------ definitions
@@ -158,8 +161,10 @@ class Judge:
             seat = getattr(e.fault, "seat", None)
             if seat is not None and seat in self.honest:
                 self.note("blamed-honest", f"seat {proc.pid} stopped on {e.fault}")
-        elif isinstance(e, act.End) and proc.pid in self.protected and self.live:
-            self.note("no-contest", f"seat {proc.pid} ended the match: {e.why}")
+        elif isinstance(e, act.End):
+            self.ended.setdefault(proc.pid, self.world.now)
+            if proc.pid in self.protected and self.live:
+                self.note("no-contest", f"seat {proc.pid} ended the match: {e.why}")
 
     def crashed(self, exc: BaseException) -> None:
         tb = traceback.extract_tb(exc.__traceback__)
@@ -251,7 +256,7 @@ class Judge:
                         continue  # a cheating host may end a two-seat match (PROTOCOL.md 22)
                     t = self.first_seen.get(key, 0)
                     against[seat] = against.get(seat, 0) + 1
-                    if self.connected(seat, t):
+                    if self.connected(seat, t) and self.ended.get(seat, INF) > t:
                         self.note("verdict", f"record {rec['i']} ({what}) names seat {seat}, "
                                              f"connected to a majority at {t} ms")
         if not against or not self.cheaters:
