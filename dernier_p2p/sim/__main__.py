@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 _stack = contextlib.ExitStack()
-_shrink = True
+_shrink = 20
 
 
 @dataclass
@@ -38,7 +38,7 @@ class Report:
     gap: bool = False  # it fails only by liveness, and passes under the proposed rules
 
 
-def _init(real: bool, shrink: bool) -> None:
+def _init(real: bool, shrink: int) -> None:
     global _shrink
     from dernier_p2p.sim.speed import shared_checks
 
@@ -71,7 +71,7 @@ def play(seed: int) -> Report:
     if out.failed and not rep.gap:
         small = case
         if _shrink:
-            small, _, rep.shrink_runs = shrink(case, out)
+            small, _, rep.shrink_runs = shrink(case, out, max_runs=_shrink, max_s=6.0 * _shrink)
         rep.shrunk = repr(small)
     return rep
 
@@ -85,6 +85,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="stop starting matches after this many seconds")
     p.add_argument("--real", action="store_true", help="the real group (slow)")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--shrink-runs", type=int, default=20,
+                   help="matches played to shrink a failing one (0: no shrinking)")
     p.add_argument("--no-shrink", action="store_true")
     p.add_argument("-v", "--verbose", action="store_true", help="a line per match")
     args = p.parse_args(argv)
@@ -110,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  shrunk ({rep.shrink_runs} runs): {rep.shrunk}", flush=True)
 
     if args.jobs <= 1:
-        _init(args.real, not args.no_shrink)
+        _init(args.real, 0 if args.no_shrink else args.shrink_runs)
         for seed in seeds:
             if over_budget():
                 break
@@ -118,7 +120,8 @@ def main(argv: list[str] | None = None) -> int:
         _stack.close()
     else:
         ctx = multiprocessing.get_context("fork" if sys.platform != "win32" else "spawn")
-        with ctx.Pool(args.jobs, _init, (args.real, not args.no_shrink)) as pool:
+        shrink_runs = 0 if args.no_shrink else args.shrink_runs
+        with ctx.Pool(args.jobs, _init, (args.real, shrink_runs)) as pool:
             pending: list[Any] = []
             it = iter(seeds)
             window = 2 * args.jobs
