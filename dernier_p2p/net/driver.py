@@ -150,6 +150,7 @@ class Driver:
         max_watchers: int = 16,
         watchers_per_address: int = 4,
         table_name: str = "table",
+        relay: tuple[str, int] | None = None,
     ) -> None:
         self.identity = identity
         self.agent = agent
@@ -161,6 +162,7 @@ class Driver:
         self.max_watchers = max_watchers
         self.watchers_per_address = watchers_per_address
         self.table_name = table_name
+        self.relay = relay  # where seats the routers do not map stand by (links go there too)
         self.node: PeerNode | None = None
         self.me: LocalSeat | None = None
         self.writer: BackgroundWriter | None = None
@@ -599,7 +601,8 @@ class Driver:
         node = self.node
         if node is None or node.own is None:
             return
-        found = await links.probe(self.identity, node.own.session, seat, self.probe_s)
+        found = await links.probe(self.identity, node.own.session, seat, self.probe_s,
+                                  self.relay)
         answer = None if found is None else (found.have, found.pending)
         self.post(lambda n, now: n.probe_answer(seat, answer, now))
 
@@ -607,7 +610,7 @@ class Driver:
         node = self.node
         if node is None or node.own is None:
             return
-        await links.send_vote(self.identity, node.own.session, seat, frame)
+        await links.send_vote(self.identity, node.own.session, seat, frame, self.relay)
 
     # ------------------------------------------------------------------ accepting
     async def handle(self, stream: FramedStream) -> None:

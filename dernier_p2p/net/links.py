@@ -219,10 +219,18 @@ def check_link(msg: dict[str, Any], nonce: bytes, session: Session) -> int:
 
 
 async def open_link(
-    address: tuple[str, int], identity: IdentityKey, session: Session
+    address: tuple[str, int], identity: IdentityKey, session: Session,
+    relay: tuple[str, int] | None = None, target: int | None = None,
 ) -> FramedStream:
-    """Connect to a seat's ``listen`` address and link as this session's seat."""
-    stream = await open_framed(address[0], address[1], hs.MAX_FRAME)
+    """Connect to a seat's ``listen`` address (or, when it does not answer and a ``relay`` is
+    known, to the relay under seat ``target``'s seat token, where a seat its router does not
+    map stands by, 4.7) and link as this session's seat."""
+    if relay is None or target is None:
+        stream = await open_framed(address[0], address[1], hs.MAX_FRAME)
+    else:
+        from dernier_p2p.net.reach import new_host_dialer
+
+        stream = await new_host_dialer(address, relay, session.game, session.keys[target])()
     try:
         nonce, _ = hs.check_challenge(await hs.receive_message(stream))
         await hs.send_message(stream, link_message(identity, session.game, session.seat, nonce))
@@ -240,7 +248,7 @@ def address_of(session: Session, seat: int) -> tuple[str, int] | None:
 
 async def _over_link(
     identity: IdentityKey, session: Session, target: int, timeout_s: float,
-    talk: Callable[[FramedStream], Awaitable[T]],
+    talk: Callable[[FramedStream], Awaitable[T]], relay: tuple[str, int] | None = None,
 ) -> T | None:
     """Link to seat ``target`` and run ``talk`` on the link, within ``timeout_s``; its result,
     or None when the seat has no address, cannot be reached, breaks the link or is too slow.
@@ -250,7 +258,7 @@ async def _over_link(
         return None
     with trio.move_on_after(timeout_s):
         try:
-            stream = await open_link(address, identity, session)
+            stream = await open_link(address, identity, session, relay, target)
         except BROKEN as exc:
             log.info("seat %s: link to seat %d: %s", session.seat, target, exc)
             return None
@@ -265,7 +273,8 @@ async def _over_link(
 
 
 async def probe(
-    identity: IdentityKey, session: Session, target: int, timeout_s: float = PROBE_S
+    identity: IdentityKey, session: Session, target: int, timeout_s: float = PROBE_S,
+    relay: tuple[str, int] | None = None,
 ) -> Present | None:
     """Ask ``target`` whether it is present; its checked ``present``, or None (no address, no
     answer within ``timeout_s``, or a bad answer)."""
@@ -275,7 +284,7 @@ async def probe(
         await hs.send_message(stream, {"k": "probe", "nonce": nonce})
         return check_present(await hs.receive_message(stream), nonce, session, target)
 
-    return await _over_link(identity, session, target, timeout_s, ask)
+    return await _over_link(identity, session, target, timeout_s, ask, relay)
 
 
 def check_present(msg: dict[str, Any], nonce: bytes, session: Session, target: int) -> Present:
@@ -309,7 +318,8 @@ def unsequenced(session: Session, target: int, present: Present) -> dict[str, An
 
 
 async def send_vote(
-    identity: IdentityKey, session: Session, to: int, frame: dict[str, Any]
+    identity: IdentityKey, session: Session, to: int, frame: dict[str, Any],
+    relay: tuple[str, int] | None = None,
 ) -> bool:
     """Carry a ``vote`` frame to seat ``to`` over a link; whether it was written."""
 
@@ -317,4 +327,4 @@ async def send_vote(
         await hs.send_message(stream, frame)
         return True
 
-    return await _over_link(identity, session, to, PROBE_S, write) is not None
+    return await _over_link(identity, session, to, PROBE_S, write, relay) is not None

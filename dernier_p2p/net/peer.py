@@ -136,7 +136,7 @@ class Peer:
         self.seed = config.seed if config.seed is not None else os.urandom(32)
         self.driver = Driver(identity, agent=agent, transcript=config.transcript,
                              offload=config.offload, connect_s=config.connect_s,
-                             probe_s=config.probe_s)
+                             probe_s=config.probe_s, relay=config.relay)
         self.driver.routes = Routes(self._route)
         self.driver.on_hosting = self._hosting
         self.seat: int | None = None

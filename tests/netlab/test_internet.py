@@ -264,7 +264,7 @@ def test_a_table_on_the_internet_survives_the_loss_of_its_host(
     changes = [r["env"]["body"] for r in records if r["env"]["body"]["type"] == "host_change"]
     assert [(c["old"], c["new"]) for c in changes] == [(0, 1)]
     assert len(_records(tmp_path / "t0")) < len(records)  # the old host saw only the start
-    after = outs[3].read_text().split("seat 1 hosts from now on", 1)
+    after = outs[3].read_text().split("failover (seat 1", 1)  # C turns to B, the next host
     assert len(after) == 2 and f"connected by the relay {relay_at}" in after[1], outs[3]
     upnp_log = (lab.tmp / "miniupnpd-C.log").read_text()
     assert "redirecting port 47630 to 192.168.30.2:47630" in upnp_log
