@@ -69,6 +69,8 @@ def notice_line(n: Notice, names: list[str], me: int | None, host: int | None) -
                 return (f"The host ({gone}) is gone: this seat takes over once the others "
                         f"turn to it (up to {secs} s)…")
             return f"The host ({gone}) is gone: {who(n.seat)} takes over (up to {secs} s)…"
+        case "host-kept":
+            return f"The host ({who(host)}) sequenced what it held after all: staying with it."
         case "trying":
             return f"Trying {who(n.seat)} as the new host (up to {secs} s)…"
         case "new-host":

@@ -80,8 +80,11 @@ class Budgets:
 
     @property
     def stuck_ms(self) -> int:
-        """A table with no progress record this long is stuck: its seats vote ``abandon``."""
-        return max(self.turn_ms, self.censor_ms) + 2 * self.grace_ms
+        """A table with no progress record this long is stuck: its seats vote ``abandon``
+        (longer than any other wait: a time-out or censorship seen, a silent connection found
+        and its seat probed, two graces for a drop and a host change)."""
+        return max(self.turn_ms, self.censor_ms) + self.silence_ms + self.probe_ms + \
+            2 * self.grace_ms
 
     @property
     def first_try_after_fault_ms(self) -> int:

@@ -87,10 +87,14 @@ class Delivered:
         waiting: Iterable[int],
         quiet_since: int,
         judge: Callable[[dict[str, Any]], bool],
+        heard: int | None = None,
+        beat_ms: int = 0,
     ) -> dict[str, Any] | None:
         """The first delivered envelope that is evidence of censorship at ``now`` (see the
         module docstring), or None. ``quiet_since``: when the last progress record came;
-        ``judge(env)``: whether the host's checks (5.4) pass it at this peer's chain."""
+        ``judge(env)``: whether the host's checks (5.4) pass it at this peer's chain;
+        ``heard``: when a frame last came from the host, which must be ``beat_ms`` after the
+        delivery at least (a connection that brings nothing is broken, not censoring)."""
         awaited = set(waiting)
         for d in sorted(self._by_key.values(), key=lambda d: d.at):
             body = d.env.get("body")
@@ -98,6 +102,8 @@ class Delivered:
                 continue
             if now - d.at < censor_ms:
                 continue
+            if heard is not None and heard < d.at + beat_ms:
+                continue  # nothing from the host since: a stalled connection, not a censor
             idle = d.env["seat"] in awaited and now - quiet_since >= censor_ms
             if not idle and d.newer < 2 * seats_at_table:
                 continue

@@ -97,6 +97,8 @@ class SeatWatch:
         self.ended: str | None = None
         self.depose_after: int | None = None  # the depose vote sent on this connection
         self.to_pass: list[dict[str, Any]] = []  # shown while the host was away
+        self.why: str | None = None  # the rule that made this seat depose
+        self.dial_i = 0  # the next seat of the failover's dial cycle
         self._now = now
         for rec in records or []:
             env = rec["env"]
@@ -336,6 +338,7 @@ class SeatWatch:
         self.phase = FAILOVER
         self.round = [c for c in self.chain.candidates()] + [host]
         self.k = 0
+        self.dial_i = 0
         self.failover_since = now
         first = self.b.first_try_after_fault_ms if why in ("censored", "host-late") else \
             self.b.try_ms
@@ -365,11 +368,9 @@ class SeatWatch:
         if not self.chain.candidates():
             return  # nobody can host in its place: the table waits (abandon decides)
         self.deposing = host
+        self.why = why
         self._depose_to_host(why)
-        if close and self.host_up:
-            self._emit(act.CloseHost(rule(why), why))
-            self.host_up = False
-            self.down_since = now
+        del close  # (the host's connection is kept: this seat plays on until a new host)
         self._start_failover(why, now)
 
     def _may_take_over(self) -> bool:
@@ -427,12 +428,25 @@ class SeatWatch:
             if self.waits.late(host, now, self.b.grace_ms) and host != self.me:
                 self._depose("host-late", now, close=True)
                 return
-            if self.delivered.evidence(now, self.b.censor_ms, self.m, self.s.waiting_on(),
-                                       self.last_progress, self.judge) is not None:
+            if self._evidence(now) is not None:
                 self._depose("censored", now, close=True)
                 return
         self._absence(now)
         self._stuck(now)
+
+    def _evidence(self, now: int) -> dict[str, Any] | None:
+        return self.delivered.evidence(now, self.b.censor_ms, self.m, self.s.waiting_on(),
+                                       self.last_progress, self.judge, self.last_in,
+                                       self.b.beat_ms)
+
+    def _fault_stands(self, now: int) -> bool:
+        """Whether the reason this seat deposes its host (still connected to it) holds."""
+        host = self.chain.host
+        if self.why == "host-late":
+            return self.waits.late(host, now, self.b.grace_ms)
+        if self.why == "censored":
+            return self._evidence(now) is not None
+        return True
 
     def _absence(self, now: int) -> None:
         host = self.chain.host
@@ -490,7 +504,20 @@ class SeatWatch:
                       "abandon vote")
 
     def _failover(self, now: int) -> None:
-        if now - self.failover_since >= self.b.stuck_ms:
+        attached = self.host_up and self.phase == FAILOVER and \
+            self.deposing == self.chain.host
+        if attached and not self._fault_stands(now):  # the host behaves again: stay
+            self.phase, self.deposing, self.decided, self.why = PLAY, None, False, None
+            self.round = []
+            self._emit(act.Note(rule("failover"), "host-kept", self.chain.host))
+            return
+        if attached:
+            self._absence(now)  # (it plays on with the host it deposes)
+            self._stuck(now)
+            if self.phase == ENDED:
+                return
+        if now - max(self.failover_since, self.last_progress if attached else 0) >= \
+                self.b.stuck_ms:
             if self.phase == LOOKING:
                 self._end(rule("stuck"), "no seat of the table answers as its host: the "
                           "others may have finished the match without this seat")
@@ -502,16 +529,29 @@ class SeatWatch:
         if not self.round:
             return
         target = self.round[self.k]
-        if target == self.me:
-            return  # the others try it now: their votes decide (take-over)
-        if not self.dialing and now >= self.next_dial:
+        cycle = self._dial_cycle(target)
+        if cycle and not self.dialing and now >= self.next_dial:
             self.dialing = True
             have = -1 if self.rebuild_from else self.s.count - 1
-            self._emit(act.Dial(rule("failover"), target, have))
+            self._emit(act.Dial(rule("failover"), cycle[self.dial_i % len(cycle)], have))
+            self.dial_i += 1
+        if target == self.me:
+            return  # the others try it now: their votes decide (take-over)
         if self.phase == FAILOVER and target != self.deposing and now >= self.next_urge:
             self.next_urge = now + self.b.urge_ms
             assert self.deposing is not None
             self._emit(act.Urge(rule("urge"), target, self._depose_frame(self.deposing)))
+
+    def _dial_cycle(self, target: int) -> list[int]:
+        """Whom the failover dials, one attempt each in turn: the candidate whose turn it is
+        first, then every other seat of the round (one that does not host refuses at once), the
+        old host only after a lost connection (while connected to it there is nothing to
+        dial)."""
+        out = [target] + [s for s in self.round if s != target]
+        out = [s for s in out if s != self.me]
+        if self.host_up and self.phase == FAILOVER:
+            out = [s for s in out if s != self.deposing]
+        return out
 
     def _end(self, name: str, why: str) -> None:
         self.phase = ENDED
@@ -553,6 +593,12 @@ class SeatWatch:
                     times.append(self.abandon_at + self.b.grace_ms)
         elif self.phase in (FAILOVER, LOOKING):
             times += [self.failover_since + self.b.stuck_ms, self.target_since + self.target_for]
+            if self.host_up:
+                times += [self.waits.ends(s) for s in self.waits.awaited]
+                times.append(self.waits.ends(self.chain.host, self.b.grace_ms))
+                times.append(self.delivered.next_due(now, self.b.censor_ms, self.m,
+                                                     self.s.waiting_on(), self.last_progress))
+                times.append(self.last_progress + self.b.stuck_ms)
             if not self.dialing:
                 times.append(self.next_dial)
             if self.phase == FAILOVER and self.round and self.round[self.k] not in (
