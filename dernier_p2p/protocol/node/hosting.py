@@ -592,9 +592,11 @@ class Hosting:
         self._now = now
         if self.window.until is not None and self.own is not None and self._everyone_ready():
             self.window.close()
+        released = []
         while self.held and not self.window.is_open(now):
             seat, env = self.held.popleft()
-            self.inbox.appendleft(("env", seat, env, True))
+            released.append(("env", seat, env, True))
+        self.inbox.extendleft(reversed(released))  # first, in the order they were held
 
     def _sequence_guarded(self, seat: int, env: Any, now: int) -> None:
         """:meth:`_sequence` behind the firewall: an unexpected exception while checking
