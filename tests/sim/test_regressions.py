@@ -83,6 +83,21 @@ CASES = {
         "dst=0, until=5522), Latency(at=1901, a=1, b=2, latency_ms=307, jitter_ms=165, "
         "until=10740)])",
     ),
+    # A seat's move is held by the declaration window and its next envelopes behind it; the
+    # host released them in reverse, refused the later ones as out of order, closed the seat's
+    # connection after five, and the seat was timed out. Fix: Hosting releases held envelopes
+    # in the order they came.
+    "held-released-in-order": (
+        "verdict",
+        "Case(seed=100132, setup=Setup(players=8, variant='moderno', options={'match': "
+        "['hands', 1], 'hand_size': 3}, timers={'turn_ms': 14280, 'declare_ms': 819, "
+        "'grace_ms': 14861}, listens=None, speeds=None, clocks=[(-26, 969987377, "
+        "1699030023611), (-87, 684635542, 1699315273817), (46, 413057058, 1699586947113), "
+        "(-115, 112671666, 1699887390335), (95, 199230351, 1699800839229), (149, "
+        "687819182, 1699312275715), (-119, 740670134, 1699259396973), (30, 512191688, "
+        "1699487816879)], constants={}), faults=[Stall(at=17324, src=0, dst=5, "
+        "until=47567), Partition(at=15770, group=(0, 1, 2, 3, 5, 6, 7), until=33330)])",
+    ),
 }
 
 GAPS = {
