@@ -569,36 +569,29 @@ class SeatWatch:
             times.append(self.last_in + self.b.silence_ms)
         elif self.phase == PLAY and not self.dialing:
             times.append(self.next_dial)
-        if self.phase == PLAY:
-            if not self.host_up and self.down_since is not None:
-                times += [self.down_since + self.b.gone_ms, self.down_since + 2 * self.b.grace_ms]
-            if self.host_up:
-                for seat in self.waits.awaited:
-                    times.append(self.waits.ends(seat))
-                    if seat == self.chain.host:
-                        times.append(self.waits.ends(seat, self.b.grace_ms))
-                for seat in self.drops.seats:
-                    since = self.drops.since(seat)
-                    got = self.answers.get(seat)
-                    base = since if since is not None else now
-                    if got is not None and got.answered:
-                        base = max(base, got.at)
-                    times.append(base + self.b.grace_ms)
-                for at in self.probed_at.values():
-                    times.append(at + self.b.probe_every_ms)
-                times.append(self.delivered.next_due(now, self.b.censor_ms, self.m,
-                                                     self.s.waiting_on(), self.last_progress))
-                times.append(self.last_progress + self.b.stuck_ms)
-                if self.abandon_at is not None:
-                    times.append(self.abandon_at + self.b.grace_ms)
-        elif self.phase in (FAILOVER, LOOKING):
+        if self.phase == PLAY and not self.host_up and self.down_since is not None:
+            times += [self.down_since + self.b.gone_ms, self.down_since + 2 * self.b.grace_ms]
+        if self.host_up and self.phase in (PLAY, FAILOVER):  # (failing over, it plays on)
+            for seat in self.waits.awaited:
+                times.append(self.waits.ends(seat))
+                if seat == self.chain.host:
+                    times.append(self.waits.ends(seat, self.b.grace_ms))
+            for seat in self.drops.seats:
+                since = self.drops.since(seat)
+                got = self.answers.get(seat)
+                base = since if since is not None else now
+                if got is not None and got.answered:
+                    base = max(base, got.at)
+                times.append(base + self.b.grace_ms)
+            for at in self.probed_at.values():
+                times.append(at + self.b.probe_every_ms)
+            times.append(self.delivered.next_due(now, self.b.censor_ms, self.m,
+                                                 self.s.waiting_on(), self.last_progress))
+            times.append(self.last_progress + self.b.stuck_ms)
+            if self.abandon_at is not None:
+                times.append(self.abandon_at + self.b.grace_ms)
+        if self.phase in (FAILOVER, LOOKING):
             times += [self.failover_since + self.b.stuck_ms, self.target_since + self.target_for]
-            if self.host_up:
-                times += [self.waits.ends(s) for s in self.waits.awaited]
-                times.append(self.waits.ends(self.chain.host, self.b.grace_ms))
-                times.append(self.delivered.next_due(now, self.b.censor_ms, self.m,
-                                                     self.s.waiting_on(), self.last_progress))
-                times.append(self.last_progress + self.b.stuck_ms)
             if not self.dialing:
                 times.append(self.next_dial)
             if self.phase == FAILOVER and self.round and self.round[self.k] not in (
