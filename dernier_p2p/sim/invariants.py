@@ -25,11 +25,10 @@ Safety (each one a count in the report):
   replacing the other's signer, nor are both ``host_change`` records replacing the same host,
   nor is either signed by a cheating host (PROTOCOL.md 4.4: a host change that reached no
   quorum is superseded), or two honest seats finished on different last records;
-* ``verdict``: a ``timeout``, ``left``, ``host_change`` (as ``old``) or two-seat
-  ``no_contest`` naming an honest seat was first persisted at a time the seat was connected to
-  a majority (by an honest host, for the two-seat ``no_contest``), and before it ended the
+* ``verdict``: a ``timeout``, ``left`` or ``host_change`` (as ``old``) naming an honest seat
+  was first persisted at a time the seat was connected to a majority, and before it ended the
   match for itself (``stuck``, ``two-seats``: whether it ended rightly is for the liveness
-  invariants to say);
+  invariants to say; so is a two-seat ``no_contest``, which ranks nobody);
 * ``ranked-below-cheater``: a protected seat ranked below a cheater after a verdict naming it.
 
 Liveness, for a *majority-connected* match (at least ``q(n)`` protected seats, ``n >= 3``, one
@@ -252,8 +251,6 @@ class Judge:
                 for seat, what in _verdict(rec):
                     if seat not in self.honest:
                         continue
-                    if what == "no_contest" and rec["h"] in self.cheaters:
-                        continue  # a cheating host may end a two-seat match (PROTOCOL.md 22)
                     t = self.first_seen.get(key, 0)
                     against[seat] = against.get(seat, 0) + 1
                     if self.connected(seat, t) and self.ended.get(seat, INF) > t:
@@ -316,8 +313,6 @@ def _verdict(rec: dict[str, Any]) -> Iterable[tuple[int, str]]:
         yield body["seat"], kind
     elif kind == "host_change":
         yield body["old"], kind
-    elif kind == "no_contest" and isinstance(body.get("seat"), int):
-        yield body["seat"], kind
 
 
 def _standings(proc: Any) -> tuple[int, ...]:
