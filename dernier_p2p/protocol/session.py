@@ -672,6 +672,9 @@ class Session:
 
     def _on_host_seat_body(self, body: dict, head_i: int) -> None:
         seat = body["seat"]
+        if seat in self.state.out:  # out already (a resign or a stall sequenced first)
+            self.events.append(SessionEvent(f"{body['type']}-ignored", seat, "already out"))
+            return
         if body["type"] == "left" or seat in self._owing():
             if body["type"] == "timeout":
                 self.events.append(SessionEvent("stall", seat, "timed out owing a message"))

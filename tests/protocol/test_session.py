@@ -1622,3 +1622,32 @@ def test_a_stale_play_of_an_open_card_legal_at_its_head_lost_a_race(taken_back) 
     t.deliver()
     assert all(x.fault is None and x.count == count + 1 for x in t.sessions)
     assert all(slot in x.state.hands[seat] for x in t.sessions)  # the play changed nothing
+
+
+@pytest.mark.parametrize("kind", ["left", "timeout"])
+def test_a_host_body_about_a_seat_already_out_changes_nothing(kind: str) -> None:
+    """PROTOCOL.md 6.2: a stall puts a seat out of play but not off the table (the chain counts
+    it), so a quorum may still vote ``left`` or ``timeout`` about it; every peer ignores such a
+    body: no exception escapes, nobody is blamed, the table plays on."""
+    n, gone = 3, 2
+    table = LocalTable("standard", seeds(n), {"match": ["hands", 2]})
+    while table.queue:  # deliver until the seat owes its shuffle, holding back its envelopes
+        env = table.queue.popleft()
+        if env["seat"] == gone and env["body"]["type"] == "shuffle":
+            break
+        rec = table.sequence(env)
+        for s in table.sessions:
+            table.queue.extend(s.receive(rec, rec["t"]))
+    table.queue.clear()
+    table.timeout(gone)
+    table.deliver()
+    assert all(s.state.out == (gone,) for s in table.sessions)
+    assert gone in table.sessions[0].chain.at_table
+    before = [(s.state, s.waiting_on()) for s in table.sessions]
+    table.absent(kind, gone)
+    table.deliver()
+    for s, (state, waiting) in zip(table.sessions, before):
+        assert s.fault is None and not s.finished
+        assert s.state == state and s.waiting_on() == waiting
+        ignored = [e for e in session_events(s) if e.kind == f"{kind}-ignored"]
+        assert ignored == [SessionEvent(f"{kind}-ignored", gone, "already out")]
