@@ -338,6 +338,7 @@ class SeatWatch:
         self.phase = FAILOVER
         self.round = [c for c in self.chain.candidates()] + [host]
         self.k = 0
+        self.dial_i = 0
         self.failover_since = now
         first = self.b.first_try_after_fault_ms if why in ("censored", "host-late") else \
             self.b.try_ms
@@ -350,7 +351,6 @@ class SeatWatch:
         self.target_for = for_ms
         self.next_urge = now
         self.next_dial = now
-        self.dial_i = 0  # (the dial cycle starts with the new target)
         self.dialing = False
         self.pause = min(50, self.b.retry_ms)
 
