@@ -39,11 +39,13 @@ RULES: tuple[Rule, ...] = (
     Rule("gone", "seat, m >= 3", "its host connection down for gone_ms without a resume",
          "vote depose; failover"),
     Rule("censored", "seat, m >= 3", "it holds evidence of censorship",
-         "vote depose; close the host connection; failover"),
+         "vote depose; failover keeping the host connection and playing on; back to the host "
+         "if the evidence goes"),
     Rule("host-late", "seat, m >= 3", "the wait on the host's seat reached limit + grace_ms",
-         "vote depose; close the host connection; failover"),
+         "vote depose; failover as for censored, until the host's seat is no longer late"),
     Rule("failover", "a seat that voted depose", "(7.6)",
-         "try each candidate for try_ms, then the old host, round again"),
+         "urge each candidate for try_ms, then the old host, round again; meanwhile dial "
+         "every candidate, and the old host unless still connected to it, in turn"),
     Rule("urge", "a seat in failover", "every urge_ms while it tries a candidate",
          "send its depose vote to the candidate over a link"),
     Rule("take-over", "a candidate", "it holds fresh depose votes making q(m), its own counted "
@@ -59,7 +61,8 @@ RULES: tuple[Rule, ...] = (
     Rule("no-contest-2", "host, m = 2", "its timeout or left condition about the other seat",
          "sequence no_contest naming it, without votes"),
     Rule("abandon", "every peer connected to the host, and the host",
-         "no progress record for stuck_ms", "vote abandon, once per record"),
+         "no progress record for stuck_ms, and every awaited seat past its limit",
+         "vote abandon, once per record"),
     Rule("stuck", "seat", "grace_ms after its abandon vote with no record, or stuck_ms in "
          "failover", "end the match for itself, incomplete"),
     Rule("two-seats", "seat, m = 2", "its host connection down for 2 * grace_ms",
