@@ -10,6 +10,7 @@ the records to the machine under test at times it chooses. Time is an integer; n
 
 from __future__ import annotations
 
+import ast
 import copy
 import functools
 import re
@@ -52,6 +53,41 @@ def units(label: str, **values: int) -> int:
     return int(a) if name is None else int(a) * values[name] + int(b)
 
 
+@functools.cache
+def stuck_formula() -> str:
+    """PROTOCOL.md 18's ``stuck_ms = ...`` expression, as written (names and ``max``)."""
+    text = PROTOCOL.read_text(encoding="utf-8")
+    section = text[text.index("\n## 18. Timing\n"):text.index("\n### 18.1 ")]
+    found = re.findall(r"`stuck_ms = ([^`]+)`", " ".join(section.split()))
+    assert len(found) == 1, f"PROTOCOL.md 18 gives stuck_ms {len(found)} times"
+    return found[0]
+
+
+def stuck_of(**values: int) -> int:
+    """PROTOCOL.md 18's ``stuck_ms`` for these values of its names (``turn_ms``,
+    ``SILENCE_MS`` ...): sums, products, ``max``, integers and names only."""
+
+    def value(node: ast.AST) -> int:
+        if isinstance(node, ast.Expression):
+            return value(node.body)
+        if isinstance(node, ast.Constant) and type(node.value) is int:
+            return node.value
+        if isinstance(node, ast.Name):
+            return values[node.id]
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Mult)):
+            a, b = value(node.left), value(node.right)
+            return a + b if isinstance(node.op, ast.Add) else a * b
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id == "max" and node.args and not node.keywords:
+            return max(value(arg) for arg in node.args)
+        raise AssertionError(f"not understood in stuck_ms: {ast.dump(node)}")
+
+    tree = ast.parse(stuck_formula(), mode="eval")
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - {"max"}
+    assert used == set(values), f"stuck_ms names {sorted(used)}, given {sorted(values)}"
+    return value(tree)
+
+
 PLAIN = units("checking any other record")  # a table, an accept, a move, a chat, an ack ...
 ANSWER = units("answering: anything else (an accept, a coin message, a key commitment, a "
                "secret, a move)")
@@ -60,18 +96,23 @@ CARDS = 54  # dernier-54
 BIG = 10**9  # a duration no test reaches
 
 TURN, GRACE = 30_000, 5_000
+CENSOR, PROBE = 10_000, 5_000  # the protocol's censor_ms and PROBE_MS
 GONE = 3_000  # min(3 000, GRACE)
 TRY = 2 * GONE
-STUCK = max(TURN, 10_000) + 2 * GRACE
 URGE, PROBE_EVERY, SETTLE = 900, 700, 1_200
-FIRST_TRY = TURN + 10_000 + TRY  # the first candidate after censored or host-late
+BEAT = 1_500  # how late after a delivery a frame from the host makes it evidence
+SILENCE = 200_000  # beyond most tests (a test that outlasts it hears the host: ``heard``)
+STUCK = stuck_of(turn_ms=TURN, censor_ms=CENSOR, SILENCE_MS=SILENCE, PROBE_MS=PROBE,
+                 grace_ms=GRACE)
+assert STUCK == max(TURN, CENSOR) + SILENCE + PROBE + 2 * GRACE  # 245 000
+FIRST_TRY = TURN + CENSOR + TRY  # the first candidate after censored or host-late
 
 
 def budgets(**constants: int) -> Budgets:
-    """The budgets of the tests: every derived duration distinct from the others, beats and
-    silence out of the way unless a test asks for them."""
+    """The budgets of the tests: every derived duration distinct from the others, silence out
+    of the way of the tests that do not reach ``stuck_ms`` (which counts it)."""
     values: dict[str, Any] = dict(
-        turn_ms=TURN, declare_ms=3_000, grace_ms=GRACE, beat_ms=BIG, silence_ms=BIG,
+        turn_ms=TURN, declare_ms=3_000, grace_ms=GRACE, beat_ms=BEAT, silence_ms=SILENCE,
         urge_ms=URGE, probe_every_ms=PROBE_EVERY, settle_ms=SETTLE,
     )
     values.update(constants)

@@ -6,7 +6,7 @@ import pytest
 
 from dernier_p2p.protocol.liveness import budgets as bm
 from dernier_p2p.protocol.liveness.budgets import Budgets, answer_units, record_units
-from tests.protocol.liveness import Bed, units, units_table
+from tests.protocol.liveness import Bed, stuck_formula, stuck_of, units, units_table
 
 
 def make(turn: int = 30_000, grace: int = 60_000, **kw: int) -> Budgets:
@@ -45,14 +45,45 @@ def test_gone_cap_is_a_constant_of_the_budgets():
     assert make(grace=5_000, gone_cap_ms=4_000).try_ms == 8_000
 
 
-@pytest.mark.parametrize(("turn", "censor", "grace", "stuck"), [
-    (30_000, 10_000, 2_000, 34_000),  # the turn is the longer
-    (4_000, 10_000, 2_000, 14_000),  # the censor time is
-    (10_000, 10_000, 1, 10_002),
-    (10_001, 10_000, 0, 10_001),
+@pytest.mark.parametrize(("turn", "censor", "silence", "probe", "grace", "stuck"), [
+    (30_000, 10_000, 15_000, 5_000, 2_000, 30_000 + 15_000 + 5_000 + 4_000),  # the turn
+    (4_000, 10_000, 15_000, 5_000, 2_000, 10_000 + 15_000 + 5_000 + 4_000),  # the censor time
+    (10_000, 10_000, 15_000, 5_000, 1, 10_000 + 20_000 + 2),
+    (10_001, 10_000, 15_000, 5_000, 0, 10_001 + 20_000),
+    (1_000, 7, 3, 2, 5, 1_000 + 3 + 2 + 10),  # every term counts, the constants too
+    (7, 1_000, 0, 0, 0, 1_000),
 ])
-def test_stuck_ms(turn, censor, grace, stuck):
-    assert make(turn=turn, grace=grace, censor_ms=censor).stuck_ms == stuck
+def test_stuck_ms(turn, censor, silence, probe, grace, stuck):
+    b = make(turn=turn, grace=grace, censor_ms=censor, silence_ms=silence, probe_ms=probe)
+    assert b.stuck_ms == stuck
+    assert stuck_of(turn_ms=turn, censor_ms=censor, SILENCE_MS=silence, PROBE_MS=probe,
+                    grace_ms=grace) == stuck  # PROTOCOL.md 18's formula, as written
+
+
+def test_stuck_ms_is_the_formula_of_protocol_18():
+    assert " ".join(stuck_formula().split()) == \
+        "max(turn_ms, censor_ms) + SILENCE_MS + PROBE_MS + 2 * grace_ms"
+    for turn, grace in ((30_000, 60_000), (120_000, 60_000), (2_000, 15_000), (1, 1)):
+        b = make(turn=turn, grace=grace)  # the protocol's constants
+        assert b.stuck_ms == stuck_of(turn_ms=turn, censor_ms=bm.CENSOR_MS,
+                                      SILENCE_MS=bm.SILENCE_MS, PROBE_MS=bm.PROBE_MS,
+                                      grace_ms=grace)
+    # ``dernier host``'s defaults: 120 s to think, a minute's grace
+    assert make(turn=120_000, grace=60_000).stuck_ms == 120_000 + 15_000 + 5_000 + 120_000
+
+
+def test_stuck_ms_outlasts_a_silent_cut_and_the_other_waits():
+    """PROTOCOL.md 7.5 (abandon): a seat cut off without a close is found silent after
+    SILENCE_MS and voted ``left`` a grace and a probe later, all before the table is stuck; a
+    censoring host is deposed first (``censor_ms``), and so is one that does not time out its
+    own seat (``turn_ms + grace_ms``)."""
+    for turn, grace in ((2_000, 2_000), (20_000, 15_000), (30_000, 60_000)):
+        b = make(turn=turn, grace=grace)
+        assert b.silence_ms + b.grace_ms + b.probe_ms < b.stuck_ms
+        assert b.censor_ms < b.stuck_ms and b.turn_ms + b.grace_ms < b.stuck_ms
+    # (the former max(turn_ms, censor_ms) + 2 * grace_ms came first at short timers)
+    b = make(turn=2_000, grace=2_000)
+    assert max(b.turn_ms, b.censor_ms) + 2 * b.grace_ms < b.silence_ms + b.grace_ms + b.probe_ms
 
 
 @pytest.mark.parametrize(("turn", "censor", "grace", "first"), [

@@ -1,6 +1,7 @@
 """Evidence of censorship (PROTOCOL.md 7.5; liveness/evidence.py): only envelopes this peer
 delivered, passed over by an idle host for ``censor_ms`` while their author is awaited, or
-while the host sequenced ``2 * m`` newer envelopes of other seats."""
+while the host sequenced ``2 * m`` newer envelopes of other seats, on a connection that has
+brought a frame ``BEAT_MS`` after the delivery or later."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from dernier_p2p.protocol.local import identity_for
 from tests.protocol.liveness import Bed
 
 CENSOR = 10_000
+BEAT = 2_000
 M = 3
 
 
@@ -41,8 +43,12 @@ def envs() -> dict[str, dict]:
     return out
 
 
-def evidence(d: Delivered, now: int, waiting=(1,), quiet: int = 0, judge=always, m: int = M):
-    return d.evidence(now, CENSOR, m, waiting, quiet, judge)
+def evidence(d: Delivered, now: int, waiting=(1,), quiet: int = 0, judge=always, m: int = M,
+             heard: int | None = None):
+    """``heard``: when the host's last frame came (None: not asked, as before the rule)."""
+    if heard is None:
+        return d.evidence(now, CENSOR, m, waiting, quiet, judge)
+    return d.evidence(now, CENSOR, m, waiting, quiet, judge, heard, BEAT)
 
 
 def due(d: Delivered, now: int, waiting=(1,), quiet: int = 0, m: int = M):
@@ -129,6 +135,43 @@ def test_the_idle_rule_needs_no_newer_records(envs):
     d.sent(envs["e1"], 3, 100)
     newer(d, 2 * M - 1)
     assert evidence(d, 100 + CENSOR, waiting=(1,)) is envs["e1"]
+
+
+# ------------------------------------------------------- a connection that brings frames
+def test_evidence_needs_a_frame_from_the_host_beat_ms_after_the_delivery(envs):
+    d = Delivered()
+    d.sent(envs["e1"], 0, 100)
+    assert evidence(d, 10**9, heard=100 + BEAT - 1) is None
+    assert evidence(d, 100 + CENSOR, heard=100 + BEAT) is envs["e1"]
+    assert evidence(d, 100 + CENSOR - 1, heard=100 + BEAT) is None  # (and censor_ms still)
+    assert evidence(d, 100 + CENSOR, heard=100 + CENSOR + 7) is envs["e1"]
+    # the default: no frame asked for (a peer that does not say when it heard the host)
+    assert d.evidence(100 + CENSOR, CENSOR, M, (1,), 0, always) is envs["e1"]
+    assert d.evidence(100 + CENSOR, CENSOR, M, (1,), 0, always, 100) is envs["e1"]  # beat 0
+    assert d.evidence(100 + CENSOR, CENSOR, M, (1,), 0, always, 99) is None
+
+
+def test_a_busy_hosts_evidence_needs_the_frame_too(envs):
+    d = Delivered()
+    d.sent(envs["e1"], 3, 100)
+    newer(d, 2 * M)
+    assert evidence(d, 10**9, waiting=(), heard=100 + BEAT - 1) is None
+    assert evidence(d, 100 + CENSOR, waiting=(), heard=100 + BEAT) is envs["e1"]
+
+
+def test_the_frame_counts_from_each_envelopes_own_delivery(envs):
+    d = Delivered()
+    d.sent(envs["e2"], 0, 50)
+    d.sent(envs["e1"], 0, 100)
+    waiting = (1, 2)
+    assert evidence(d, 10**9, waiting, heard=50 + BEAT) is envs["e2"]
+    assert evidence(d, 10**9, waiting, heard=50 + BEAT,
+                    judge=lambda e: e["seat"] == 1) is None  # e1 needs 100 + BEAT
+    assert evidence(d, 10**9, waiting, heard=100 + BEAT,
+                    judge=lambda e: e["seat"] == 1) is envs["e1"]
+    d.resent(7_000)  # sent again on a new connection: frames after that count
+    assert evidence(d, 10**9, waiting, heard=7_000 + BEAT - 1) is None
+    assert evidence(d, 10**9, waiting, heard=7_000 + BEAT) is envs["e2"]
 
 
 # ---------------------------------------------------------------------- never evidence

@@ -17,6 +17,7 @@ from tests.protocol.liveness import (
     GRACE,
     PLAIN,
     SETTLE,
+    SILENCE,
     STUCK,
     TRY,
     TURN,
@@ -50,6 +51,13 @@ def frame(bed: Bed, voter: int, kind: str, target: int | None) -> dict:
 def up(hw, *seats: int, now: int = 0) -> None:
     for seat in seats:
         hw.seat_up(seat, now)
+
+
+def hear(hw, *seats: int, now: int) -> None:
+    """A frame (a beat) from each of ``seats`` at ``now``: their connections are not silent
+    (``stuck_ms`` outlasts ``SILENCE_MS``)."""
+    for seat in seats:
+        hw.heard(seat, now)
 
 
 # ---------------------------------------------------------------------- drops
@@ -332,8 +340,9 @@ def test_abandon_at_stuck_ms():
     chat = bed.put(bed.sessions[1].chat("hello?"))
     hw.record(chat, 20_000)  # no progress
     assert hw.advance(LIMIT) == []  # (seat 2's wait ran out; the host holds its envelope)
+    hear(hw, 1, 2, now=100_000)  # (the seats beat: stuck_ms outlasts SILENCE_MS)
     assert hw.deadline() == STUCK
-    hw.advance(STUCK - 1)
+    assert hw.advance(STUCK - 1) == []
     assert votes_about(hw, "abandon", None) == []
     assert hw.advance(STUCK) == []
     assert votes_about(hw, "abandon", None) == [0]
@@ -348,9 +357,30 @@ def test_progress_restarts_the_abandon_clock():
     bed, hw = hosting(accepted=(0, 1), holding=lambda seat: True)
     rec = bed.put(bed.take(2, "accept"))
     hw.record(rec, 1_000)
-    hw.advance(STUCK)
+    hear(hw, 1, 2, now=100_000)
+    assert hw.advance(STUCK) == []
     assert votes_about(hw, "abandon", None) == []
-    hw.advance(1_000 + STUCK)
+    assert hw.deadline() == 1_000 + STUCK
+    assert hw.advance(1_000 + STUCK - 1) == []
+    assert votes_about(hw, "abandon", None) == []
+    assert hw.advance(1_000 + STUCK) == []
+    assert votes_about(hw, "abandon", None) == [0]
+
+
+def test_abandon_waits_for_every_awaited_seat_past_its_limit():
+    """(PROTOCOL.md 7.5, abandon: a seat still within its budget of work, here a slow unit,
+    does not make the table stuck.)"""
+    b = budgets(unit_ms=25_000)
+    bed, hw = hosting(accepted=(0, 1), holding=lambda seat: True, b=b)
+    end = hw.waits.ends(2)
+    assert end == TURN + 25_000 * (3 * PLAIN + ANSWER) > STUCK == b.stuck_ms
+    hear(hw, 1, 2, now=end - SILENCE + 1)
+    assert hw.advance(STUCK) == []
+    assert votes_about(hw, "abandon", None) == []
+    assert hw.deadline() == end
+    assert hw.advance(end - 1) == []
+    assert votes_about(hw, "abandon", None) == []
+    assert hw.advance(end) == []
     assert votes_about(hw, "abandon", None) == [0]
 
 

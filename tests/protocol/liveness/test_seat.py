@@ -15,11 +15,14 @@ from dernier_p2p.protocol.local import identity_for
 from dernier_p2p.protocol.sequencer import Sequencer
 from tests.protocol.liveness import (
     ANSWER,
+    BEAT,
+    CENSOR,
     FIRST_TRY,
     GONE,
     GRACE,
     PLAIN,
     PROBE_EVERY,
+    SILENCE,
     STUCK,
     TRY,
     TURN,
@@ -51,12 +54,21 @@ def probe(seat: int) -> tuple:
     return ("Probe", "probe", seat)
 
 
-def failover_start(why: str, target: int, ms: int, have: int, *, me: int = 2) -> list[tuple]:
-    """What a seat that deposes its host for ``why`` (connected) does at once."""
-    out = [vote("depose", 0, why), ("CloseHost", why), ("Note", why, "failover", target, ms)]
+def failover_start(why: str, target: int, ms: int, have: int, *, me: int = 2,
+                   dial: int | None = None) -> list[tuple]:
+    """What a seat that deposes its host for ``why`` (connected) does at once: it votes
+    ``depose`` on the connection, which it keeps (no ``CloseHost``), notes the failover, dials
+    the first seat of its cycle (``dial``: the target, unless that is itself) and urges the
+    target (unless that is itself)."""
+    out = [vote("depose", 0, why), ("Note", why, "failover", target, ms),
+           ("Dial", "failover", target if dial is None else dial, have)]
     if target != me:
-        out += [("Dial", "failover", target, have), ("Urge", "urge", target)]
+        out.append(("Urge", "urge", target))
     return out
+
+
+def no_close(actions) -> bool:
+    return not any(isinstance(a, act.CloseHost) for a in actions)
 
 
 # ---------------------------------------------------------------------- beats and silence
@@ -145,15 +157,21 @@ def test_gone_votes_depose_and_fails_over_in_rounds():
     w.dial_failed(1, t0 + URGE + 10)
     assert w.deadline() == t0 + URGE + 60
     assert said(w.advance(t0 + URGE + 59)) == []
-    assert said(w.advance(t0 + URGE + 60)) == [("Dial", "failover", 1, 2)]
-    # the next candidate is this seat itself: it waits for the others' votes
+    # the next seat of the dial cycle: the old host (its connection was lost)
+    assert said(w.advance(t0 + URGE + 60)) == [("Dial", "failover", 0, 2)]
+    # the next candidate is this seat itself: it waits for the others' votes (no urge) and
+    # dials on (the cycle's position runs on from turn to turn: seat 1 is next)
     assert said(w.advance(t0 + TRY - 1)) == [("Urge", "urge", 1)]
-    assert said(w.advance(t0 + TRY)) == []
+    assert said(w.advance(t0 + TRY)) == [("Dial", "failover", 1, 2)]
     assert w.round[w.k] == 2
-    assert w.deadline() == t0 + 2 * TRY
-    # then the old host, once (no urge: it is the one deposed)
+    assert w.deadline() == t0 + 2 * TRY  # (a dial under way, no urge)
+    w.dial_failed(1, t0 + TRY + 10)  # (a seat that does not host refuses at once)
+    assert said(w.advance(t0 + TRY + 60)) == [("Dial", "failover", 0, 2)]
+    # then the old host, once (no urge: it is the one deposed), dialed first in its turn
     assert said(w.advance(t0 + 2 * TRY)) == [("Note", "failover", "trying", 0, TRY),
                                              ("Dial", "failover", 0, 2)]
+    w.dial_failed(0, t0 + 2 * TRY + 10)
+    assert said(w.advance(t0 + 2 * TRY + 60)) == [("Dial", "failover", 1, 2)]
     assert said(w.advance(t0 + 3 * TRY - 1)) == []
     # and round again
     assert said(w.advance(t0 + 3 * TRY)) == [("Note", "failover", "trying", 1, TRY),
@@ -164,7 +182,13 @@ def test_gone_at_the_first_candidate_itself():
     bed, w = accepting(watcher=1, accepted=(0, 1))
     w.disconnected(0)
     w.advance(0)
-    assert said(w.advance(GONE)) == [("Note", "gone", "failover", 1, TRY)]
+    # no urge (the others' votes decide), but it dials the others: seat 2, then the old host
+    assert said(w.advance(GONE)) == [("Note", "gone", "failover", 1, TRY),
+                                     ("Dial", "failover", 2, 2)]
+    assert w.deadline() == GONE + TRY  # (a dial under way)
+    w.dial_failed(2, GONE + 20)
+    assert said(w.advance(GONE + 69)) == []
+    assert said(w.advance(GONE + 70)) == [("Dial", "failover", 0, 2)]
     assert said(w.advance(GONE + TRY - 1)) == []
     assert said(w.advance(GONE + TRY)) == [("Note", "failover", "trying", 2, TRY),
                                            ("Dial", "failover", 2, 2), ("Urge", "urge", 2)]
@@ -179,7 +203,9 @@ def test_failover_ends_stuck_after_stuck_ms():
     while t + URGE < GONE + STUCK:
         t += URGE
         assert not any(isinstance(a, act.End) for a in w.advance(t))
-    assert said(w.advance(GONE + STUCK - 1)) in ([], [("Urge", "urge", 1)])
+    # (each try lasted 7 * URGE here: the old host's turn now, no urge, a dial under way)
+    assert w.round[w.k] == 0 and w.dialing
+    assert said(w.advance(GONE + STUCK - 1)) == []
     assert said(w.advance(GONE + STUCK)) == [("End", "stuck")]
     assert w.phase == ENDED and w.ended
     assert w.advance(GONE + STUCK + 1) == [] and w.deadline() is None
@@ -218,6 +244,103 @@ def test_no_candidate_ends_like_two_seats():
     assert said(w.advance(2 * GRACE - 1)) == []
     assert said(w.advance(2 * GRACE)) == [("End", "two-seats")]
     assert w.phase == ENDED and w.ended
+
+
+# ---------------------------------------------------------------------- the dial cycle
+def four_seats(watcher: int = 2):
+    """A four-seat table at the accepts (seats 0, 1, 2 in, every seat listening: candidates
+    1, 2, 3), and ``watcher``'s machine."""
+    bed = Bed.opened((True,) * 4)
+    bed.accept(0, 1, 2)
+    return bed, bed.seat_watch(watcher)
+
+
+def test_failover_dials_every_seat_in_turn_backing_off_to_retry_ms():
+    """PROTOCOL.md 7.6: while it urges one candidate, a seat dials every candidate and (its
+    connection lost) the old host, one attempt each in turn (``_dial_cycle``: the target, then
+    the others of the round, never itself; the position in it runs on from turn to turn);
+    after each failure it waits 50 ms, doubling up to retry_ms."""
+    bed, w = four_seats()
+    w.disconnected(0)
+    w.advance(0)
+    assert said(w.advance(GONE)) == [("Note", "gone", "failover", 1, TRY),
+                                     ("Dial", "failover", 1, 3), ("Urge", "urge", 1)]
+    assert w.round == [1, 2, 3, 0]
+    assert said(w.advance(GONE + 100)) == []  # one attempt at a time
+    t = GONE
+    for failed, pause, then in ((1, 50, 3), (3, 100, 0), (0, 200, 1), (1, 250, 3),
+                                (3, 250, 0)):
+        t += 5
+        w.dial_failed(failed, t)
+        assert w.deadline() == t + pause
+        assert said(w.advance(t + pause - 1)) == []
+        t += pause
+        assert said(w.advance(t)) == [("Dial", "failover", then, 3)]
+    assert t < GONE + URGE
+    assert said(w.advance(GONE + URGE)) == [("Urge", "urge", 1)]  # (a dial under way)
+    # this seat's own turn: no urge; its cycle is 1, 3, 0 and the seventh dial its first seat
+    assert said(w.advance(GONE + TRY)) == [("Dial", "failover", 1, 3)]
+    w.dial_failed(1, GONE + TRY + 1)
+    assert said(w.advance(GONE + TRY + 51)) == [("Dial", "failover", 3, 3)]  # (50 ms again)
+    # seat 3's turn: urged; its cycle is 3, 1, 0 and the ninth dial its third seat
+    assert said(w.advance(GONE + 2 * TRY)) == [("Note", "failover", "trying", 3, TRY),
+                                               ("Dial", "failover", 0, 3), ("Urge", "urge", 3)]
+    w.dial_failed(0, GONE + 2 * TRY + 1)
+    assert said(w.advance(GONE + 2 * TRY + 51)) == [("Dial", "failover", 3, 3)]
+    w.dial_failed(3, GONE + 2 * TRY + 52)
+    assert said(w.advance(GONE + 2 * TRY + 152)) == [("Dial", "failover", 1, 3)]
+    # the old host's turn: not urged; its cycle is 0, 1, 3 and the twelfth dial its third
+    assert said(w.advance(GONE + 3 * TRY)) == [("Note", "failover", "trying", 0, TRY),
+                                               ("Dial", "failover", 3, 3)]
+    w.dial_failed(3, GONE + 3 * TRY + 1)
+    assert said(w.advance(GONE + 3 * TRY + 51)) == [("Dial", "failover", 0, 3)]
+
+
+def test_the_first_seat_of_the_cycle_to_welcome_it_is_its_host():
+    """A seat it does not urge may be the one hosting now (a candidate that took over while
+    this seat tried another): it resumes there."""
+    bed, w = four_seats()
+    w.disconnected(0)
+    w.advance(0)
+    w.advance(GONE)
+    w.dial_failed(1, GONE + 5)
+    assert said(w.advance(GONE + 55)) == [("Dial", "failover", 3, 3)]
+    w.connected(3, GONE + 80)
+    out = w.advance(GONE + 80)
+    assert said(out) == [("Note", "failover", "new-host", 3, 0), vote("depose", 0, "failover")]
+    vote_of(bed.sessions[2], out[1].frame, "depose", 0, 2)
+    assert w.phase == PLAY and w.deposing == 0 and w.host_up
+    assert said(w.advance(GONE + URGE)) == []  # no more urges or dials
+
+
+def test_a_seat_keeping_its_host_dials_the_old_host_only_once_the_connection_is_lost():
+    """After ``censored`` the seat is still connected to the host it deposes: its cycle is the
+    candidates but itself; once that connection is lost (here: silent), the old host too."""
+    b = budgets(silence_ms=60_000)
+    bed, w = accepting(accepted=(0, 1), b=b)
+    w.sent_env(bed.take(2, "accept"), 100)
+    w.heard(100 + BEAT)
+    assert said(w.advance(100 + CENSOR)) == failover_start("censored", 1, FIRST_TRY, 2)
+    t = 100 + CENSOR
+    for pause in (50, 100, 200, 250):
+        w.dial_failed(1, t + 1)
+        t += 1 + pause
+        assert said(w.advance(t - 1)) == []
+        assert said(w.advance(t)) == [("Dial", "failover", 1, 2)]  # seat 1 alone, again
+    assert w.host_up and w.phase == FAILOVER
+    w.dial_failed(1, t + 1)  # (the next attempt in 250 ms)
+    # nothing from the host for silence_ms: the connection goes, the failover goes on
+    end = 100 + BEAT + 60_000  # (the last frame was the beat)
+    # (seat 1's turn is over: this seat's own now, no urge; its cycle still seat 1 alone)
+    assert said(w.advance(end - 1)) == [("Dial", "failover", 1, 2)]
+    assert w.host_up and w.round[w.k] == 2
+    # (its cycle is seat 1, then the old host: the seventh dial, the first)
+    assert said(w.advance(end)) == [("CloseHost", "silent"), ("Dial", "failover", 1, 2)]
+    assert not w.host_up and w.phase == FAILOVER and w.deposing == 0
+    w.dial_failed(1, end + 1)
+    assert said(w.advance(end + 51)) == [("Dial", "failover", 0, 2)]  # the old host now
+    w.dial_failed(0, end + 52)
+    assert said(w.advance(end + 152)) == [("Dial", "failover", 1, 2)]
 
 
 # ---------------------------------------------------------------------- timeout and probes
@@ -418,7 +541,7 @@ def test_the_host_is_voted_timeout_at_its_limit_without_a_probe_then_deposed():
     out = w.advance(LIMIT + GRACE)
     assert said(out) == failover_start("host-late", 1, FIRST_TRY, 2)
     vote_of(bed.sessions[2], out[0].frame, "depose", 0, 2)
-    assert not w.host_up and w.phase == FAILOVER
+    assert w.host_up and w.phase == FAILOVER  # it keeps the connection (plays on)
     assert w.target_for == FIRST_TRY
 
 
@@ -427,13 +550,16 @@ def test_after_host_late_the_first_candidate_is_tried_longer():
     bed, w = accepting(accepted=(1, 2), b=b)
     t0 = LIMIT + 30_000
     w.advance(LIMIT)
-    assert said(w.advance(t0))[:3] == failover_start("host-late", 1, FIRST_TRY, 2)[:3]
+    assert said(w.advance(t0)) == failover_start("host-late", 1, FIRST_TRY, 2)
     t = t0
     while t + URGE < t0 + FIRST_TRY:
         t += URGE
-        assert said(w.advance(t)) == [("Urge", "urge", 1)]
-    assert said(w.advance(t0 + FIRST_TRY - 1)) in ([], [("Urge", "urge", 1)])
-    assert said(w.advance(t0 + FIRST_TRY)) == []  # the next is this seat itself
+        assert said(w.advance(t)) == [("Urge", "urge", 1)]  # (its dial of seat 1 under way)
+    assert t0 + FIRST_TRY - 1 - t < URGE
+    assert said(w.advance(t0 + FIRST_TRY - 1)) == []
+    # the next is this seat itself: no urge; it dials seat 1 again (the old host, still
+    # connected, is no seat to dial)
+    assert said(w.advance(t0 + FIRST_TRY)) == [("Dial", "failover", 1, 2)]
     assert w.round[w.k] == 2 and w.target_for == TRY
 
 
@@ -458,12 +584,28 @@ def test_censored_when_the_host_idles_on_its_own_envelope():
     env = bed.take(2, "accept")
     w.sent_env(env, 100)
     chat = bed.put(bed.sessions[0].chat("busy?"))  # a chat: the host is not busy
-    w.record(chat, 5_000)
-    assert w.deadline() == 100 + 10_000
-    assert said(w.advance(100 + 10_000 - 1)) == []
-    out = w.advance(100 + 10_000)
+    w.record(chat, 1_000)
+    w.heard(1_000)
+    w.heard(100 + BEAT)  # a beat: the host's connection still brings frames
+    assert w.deadline() == 100 + CENSOR
+    assert said(w.advance(100 + CENSOR - 1)) == []
+    out = w.advance(100 + CENSOR)
     assert said(out) == failover_start("censored", 1, FIRST_TRY, 3)
     vote_of(bed.sessions[2], out[0].frame, "depose", 0, 2)
+    assert w.host_up and w.phase == FAILOVER and w.deposing == 0
+
+
+def test_no_censorship_without_a_frame_from_the_host_beat_ms_after_the_delivery():
+    """PROTOCOL.md 7.5: a connection that brings nothing is broken, not censoring (``silent``
+    deals with it): the evidence needs a frame from the host at ``d + BEAT_MS`` or later."""
+    bed, w = accepting(accepted=(0, 1))
+    w.sent_env(bed.take(2, "accept"), 100)
+    w.heard(100 + BEAT - 1)
+    assert w.deadline() == 100 + CENSOR
+    assert said(w.advance(100 + CENSOR)) == []
+    assert said(w.advance(100 + CENSOR + 5_000)) == []
+    w.heard(100 + CENSOR + 6_000)  # a beat: the connection brings frames, and it passes over E
+    assert said(w.advance(100 + CENSOR + 6_000)) == failover_start("censored", 1, FIRST_TRY, 2)
 
 
 def test_no_censorship_of_an_envelope_the_host_would_refuse():
@@ -475,12 +617,14 @@ def test_no_censorship_of_an_envelope_the_host_would_refuse():
 def test_a_resume_sends_again_and_restarts_the_clock():
     bed, w = accepting(accepted=(0, 1))
     w.sent_env(bed.take(2, "accept"), 100)
+    w.heard(2_000)
     w.disconnected(3_000)
-    w.connected(0, 3_100)
+    w.connected(0, 3_100)  # (the welcome is a frame at the resend, not beat_ms after it)
     assert said(w.advance(3_100)) == [("Note", "reconnect", "host-lost", 0, GONE),
                                       ("Note", "reconnect", "reconnected", 0, 0)]
-    assert said(w.advance(3_100 + 10_000 - 1)) == []
-    assert said(w.advance(3_100 + 10_000))[0] == vote("depose", 0, "censored")
+    w.heard(3_100 + BEAT)
+    assert said(w.advance(3_100 + CENSOR - 1)) == []
+    assert said(w.advance(3_100 + CENSOR)) == failover_start("censored", 1, FIRST_TRY, 2)
 
 
 def test_no_censorship_at_two_seats():
@@ -500,10 +644,167 @@ def test_censored_when_the_host_sequences_two_m_newer_envelopes():
     t = 1_000
     for seat in (0, 1, 0, 1, 0, 1):  # the first echoes the resign's head: not newer
         w.record(bed.put(bed.sessions[seat].ack()), t)
+        w.heard(t)
         t += 1_000
     assert said(w.advance(10_000)) == []  # five newer
     w.record(bed.put(bed.sessions[0].ack()), 10_000)
     assert said(w.advance(10_000)) == failover_start("censored", 1, FIRST_TRY, 58)
+
+
+# ---------------------------------------------------------------------- a failover keeping its host
+def censored_at(watcher: int = 2, accepted: tuple[int, ...] = (0,), at: int = 100):
+    """``watcher`` delivers its accept at ``at``; the idle host passes over it (a beat
+    ``BEAT`` later): ``censored`` at ``at + CENSOR``. Returns the bed, the machine, that time
+    (the failover begun) and the accept."""
+    bed, w = accepting(watcher=watcher, accepted=accepted)
+    env = bed.take(watcher, "accept")
+    w.sent_env(env, at)
+    w.heard(at + BEAT)
+    assert said(w.advance(at + CENSOR - 1)) == []
+    out = w.advance(at + CENSOR)
+    assert said(out)[:2] == [vote("depose", 0, "censored"),
+                             ("Note", "censored", "failover", 1, FIRST_TRY)]
+    assert no_close(out)
+    return bed, w, at + CENSOR, env
+
+
+def test_censored_keeps_the_connection_and_votes_on():
+    """PROTOCOL.md 7.5, censored: the seat keeps its host connection and plays on (its votes,
+    probes and the records it applies) until a candidate welcomes it."""
+    bed, w, t0, _ = censored_at()  # the table waits on seats 1 and 2
+    assert w.host_up and w.phase == FAILOVER and w.deposing == 0
+    end = w.waits.ends(1)
+    assert t0 < end < t0 + FIRST_TRY
+    assert said(w.advance(end - 1)) == [("Urge", "urge", 1)]  # (its dial of 1 under way)
+    assert said(w.advance(end)) == [probe(1)]
+    w.probe_answer(1, None, end + 40)
+    out = w.advance(end + 40)
+    assert said(out) == [vote("timeout", 1)]  # on the connection it keeps
+    vote_of(bed.sessions[2], out[0].frame, "timeout", 1, 2)
+    rec = bed.put(bed.sessions[0].chat("hm"))  # a chat: no progress, the evidence stands
+    w.record(rec, end + 100)
+    w.heard(end + 100)
+    out = w.advance(end + 100)
+    assert said(out) == [vote("depose", 0, "failover")]  # (votes again at the host's record)
+    assert vote_of(bed.sessions[2], out[0].frame, "depose", 0, 2)["after"] == rec["i"]
+    assert w.phase == FAILOVER and w.host_up and w.waits.awaited == [1, 2]
+    assert said(w.advance(end + URGE + 100)) == [("Urge", "urge", 1)]
+
+
+def test_host_kept_when_the_evidence_goes():
+    """The host sequences the envelope after all: the seat stays with it (``host-kept``), at
+    the record that takes the evidence away, and neither urges nor dials any more."""
+    bed, w, t0, env = censored_at()
+    t = t0 + 2_000
+    assert said(w.advance(t - 1)) == [("Urge", "urge", 1)]
+    assert w.phase == FAILOVER
+    rec = bed.put(env)
+    w.record(rec, t)
+    w.heard(t)
+    out = w.advance(t)
+    assert said(out) == [vote("depose", 0, "failover"), ("Note", "failover", "host-kept", 0, 0)]
+    assert w.phase == PLAY and w.host_up and w.deposing is None and not w.decided
+    assert w.round == []
+    assert len(w.delivered) == 0
+    assert said(w.advance(t + URGE)) == []
+    assert w.deadline() == w.waits.ends(1)  # plain play: the wait on seat 1
+
+
+def test_host_kept_when_progress_ends_the_idle_hosts_evidence():
+    """Evidence of an idle host holds while no progress record comes: one does (another seat's
+    accept), and the envelope is no evidence any more: ``host-kept``; it is again
+    ``censor_ms`` after that record if the host still passes over it."""
+    bed, w, t0, _ = censored_at()
+    t = t0 + 1_000
+    rec = bed.put(bed.take(1, "accept"))
+    w.record(rec, t)
+    w.heard(t)
+    assert said(w.advance(t)) == [vote("depose", 0, "failover"),
+                                  ("Note", "failover", "host-kept", 0, 0)]
+    assert w.phase == PLAY and w.deposing is None
+    assert w.deadline() == t + CENSOR
+    assert said(w.advance(t + CENSOR - 1)) == []
+    # (its depose vote at this record went already: not again)
+    assert said(w.advance(t + CENSOR)) == failover_start("censored", 1, FIRST_TRY, 2)[1:]
+
+
+def test_host_kept_when_the_hosts_seat_is_no_longer_late():
+    bed, w = accepting(accepted=(1, 2))  # the table waits on the host's own accept
+    assert said(w.advance(LIMIT)) == [vote("timeout", 0)]
+    out = w.advance(LIMIT + GRACE)
+    assert said(out) == failover_start("host-late", 1, FIRST_TRY, 2)
+    assert no_close(out) and w.host_up
+    t = LIMIT + GRACE + 3_000
+    assert said(w.advance(t - 1)) == [("Urge", "urge", 1)]
+    assert w.phase == FAILOVER
+    rec = bed.put(bed.take(0, "accept"))  # the host's seat plays: no longer late
+    w.record(rec, t)
+    w.heard(t)
+    assert said(w.advance(t)) == [vote("depose", 0, "failover"),
+                                  ("Note", "failover", "host-kept", 0, 0)]
+    assert w.phase == PLAY and w.host_up and w.deposing is None
+    assert said(w.advance(t + URGE)) == []
+
+
+def test_while_attached_a_drop_is_voted_left_at_its_grace():
+    """The first candidate deposing for censorship is its own target (no urge) with a dial of
+    seat 2 under way: its deadline is still the end of a drop's grace (the rules it plays on
+    by), not only its failover's."""
+    bed, w, t0, _ = censored_at(watcher=1, accepted=(0, 2))
+    assert w.round[w.k] == 1 and w.dialing
+    w.status(2, "dropped", t0 + 100)
+    assert w.deadline() == t0 + 100 + GRACE
+    assert said(w.advance(t0 + 100 + GRACE - 1)) == []
+    assert said(w.advance(t0 + 100 + GRACE)) == [probe(2)]
+    assert w.deadline() == t0 + 100 + GRACE + PROBE_EVERY
+    w.probe_answer(2, None, t0 + 100 + GRACE + 5_000)
+    assert said(w.advance(t0 + 100 + GRACE + 5_000)) == [vote("left", 2)]
+
+
+def test_while_attached_the_failover_ends_stuck_ms_after_the_last_progress():
+    """A seat keeping its host counts the failover's ``stuck_ms`` from the last progress record
+    as well: a table still playing is not stuck."""
+    bed, w = accepting(accepted=(2,))  # the table waits on seats 0 (the host) and 1
+    end = w.waits.ends(0)
+    assert end == w.waits.ends(1)
+    assert said(w.advance(end)) == [vote("timeout", 0), probe(1)]
+    w.probe_answer(1, None, end + 10)
+    assert said(w.advance(end + 10)) == [vote("timeout", 1)]
+    t0 = end + GRACE
+    assert said(w.advance(t0)) == failover_start("host-late", 1, FIRST_TRY, 1)
+    t1 = t0 + 20_000
+    rec = bed.put(bed.take(1, "accept"))  # progress; the host's seat still late
+    w.record(rec, t1)
+    w.heard(t1)
+    assert said(w.advance(t1)) == [vote("depose", 0, "failover"), ("Urge", "urge", 1)]
+    assert w.phase == FAILOVER and w.last_progress == t1
+    w.heard(t1 + 100_000)  # (the host beats: no silence)
+    assert ("End", "stuck") not in said(w.advance(t0 + STUCK))  # from the failover: not yet
+    assert w.phase == FAILOVER
+    assert ("End", "stuck") not in said(w.advance(t1 + STUCK - 1))
+    # the table stuck too: its abandon vote, then the end
+    assert said(w.advance(t1 + STUCK)) == [vote("abandon", None), ("End", "stuck")]
+    assert w.phase == ENDED
+
+
+def test_a_detached_failover_ends_stuck_ms_after_it_began():
+    """(Without the host's connection, the failover's own clock alone counts.)"""
+    bed, w = accepting(accepted=(2,))
+    end = w.waits.ends(0)
+    w.advance(end)
+    w.probe_answer(1, None, end + 10)
+    w.advance(end + 10)
+    w.heard(end + GRACE)
+    t0 = end + GRACE
+    assert said(w.advance(t0))[0] == vote("depose", 0, "host-late")
+    w.record(bed.put(bed.take(1, "accept")), t0 + 1_000)
+    w.heard(t0 + 1_000)
+    w.advance(t0 + 1_000)
+    assert w.last_progress == t0 + 1_000
+    w.disconnected(t0 + 2_000)
+    stuck = t0 + w.b.stuck_ms
+    assert ("End", "stuck") not in said(w.advance(stuck - 1))
+    assert said(w.advance(stuck)) == [("End", "stuck")]
 
 
 # ---------------------------------------------------------------------- abandon and stuck
@@ -512,6 +813,7 @@ def test_abandon_at_stuck_ms_then_stuck_grace_later():
     chat = bed.put(bed.sessions[1].chat("anyone?"))
     w.record(chat, 20_000)  # a chat is no progress
     assert said(w.advance(LIMIT)) == []  # (its own wait ran out: nothing to do)
+    w.heard(100_000)  # (the host beats: stuck_ms outlasts SILENCE_MS)
     assert w.deadline() == STUCK
     assert said(w.advance(STUCK - 1)) == []
     out = w.advance(STUCK)
@@ -528,18 +830,34 @@ def test_progress_restarts_the_stuck_clock():
     bed, w = accepting(accepted=(0, 1))
     rec = bed.put(bed.take(2, "accept"))
     w.record(rec, 30_000)
+    w.heard(100_000)
     out = said(w.advance(STUCK))
-    assert vote("abandon", None) not in out
+    assert vote("abandon", None) not in out and w.host_up
     assert w.last_progress == 30_000
 
 
 def test_progress_after_the_abandon_vote_cancels_the_end():
     bed, w = accepting(accepted=(0, 1))
-    w.advance(STUCK)
+    w.heard(100_000)
+    assert said(w.advance(STUCK)) == [vote("abandon", None)]
     rec = bed.put(bed.take(2, "accept"))
     w.record(rec, STUCK + 100)
     assert w.abandon_at is None
     assert ("End", "stuck") not in said(w.advance(STUCK + GRACE))
+
+
+def test_no_abandon_while_an_awaited_seat_is_within_its_limit():
+    """PROTOCOL.md 7.5, abandon: every awaited seat past its limit (a slow unit of work gives
+    this seat's own wait a limit beyond stuck_ms)."""
+    b = budgets(unit_ms=25_000)
+    bed, w = accepting(accepted=(0, 1), b=b)
+    end = w.waits.ends(2)
+    assert end == TURN + 25_000 * (3 * PLAIN + ANSWER) > STUCK == b.stuck_ms
+    w.heard(end - SILENCE + 1)
+    assert said(w.advance(STUCK)) == []
+    assert w.deadline() == end
+    assert said(w.advance(end - 1)) == []
+    assert said(w.advance(end)) == [vote("abandon", None)]
 
 
 def test_no_abandon_while_the_host_connection_is_down():
@@ -563,14 +881,16 @@ def candidate(vote_at: int | None, down_at: int = 4_000):
 def test_take_over_with_its_own_vote_and_one_within_try_ms():
     bed, w = candidate(vote_at=4_000 + GONE - TRY)
     out = w.advance(4_000 + GONE)
-    assert said(out) == [("Note", "gone", "failover", 1, TRY), ("TakeOver", "take-over", 0)]
+    assert said(out) == [("Note", "gone", "failover", 1, TRY), ("Dial", "failover", 2, 2),
+                         ("TakeOver", "take-over", 0)]
     assert w.phase == HOSTING
     assert w.advance(4_000 + GONE + 1) == [] and w.deadline() is None
 
 
 def test_no_take_over_with_a_vote_older_than_try_ms():
     bed, w = candidate(vote_at=4_000 + GONE - TRY - 1)
-    assert said(w.advance(4_000 + GONE)) == [("Note", "gone", "failover", 1, TRY)]
+    assert said(w.advance(4_000 + GONE)) == [("Note", "gone", "failover", 1, TRY),
+                                             ("Dial", "failover", 2, 2)]
     assert w.phase == FAILOVER
 
 
@@ -579,7 +899,8 @@ def test_no_take_over_before_it_voted_itself():
     w.link_vote(2, bed.sessions[2].vote("depose", 0), 100)
     assert said(w.advance(100)) == []  # one vote: q(3) is 2
     bed, w = candidate(vote_at=None)
-    assert said(w.advance(4_000 + GONE)) == [("Note", "gone", "failover", 1, TRY)]
+    assert said(w.advance(4_000 + GONE)) == [("Note", "gone", "failover", 1, TRY),
+                                             ("Dial", "failover", 2, 2)]
     w.link_vote(2, bed.sessions[2].vote("depose", 0), 4_000 + GONE + 500)
     assert said(w.advance(4_000 + GONE + 500)) == [("TakeOver", "take-over", 0)]
 
@@ -587,7 +908,8 @@ def test_no_take_over_before_it_voted_itself():
 def test_the_hosts_own_link_vote_does_not_count():
     bed, w = candidate(vote_at=None)
     w.link_vote(0, bed.sessions[0].vote("depose", 0), 4_000 + GONE)
-    assert said(w.advance(4_000 + GONE)) == [("Note", "gone", "failover", 1, TRY)]
+    assert said(w.advance(4_000 + GONE)) == [("Note", "gone", "failover", 1, TRY),
+                                             ("Dial", "failover", 2, 2)]
 
 
 def test_a_seat_that_is_no_candidate_never_takes_over():
@@ -606,7 +928,8 @@ def test_at_four_seats_one_vote_short_is_no_take_over():
     w.disconnected(0)
     w.advance(0)
     w.link_vote(2, bed.sessions[2].vote("depose", 0), 100)
-    assert said(w.advance(GONE)) == [("Note", "gone", "failover", 1, TRY)]  # 2 of q(4) = 3
+    assert said(w.advance(GONE)) == [("Note", "gone", "failover", 1, TRY),  # 2 of q(4) = 3
+                                     ("Dial", "failover", 2, 2)]
     w.link_vote(3, bed.sessions[3].vote("depose", 0), GONE + 10)
     assert said(w.advance(GONE + 10)) == [("TakeOver", "take-over", 0)]
 
@@ -620,9 +943,10 @@ def test_step_back_goes_on_with_the_next_candidate():
     w.stepped_back(t + TRY)  # the host machine steps back try_ms after taking over
     assert w.phase == FAILOVER
     out = w.advance(t + TRY)
+    # (its dial cycle, seat 2 then the old host, goes on from the dial of seat 2 before)
     assert said(out) == [("Note", "failover", "trying", 2, TRY), ("Note", "step-back",
                                                                     "step-back", 1, 0),
-                         ("Dial", "failover", 2, 2), ("Urge", "urge", 2)]
+                         ("Dial", "failover", 0, 2), ("Urge", "urge", 2)]
     vote_of(bed.sessions[1], out[3].frame, "depose", 0, 1)
     # a seat still trying it urges again: that is a new quorum trying it now
     w.link_vote(2, bed.sessions[2].vote("depose", 0), t + TRY + 100)
@@ -650,13 +974,20 @@ def test_look_with_a_first_seat_and_its_end():
     assert w.round == [2, 1]
     assert said(w.advance(0))[1] == ("Dial", "failover", 2, -1)
     assert w.deadline() == TRY
+    # each turn: the target dialed first; refused at once, the other seat 50 ms later
+    w.dial_failed(2, 10)
+    assert said(w.advance(60)) == [("Dial", "failover", 1, -1)]
     t = 0
     while t + TRY < STUCK:
         t += TRY
         target = w.round[(t // TRY) % 2]
+        other = w.round[(t // TRY + 1) % 2]
         assert said(w.advance(t)) == [("Note", "failover", "trying", target, TRY),
                                       ("Dial", "failover", target, -1)]
-    assert w.deadline() == STUCK  # before the next target
+        w.dial_failed(target, t + 10)
+        assert said(w.advance(t + 59)) == []
+        assert said(w.advance(t + 60)) == [("Dial", "failover", other, -1)]
+    assert w.deadline() == STUCK  # before the next target (a dial under way)
     assert said(w.advance(STUCK - 1)) == []
     assert said(w.advance(STUCK)) == [("End", "stuck")]
     assert w.phase == ENDED and w.ended
@@ -784,7 +1115,8 @@ def test_losing_the_new_host_before_its_host_change_goes_on_with_the_next():
     w.advance(GONE + 100)
     w.disconnected(GONE + 500)
     assert w.phase == FAILOVER and w.round[w.k] == 2  # itself: the others' votes decide
-    assert said(w.advance(GONE + 500)) == []
+    # (no urge; the dial cycle, seat 1 then the old host, goes on from its dial of seat 1)
+    assert said(w.advance(GONE + 500)) == [("Dial", "failover", 0, 2)]
     assert said(w.advance(GONE + 500 + TRY)) == [("Note", "failover", "trying", 0, TRY),
                                                  ("Dial", "failover", 0, 2)]
 

@@ -126,6 +126,21 @@ def test_the_answer_follows_what_the_seat_owes_now():
     assert w.limit(1) == TURN + 2 * P
 
 
+def test_all_late_once_every_awaited_seat_is_past_its_limit():
+    """(PROTOCOL.md 7.5, abandon: a table is stuck only once no awaited seat is still within
+    its limit, a long budget of work included.)"""
+    w = waits()
+    w.on_record(0, 0, TABLE, -1, [1, 2], {1: ["move"], 2: ["shuffle epoch 0"]}, 100)
+    end1, end2 = w.ends(1), w.ends(2)
+    assert (end1, end2) == (100 + TURN + 2 * (P + M),
+                            100 + TURN + 2 * (P + units("answering: its `shuffle`", N=54)))
+    assert not w.all_late(end1 - 1)
+    assert not w.all_late(end1)  # seat 2 still works on its shuffle
+    assert not w.all_late(end2 - 1)
+    assert w.all_late(end2)
+    assert waits().all_late(0)  # (no wait: nothing holds the table)
+
+
 # ---------------------------------------------------------------------- restarts
 def test_progress_of_the_seat_while_still_awaited_restarts_its_wait():
     w = waits()
