@@ -297,9 +297,15 @@ class SeatWatch:
         self.tally.add("depose", self.chain.host, vote)
         self.urged[seat] = now
 
-    def stepped_back(self, now: int) -> None:
-        """This seat took over but gathered no quorum: failover goes on past it."""
+    def stepped_back(self, now: int, records: list[dict[str, Any]] | None = None) -> None:
+        """This seat took over but gathered no quorum: failover goes on past it (``records``:
+        its records, those forwarded while it gathered counted now by its clocks)."""
         self._now = now
+        if records is not None and len(records) > self.waits.counted:
+            for rec in records[self.waits.counted:]:
+                env = rec["env"]
+                self.waits.count(env["body"], env["seat"], self.chain.index_of(env["head"]))
+            self.waits.begin(self.s.waiting_on(), self._owed(), now)
         self.phase = FAILOVER
         self.host_up = False
         self.down_since = self.down_since or now

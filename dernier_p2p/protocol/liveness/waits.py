@@ -79,6 +79,11 @@ class Waits:
         if author is not None and head_index is not None:
             self._echo[author] = max(self._echo.get(author, -1), head_index)
 
+    @property
+    def counted(self) -> int:
+        """How many records these clocks have counted."""
+        return len(self._cum)
+
     def begin(self, waiting: Iterable[int], owed: Mapping[int, Sequence[str]], now: int) -> None:
         """Start a wait at ``now`` on every seat of ``waiting`` (clocks built mid-match)."""
         at = max(0, len(self._cum) - 1)

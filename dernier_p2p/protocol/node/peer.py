@@ -523,7 +523,7 @@ class PeerNode:
             self._pull_host()
             self.host = None
             if self.watch is not None:
-                self.watch.stepped_back(now)
+                self.watch.stepped_back(now, self.own.records if self.own is not None else None)
         elif isinstance(a, act.LookForHost):
             if self.watch is None or self.watch.phase == HOSTED:
                 self._new_watch(now, connected=False)
