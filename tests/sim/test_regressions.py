@@ -98,6 +98,21 @@ CASES = {
         "1699487816879)], constants={}), faults=[Stall(at=17324, src=0, dst=5, "
         "until=47567), Partition(at=15770, group=(0, 1, 2, 3, 5, 6, 7), until=33330)])",
     ),
+    # Two partitions: seat 1 takes over, applies records forwarded to it while it gathers,
+    # steps back; its wait clocks had not counted them, and the next wait's backlog indexed
+    # past their end (IndexError). Fix: a seat stepping back counts them.
+    "step-back-counts-forwarded": (
+        "crash",
+        "Case(seed=101248, setup=Setup(players=9, variant='standard', options={'match': "
+        "['hands', 1], 'hand_size': 3}, timers={'turn_ms': 18694, 'declare_ms': 642, "
+        "'grace_ms': 8434}, listens=[True, True, True, True, True, True, False, True, "
+        "True], speeds=None, clocks=[(-199, 830853973, 1699169171977), (165, 556443681, "
+        "1699443558300), (-88, 50414626, 1699949568983), (-60, 722482686, 1699277592297), "
+        "(133, 813357090, 1699186546451), (153, 267546596, 1699732430330), (-147, "
+        "144632223, 1699855483352), (-6, 799862336, 1699200232028), (-83, 16106635, "
+        "1699983874007)], constants={}), faults=[Partition(at=11803, group=(1, 6, 7), "
+        "until=27940), Partition(at=20180, group=(0, 3, 7), until=37789)])",
+    ),
 }
 
 GAPS = {
