@@ -62,7 +62,9 @@ def play(seed: int) -> Report:
     out = run_case(case)
     rep = Report(seed, len(case.faults), out.live, out.result, out.wall_s, out.end_ms,
                  out.events, [(v.invariant, v.detail, v.safety) for v in out.violations])
-    if out.failed and not any(v.safety for v in out.violations):
+    from dernier_p2p.sim.whatif import PROPOSALS
+
+    if out.failed and PROPOSALS and not any(v.safety for v in out.violations):
         from dernier_p2p.sim.whatif import proposed_rules
 
         with proposed_rules():
