@@ -404,13 +404,15 @@ class World:
         return there, back_held + self.latency(b, a)
 
     # ------------------------------------------------------------------ connections
-    def _deliver(self, conn: Conn, src: int, dst: int, event: Callable[[Proc], None]) -> None:
+    def _deliver(self, conn: Conn, src: int, dst: int, event: Callable[[Proc], None],
+                 direct: bool = False) -> None:
         """Deliver on ``conn`` from ``src`` to ``dst`` in order, after the latency (a held
-        direction delivers when it heals)."""
+        direction delivers when it heals): posted to ``dst``, or run at once by its network
+        side when ``direct``."""
         if not conn.open_for(src):
             return
         pipe = conn.pipes.setdefault(dst, deque())
-        pipe.append((self.now + self.latency(src, dst), event))
+        pipe.append((self.now + self.latency(src, dst), event, direct))
         conn.last_sent[src] = self.now
         self._beat_later(conn, src)
         if len(pipe) == 1:
@@ -426,14 +428,17 @@ class World:
         if held:
             self.at(held + self.latency(src, dst), lambda: self._pump(conn, src, dst))
             return
-        ready, event = pipe[0]
+        ready, event, direct = pipe[0]
         if ready > self.now:
             self.at(ready, lambda: self._pump(conn, src, dst))
             return
         pipe.popleft()
         proc = self.procs.get(dst)
         if conn.open_for(dst) and proc is not None and proc.alive:
-            proc.post(lambda: event(proc))
+            if direct:
+                event(proc)
+            else:
+                proc.post(lambda: event(proc))
         if pipe:
             self.at(max(self.now, pipe[0][0]), lambda: self._pump(conn, src, dst))
 
@@ -530,7 +535,9 @@ class World:
                     conn.gone.add(peer.pid)
                     self._detach(peer, conn, True)
 
-            self._deliver(conn, proc.pid, other, fin_arrives)
+            # a host's driver drops a closed seat connection as its reader sees the end (a
+            # later resume's connection then stands), and tells the node in order
+            self._deliver(conn, proc.pid, other, fin_arrives, direct=other == conn.host_proc)
         conn.gone.add(proc.pid)
         self._detach(proc, conn, tell)
 
