@@ -211,19 +211,6 @@ GAPS = {
         "constants={}), faults=[Latency(at=6931, a=2, b=1, latency_ms=62, jitter_ms=86, "
         "until=9062), Partition(at=4512, group=(1, 2, 4), until=20439)])",
     ),
-    # G10: the host is frozen while seat 1 replaces it; thawed, it sequences a left with votes it
-    # held, is down to two seats in its own chain and ends it as no contest, while the table ranks
-    # it.
-    'G10-old-host-finishes-stale-fork': (
-        'one-chain',
-        False,
-        "Case(seed=100945, setup=Setup(players=3, variant='dernier', options={'match': "
-        "['hands', 2], 'hand_size': 4}, timers={'turn_ms': 18335, 'declare_ms': 371, "
-        "'grace_ms': 12972}, listens=[True, True, True], speeds=None, clocks=[(-152, "
-        "193086493, 1699806886992), (-174, 344834948, 1699655124929), (-72, 631246206, "
-        "1699368670941)], constants={}), faults=[Freeze(at=9972, pid=0, until=29523), "
-        "Kill(at=3303, pid=1, until=21024, clean=True)])",
-    ),
     # G11: seat 2 resumes and votes timeout about seat 1 at once, before the host's report that
     # seat 1 is dropped reaches it; with the host's own vote cast before the drop that is a quorum
     # against a seat that was reconnecting.
