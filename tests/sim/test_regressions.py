@@ -197,20 +197,6 @@ GAPS = {
         "1699722312136)], constants={}), faults=[Hostile(at=2753, pid=0, kind='mute', "
         "target=2, until=62753)])",
     ),
-    # G9: the host's side is cut off; seat 1 takes over, but a seat it counted on goes back to the
-    # old host as the cut heals; while gathering, seat 1 answers no probe, so the old host's table
-    # votes it left after a short grace, before seat 1 steps back (try_ms).
-    'G9-gathering-candidate-unprobed': (
-        'verdict',
-        False,
-        "Case(seed=100579, setup=Setup(players=5, variant='dernier', options={'match': "
-        "['hands', 1]}, timers={'turn_ms': 2740, 'declare_ms': 1000, 'grace_ms': 2260}, "
-        "listens=[True, True, True, True, True], speeds=None, clocks=[(-90, 949917996, "
-        "1699050186894), (-180, 723161689, 1699276942546), (126, 209633731, "
-        "1699790275173), (3, 168588811, 1699831393184), (119, 553078308, 1699446970215)], "
-        "constants={}), faults=[Latency(at=6931, a=2, b=1, latency_ms=62, jitter_ms=86, "
-        "until=9062), Partition(at=4512, group=(1, 2, 4), until=20439)])",
-    ),
     # G11: seat 2 resumes and votes timeout about seat 1 at once, before the host's report that
     # seat 1 is dropped reaches it; with the host's own vote cast before the drop that is a quorum
     # against a seat that was reconnecting.
