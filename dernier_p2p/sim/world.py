@@ -680,8 +680,8 @@ class World:
         tgen = target.generation
 
         def ask() -> None:
-            if not target.alive or target.generation != tgen:
-                return
+            if not target.alive or target.generation != tgen or target.ended is not None:
+                return  # (a process whose match ended for itself has closed its links)
             if target.frozen:  # nothing answers until it thaws
                 self.at(target.frozen_until, ask)
                 return
@@ -766,6 +766,7 @@ def restart(world: World, pid: int, constants: dict[str, int]) -> None:
     if proc.alive:
         return
     proc.alive = True
+    proc.ended = proc.stopped = None
     proc.busy_until = world.now
     if len(proc.disk) < 1:
         return  # it died before record 0: nothing to come back to
