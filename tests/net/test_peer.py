@@ -20,7 +20,6 @@ from dernier_p2p.net.timers import Timers
 from dernier_p2p.net.watch import WatchConfig, Watcher
 from dernier_p2p.protocol.envelope import record_hash
 from dernier_p2p.protocol.liveness.host import HostWatch
-from dernier_p2p.protocol.liveness.seat import SeatWatch
 from dernier_p2p.protocol.node.hosting import Hosting
 from dernier_p2p.protocol.node.peer import PeerNode
 from dernier_p2p.protocol.verify import check_records
@@ -370,21 +369,6 @@ async def test_a_listen_address_in_use_is_told_and_the_seat_plays_on(tmp_path: P
     assert got[0][0]["env"]["body"]["players"][1]["listen"] is None  # not a candidate host
 
 
-class LoyalWatch(SeatWatch):
-    """A seat that never votes to depose the host (a seat may keep its vote)."""
-
-    def _depose(self, why: str, now: int, close: bool) -> None:
-        pass
-
-
-class LoyalNode(PeerNode):
-    watch_cls = LoyalWatch
-
-
-class Loyal(Peer):
-    node_cls = LoyalNode
-
-
 class Blind(Peer):
     """A seat that reaches no other seat over a link (its probes all fail)."""
 
@@ -416,14 +400,15 @@ class Deaf(Host):
 async def test_a_table_stuck_on_a_split_vote_is_abandoned_as_no_contest(tmp_path: Path) -> None:
     """Four seats; the host hears nothing of seat 3 from its coin on (its envelopes, and those
     passed on for it). The host and seat 2 (which cannot probe seat 3) vote ``timeout``; seat 1
-    probes seat 3, is shown the envelope, passes it on and so holds it undelivered: it refuses
-    to vote ``timeout``; seats 1 and 3, which hold evidence, keep their ``depose`` votes: 2
-    votes of the 3 needed either way. Once no record has come for ``stuck_ms``, every seat
-    votes ``abandon`` (the peers in ``vote`` frames) and the host sequences ``no_contest``
-    with a quorum of them (7.5)."""
+    probes seat 3, is shown the envelope and passes it on, so it holds evidence, as seat 3 does:
+    both refuse to vote ``timeout`` and vote ``depose`` instead, keeping the host connection
+    (7.5, ``censored``). Two votes of the three needed either way. Once no record has come for
+    ``stuck_ms`` and seat 3 is past its limit, every seat votes ``abandon`` (the peers in
+    ``vote`` frames, seats 1 and 3 over the connection they kept) and the host sequences
+    ``no_contest`` with a quorum of them (7.5)."""
     timers = Timers(turn_ms=1_000, declare_ms=30, grace_ms=500)
     table = await play(
-        tmp_path, 4, host_cls=Deaf, peer_cls={1: Loyal, 2: Blind, 3: Loyal}, listen=True,
+        tmp_path, 4, host_cls=Deaf, peer_cls={2: Blind}, listen=True,
         timers=timers, peer_options={"censor_ms": 1_000}, host_options={"censor_ms": 1_000},
         limit=60,
     )
@@ -438,7 +423,11 @@ async def test_a_table_stuck_on_a_split_vote_is_abandoned_as_no_contest(tmp_path
     stuck = max(i for i, r in enumerate(records[:-1])
                 if r["env"]["body"]["type"] not in ("chat", "ack"))  # acks are no progress
     assert {v["after"] for v in last["votes"]} == {stuck}  # stuck at that record
-    assert not any(r["env"]["body"]["type"] == "timeout" for r in records)
+    assert not any(r["env"]["body"]["type"] in ("timeout", "host_change") for r in records)
+    for k in (1, 3):  # the split: the seats holding evidence voted to depose the host
+        assert ("depose", 0) in table.peers[k].votes_sent
+        assert ("timeout", 3) not in table.peers[k].votes_sent
+    assert ("depose", 0) not in table.peers[2].votes_sent
     for k in voters - {0}:
         assert ("abandon", None) in table.peers[k].votes_sent
     for k in (1, 2, 3):  # a slower clock may not have voted before the end: no matter
