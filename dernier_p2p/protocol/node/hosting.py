@@ -30,6 +30,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from dernier_p2p.protocol.envelope import Author
 from dernier_p2p.protocol.errors import ProtocolError
 from dernier_p2p.protocol.liveness import actions as act
 from dernier_p2p.protocol.liveness.budgets import Budgets
@@ -50,6 +51,8 @@ SEATED_KEY = "this key has a seat: resume"
 """The detail of the UNKNOWN_KEY refusal of a ``hello`` whose key has a seat in the running
 match (the client should resume instead, PROTOCOL.md 4.4)."""
 HOST_SEAT = 0
+VOTE_BODIES = frozenset({"timeout", "left", "no_contest"})
+"""Host bodies carrying votes, which may go stale between the tally and their turn."""
 
 
 class Refusal(Exception):
@@ -650,8 +653,17 @@ class Hosting:
                     return
             rec = self.sequencer.submit(env, seat, self._t(now))
         except ProtocolError as exc:
-            self._fault(seat, exc.code, exc.detail, now)
-            return
+            body = env.get("body") if isinstance(env, dict) else None
+            if seat != self.seat or not isinstance(body, dict) or \
+                    body.get("type") not in VOTE_BODIES:
+                self._fault(seat, exc.code, exc.detail, now)
+                return
+            # its own vote record, stale by now (a record of its target came between the
+            # tally and this turn): an ack takes its counter, so the next ones still follow
+            self.out.append(fx.Log("warning", f"own {body['type']} dropped: {exc.detail}"))
+            filler = Author(self.identity, self.game, self.seat, env["n"]).envelope(
+                {"type": "ack"}, self.own.session.head)
+            rec = self.sequencer.submit(filler, seat, self._t(now))
         if seat == self.seat or not self.config.check_first:
             self._publish(rec, None, now)
             return
