@@ -112,6 +112,21 @@ CASES = {
         "1699983874007)], constants={}), faults=[Partition(at=11803, group=(1, 6, 7), "
         "until=27940), Partition(at=20180, group=(0, 3, 7), until=37789)])",
     ),
+    # The host tallies a quorum of timeout votes about seat 3 just as seat 3's envelope comes:
+    # its own record of them, sequenced after it, was stale; refused by its own chain, it left
+    # a hole in the host's counter, every later own envelope was refused as out of order and
+    # the honest host was timed out and deposed. Fix: an ack takes the stale record's counter.
+    "stale-own-vote-record": (
+        "verdict",
+        "Case(seed=101186, setup=Setup(players=7, variant='dernier', options={'match': "
+        "['hands', 1], 'hand_size': 3}, timers={'turn_ms': 5538, 'declare_ms': 312, "
+        "'grace_ms': 10816}, listens=None, speeds=None, clocks=[(-7949, 444129864, "
+        "1699555953258), (4191, 308751943, 1699691330242), (2071, 170170594, "
+        "1699829786101), (4226, 498611180, 1699501292838), (-3138, 451957978, "
+        "1699548023232), (8438, 447942622, 1699552163786), (965, 771596564, "
+        "1699228300932)], constants={}), faults=[Kill(at=20079, pid=2, until=23829, "
+        "clean=True), Freeze(at=14487, pid=3, until=22686)])",
+    ),
     # Design gap G2 of the rules as they stood: seat 2 is cut off without a close: the host sees
     # it silent after SILENCE_MS, drops it, and the left vote comes grace_ms and a probe later,
     # after stuck_ms: the table is abandoned as no contest. Fixed by the rules of 511b486.
