@@ -45,6 +45,14 @@ def presence_line(p: Presence, names: list[str], me: int | None) -> str:
     return f"{name} is back."
 
 
+FAILOVER_WHY = {
+    "gone": "No connection to the host ({host})",
+    "censored": "The host ({host}) holds back a message it was given",
+    "host-late": "The host ({host}) is past its own time limit",
+}
+"""Why a seat votes to move the table (the rule of its ``failover`` notice, PROTOCOL.md 7.5)."""
+
+
 def notice_line(n: Notice, names: list[str], me: int | None, host: int | None) -> str | None:
     """The line for what the seat's liveness tells its player (a host lost and replaced, a
     failover, a match that ends for this seat), or None when a record's line says it."""
@@ -63,15 +71,16 @@ def notice_line(n: Notice, names: list[str], me: int | None, host: int | None) -
                     f"{secs} s)…")
         case "reconnected":
             return "Reconnected to the table."
-        case "failover":
-            gone = who(host)
+        case "failover":  # (what this seat knows: not that the host is gone for everyone)
+            why = FAILOVER_WHY.get(n.detail, FAILOVER_WHY["gone"]).format(host=who(host))
             if n.seat == me:
-                return (f"The host ({gone}) is gone: this seat takes over once the others "
-                        f"turn to it (up to {secs} s)…")
-            return f"The host ({gone}) is gone: {who(n.seat)} takes over (up to {secs} s)…"
+                return (f"{why}: this seat hosts if most seats vote for it (up to {secs} s)…")
+            return f"{why}: voting for {who(n.seat)} to host (up to {secs} s)…"
         case "host-kept":
-            return f"The host ({who(host)}) sequenced what it held after all: staying with it."
+            return f"The host ({who(host)}) moves the table on again: staying with it."
         case "trying":
+            if n.seat == host:  # (the old host again, in case the trouble was this link)
+                return f"Trying the host ({who(n.seat)}) again (up to {secs} s)…"
             return f"Trying {who(n.seat)} as the new host (up to {secs} s)…"
         case "new-host":
             return f"Reconnected to {who(n.seat)}, the new host."

@@ -443,7 +443,7 @@ class Driver:
             elif isinstance(e, act.Note):
                 log.info("seat %s: %s (seat %s, %d ms)", self._seat(), e.kind, e.seat, e.ms)
                 if self.me is not None:
-                    self.me.note(e.kind, e.seat, e.ms, e.detail)
+                    self.me.note(e.kind, e.seat, e.ms, e.detail or e.rule)
             elif isinstance(e, act.End):
                 log.warning("seat %s: %s", self._seat(), e.why)
                 self.ended = e.why

@@ -47,10 +47,19 @@ def test_what_the_liveness_core_tells_is_worded_for_the_player() -> None:
     assert line("host-lost", 0, 3_000) == (
         "Connection to the host (Ann) lost — reconnecting (up to 3 s)…")
     assert line("reconnected", 0) == "Reconnected to the table."
-    assert line("failover", 2, 6_000) == "The host (Ann) is gone: Cid takes over (up to 6 s)…"
-    assert line("failover", 1, 6_000) == (
-        "The host (Ann) is gone: this seat takes over once the others turn to it (up to 6 s)…")
+    # a failover says what this seat knows, by its rule: not that the host is gone for all
+    assert line("failover", 2, 6_000, "gone") == (
+        "No connection to the host (Ann): voting for Cid to host (up to 6 s)…")
+    assert line("failover", 1, 6_000, "gone") == (
+        "No connection to the host (Ann): this seat hosts if most seats vote for it (up to 6 s)…")
+    assert line("failover", 2, 6_000, "censored") == (
+        "The host (Ann) holds back a message it was given: voting for Cid to host (up to 6 s)…")
+    assert line("failover", 2, 6_000, "host-late") == (
+        "The host (Ann) is past its own time limit: voting for Cid to host (up to 6 s)…")
+    assert line("host-kept", 0, 0, "failover") == (
+        "The host (Ann) moves the table on again: staying with it.")
     assert line("trying", 2, 6_000) == "Trying Cid as the new host (up to 6 s)…"
+    assert line("trying", 0, 6_000) == "Trying the host (Ann) again (up to 6 s)…"
     assert line("new-host", 2) == "Reconnected to Cid, the new host."
     assert line("taking-over", 1) == "Taking over as host: the other seats are coming here…"
     assert line("step-back", 1) == "Not enough seats came to host here: trying the next seat…"
