@@ -106,7 +106,8 @@ class HostWatch:
         self.last_in[seat] = self.last_out[seat] = now
         if self.drops.back(seat):
             self._emit(act.Broadcast(rule("back"), status_frame(seat, "back", 0), seat, "back"))
-            self.waits.on_back(seat, now)
+            if self.waits.on_back(seat, now):  # its wait starts again (once per wait):
+                self.tally.drop("timeout", seat)  # the timeout votes of the last one are spent
 
     def seat_down(self, seat: int, now: int) -> None:
         """``seat``'s connection is gone (closed, broken, or never there after a take-over)."""
@@ -239,6 +240,9 @@ class HostWatch:
                 continue  # it has gone meanwhile
             if kind == "left" and self.s.state is not None and target in self.s.state.out:
                 continue  # out of play already (a stall): the rules refuse it a second Leave
+            if kind == "timeout" and target is not None and self.drops.is_dropped(target):
+                continue  # a dropped seat's grace decides, by left (7.5); a seat that resumed
+                # may vote before it hears of the drop
             since = self.chain.vote_since(kind, target)
             votes = [v for v in self.tally.fresh(kind, target, since, self.chain.next_index)
                      if v["seat"] in self.chain.at_table and v["seat"] != target]

@@ -93,18 +93,19 @@ class Waits:
             wait.answer = answer_units(owed.get(seat, ()), self.cards)
             self._waits[seat] = wait
 
-    def on_back(self, seat: int, now: int) -> None:
+    def on_back(self, seat: int, now: int) -> bool:
         """``seat`` came back from a drop at ``now``: its wait restarts with the catch-up budget,
         once per wait (a seat not awaited gets it on its next wait, until it shows it has caught
-        up by authoring a record)."""
+        up by authoring a record). Whether a wait on it restarted now."""
         wait = self._waits.get(seat)
         if wait is None:
             self._back.add(seat)
-            return
+            return False
         if wait.back_used:
-            return
+            return False
         wait.start = now
         self._grant(wait)
+        return True
 
     def _grant(self, wait: Wait) -> None:
         wait.back_used = True
