@@ -1,11 +1,12 @@
-"""Mutation run: mutmut over one source file at a time, against that package's own tests.
+"""Mutation run: mutmut over one source file at a time, against its own package's tests.
 
     python tools/mutation.py                      # every target below, in order
     python tools/mutation.py deck/group.py rules/legal.py --budget 900 --children 1
     python tools/mutation.py wire/transcript.py --own     # only tests/wire/test_transcript.py
 
-For each target ``PKG/FILE.py`` a scratch copy of the project (``dernier_p2p``, ``tests``,
-``pyproject.toml`` with a ``[tool.mutmut]`` table) is made under ``--workdir`` (default
+For each target ``PKG/FILE.py`` (or ``PKG/SUB/FILE.py``, tested by ``tests/PKG/SUB``) a
+scratch copy of the project (``dernier_p2p``, ``tests``, ``pyproject.toml`` with a
+``[tool.mutmut]`` table) is made under ``--workdir`` (default
 ``build/mutation/<target>``); mutmut mutates only that file and runs, for each mutant, the tests
 of ``tests/PKG`` (with ``--own``, of the module's own ``tests/PKG/test_FILE.py`` when there is
 one) that reach the mutated function (``-x``; slow-marked tests and the HEAVY whole-table files
@@ -55,9 +56,12 @@ FIRST = (  # the checks on untrusted input first, then the rest in name order
 
 
 def all_targets() -> list[str]:
-    """FIRST, then every other module of PACKAGES and EXTRA (``__init__`` aside)."""
-    found = {f"{p}/{f.name}" for p in PACKAGES for f in (ROOT / PACKAGE / p).glob("*.py")}
-    found = (found | set(EXTRA)) - {f"{p}/__init__.py" for p in PACKAGES}
+    """FIRST, then every other module of PACKAGES (their subpackages too, as
+    ``protocol/liveness/seat.py``) and EXTRA (``__init__`` aside)."""
+    base = ROOT / PACKAGE
+    found = {f.relative_to(base).as_posix() for p in PACKAGES for f in (base / p).rglob("*.py")
+             if f.name != "__init__.py"}
+    found |= set(EXTRA)
     return [t for t in FIRST if t in found] + sorted(found - set(FIRST))
 
 
@@ -110,9 +114,9 @@ def conftest(package: str) -> str | None:
 
 def own_tests(target: str, root: Path = ROOT) -> str:
     """The test file mirroring ``target`` (``tests/PKG/test_FILE.py``), else its folder."""
-    pkg, name = target.split("/")
-    own = f"tests/{pkg}/test_{name}"
-    return own if (root / own).is_file() else f"tests/{pkg}"
+    folder, _, name = target.rpartition("/")
+    own = f"tests/{folder}/test_{name}"
+    return own if (root / own).is_file() else f"tests/{folder}"
 
 
 MUTMUT = str(Path(sys.executable).with_name("mutmut"))
@@ -127,7 +131,7 @@ def also(root: Path) -> list[Path]:
 
 def config_table(target: str, full: bool = False, own: bool = False) -> str:
     tests = "tests/" + target.split("/")[0]
-    selection = own_tests(target) if own else tests
+    selection = own_tests(target) if own else "tests/" + target.rpartition("/")[0]
     args = ["-p", "no:cacheprovider", "-m", "not slow"]
     args += [("--deselect=" if "::" in t else "--ignore=") + t for t in UNFIT
              if t.startswith(tests + "/")]

@@ -15,8 +15,9 @@ _spec.loader.exec_module(mutation)
 
 def test_targets_are_every_module_of_deck_protocol_wire_and_legal_and_scoring():
     pkg = ROOT / "dernier_p2p"
-    want = {f"{p}/{f.name}" for p in ("deck", "protocol", "wire") for f in (pkg / p).glob("*.py")
-            if f.name != "__init__.py"}
+    want = {f.relative_to(pkg).as_posix() for p in ("deck", "protocol", "wire")
+            for f in (pkg / p).rglob("*.py") if f.name != "__init__.py"}
+    assert "protocol/liveness/seat.py" in want and "protocol/node/peer.py" in want
     want |= {"rules/legal.py", "rules/scoring.py"}
     targets = mutation.all_targets()
     assert set(targets) == want and len(targets) == len(want)
@@ -103,3 +104,16 @@ def test_skipped_mutants_are_recorded_as_mutmut_reads_them(tmp_path):
     assert data["exit_code_by_key"] == {**codes, "m.x_a__mutmut_2": mutation.SKIPPED}
     assert data["durations_by_key"] == {}
     assert mutation.unchecked(tmp_path / "none") == {}  # nothing generated yet
+
+
+def test_a_module_of_a_subpackage_runs_against_that_subpackage_s_tests():
+    def selection(target, own=False):
+        text = "[x]\n" + mutation.config_table(target, own=own).split("\n", 2)[2]
+        return tomllib.loads(text)["x"]["pytest_add_cli_args_test_selection"]
+
+    assert selection("protocol/liveness/seat.py") == ["tests/protocol/liveness"]
+    assert selection("protocol/liveness/seat.py", own=True) == [
+        "tests/protocol/liveness/test_seat.py"]
+    assert selection("protocol/chain.py") == ["tests/protocol"]
+    assert mutation.own_tests("protocol/liveness/actions.py") in (
+        "tests/protocol/liveness/test_actions.py", "tests/protocol/liveness")
