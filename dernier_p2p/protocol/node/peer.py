@@ -170,8 +170,8 @@ class PeerNode:
             self.out.append(fx.Close(fx.UP, f"resumed as seat {seat}", now=True))
             self.watch.dial_failed(host, now)
             return
-        if self.hosting_now and self.host is not None and self.host.gathering:
-            # a resume begun before this seat took over: it gathers now (a host that lost its
+        if self.hosting_now and not self.watch.rebuild_from:
+            # a resume begun before this seat took over: it hosts now (a host that lost its
             # table, looking for the new host, takes its welcome: it rebuilds from it)
             self.out.append(fx.Close(fx.UP, "this seat hosts", now=True))
             return
