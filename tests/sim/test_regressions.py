@@ -140,6 +140,20 @@ CASES = {
         "149195971, 1699850863625)], constants={}), faults=[Partition(at=21, group=(1, 2), "
         "until=15126)])",
     ),
+    # A flooding cheat urges both candidates: seats 1 and 2 take over at once. Seat 1, already
+    # hosting, took seat 2's late welcome as a seat, so seat 2's stranded table never saw it had
+    # lost its quorum; seat 2 never rebuilt and was timed out. Fix: a hosting node takes a
+    # welcome only while it looks for the new host.
+    "hosting-node-takes-no-welcome": (
+        "verdict",
+        "Case(seed=100365, setup=Setup(players=3, variant='dernier', options={'match': "
+        "['hands', 1]}, timers={'turn_ms': 17270, 'declare_ms': 335, 'grace_ms': 11116}, "
+        "listens=[True, True, True], speeds=None, clocks=[(3126, 204832496, "
+        "1699795192988), (-6244, 917575538, 1699082419155), (-8140, 28771488, "
+        "1699971174444)], constants={}), faults=[Kill(at=1094, pid=0, until=2447, "
+        "clean=True), Hostile(at=2281, pid=1, kind='flood', target=None, "
+        "until=4611686018427387904)])",
+    ),
     # Design gap G2 of the rules as they stood: seat 2 is cut off without a close: the host sees
     # it silent after SILENCE_MS, drops it, and the left vote comes grace_ms and a probe later,
     # after stuck_ms: the table is abandoned as no contest. Fixed by the rules of 511b486.
