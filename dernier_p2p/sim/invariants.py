@@ -24,7 +24,7 @@ Safety (each one a count in the report):
 * ``one-chain``: two honest transcripts differ at an index where neither is a ``host_change``
   replacing the other's signer, nor are both ``host_change`` records replacing the same host,
   nor is either signed by a cheating host (PROTOCOL.md 4.4: a host change that reached no
-  quorum is superseded), or two honest seats finished on different last records;
+  quorum is superseded), or two honest seats finished the match with different results;
 * ``verdict``: a ``timeout``, ``left`` or ``host_change`` (as ``old``) naming an honest seat
   was first persisted at a time the seat was connected to a majority, and before it ended the
   match for itself (``stuck``, ``two-seats``: whether it ended rightly is for the liveness
@@ -208,13 +208,13 @@ class Judge:
                 why = self._diverge(transcripts[a], transcripts[b])
                 if why is not None:
                     self.note("one-chain", f"seats {a} and {b}: {why}")
-        last = {}
+        results: dict[int, str] = {}
         for pid in pids:
             node = procs[pid].node
-            if node is not None and node.finished:
-                last[pid] = transcripts[pid][-1]["hsig"]
-        if len(set(last.values())) > 1:
-            self.note("one-chain", f"seats finished on different records: {sorted(last)}")
+            if node is not None and node.finished and node.own is not None:
+                results[pid] = repr(sorted((node.own.session.result or {}).items()))
+        if len(set(results.values())) > 1:
+            self.note("one-chain", f"seats finished with different results: {sorted(results)}")
 
     def _diverge(self, a: list[Any], b: list[Any]) -> str | None:
         for i in range(min(len(a), len(b))):
