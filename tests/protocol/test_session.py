@@ -1646,7 +1646,7 @@ def test_a_host_body_about_a_seat_already_out_changes_nothing(kind: str) -> None
     before = [(s.state, s.waiting_on()) for s in table.sessions]
     table.absent(kind, gone)
     table.deliver()
-    for s, (state, waiting) in zip(table.sessions, before):
+    for s, (state, waiting) in zip(table.sessions, before, strict=True):
         assert s.fault is None and not s.finished
         assert s.state == state and s.waiting_on() == waiting
         ignored = [e for e in session_events(s) if e.kind == f"{kind}-ignored"]
