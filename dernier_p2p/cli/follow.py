@@ -119,6 +119,16 @@ def progress_line(body: dict[str, Any], counts: dict[tuple[int, int], int], n: i
     return f"{what} hand {body['hand']}: shuffle {counts[key]} of {n} verified"
 
 
+def _alike(told: list[Any], events: list[Any]) -> int:
+    """How many events from the start ``events`` has as ``told`` has them."""
+    n = 0
+    for a, b in zip(told, events, strict=False):
+        if a != b:
+            break
+        n += 1
+    return n
+
+
 class Narrator:
     """Turns what a seat's session has checked into lines; :meth:`flush` tells what is new."""
 
@@ -139,6 +149,7 @@ class Narrator:
         self.seat: LocalSeat | None = None
         self._records = 1
         self._events = 0
+        self._session: Any = None  # the session whose events were told
         self._presence = 0
         self._notices = 0
         self._counts: dict[tuple[int, int], int] = {}
@@ -191,6 +202,11 @@ class Narrator:
                 self.echo(line)
         self._notices = len(seat.notices)
         events = session.events
+        if self._session is not None and session is not self._session:
+            # rebuilt from a new host's records: what both chains tell alike was told; from
+            # where they part (the new host's take-over, at the latest) the new one is told
+            self._events = _alike(self._session.events[: self._events], events)
+        self._session = session
         scored = False
         for event in events[self._events :]:
             if isinstance(event, SessionEvent):

@@ -151,3 +151,24 @@ async def test_a_drop_is_told_at_once_though_no_record_follows(
         await trio.sleep(1)
         assert lines[1:] == ["Bea is back."]
         nursery.cancel_scope.cancel()
+
+
+def test_a_seat_rebuilt_from_a_new_hosts_records_is_told_from_where_the_chains_part() -> None:
+    """Ann's chain told Bea's take-over, then her own; the new host's chain has Bea's, then
+    Cid's, then Ann's again: after the rebuild, Cid's take-over and what follows it are told,
+    though the new chain is no longer than what was told."""
+    lines: list[str] = []
+    seat = _seat_of_ann()
+    narrator = Narrator(lines.append, [], colour=False, progress=False)
+    narrator.seat = seat
+    bea, cid, ann = (SessionEvent("host-change", k, "") for k in (1, 2, 0))
+    seat.own.session.events.extend([bea, ann])
+    narrator.flush()
+    assert lines == ["Bea hosts the table from now on.", "You host the table from now on."]
+    rebuilt = _seat_of_ann().own
+    rebuilt.session.events.extend([bea, cid, ann])
+    seat.rebind(rebuilt)
+    narrator.flush()
+    assert lines[2:] == ["Cid hosts the table from now on.", "You host the table from now on."]
+    narrator.flush()
+    assert len(lines) == 4
