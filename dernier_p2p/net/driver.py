@@ -38,7 +38,7 @@ from dernier_p2p.protocol.liveness.budgets import BEAT_MS
 from dernier_p2p.protocol.node import effects as fx
 from dernier_p2p.protocol.node.hosting import Refusal
 from dernier_p2p.protocol.node.own import long_work
-from dernier_p2p.protocol.node.peer import PeerNode
+from dernier_p2p.protocol.node.peer import PeerNode, queued_record
 from dernier_p2p.wire.identity import IdentityKey
 
 log = logging.getLogger("dernier_p2p.net.driver")
@@ -184,7 +184,8 @@ class Driver:
         self.changed = trio.Event()
         self.admission = Admission(limits or Limits(MAX_PENDING, PER_ADDRESS, HANDSHAKE_S))
         self.link_server: links.LinkServer | None = None
-        self._present: tuple[int, list[dict[str, Any]]] = (-1, [])
+        self._present: tuple[int, list[dict[str, Any]], dict[str, Any] | None] = (-1, [], None)
+        self.lending = 0  # lends under way (a stopped seat's proof, among them)
         self.routes: Routes | None = None
         self.nursery: trio.Nursery | None = None
         self.on_lobby: Callable[[str, int, str], None] | None = None
@@ -355,7 +356,7 @@ class Driver:
                 item = it if kind == "fwd" else {"env": it}
                 break
         elif node.queue:
-            item = node.queue[0]
+            item = queued_record(node.queue[0])
         if item is not None:
             for what, seat, number in long_work(node.own.session, item):
                 self.me.on_work(what, seat, number)
@@ -440,6 +441,10 @@ class Driver:
                 self._start(self._probe, e.seat)
             elif isinstance(e, act.Urge):
                 self._start(self._urge, e.seat, e.frame)
+            elif isinstance(e, act.Lend):
+                if self.nursery is not None:
+                    self.lending += 1  # (counted now: a seat about to end waits for it)
+                    self._start(self._lend, e.seat, e.records)
             elif isinstance(e, act.Note):
                 log.info("seat %s: %s (seat %s, %d ms)", self._seat(), e.kind, e.seat, e.ms)
                 if self.me is not None:
@@ -591,11 +596,31 @@ class Driver:
             return None
         if self.link_server is None or self.link_server.session is not node.own.session:
             self.link_server = links.LinkServer(
-                self.identity, node.own.session, lambda: self._present[1], self._link_vote)
+                self.identity, node.own.session, lambda: self._present[1], self._link_vote,
+                proof=lambda: self._present[2], on_rec=self._link_rec,
+                on_present=self._presented)
         return self.link_server
 
     def _link_vote(self, seat: int, msg: dict[str, Any]) -> None:
         self.post(lambda node, now: node.link_vote(seat, msg, now))
+
+    def _link_rec(self, seat: int, rec: Any) -> None:
+        self.post(lambda node, now: node.from_link(seat, rec, now))
+
+    def _presented(self, seat: int) -> None:
+        """A ``present`` went to ``seat``: a stopped seat answers on for a while (4.6)."""
+        node = self.node
+        if node is not None and node.stopped is not None:  # (its pump may have ended)
+            node.probed(self.now())
+
+    def lingering(self) -> float | None:
+        """How long (s) this stopped seat still answers links with its proof (4.6): None once
+        it no longer does; lends under way count."""
+        node = self.node
+        if node is None or node.linger_until is None or node.proof is None:
+            return 0.1 if self.lending else None
+        left = (node.linger_until - self.now()) / 1000
+        return left if left > 0 else (0.1 if self.lending else None)
 
     async def _probe(self, seat: int) -> None:
         node = self.node
@@ -603,8 +628,16 @@ class Driver:
             return
         found = await links.probe(self.identity, node.own.session, seat, self.probe_s,
                                   self.relay)
-        answer = None if found is None else (found.have, found.pending)
+        answer = None if found is None else (found.have, found.pending, found.proof)
         self.post(lambda n, now: n.probe_answer(seat, answer, now))
+
+    async def _lend(self, seat: int, records: list[dict[str, Any]]) -> None:
+        node = self.node
+        try:
+            if node is not None and node.own is not None:
+                await links.lend(self.identity, node.own.session, seat, records, self.relay)
+        finally:
+            self.lending -= 1
 
     async def _urge(self, seat: int, frame: dict[str, Any]) -> None:
         node = self.node

@@ -3,13 +3,15 @@ seat is present (``probe`` / ``present``) and to carry ``vote`` frames to the ne
 
 The accepting seat sends ``challenge``; the connecting seat answers ``link`` with
 ``sig = sign("dernier-p2p/link", {"game", "nonce", "seat"})``, checked against that seat's key
-in the table. Then ``probe {nonce}`` is answered by ``present {nonce, have, pending, sig}``
-with ``sig = sign("dernier-p2p/present", {"game", "have", "nonce", "pending", "seat"})``:
-``have`` the index of the answering seat's last record, ``pending`` its own envelopes sent to
-the host and not yet seen in a record (oldest first, at most 64). A ``vote`` frame goes to the
-seat's ``on_vote``. Every bad frame gets an ``error`` frame and the link closes; nothing a link
-carries changes the match by itself. A seat's probes are answered at most once per
-:data:`PRESENT_EVERY_S` over all its links (the next one waits its turn).
+in the table. Then ``probe {nonce}`` is answered by ``present {nonce, have, pending, proof,
+sig}`` with ``sig = sign("dernier-p2p/present", {"game", "have", "nonce", "pending", "proof",
+"seat"})``: ``have`` the index of the answering seat's last record, ``pending`` its own
+envelopes sent to the host and not yet seen in a record (oldest first, at most 64), ``proof``
+nil or the record that proves the fault of the host it stopped on. A ``vote`` frame goes to the
+seat's ``on_vote``, a ``rec`` frame (a record lent, 4.6) to its ``on_rec``. Every bad frame
+gets an ``error`` frame and the link closes; nothing a link carries changes the match by
+itself. A seat's probes are answered at most once per :data:`PRESENT_EVERY_S` over all its
+links (the next one waits its turn). :func:`lend` sends records over a link.
 
 Links are bounded like a host's connections: connections that have not linked yet are capped
 (:data:`LINK_LIMITS`, the oldest evicted, see :mod:`.admission`), each seat keeps at most
@@ -33,8 +35,10 @@ from dernier_p2p.net import firewall
 from dernier_p2p.net import handshake as hs
 from dernier_p2p.net.admission import Admission, Limits
 from dernier_p2p.net.framing import FramedStream, FrameError, PeerClosed, open_framed
+from dernier_p2p.protocol.envelope import check_record
 from dernier_p2p.protocol.errors import ProtocolError
 from dernier_p2p.protocol.session import Session
+from dernier_p2p.wire.canonical import EncodingError
 from dernier_p2p.wire.identity import BadSignature, IdentityKey, verify
 from dernier_p2p.wire.version import PROTOCOL_VERSION, version_mismatch
 
@@ -60,21 +64,29 @@ BROKEN = (PeerClosed, trio.BrokenResourceError, trio.ClosedResourceError, OSErro
           FrameError, hs.NetError)
 
 
+PRESENT_KEYS = frozenset({"k", "nonce", "have", "pending", "proof", "sig"})
+
+
 @dataclass(frozen=True)
 class Present:
-    """A checked ``present``: the seat's last record index and its unsequenced envelopes."""
+    """A checked ``present``: the seat's last record index, its unsequenced envelopes and its
+    proof (a record, unchecked but for its structure, or None)."""
 
     have: int
     pending: list[dict[str, Any]]
+    proof: dict[str, Any] | None = None
 
 
-def _present_signed(game: bytes, have: int, nonce: bytes, pending: list, seat: int) -> dict:
-    return {"game": game, "have": have, "nonce": nonce, "pending": pending, "seat": seat}
+def _present_signed(game: bytes, have: int, nonce: bytes, pending: list, proof: Any,
+                    seat: int) -> dict:
+    return {"game": game, "have": have, "nonce": nonce, "pending": pending, "proof": proof,
+            "seat": seat}
 
 
 class LinkServer:
-    """Answers links to one seat: ``session`` and ``pending()`` give what ``present`` says;
-    ``on_vote(seat, frame)`` takes ``vote`` frames."""
+    """Answers links to one seat: ``session``, ``pending()`` and ``proof()`` give what
+    ``present`` says (``on_present(seat)`` is told of each one sent); ``on_vote(seat,
+    frame)`` takes ``vote`` frames, ``on_rec(seat, record)`` the records of ``rec`` frames."""
 
     def __init__(
         self,
@@ -82,9 +94,14 @@ class LinkServer:
         session: Session,
         pending: Callable[[], list[dict[str, Any]]],
         on_vote: Callable[[int, dict[str, Any]], None] | None = None,
+        *,
+        proof: Callable[[], dict[str, Any] | None] | None = None,
+        on_rec: Callable[[int, Any], None] | None = None,
+        on_present: Callable[[int], None] | None = None,
     ) -> None:
         self.identity, self.session, self.pending, self.on_vote = (
             identity, session, pending, on_vote)
+        self.proof, self.on_rec, self.on_present = proof, on_rec, on_present
         self.admission = Admission(LINK_LIMITS)
         self._linked: dict[int, list[trio.CancelScope]] = {}  # each seat's open links
         self._next_present: dict[int, float] = {}  # seat -> its next probe answered no sooner
@@ -135,8 +152,14 @@ class LinkServer:
                 self._next_present[seat] = turn + PRESENT_EVERY_S  # later probes queue behind
                 await trio.sleep_until(turn)
                 await hs.send_message(stream, self.present(nonce))
+                if self.on_present is not None:
+                    self.on_present(seat)
             elif msg["k"] == "vote" and self.on_vote is not None:
                 self.on_vote(seat, msg)
+            elif msg["k"] == "rec" and self.on_rec is not None:
+                if set(msg) != {"k", "rec"}:
+                    raise hs.NetError(hs.MALFORMED, "a rec frame is {rec}")
+                self.on_rec(seat, msg["rec"])
             else:
                 raise hs.NetError(hs.UNEXPECTED, f"unexpected frame {msg['k']!r} on a link")
 
@@ -144,9 +167,11 @@ class LinkServer:
         s = self.session
         have = s.count - 1
         pending = list(self.pending())[:MAX_PENDING]
+        proof = None if self.proof is None else self.proof()
         sig = self.identity.sign(
-            PRESENT_LABEL, _present_signed(s.game, have, nonce, pending, s.seat))
-        return {"k": "present", "nonce": nonce, "have": have, "pending": pending, "sig": sig}
+            PRESENT_LABEL, _present_signed(s.game, have, nonce, pending, proof, s.seat))
+        return {"k": "present", "nonce": nonce, "have": have, "pending": pending,
+                "proof": proof, "sig": sig}
 
 
 async def serve_links(
@@ -288,19 +313,28 @@ async def probe(
 
 
 def check_present(msg: dict[str, Any], nonce: bytes, session: Session, target: int) -> Present:
-    """A checked ``present`` from ``target`` answering ``nonce``; NetError otherwise."""
-    if msg.get("k") != "present" or set(msg) != {"k", "nonce", "have", "pending", "sig"}:
+    """A checked ``present`` from ``target`` answering ``nonce``; NetError otherwise. Its
+    ``proof`` is nil or a record (5.2) by its structure; what it proves is the node's to
+    judge (4.6)."""
+    if msg.get("k") != "present" or set(msg) != PRESENT_KEYS:
         raise hs.NetError(hs.UNEXPECTED, "expected present")
-    have, pending = msg["have"], msg["pending"]
+    have, pending, proof = msg["have"], msg["pending"], msg["proof"]
     if msg["nonce"] != nonce or not isinstance(have, int) or isinstance(have, bool) \
             or have < -1 or not isinstance(pending, list) or len(pending) > MAX_PENDING:
         raise hs.NetError(hs.MALFORMED, "present fields")
+    if proof is not None:
+        try:
+            check_record(proof, target, session.n)
+        except ProtocolError:
+            raise hs.NetError(hs.MALFORMED, "a present's proof is a record or nil") from None
     try:
         verify(session.keys[target], PRESENT_LABEL,
-               _present_signed(session.game, have, nonce, pending, target), msg["sig"])
+               _present_signed(session.game, have, nonce, pending, proof, target), msg["sig"])
     except BadSignature:
         raise hs.NetError(hs.BAD_SIGNATURE, f"the present is not seat {target}'s") from None
-    return Present(have, pending)
+    except EncodingError:
+        raise hs.NetError(hs.MALFORMED, "present fields") from None
+    return Present(have, pending, proof)
 
 
 def unsequenced(session: Session, target: int, present: Present) -> dict[str, Any] | None:
@@ -315,6 +349,21 @@ def unsequenced(session: Session, target: int, present: Present) -> dict[str, An
             continue
         return env
     return None
+
+
+async def lend(
+    identity: IdentityKey, session: Session, to: int, records: list[dict[str, Any]],
+    relay: tuple[str, int] | None = None, timeout_s: float = LINK_S,
+) -> bool:
+    """Send ``records`` to seat ``to`` over a link, one ``rec`` frame each, in order (4.6:
+    records lent, or a proof); whether they were all written within ``timeout_s``."""
+
+    async def write(stream: FramedStream) -> bool:
+        for rec in records:
+            await hs.send_message(stream, {"k": "rec", "rec": rec})
+        return True
+
+    return await _over_link(identity, session, to, timeout_s, write, relay) is not None
 
 
 async def send_vote(

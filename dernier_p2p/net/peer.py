@@ -404,6 +404,7 @@ class Peer:
                         up.close()
                         with trio.move_on_after(self.config.linger_s):
                             await up.sent.wait()
+                await self._linger()
                 nursery.cancel_scope.cancel()
         except BaseExceptionGroup as group:
             raise _single(group) from None
@@ -418,6 +419,16 @@ class Peer:
             raise HostLost(driver.ended)
         assert driver.me is not None
         return driver.me.session.result
+
+    async def _linger(self) -> None:
+        """A seat stopped on a fault of the host with a proof answers links with it for
+        ``stuck_ms`` after it stopped, and after each probe since (4.6); the records it lends
+        (its proof, or the end of the match to a seat it lent to) go out first."""
+        while True:
+            left = self.driver.lingering()
+            if left is None:
+                return
+            await trio.sleep(min(left, 1.0))
 
     async def _end_as_host(self) -> None:
         """This seat hosted the end of the match: it waits for the seats' ``done``."""

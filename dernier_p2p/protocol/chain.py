@@ -9,7 +9,9 @@ checker unchanged:
    the host; a record validly signed by a seat that is not the host: ``BAD_CHAIN``, that seat);
 3. ``i`` is the next index and ``prev`` this peer's head (``BAD_CHAIN``, the host: a record
    dropped, reordered or forged for this peer); ``t`` is not before the previous record's
-   (``BAD_CHAIN``);
+   (``BAD_CHAIN``); a record for an index this peer holds, signed by the seat that signed the
+   one it holds and following the same record, with another hash, is ``FORK`` naming that
+   seat (it signed two records for one index, PROTOCOL.md 4.6);
 4. the envelope, everything the host had to check before sequencing it, all naming the host:
    game id (``WRONG_GAME``), author still at the table (``WRONG_SEAT``), author signature
    (``BAD_SIGNATURE``), author counter ``n`` is the author's next (``DUPLICATE`` if lower,
@@ -35,6 +37,10 @@ signed by ``s``'s host key. The old host stays at the table as an
 ordinary seat (its envelopes are sequenced again once it resumes with the new host); a record it
 signs as host after the change is ``BAD_CHAIN`` naming it. A ``left`` body removes its seat from
 the table; later envelopes by that seat are refused.
+
+Records that come over a seat link (lent, or shown as a proof, PROTOCOL.md 4.6) are judged by
+:meth:`ChainChecker.from_link` first: only one signed by the seat that signs its index, and
+either the next record or a second record for a held index, is then checked as the host's.
 
 Each signature is verified once: :meth:`ChainChecker.check` verifies a record without applying
 it (a peer checks the body against its own state in between), and :meth:`ChainChecker.commit`
@@ -113,6 +119,7 @@ class ChainChecker:
         self._last_by = [-1] * self.n  # last record each seat authored (its presence)
         self._last_moved = [-1] * self.n  # last one other than an ack (its play, 7.5)
         self._last_signed = [-1] * self.n  # last record each seat signed as host
+        self._signers: list[int] = []  # the seat that signed each record
         self._last_use: dict[tuple[str, int | None], int] = {}  # last record using such votes
         self._last_play = -1  # the last record other than a chat or an ack
         self._last_t: int | None = None
@@ -205,6 +212,65 @@ class ChainChecker:
     def index_of(self, h: bytes) -> int | None:
         """The index of the record with hash ``h`` (-1 for the genesis hash), or None."""
         return self._index.get(h)
+
+    def signer_of(self, i: int) -> int | None:
+        """The seat that signed record ``i``, None if this chain does not hold it."""
+        return self._signers[i] if 0 <= i < len(self._signers) else None
+
+    def signed(self, rec: object) -> bool:
+        """Whether ``rec`` is a record (its structure) whose record signature is valid for
+        the seat it names as signer (``h``), wherever it would go."""
+        try:
+            rec = check_record(rec, None, self.n)
+            verify_record(rec, self.host_keys[rec["h"]], None, self._verified)
+        except (ProtocolError, KeyError):
+            return False
+        return True
+
+    def from_link(self, rec: object) -> bool:
+        """Whether a record that came over a seat link (lent, or shown as a proof,
+        PROTOCOL.md 4.6) is to be checked as if the host had sent it: a record signed by the
+        seat that signs its index at this chain, and either the next record (its ``prev``
+        this chain's head) or a second record for an index held here (the same ``prev``,
+        another hash: :meth:`check` finds the ``FORK``). A record held already, or any other,
+        is not (it proves nothing, and is ignored)."""
+        try:
+            rec = check_record(rec, None, self.n)
+        except ProtocolError:
+            return False
+        i = rec["i"]
+        if i < len(self._hashes):
+            try:
+                self._second(rec)
+            except ProtocolError:
+                return True
+            return False
+        if i != len(self._hashes) or rec["prev"] != self.head:
+            return False
+        try:
+            signer = self._signer(rec)
+            verify_record(rec, self.host_keys[signer], signer, self._verified)
+        except ProtocolError:
+            return False
+        return True
+
+    def _second(self, rec: dict) -> None:
+        """``FORK`` naming the signer of held record ``rec["i"]`` if ``rec`` is a second record
+        it signed for that index after the same record (the same ``prev``, another hash);
+        nothing otherwise."""
+        i = rec["i"]
+        h = self.signer_of(i)
+        if h is None or rec["h"] != h or rec["prev"] != (self._hashes[i - 1] if i else
+                                                         self.genesis):
+            return
+        try:
+            verify_record(rec, self.host_keys[h], h, self._verified)
+            other = record_hash(rec) != self._hashes[i]
+        except (ProtocolError, EncodingError):
+            return
+        if other:
+            raise ProtocolError("FORK", h, f"seat {h} signed two records for index {i}, "
+                                "each after the same record")
 
     def candidates(self) -> list[int]:
         """The seats that may take over from the current host, in the order the seats try them:
@@ -315,6 +381,8 @@ class ChainChecker:
         """Every check of :meth:`feed` without applying the record; returns it."""
         fault = self._host
         rec = check_record(rec, fault, self.n)
+        if rec["i"] < len(self._hashes):
+            self._second(rec)
         signer = self._signer(rec)
         fault = signer
         verify_record(rec, self.host_keys[signer], fault, self._verified)
@@ -376,6 +444,7 @@ class ChainChecker:
             self._last_moved[env["seat"]] = rec["i"]
             self._last_play = rec["i"]
         self._last_signed[rec["h"]] = rec["i"]
+        self._signers.append(rec["h"])
         kt = self.vote_target(body)
         if kt is not None:
             self._last_use[kt] = rec["i"]

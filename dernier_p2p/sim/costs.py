@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dernier_p2p.protocol.liveness.budgets import record_units
+from dernier_p2p.protocol.node.peer import queued_record
 from dernier_p2p.rules.cards import deck_cards
 
 
@@ -36,7 +37,7 @@ class Costs:
                 item = it if kind == "fwd" else {"env": it}
                 break
         elif node.queue:
-            item = node.queue[0]
+            item = queued_record(node.queue[0])
         if item is not None and own is not None:
             env = item.get("env") if isinstance(item, dict) else None
             body = env.get("body") if isinstance(env, dict) else None

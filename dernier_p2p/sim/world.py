@@ -282,6 +282,8 @@ class Proc:
             w.probe(self, e.seat)
         elif isinstance(e, act.Urge):
             w.urge(self, e.seat, e.frame)
+        elif isinstance(e, act.Lend):
+            w.lend(self, e.seat, e.records)
         elif isinstance(e, act.End):
             self.ended = e.why
             self.notes.append((w.now, "end", e.why))
@@ -682,6 +684,10 @@ class World:
         def ask() -> None:
             if not target.alive or target.generation != tgen or target.ended is not None:
                 return  # (a process whose match ended for itself has closed its links)
+            node = target.node
+            if node is not None and node.stopped is not None and \
+                    not node.lingering(target.now()):
+                return  # (stopped, it answers while it has a proof to show, 4.6)
             if target.frozen:  # nothing answers until it thaws
                 self.at(target.frozen_until, ask)
                 return
@@ -690,19 +696,40 @@ class World:
                 self.at(turn, ask)
                 return
             target.present_next[proc.pid] = self.now + PROBE_EVERY_MS
-            node = target.node
             if node is None or node.own is None or target.hosting:
                 shown = None  # a host (or a process without its seat yet) refuses links
             elif target.strategy is not None:
                 shown = target.strategy.present(target)
             else:
                 shown = node.present()
+            if node is not None and node.stopped is not None:
+                node.probed(target.now())
             delay = max(0, self.held_until(seat, proc.pid) - self.now) + self.latency(
                 seat, proc.pid)
             if not self.refuses(seat, proc.pid):
                 self.at(self.now + delay, lambda: answer(shown))
 
         self.at(there, ask)
+
+    def lend(self, proc: Proc, seat: int, records: list[dict[str, Any]]) -> None:
+        """``proc`` sends ``records`` to seat ``seat`` over a link, in order (4.6)."""
+        target = self.procs.get(seat)
+        src = proc.node.seat if proc.node is not None else None
+        if target is None or not target.listens or src is None:
+            return
+        there, _ = self.round_trip(proc.pid, seat, 2)
+        if there >= INF:
+            return
+        tgen = target.generation
+
+        def take() -> None:
+            if not target.alive or target.generation != tgen or target.hosting or \
+                    target.ended is not None:
+                return
+            for rec in records:
+                target.call(lambda node, now, r=rec: node.from_link(src, r, now))
+
+        self.at(there, take)
 
     def urge(self, proc: Proc, seat: int, frame: dict[str, Any]) -> None:
         """``proc``'s ``depose`` vote to candidate ``seat`` over a link (7.6)."""

@@ -672,3 +672,85 @@ def test_a_record_signed_by_one_seat_carrying_another_seats_host_change(g):
     refused(c, make_record(g.ids[1], ack, 1, c.next_index, c.head, g.t + 1), "BAD_CHAIN", 1)
     c.feed(make_record(g.ids[1], env, 1, c.next_index, c.head, g.t + 1))
     assert c.host == 1
+
+
+# ---------------------------------------------------------------------- two records, one index
+def test_a_second_record_for_a_held_index_after_the_same_record_is_a_fork_of_its_signer(g):
+    c = fed(g, 6)
+    r = g.seq.records[4]
+    err = refused(c, resign(g, r, t=r["t"] + 1), "FORK", 0)  # validly signed, another hash
+    assert "index 4" in err.detail
+    assert c.signer_of(4) == 0 and c.signer_of(6) is None and c.signer_of(-1) is None
+    # one that follows another record, or is not its signer's, or the same one: no proof
+    refused(c, resign(g, r, prev=g.seq.records[2]["prev"]), "BAD_CHAIN", 0)
+    refused(c, r, "BAD_CHAIN", 0)
+    refused(c, resign(g, r, signer=1, h=1, t=r["t"] + 1), "BAD_CHAIN", 1)
+    forged = dict(resign(g, r, t=r["t"] + 1))
+    forged["hsig"] = bytes(64)
+    refused(c, forged, "BAD_SIGNATURE", 0)
+
+
+def test_a_second_record_for_record_zero_follows_the_genesis(g):
+    c = fed(g, 2)
+    r = g.seq.records[0]
+    refused(c, resign(g, r, t=r["t"] + 1), "FORK", 0)
+
+
+def test_a_second_record_at_a_host_change_is_the_new_hosts_fork_only(g):
+    c = fed(g)
+    seq1 = Sequencer(g.ids[1], GAME, 1, records=g.seq.records)
+    change = {"type": "host_change", "old": 0, "new": 1, "votes": g.votes("depose", 0, [1, 2])}
+    rec = seq1.submit(g.envelope(1, change), 1, g.t + 5)
+    c.feed(rec)
+    c.feed(seq1.submit(g.authors[2].envelope(ACK, c.head), 2, g.t + 6))
+    i = rec["i"]
+    old = make_record(g.ids[0], g.authors[2].envelope(ACK, rec["prev"]), 0, i, rec["prev"],
+                      g.t + 5)  # the old host's record there: not the signer of that index
+    refused(c, old, "BAD_CHAIN", 0)
+    refused(c, resign(g, rec, signer=1, t=rec["t"] + 1), "FORK", 1)
+
+
+def test_signed_says_whether_the_record_signature_is_its_signers(g):
+    c = fed(g, 3)
+    r = g.seq.records[4]
+    assert c.signed(r) and c.signed(g.seq.records[0])  # wherever it goes
+    assert c.signed(resign(g, r, i=40))
+    assert not c.signed(resign(g, r, signer=1))  # claims seat 0
+    assert c.signed(resign(g, r, signer=1, h=1))
+    for bad in (None, 5, [], {}, {**r, "x": 1}, {**r, "h": 7}, {**r, "hsig": bytes(64)},
+                {**r, "i": True}):
+        assert not c.signed(bad)
+    keyless = ChainChecker(GAME, {0: g.keys[0], 2: g.keys[2]}, g.keys)
+    assert not keyless.signed(resign(g, r, signer=1, h=1))
+
+
+def test_from_link_takes_the_next_record_and_a_fork_only(g):
+    c = fed(g, 4)
+    recs = g.seq.records
+    assert c.from_link(recs[4])  # the next one, following the head
+    assert not c.from_link(recs[3])  # held: nothing to do
+    assert not c.from_link(recs[5])  # beyond the next
+    assert c.from_link(resign(g, recs[2], t=recs[2]["t"] + 1))  # a fork: to be checked
+    assert not c.from_link(resign(g, recs[2], prev=recs[0]["prev"]))  # proves nothing
+    assert not c.from_link(resign(g, recs[4], prev=recs[2]["prev"]))  # does not follow
+    assert not c.from_link(resign(g, recs[4], signer=1, h=1))  # not signed by the host
+    assert not c.from_link(resign(g, recs[4], signer=1))  # not its signer's signature
+    bad_sig = dict(recs[4])
+    bad_sig["hsig"] = bytes(64)
+    assert not c.from_link(bad_sig)
+    for junk in (None, "rec", [recs[4]], {}, {**recs[4], "extra": 1}, {**recs[4], "h": 99}):
+        assert not c.from_link(junk)
+    assert c.next_index == 4  # nothing changed
+    # a record taken from a link that then fails its checks is the signer's fault
+    forged = sign_envelope(g.ids[0], GAME, 2, g.authors[2].next_n, c.head, ACK)
+    raw = make_record(g.ids[0], forged, 0, c.next_index, c.head, recs[4]["t"])
+    assert c.from_link(raw)
+    refused(c, raw, "BAD_SIGNATURE", 0)
+
+
+def test_the_next_host_taking_over_with_its_record_is_taken_from_a_link(g):
+    c = fed(g)
+    seq1 = Sequencer(g.ids[1], GAME, 1, records=g.seq.records)
+    change = {"type": "host_change", "old": 0, "new": 1, "votes": g.votes("depose", 0, [1, 2])}
+    rec = seq1.submit(g.envelope(1, change), 1, g.t + 5)
+    assert c.from_link(rec)

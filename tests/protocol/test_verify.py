@@ -96,6 +96,23 @@ def test_a_dropped_record_breaks_the_chain(match: list[dict]) -> None:
     assert (s.match_points, s.finished) == ((0, 0), False)
 
 
+def test_a_transcript_ending_with_a_second_record_for_an_index_names_its_signer(
+    match: list[dict],
+) -> None:
+    """The evidence a seat keeps when the host signed two records for one index (PROTOCOL.md
+    4.6, 21): its own records, then the other one."""
+    from dernier_p2p.protocol.envelope import make_record
+
+    r = match[5]
+    other = make_record(identity_for_seat(0), r["env"], r["h"], r["i"], r["prev"], r["t"] + 1)
+    verdict = check_records(match[:9] + [other])
+    assert (verdict.ok, verdict.code, verdict.seat, verdict.index) == (False, "FORK", 0, 9)
+    assert "index 5" in verdict.detail
+    # the very record again proves nothing: a transcript with a repeat is broken, not proof
+    verdict = check_records(match[:9] + [r])
+    assert (verdict.code, verdict.seat, verdict.index) == ("BAD_CHAIN", 0, 9)
+
+
 def test_a_transcript_cut_short_is_incomplete(match: list[dict]) -> None:
     """... blaming nobody (PROTOCOL.md 22: nobody is at fault for an unfinished transcript) and
     listing the seats the table waits on."""

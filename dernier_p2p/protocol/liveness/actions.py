@@ -50,6 +50,17 @@ class Probe(Action):
 
 
 @dataclass(frozen=True)
+class Lend(Action):
+    """Send seat ``seat`` records over a link as ``rec`` frames (4.6): those after ``after``
+    (the ``have`` its probe showed), which the node fills in as ``records``; a seat that
+    stopped with a proof sends that record alone."""
+
+    seat: int = -1
+    after: int = -1
+    records: list[dict[str, Any]] = field(default_factory=list, compare=False)
+
+
+@dataclass(frozen=True)
 class Urge(Action):
     """Send this seat's ``depose`` vote ``frame`` to candidate ``seat`` over a link (7.6)."""
 

@@ -37,12 +37,13 @@ Judge = Callable[[dict[str, Any]], bool]
 
 @dataclass
 class Answer:
-    """The last probe answer from a seat: when, whether it answered, and whether it showed an
-    envelope (passed on)."""
+    """The last probe answer from a seat: when, whether it answered, whether it showed an
+    envelope (passed on), and the index of its last record (``have``)."""
 
     at: int
     answered: bool
     shown: bool
+    have: int = -1
 
 
 class SeatWatch:
@@ -99,6 +100,8 @@ class SeatWatch:
         self.to_pass: list[dict[str, Any]] = []  # shown while the host was away
         self.why: str | None = None  # the rule that made this seat depose
         self.dial_i = 0  # the next seat of the failover's dial cycle
+        self.lent_to: dict[int, int] = {}  # seat -> the have it last showed, once lent to
+        self.progress_away: int | None = None  # a progress record applied without the host
         self._now = now
         for rec in records or []:
             env = rec["env"]
@@ -166,6 +169,8 @@ class SeatWatch:
         if is_progress(body):
             self.last_progress = now
             self.abandon_at = None
+            if not self.host_up:  # (lent over a link: the table goes on without this seat)
+                self.progress_away = now
         self.drops.back(author)
         self.answers.pop(author, None)
         gone = [s for s in self.drops.seats if s not in self.chain.at_table]
@@ -182,6 +187,10 @@ class SeatWatch:
                 self.decided = False
         if self.deposing is not None and self.chain.host == self.deposing:
             self._depose_to_host("failover")
+        if self.s.finished and self.lent_to:  # the end, to the seats its host may not tell
+            for seat, have in sorted(self.lent_to.items()):
+                self._emit(act.Lend(rule("lend"), seat, have))
+            self.lent_to.clear()
 
     def status(self, seat: int, state: str, now: int) -> None:
         """The host reports ``seat`` ``"dropped"`` or ``"back"``."""
@@ -268,11 +277,15 @@ class SeatWatch:
     def probe_answer(
         self, seat: int, present: tuple[int, list[Any]] | None, now: int
     ) -> None:
-        """The answer of a probe of ``seat``: its ``(have, pending)``, or None (no answer)."""
+        """The answer of a probe of ``seat``: its ``(have, pending)``, or None (no answer). A
+        ``have`` short of the record that began the wait on it gets it the records it lacks
+        (``lend``, once per wait)."""
         self._now = now
         self.probing.pop(seat, None)
         shown = False
+        have = -1
         if present is not None:
+            have = present[0]
             for env in present[1]:
                 if isinstance(env, dict) and env.get("seat") == seat and self.judge(env):
                     shown = True
@@ -280,7 +293,21 @@ class SeatWatch:
                         # from then, or a probe every grace would restart it)
                         self._pass_on(env, now)
                     break
-        self.answers[seat] = Answer(now, present is not None, shown)
+            self._lend(seat, have, now)
+        self.answers[seat] = Answer(now, present is not None, shown, have)
+
+    def _lend(self, seat: int, have: int, now: int) -> None:
+        """``seat`` shows ``have``: if that is short of the record that began the wait on it,
+        the host has not sent it what it waits for: lend it the records after ``have`` and
+        restart the wait with the catch-up budget (once per wait)."""
+        if seat in self.lent_to:
+            self.lent_to[seat] = have
+        began = self.waits.began(seat)
+        if seat in (self.me, self.chain.host) or began is None or have >= began:
+            return
+        if self.waits.on_lend(seat, now):
+            self.lent_to[seat] = have
+            self._emit(act.Lend(rule("lend"), seat, have))
 
     def _pass_on(self, env: dict[str, Any], now: int) -> None:
         """Hand a shown envelope to the host (once connected, if it is not now)."""
@@ -473,6 +500,10 @@ class SeatWatch:
                     continue
                 if got.shown:
                     continue
+                began = self.waits.began(seat)
+                if got.answered and began is not None and got.have < began and \
+                        not self.waits.lent(seat):
+                    continue  # it lacks the records its wait began with (``lend`` is due)
             self._vote("timeout", seat, "timeout")
         for seat in self.drops.seats:
             since = self.drops.since(seat)
@@ -492,6 +523,16 @@ class SeatWatch:
                     continue
             self._vote("left", seat, "left")
 
+    def _unprobed(self, seat: int) -> bool:
+        """Whether awaited ``seat`` is one this seat probes at its limit (7.5) and no probe
+        since its limit has shown it with nothing: the table may not be stuck on it yet."""
+        if seat in (self.me, self.chain.host) or not self.has_address(seat) or \
+                self.drops.is_dropped(seat) or self.delivered.pending_of(seat):
+            return False
+        end = self.waits.ends(seat)
+        got = self.answers.get(seat)
+        return end is None or got is None or got.at < end or got.shown
+
     def _probe(self, seat: int, now: int) -> None:
         if seat in self.probing or now - self.probed_at.get(seat, -10**12) < \
                 self.b.probe_every_ms:
@@ -503,6 +544,8 @@ class SeatWatch:
     def _stuck(self, now: int) -> None:
         if now - self.last_progress < self.b.stuck_ms or not self.waits.all_late(now):
             return  # (a seat still within its budget of work: the table is not stuck)
+        if any(self._unprobed(seat) for seat in self.waits.awaited):
+            return  # (its probe at the limit may pass its envelope on: a lend's restart)
         if self._vote("abandon", None, "abandon") and self.abandon_at is None:
             self.abandon_at = now
         if self.abandon_at is not None and now - self.abandon_at >= self.b.grace_ms:
@@ -522,8 +565,7 @@ class SeatWatch:
             self._stuck(now)
             if self.phase == ENDED:
                 return
-        if now - max(self.failover_since, self.last_progress if attached else 0) >= \
-                self.b.stuck_ms:
+        if now - self._failover_base(attached) >= self.b.stuck_ms:
             if self.phase == LOOKING:
                 self._end(rule("stuck"), "no seat of the table answers as its host: the "
                           "others may have finished the match without this seat")
@@ -547,6 +589,12 @@ class SeatWatch:
             self.next_urge = now + self.b.urge_ms
             assert self.deposing is not None
             self._emit(act.Urge(rule("urge"), target, self._depose_frame(self.deposing)))
+
+    def _failover_base(self, attached: bool) -> int:
+        """Whence the failover's ``stuck_ms`` counts: its start, or the last progress record
+        (while it keeps its host connection, or lent over a link without it)."""
+        progress = self.last_progress if attached else (self.progress_away or 0)
+        return max(self.failover_since, progress)
 
     def _dial_cycle(self, target: int) -> list[int]:
         """Whom the failover dials, one attempt each in turn: the candidate whose turn it is
@@ -597,7 +645,10 @@ class SeatWatch:
             if self.abandon_at is not None:
                 times.append(self.abandon_at + self.b.grace_ms)
         if self.phase in (FAILOVER, LOOKING):
-            times += [self.failover_since + self.b.stuck_ms, self.target_since + self.target_for]
+            attached = self.host_up and self.phase == FAILOVER and \
+                self.deposing == self.chain.host
+            times += [self._failover_base(attached) + self.b.stuck_ms,
+                      self.target_since + self.target_for]
             if not self.dialing:
                 times.append(self.next_dial)
             if self.phase == FAILOVER and self.round and self.round[self.k] not in (

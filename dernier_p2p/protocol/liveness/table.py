@@ -31,9 +31,14 @@ RULES: tuple[Rule, ...] = (
     Rule("probe", "seat", "the wait on X reached limit(X), or X was reported dropped grace_ms "
          "ago; X gives an address; not probed for probe_every_ms", "probe X"),
     Rule("pass-on", "seat", "a probe of X shows an envelope", "pass it to the host"),
+    Rule("lend", "seat", "a probe of X answers with have below the record that began the "
+         "wait on X; or this seat stopped with a proof; or the match ended, to a seat it lent "
+         "to", "send X the records after its have over a link (once per wait) and restart the "
+         "wait with the catch-up budget; a proof, to every seat with an address"),
     Rule("timeout", "seat; the host for its own vote", "the wait on X reached limit(X); X not "
-         "reported dropped; a probe showed nothing or did not answer; nothing of X delivered "
-         "and unsequenced", "vote timeout about X"),
+         "reported dropped; a probe showed nothing and a have at or past the record that began "
+         "the wait (or the seat lent to X in this wait), or did not answer; nothing of X "
+         "delivered and unsequenced", "vote timeout about X"),
     Rule("left", "seat; the host for its own vote", "X reported dropped grace_ms ago, no record "
          "of X since, a probe of X did not answer", "vote left about X"),
     Rule("gone", "seat, m >= 3", "its host connection down for gone_ms without a resume",

@@ -3,7 +3,8 @@
 :class:`Waits` keeps, for each seat the table waits on, when the wait began and its limit:
 ``turn_ms`` plus the budget of the work that seat must do before it can answer (the records
 after the head it last echoed, and what it owes), plus, once per wait after it came back from a
-drop, the catch-up budget (the work of every record so far). :class:`Drops` keeps the seats the
+drop, and once per wait after this peer lent it the records it lacked (7.5, ``lend``), the
+catch-up budget (the work of every record so far). :class:`Drops` keeps the seats the
 host reports dropped. Both are fed what the peer applied and when; neither reads a clock.
 """
 
@@ -24,7 +25,8 @@ class Wait:
     start: int
     at: int
     back_used: bool = False
-    catchup: int = 0  # units granted on coming back
+    lent: bool = False  # this peer lent the seat the records it lacked in this wait
+    catchup: int = 0  # units granted on coming back (or on a lend)
     answer: int = 0  # units of what the seat owes
 
 
@@ -65,6 +67,7 @@ class Waits:
             if wait is None or seat == restarted or seat == timed_out:
                 wait = Wait(now, index)
                 if seat in self._back:
+                    wait.back_used = True
                     self._grant(wait)
                     self._back.discard(seat)
             wait.answer = answer_units(owed.get(seat, ()), self.cards)
@@ -103,12 +106,24 @@ class Waits:
             return False
         if wait.back_used:
             return False
+        wait.back_used = True
+        wait.start = now
+        self._grant(wait)
+        return True
+
+    def on_lend(self, seat: int, now: int) -> bool:
+        """This peer lends ``seat`` the records it lacks at ``now`` (7.5, ``lend``): once per
+        wait, the wait restarts with the catch-up budget (a restart ``back`` gave does not
+        count). Whether it did (False: not awaited, or lent to already in this wait)."""
+        wait = self._waits.get(seat)
+        if wait is None or wait.lent:
+            return False
+        wait.lent = True
         wait.start = now
         self._grant(wait)
         return True
 
     def _grant(self, wait: Wait) -> None:
-        wait.back_used = True
         wait.catchup = self._cum[-1] if self._cum else 0
 
     # ------------------------------------------------------------------ queries
@@ -155,6 +170,16 @@ class Waits:
     def started(self, seat: int) -> int | None:
         wait = self._waits.get(seat)
         return None if wait is None else wait.start
+
+    def began(self, seat: int) -> int | None:
+        """The index of the record that began the wait on ``seat``, None if not awaited."""
+        wait = self._waits.get(seat)
+        return None if wait is None else wait.at
+
+    def lent(self, seat: int) -> bool:
+        """Whether this peer lent ``seat`` records in the wait on it."""
+        wait = self._waits.get(seat)
+        return wait is not None and wait.lent
 
     def total_units(self) -> int:
         """The work of every record applied so far."""

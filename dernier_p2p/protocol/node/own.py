@@ -72,6 +72,8 @@ class OwnSeat:
         self.told: list[tuple[str, str]] = []  # refusals to tell the agent, oldest first
         self.stopped: ProtocolError | None = None  # the fault that stopped the match, if any
         self.evidence: dict[str, Any] | None = None  # the record that proves it
+        self.last_refused: dict[str, Any] | None = None  # a restored transcript's last
+        # record, refused (it ends on the fault that stopped the seat)
         self.windows: list[tuple[int, bool]] = []  # (record, scored) that opened windows
         self._state_seen: object = None
         self._events_seen = 0
@@ -84,12 +86,15 @@ class OwnSeat:
         seed: bytes,
         records: list[dict[str, Any]],
         where: str = "the records",
+        stopped_ok: bool = False,
     ) -> OwnSeat:
         """Rebuild a seat from the records of its match (same identity and seed). Every record
         is checked and applied again; the bodies the session produced on the way that no record
         of this seat carries were never sequenced: they are kept in :attr:`replaying` and
         signed afresh by :meth:`finish_restore` once the seat has caught up (moves are not kept:
-        the player is asked again)."""
+        the player is asked again). ``stopped_ok``: the last record may be one this seat
+        refused (its own transcript ends with the record that stopped it): the seat is then
+        :attr:`stopped` on it, the record in :attr:`last_refused`."""
         if not records:
             raise RestoreError(f"{where}: no record to restore from")
         first = records[0]
@@ -100,8 +105,13 @@ class OwnSeat:
             raise RestoreError(f"{where}: record 0 is not a table seating this key") from None
         me = cls(identity, seat, first, seed)
         me.replaying = [env["body"] for env in me.start()]
-        for rec in records[1:]:
-            me.apply(rec, 0)
+        for k, rec in enumerate(records[1:], 1):
+            try:
+                me.apply(rec, 0)
+            except ProtocolError as exc:
+                if not stopped_ok or k != len(records) - 1:
+                    raise
+                me.stopped, me.last_refused = exc, rec
         return me
 
     @staticmethod

@@ -13,14 +13,21 @@ driver may run it in a worker thread when :meth:`PeerNode.work_is_long`), and
 As a seat it applies the host's records in order, sends its envelopes in counter order (again
 after a resume), forwards to a new host the records it lacks (4.4), rebuilds from a new host's
 records when its chain diverged after a host change or it was the host before a crash, and
-echoes the head with an ``ack`` when idle. Its :class:`~..liveness.seat.SeatWatch` decides
-votes, probes, failover and take-over; on ``TakeOver`` the node starts a :class:`~.hosting.
-Hosting` in gathering mode, which is its host from then on (or steps back).
+echoes the head with an ``ack`` when idle. Records that other seats lend it over links, or
+show as the proof of a fault of the host (4.6), it checks as the host's when they are the next
+record or a second record for an index it holds, signed by the seat that signs that index
+(:meth:`PeerNode.from_link`); anything else from a link is ignored. A seat that stops on a
+record of the host that proves a fault keeps that record in its transcript, shows the proof in
+its ``present`` answers and lends it at once to the other seats (:attr:`PeerNode.proof`).
+Its :class:`~..liveness.seat.SeatWatch` decides votes, probes, lends, failover and take-over;
+on ``TakeOver`` the node starts a :class:`~.hosting.Hosting` in gathering mode, which is its
+host from then on (or steps back).
 """
 
 from __future__ import annotations
 
 from collections import deque
+from dataclasses import dataclass
 from typing import Any
 
 from dernier_p2p.protocol.errors import ProtocolError
@@ -28,6 +35,7 @@ from dernier_p2p.protocol.judge import would_sequence
 from dernier_p2p.protocol.liveness import actions as act
 from dernier_p2p.protocol.liveness.budgets import Budgets
 from dernier_p2p.protocol.liveness.seat import HOSTED, SeatWatch
+from dernier_p2p.protocol.liveness.table import rule
 from dernier_p2p.protocol.node import effects as fx
 from dernier_p2p.protocol.node.hosting import Hosting, HostingConfig
 from dernier_p2p.protocol.node.own import OwnSeat, long_work
@@ -38,7 +46,16 @@ from dernier_p2p.wire.identity import IdentityKey
 
 ACK_MS = 2_000
 """An idle seat echoes the head with an ``ack`` this long after records came (5.3)."""
-PASSED_ON = (act.Dial, act.Probe, act.Urge, act.Note, act.End, act.LookForHost)
+PASSED_ON = (act.Dial, act.Probe, act.Urge, act.Lend, act.Note, act.End, act.LookForHost)
+
+
+@dataclass(frozen=True)
+class FromLink:
+    """A record that came over a link from seat ``seat`` (lent, or shown as a proof, 4.6),
+    queued with the host's records."""
+
+    seat: int
+    rec: dict[str, Any]
 
 
 class PeerNode:
@@ -60,7 +77,8 @@ class PeerNode:
         self.watch: SeatWatch | None = None
         self.host: Hosting | None = None
         self.out: list[Any] = []
-        self.queue: deque[dict[str, Any]] = deque()  # records (and error frames) to handle
+        self.queue: deque[Any] = deque()  # records, error frames, records from links
+        self.from_links: dict[int, tuple[int, int]] = {}  # seat -> (top index, queued)
         self.up = False  # this seat's connection to a host is welcomed
         self.up_host: int | None = None
         self.caught_up = True  # the records up to the welcome's ``last`` are applied
@@ -70,6 +88,8 @@ class PeerNode:
         self.rebuild_last = -1
         self.rebuild_suffix = ".replaced"
         self.stopped: ProtocolError | None = None
+        self.proof: dict[str, Any] | None = None  # the record that proves the stop (4.6)
+        self.linger_until: int | None = None  # links answered until then, once stopped
         self.ended: str | None = None
         self.said_done = False
         self.last_sent = now
@@ -89,9 +109,12 @@ class PeerNode:
             keys = [p["key"] for p in records[0]["env"]["body"]["players"]]
             seat = OwnSeat(identity, keys.index(identity.public_bytes()), records[0], seed)
         else:
-            seat = OwnSeat.from_records(identity, seed, records)
+            seat = OwnSeat.from_records(identity, seed, records, stopped_ok=True)
         node.own = seat
         node._new_watch(now, connected)
+        if seat.stopped is not None and seat.last_refused is not None:  # it stopped before
+            node._stopped_on(seat.last_refused, seat.stopped, now, None, again=True)
+            return node
         node.up = connected
         node.up_host = seat.session.host if connected else None
         if not connected and records[-1]["h"] == seat.seat and len(records) > 1:
@@ -212,7 +235,7 @@ class PeerNode:
         """The connection to the host is gone."""
         self._now = now
         self.up = False
-        self.queue.clear()  # what a new host sends again comes after the welcome
+        self._forget_host_records()  # what a new host sends again comes after the welcome
         if self.watch is None:
             return
         if self.rebuild is not None:  # lost before the rebuild: look on
@@ -320,10 +343,15 @@ class PeerNode:
             self._to_host(frame, now)
 
     # ------------------------------------------------------------------ links
-    def probe_answer(self, seat: int, present: tuple[int, list[Any]] | None, now: int) -> None:
+    def probe_answer(self, seat: int, present: tuple[Any, ...] | None, now: int) -> None:
+        """The answer of a probe of ``seat``: ``(have, pending, proof)`` as its checked
+        ``present`` says, or None (no answer). A proof is judged as a record from a link."""
         self._now = now
+        if present is not None and len(present) > 2 and present[2] is not None:
+            self.from_link(seat, present[2], now)
         if self.watch is not None:
-            self.watch.probe_answer(seat, present, now)
+            shown = None if present is None else (present[0], present[1])
+            self.watch.probe_answer(seat, shown, now)
 
     def link_vote(self, seat: int, msg: dict[str, Any], now: int) -> None:
         """A ``vote`` frame over a link from ``seat``: kept if it is that seat's ``depose``
@@ -340,11 +368,51 @@ class PeerNode:
                 vote, session.keys[seat], session.game, kind, target):
             self.watch.link_vote(seat, vote, now)
 
-    def present(self) -> tuple[int, list[dict[str, Any]]]:
-        """What a ``present`` answer says of this seat: its last record and its envelopes sent
-        to the host and not yet in a record (oldest first)."""
+    def present(self) -> tuple[int, list[dict[str, Any]], dict[str, Any] | None]:
+        """What a ``present`` answer says of this seat: its last record, its envelopes sent to
+        the host and not yet in a record (oldest first), and its proof (4.6) or None."""
         assert self.own is not None
-        return self.own.last, [self.own.unsequenced[n] for n in sorted(self.own.unsequenced)]
+        pending = [self.own.unsequenced[n] for n in sorted(self.own.unsequenced)]
+        return self.own.last, pending, self.proof
+
+    def from_link(self, seat: int, rec: Any, now: int) -> None:
+        """A record that came over a link from ``seat``: lent (a ``rec`` frame), or the proof
+        of its ``present`` answer (4.6). Queued with the host's records if it may be the host's
+        (:meth:`ChainChecker.from_link` decides when its turn comes); anything that cannot be
+        (no record, not validly signed by the seat it names, a record held already, another
+        ``prev`` than the one held at its index, not past what that seat lent before and this
+        seat has not handled yet) is ignored: a link's sender is not the host."""
+        self._now = now
+        own = self.own
+        if own is None or self.stopped is not None or self.ended is not None or \
+                own.finished or self.hosting_now or self.rebuild is not None:
+            return
+        if not own.session.chain.signed(rec):
+            return
+        i = rec["i"]
+        top, queued = self.from_links.get(seat, (-1, 0))
+        if i <= own.last:
+            held = own.records[i]
+            if rec["hsig"] == held["hsig"] or rec["prev"] != held["prev"] or \
+                    rec["h"] != held["h"]:
+                return
+        elif i <= top:
+            return  # (a seat's records come in order: a repeat waits for nothing)
+        else:
+            top = i
+        self.from_links[seat] = (top, queued + 1)
+        self.queue.append(FromLink(seat, rec))
+
+    def probed(self, now: int) -> None:
+        """This stopped seat answered a probe at ``now``: it goes on answering for
+        ``stuck_ms`` after it (4.6)."""
+        if self.linger_until is not None and self.own is not None:
+            self.linger_until = max(self.linger_until, now + self._budgets().stuck_ms)
+
+    def lingering(self, now: int) -> bool:
+        """Whether this seat, stopped with a proof, still answers links at ``now``."""
+        return self.proof is not None and self.linger_until is not None and \
+            now < self.linger_until
 
     # ------------------------------------------------------------------ as a host
     def host_frame(self, seat: int, msg: dict[str, Any], now: int) -> None:
@@ -370,7 +438,7 @@ class PeerNode:
             assert self.host is not None
             return self.host.work_is_long()
         return bool(self.queue) and self.own is not None and bool(
-            long_work(self.own.session, self.queue[0]))
+            long_work(self.own.session, queued_record(self.queue[0])))
 
     def work(self, now: int) -> None:
         """Do the next item of work (see the module docstring)."""
@@ -386,6 +454,13 @@ class PeerNode:
         if not self.queue or self.own is None:
             return
         rec = self.queue.popleft()
+        if isinstance(rec, FromLink):
+            top, queued = self.from_links.pop(rec.seat, (-1, 1))
+            if queued > 1:
+                self.from_links[rec.seat] = (top, queued - 1)
+            if self.own.session.chain.from_link(rec.rec):
+                self._apply(rec.rec, now, from_host=False)
+            return
         if "k" in rec:  # an error frame that came after records
             self._on_error(rec, now)
             return
@@ -400,12 +475,16 @@ class PeerNode:
                 assert self.up_host is not None
                 self._diverged(self.up_host, now)
                 return
+        self._apply(rec, now, from_host=True)
+
+    def _apply(self, rec: Any, now: int, from_host: bool) -> None:
+        """Check and apply the next record (from the host, or from a link as if the host had
+        sent it); a refusal stops this seat."""
+        assert self.own is not None
         try:
             envs = self.own.apply(rec, now)
         except ProtocolError as exc:
-            if self.own.evidence is rec:
-                self.out.append(fx.Persist(rec))
-            self._refuse(exc, now)
+            self._stopped_on(rec, exc, now, from_host)
             return
         self.out.append(fx.Persist(rec))
         assert self.watch is not None
@@ -430,12 +509,57 @@ class PeerNode:
                 self.own.sent(env)
                 self._send_env(env, now)
 
+    def _stopped_on(self, rec: Any, exc: ProtocolError, now: int, from_host: bool | None,
+                    again: bool = False) -> None:
+        """This seat refuses ``rec`` (``exc``) and stops. A record that proves the fault is
+        kept in the transcript: the evidence of a seat's fault (19.1), or a record signed by
+        the seat ``exc`` names, as signer, at this seat's next index or a second one for an
+        index it holds (``FORK``). Its proof (4.6) is the record of the two that disagree that
+        the others are not expected to hold: the refused one, but for a record from the host
+        that does not follow this seat's own (another ``prev`` at the next index, or a second
+        record for a held index): then its own record there. ``again``: a seat restored from a
+        transcript that ends on such a record (kept already; ``from_host`` None: where it came
+        from is not known)."""
+        own = self.own
+        assert own is not None
+        chain = own.session.chain
+        kept = own.evidence is rec
+        proof = rec if kept else None
+        if not kept and isinstance(rec, dict) and exc.seat is not None and \
+                rec.get("h") == exc.seat and chain.signed(rec):
+            i = rec["i"]
+            if i == own.last + 1:
+                kept = True
+                mine = own.records[-1] if from_host is not False else None
+                proof = rec if rec["prev"] == chain.head else mine
+            elif i <= own.last and exc.code == "FORK":
+                kept = True
+                proof = own.records[i] if from_host else rec
+        if kept and not again:
+            self.out.append(fx.Persist(rec))
+        self._refuse(exc, now)
+        if proof is None:
+            return
+        self.proof = proof
+        session = own.session
+        for seat in sorted(chain.at_table):  # lent at once to the seats links reach (4.6)
+            if seat not in (own.seat, chain.host) and \
+                    session.table_body["players"][seat]["listen"] is not None:
+                self.out.append(act.Lend(rule("lend"), seat, proof["i"] - 1, [proof]))
+
     def _refuse(self, exc: ProtocolError, now: int) -> None:
-        """A record this seat refuses: the match stops for it (the host is told)."""
+        """A record this seat refuses: the match stops for it (the host is told); it answers
+        links ``stuck_ms`` more (it may have a proof to show, 4.6)."""
         self.stopped = exc
+        self.linger_until = now + self._budgets().stuck_ms
         self.out.append(fx.Stopped(exc))
         if self.up:
             self._to_host({"k": "error", "code": exc.code, "detail": exc.detail[:1000]}, now)
+
+    def _forget_host_records(self) -> None:
+        """Drop the queued records and frames of the host connection (records from links
+        stay: they are judged on their own)."""
+        self.queue = deque(item for item in self.queue if isinstance(item, FromLink))
 
     def _diverged(self, host: int, now: int) -> None:
         """Seat ``host``, a new host, holds another chain after its host change than this
@@ -446,6 +570,7 @@ class PeerNode:
         self.out.append(fx.Close(fx.UP, "rebuilding", now=True))
         self.up = False
         self.queue.clear()
+        self.from_links.clear()
         self.watch.look(now, first=host)
 
     def _rebuilt(self, now: int) -> None:
@@ -510,7 +635,12 @@ class PeerNode:
             elif isinstance(a, act.CloseHost):
                 self.out.append(fx.Close(fx.UP, a.why, now=True))
                 self.up = False
-                self.queue.clear()
+                self._forget_host_records()
+            elif isinstance(a, act.Lend):
+                records = [] if self.stopped is not None or self.own is None else \
+                    self.own.records[a.after + 1:]
+                if records:
+                    self.out.append(act.Lend(a.rule, a.seat, a.after, records))
             elif isinstance(a, act.TakeOver):
                 self._take_over(a.old, now)
             elif isinstance(a, act.End):
@@ -549,6 +679,7 @@ class PeerNode:
             self.out.append(fx.Close(fx.UP, "this seat hosts from now on", now=True))
             self.up = False
         self.queue.clear()
+        self.from_links.clear()
         self.host = self.hosting_cls(self.identity, config, now, own=self.own, old=old,
                                      tally=self.watch.tally, wall_offset=self.wall_offset)
         self.out.append(fx.Hosting(listening=True))
@@ -580,3 +711,9 @@ class PeerNode:
             times.append(self.last_sent + self.constants.get("ack_ms", ACK_MS))
         found = [t for t in times if t is not None]
         return min(found) if found else None
+
+
+def queued_record(item: Any) -> Any:
+    """The record of an item of :attr:`PeerNode.queue` (an error frame, or a host's record,
+    is itself)."""
+    return item.rec if isinstance(item, FromLink) else item

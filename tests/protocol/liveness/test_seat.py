@@ -435,7 +435,7 @@ def test_a_probe_showing_a_valid_envelope_passes_it_on_and_votes_nothing():
     env = bed.take(1, "accept")
     assert said(w.advance(LIMIT)) == [probe(1)]
     other = bed.sessions[2].chat("mine")  # another seat's envelope in the answer: not its
-    w.probe_answer(1, (0, [other, env]), LIMIT + 40)
+    w.probe_answer(1, (2, [other, env]), LIMIT + 40)
     out = w.advance(LIMIT + 40)
     assert said(out) == [("ToHost", "pass-on", "pass", None)]
     assert out[0].frame == {"k": "pass", "env": env}
@@ -453,7 +453,7 @@ def test_a_probe_showing_an_envelope_the_host_would_refuse_is_showing_nothing():
     env = bed.take(1, "accept")
     bad = dict(env, sig=bytes(64))
     w.advance(LIMIT)
-    w.probe_answer(1, (0, [bad]), LIMIT + 40)
+    w.probe_answer(1, (2, [bad]), LIMIT + 40)
     assert said(w.advance(LIMIT + 40)) == [vote("timeout", 1)]
     assert len(w.delivered) == 0
 
@@ -462,17 +462,113 @@ def test_a_shown_envelope_is_judged_by_the_judge():
     bed, w = accepting(judge=lambda env: False)
     env = bed.take(1, "accept")
     w.advance(LIMIT)
-    w.probe_answer(1, (0, [env]), LIMIT + 40)
+    w.probe_answer(1, (2, [env]), LIMIT + 40)
     assert said(w.advance(LIMIT + 40)) == [vote("timeout", 1)]
 
 
 def test_no_timeout_while_its_own_delivery_of_that_seat_is_unsequenced():
     bed, w = accepting(b=budgets(censor_ms=10**6))  # (no censorship in sight either)
     env = bed.take(1, "accept")
-    w.probe_answer(1, (0, [env]), 1_000)  # shown early (a drop's probe, say)
+    w.probe_answer(1, (2, [env]), 1_000)  # shown early (a drop's probe, say)
     assert said(w.advance(1_000)) == [("ToHost", "pass-on", "pass", None)]
     assert said(w.advance(LIMIT)) == []
     assert said(w.advance(LIMIT + 5_000)) == []
+
+
+# ---------------------------------------------------------------------- lend
+def lends(actions) -> list[tuple[int, int]]:
+    """The lends among ``actions``: (seat, the have the records follow)."""
+    return [(a.seat, a.after) for a in actions if isinstance(a, act.Lend)]
+
+
+def test_a_have_at_the_record_that_began_the_wait_allows_the_timeout_vote():
+    bed, w = accepting()
+    assert w.waits.began(1) == 2  # seat 1 became awaited with record 2
+    w.advance(LIMIT)
+    w.probe_answer(1, (2, []), LIMIT + 30)
+    assert said(w.advance(LIMIT + 30)) == [vote("timeout", 1)]
+
+
+def test_a_have_past_it_allows_the_timeout_vote_too():
+    bed, w = accepting()
+    w.advance(LIMIT)
+    w.probe_answer(1, (7, []), LIMIT + 30)  # (a seat ahead of this one: nothing to lend)
+    assert said(w.advance(LIMIT + 30)) == [vote("timeout", 1)]
+
+
+def test_a_have_one_short_lends_the_records_after_it_and_restarts_the_wait_once():
+    bed, w = accepting()
+    assert said(w.advance(LIMIT)) == [probe(1)]
+    w.probe_answer(1, (1, []), LIMIT + 30)
+    out = w.advance(LIMIT + 30)
+    assert said(out) == [("Lend", "lend")]  # no timeout vote
+    assert lends(out) == [(1, 1)]  # the records after its record 1: record 2 (the node's)
+    assert w.waits.started(1) == LIMIT + 30  # restarted, with the catch-up budget
+    end = LIMIT + 30 + LIMIT + CATCH_UP
+    assert w.waits.ends(1) == end
+    assert said(w.advance(end - 1)) == []
+    assert said(w.advance(end)) == [probe(1)]
+    w.probe_answer(1, (1, []), end + 30)  # short again in the same wait: lent already
+    out = w.advance(end + 30)
+    assert lends(out) == [] and said(out) == [vote("timeout", 1)]
+    assert w.waits.ends(1) == end  # no second restart
+
+
+def test_after_a_lend_a_seat_that_caught_up_and_shows_nothing_is_voted_timeout():
+    bed, w = accepting()
+    w.advance(LIMIT)
+    w.probe_answer(1, (-1, []), LIMIT + 30)  # it holds nothing at all
+    assert lends(w.advance(LIMIT + 30)) == [(1, -1)]  # every record
+    end = w.waits.ends(1)
+    w.advance(end)
+    w.probe_answer(1, (2, []), end + 30)
+    assert said(w.advance(end + 30)) == [vote("timeout", 1)]
+
+
+def test_after_a_lend_a_seat_that_shows_its_envelope_has_it_passed_on():
+    bed, w = accepting()
+    w.advance(LIMIT)
+    w.probe_answer(1, (1, []), LIMIT + 30)
+    w.advance(LIMIT + 30)
+    env = bed.take(1, "accept")  # it got the records and accepted
+    end = w.waits.ends(1)
+    w.advance(end)
+    w.probe_answer(1, (2, [env]), end + 30)
+    assert said(w.advance(end + 30)) == [("ToHost", "pass-on", "pass", None)]
+
+
+def test_a_seat_not_awaited_or_the_host_is_lent_nothing():
+    bed, w = accepting(accepted=(0, 1))  # only this seat is awaited
+    w.probe_answer(1, (-1, []), 1_000)
+    w.probe_answer(0, (-1, []), 1_000)
+    assert lends(w.advance(1_000)) == []
+
+
+def test_a_dropped_seat_probed_at_its_grace_is_lent_to_and_not_voted_left():
+    bed, w = accepting()
+    w.status(1, "dropped", 100)
+    assert said(w.advance(100 + GRACE)) == [probe(1)]
+    w.probe_answer(1, (0, []), 100 + GRACE + 20)
+    out = w.advance(100 + GRACE + 20)
+    assert said(out) == [("Lend", "lend")] and lends(out) == [(1, 0)]
+    assert w.waits.started(1) == 100 + GRACE + 20
+
+
+def test_the_end_of_the_match_is_lent_to_the_seats_lent_to_from_their_last_have():
+    bed, w = accepting()
+    w.advance(LIMIT)
+    w.probe_answer(1, (1, []), LIMIT + 30)
+    assert lends(w.advance(LIMIT + 30)) == [(1, 1)]
+    w.probe_answer(1, (2, []), LIMIT + 900)  # a later answer: its have now
+    assert lends(w.advance(LIMIT + 900)) == []
+    rec = bed.put(bed.take(1, "accept"))
+    w.record(rec, LIMIT + 1_000)
+    assert lends(w.advance(LIMIT + 1_000)) == []  # not over
+    rec = bed.put(bed.take(0, "coin_commit"))
+    bed.sessions[2].no_contest = True  # (any end of the match)
+    w.record(rec, LIMIT + 2_000)
+    assert lends(w.advance(LIMIT + 2_000)) == [(1, 2)]
+    assert lends(w.advance(LIMIT + 3_000)) == []  # once
 
 
 # ---------------------------------------------------------------------- left
@@ -807,6 +903,27 @@ def test_a_detached_failover_ends_stuck_ms_after_it_began():
     assert said(w.advance(stuck)) == [("End", "stuck")]
 
 
+def test_a_detached_failover_counts_stuck_ms_from_a_record_lent_to_it():
+    """Records lent over a link while it has no host connection (7.5, ``lend``): the table
+    goes on, the failover is not stuck."""
+    bed, w = accepting(accepted=(2,))
+    end = w.waits.ends(0)
+    w.advance(end)
+    w.probe_answer(1, None, end + 10)
+    w.advance(end + 10)
+    w.heard(end + GRACE)
+    t0 = end + GRACE
+    assert said(w.advance(t0))[0] == vote("depose", 0, "host-late")
+    w.disconnected(t0 + 1_000)
+    rec = bed.put(bed.take(1, "accept"))
+    w.record(rec, t0 + 2_000)  # lent: progress away from the host
+    assert w.progress_away == t0 + 2_000
+    assert ("End", "stuck") not in said(w.advance(t0 + w.b.stuck_ms))
+    assert w.deadline() <= t0 + 2_000 + w.b.stuck_ms
+    assert ("End", "stuck") not in said(w.advance(t0 + 2_000 + w.b.stuck_ms - 1))
+    assert ("End", "stuck") in said(w.advance(t0 + 2_000 + w.b.stuck_ms))
+
+
 # ---------------------------------------------------------------------- abandon and stuck
 def test_abandon_at_stuck_ms_then_stuck_grace_later():
     bed, w = accepting(accepted=(0, 1))  # only this seat is awaited
@@ -1062,7 +1179,7 @@ def test_an_envelope_of_another_game_in_a_probe_answer_is_not_passed():
     forged = sign_envelope(identity_for(bed.t.seeds[1]), bytes(16), 1, 0, env["head"],
                            env["body"])
     w.advance(LIMIT)
-    w.probe_answer(1, (0, [forged]), LIMIT + 1)
+    w.probe_answer(1, (2, [forged]), LIMIT + 1)
     assert said(w.advance(LIMIT + 1)) == [vote("timeout", 1)]
 
 
@@ -1143,7 +1260,7 @@ def test_an_envelope_shown_while_the_host_is_away_is_no_timeout_and_passed_once_
     env = bed.take(1, "accept")
     assert said(w.advance(LIMIT)) == [probe(1)]
     w.disconnected(LIMIT + 10)
-    w.probe_answer(1, (0, [env]), LIMIT + 20)
+    w.probe_answer(1, (2, [env]), LIMIT + 20)
     assert len(w.delivered) == 0  # not delivered: the host is away
     w.connected(0, LIMIT + 30)
     out = w.advance(LIMIT + 30)
@@ -1160,7 +1277,7 @@ def test_an_envelope_shown_while_the_host_is_away_and_sequenced_since_is_not_pas
     env = bed.take(1, "accept")
     w.advance(LIMIT)
     w.disconnected(LIMIT + 10)
-    w.probe_answer(1, (0, [env]), LIMIT + 20)
+    w.probe_answer(1, (2, [env]), LIMIT + 20)
     rec = bed.put(env)  # the host had it after all
     w.record(rec, LIMIT + 25)
     w.connected(0, LIMIT + 30)

@@ -254,6 +254,50 @@ def test_a_back_while_not_awaited_is_granted_on_the_next_wait():
     assert w.limit(2) == TURN + 2 * (P + P + M)  # records 5 and 6, a move
 
 
+# ---------------------------------------------------------------------- lending
+def test_began_is_the_record_that_began_the_wait():
+    w = started()
+    assert w.began(1) == 3
+    assert w.began(0) is None and w.began(2) is None
+    w.on_record(4, 0, CHAT, 3, [1], move_owed(1), 1_200)  # not the seat's: the same wait
+    assert w.began(1) == 3
+    w.on_record(5, 1, TOKENS3, 4, [1], move_owed(1), 1_300)  # its progress: a new wait
+    assert w.began(1) == 5
+
+
+def test_a_lend_restarts_the_wait_once_with_the_catch_up_budget():
+    w = started()
+    total = w.total_units()
+    before = w.limit(1)
+    assert not w.lent(1)
+    assert w.on_lend(1, 3_000)
+    assert w.lent(1) and w.started(1) == 3_000
+    assert w.limit(1) == before + 2 * total
+    assert not w.on_lend(1, 4_000)  # once per wait
+    assert w.started(1) == 3_000 and w.limit(1) == before + 2 * total
+    assert not w.on_lend(2, 4_000)  # not awaited: nothing to restart
+    assert w.started(2) is None
+
+
+def test_a_lend_and_a_back_restart_one_wait_once_each():
+    w = started()
+    assert w.on_lend(1, 3_000)
+    assert w.on_back(1, 4_000)  # a back's restart is its own
+    assert w.started(1) == 4_000
+    assert not w.on_back(1, 5_000) and not w.on_lend(1, 5_000)
+    assert w.started(1) == 4_000
+
+
+def test_a_new_wait_may_be_lent_to_again():
+    w = started()
+    assert w.on_lend(1, 3_000)
+    w.on_record(4, 1, TOKENS3, 3, [1], move_owed(1), 3_500)  # progress: a new wait
+    assert not w.lent(1)
+    assert w.limit(1) == TURN + 2 * (TK3 + M)
+    assert w.on_lend(1, 3_600)
+    assert w.started(1) == 3_600
+
+
 @pytest.mark.parametrize("body", [CHAT, ACK, MOVE])
 def test_a_back_not_awaited_lapses_once_the_seat_authors_a_record(body):
     w = started()

@@ -1,0 +1,313 @@
+"""A peer node's records from links and its proofs (PROTOCOL.md 4.6; protocol/node/peer.py).
+
+Records lent over a link, or shown as the proof of a fault of the host, are checked as the
+host's only when they are the next record or a second record for an index the seat holds,
+signed by the seat that signs that index; anything else is ignored, and nobody is blamed. A
+seat that stops on a record of the host that proves the fault keeps it, shows a proof and
+lends it at once to the other seats it can reach. The tables are real (three seats at the
+accepts and the dealer coin, :mod:`tests.protocol.liveness`); time is an integer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from dernier_p2p.protocol.envelope import make_record
+from dernier_p2p.protocol.liveness import actions as act
+from dernier_p2p.protocol.node import effects as fx
+from dernier_p2p.protocol.node.peer import PeerNode
+from dernier_p2p.wire.hashing import digest
+from tests.protocol.liveness import Bed
+
+HOST = 0
+
+
+@pytest.fixture(scope="module")
+def table() -> Bed:
+    """Records 0 (the table), 1, 2, 3 (the accepts of seats 0, 2, 1), 4, 5, 6 (the coin
+    commitments of seats 0, 1, 2)."""
+    bed = Bed.opened()
+    bed.accept(0, 2, 1)
+    for seat in (0, 1, 2):
+        bed.put(bed.take(seat, "coin_commit"))
+    return bed
+
+
+def node_of(bed: Bed, seat: int, upto: int, now: int = 0) -> PeerNode:
+    """Seat ``seat``'s node holding records ``0 .. upto - 1``, connected to the host."""
+    t = bed.t
+    seed = digest("dernier-p2p/local-seed", t.seeds[seat])
+    node = PeerNode.seated(t.identities[seat], seed, bed.records[:upto], now, connected=True)
+    node.take()
+    return node
+
+
+def run(node: PeerNode, now: int = 0) -> list[Any]:
+    while node.has_work():
+        node.work(now)
+    return node.take()
+
+
+def second(bed: Bed, i: int, signer: int = HOST, **changes: Any) -> dict:
+    """Another record for index ``i``, signed by ``signer`` (the host: two records for one
+    index), ``changes`` applied (by default a later time)."""
+    r = bed.records[i]
+    fields = {"env": r["env"], "h": r["h"], "i": r["i"], "prev": r["prev"], "t": r["t"] + 1}
+    fields.update(changes)
+    return make_record(bed.t.identities[signer], fields["env"], fields["h"], fields["i"],
+                       fields["prev"], fields["t"])
+
+
+def forged(bed: Bed, i: int) -> dict:
+    """Record ``i`` with an envelope its author did not sign, signed by the host."""
+    r = bed.records[i]
+    env = dict(r["env"], sig=bytes([r["env"]["sig"][0] ^ 1]) + r["env"]["sig"][1:])
+    return make_record(bed.t.identities[HOST], env, r["h"], r["i"], r["prev"], r["t"])
+
+
+def unsigned(rec: dict) -> dict:
+    return dict(rec, hsig=bytes([rec["hsig"][0] ^ 1]) + rec["hsig"][1:])
+
+
+def persisted(effects: list[Any]) -> list[dict]:
+    return [e.record for e in effects if isinstance(e, fx.Persist)]
+
+
+def stops(effects: list[Any]) -> list[tuple[str, int | None]]:
+    return [(e.fault.code, e.fault.seat) for e in effects if isinstance(e, fx.Stopped)]
+
+
+def lends(effects: list[Any]) -> list[tuple[int, list[dict]]]:
+    return [(e.seat, e.records) for e in effects if isinstance(e, act.Lend)]
+
+
+# ---------------------------------------------------------------------- lent records
+def test_a_lent_next_record_is_applied_as_the_hosts_and_a_held_one_skipped(table: Bed):
+    recs = table.records
+    node = node_of(table, 2, 3)
+    node.from_link(1, recs[3], 10)
+    out = run(node, 10)
+    assert persisted(out) == [recs[3]] and node.own.last == 3
+    assert node.watch.waits.counted == 4  # the seat's clocks count it
+    node.from_link(1, recs[2], 20)  # held: nothing to do
+    node.from_link(1, recs[3], 20)
+    assert not node.has_work() and not node.queue
+
+
+def test_a_lent_batch_is_applied_in_order_and_a_repeat_in_it_dropped(table: Bed):
+    recs = table.records
+    node = node_of(table, 2, 3)
+    for rec in (recs[3], recs[4], recs[4], recs[5]):
+        node.from_link(1, rec, 10)
+    assert len(node.queue) == 3
+    assert persisted(run(node, 10)) == recs[3:6]
+    assert node.from_links == {}  # nothing of seat 1 queued now
+
+
+@pytest.mark.parametrize("bad", ["another prev", "bad signature", "not the host", "beyond",
+                                 "junk"])
+def test_a_lent_record_that_is_not_the_hosts_next_is_ignored_blaming_nobody(
+    table: Bed, bad: str
+) -> None:
+    recs = table.records
+    node = node_of(table, 2, 3)
+    rec: Any = {
+        "another prev": second(table, 3, prev=recs[1]["prev"]),
+        "bad signature": unsigned(recs[3]),
+        "not the host": second(table, 3, signer=1, h=1),
+        "beyond": recs[5],
+        "junk": {"i": 3, "hsig": b"x"},
+    }[bad]
+    node.from_link(1, rec, 10)
+    out = run(node, 10)
+    assert stops(out) == [] and persisted(out) == [] and node.stopped is None
+    assert node.own.last == 2
+    node.from_link(1, recs[3], 20)  # and the right one is still taken
+    assert persisted(run(node, 20)) == [recs[3]]
+
+
+@pytest.mark.parametrize("junk", [None, 7, "rec", [], {}, {"i": -1}])
+def test_anything_but_a_record_from_a_link_is_ignored(table: Bed, junk: Any) -> None:
+    node = node_of(table, 2, 3)
+    node.from_link(1, junk, 10)
+    node.probe_answer(1, (2, [], junk), 10)
+    assert stops(run(node, 10)) == [] and node.stopped is None
+
+
+def test_a_lent_record_of_the_host_that_chains_and_fails_is_the_hosts_fault(table: Bed):
+    node = node_of(table, 2, 3)
+    bad = forged(table, 3)
+    node.from_link(1, bad, 10)
+    out = run(node, 10)
+    assert stops(out) == [("BAD_SIGNATURE", HOST)]  # the host signed it, whoever carried it
+    assert persisted(out) == [bad]  # kept: the evidence
+    assert node.proof is bad
+    assert lends(out) == [(1, [bad])]  # lent at once to the seats it reaches (not the host)
+
+
+def test_records_from_links_outlive_the_host_connection(table: Bed):
+    node = node_of(table, 2, 3)
+    node.from_link(1, table.records[3], 10)
+    node.from_host({"k": "rec", "rec": table.records[3]}, 10)
+    node.closed(11)
+    assert len(node.queue) == 1
+    assert persisted(run(node, 12)) == [table.records[3]]
+
+
+# ---------------------------------------------------------------------- proofs shown
+def test_a_proof_of_two_records_for_one_index_stops_the_seat_naming_the_host(table: Bed):
+    node = node_of(table, 2, 6)
+    other = second(table, 3)
+    node.probe_answer(1, (2, [], other), 50)
+    out = run(node, 50)
+    assert stops(out) == [("FORK", HOST)]
+    assert persisted(out) == [other]  # after its own records: the evidence
+    assert node.proof is other  # the one the others are not expected to hold
+    assert lends(out) == [(1, [other])]
+    assert node.present() == (5, [], other)
+
+
+@pytest.mark.parametrize("bad", ["bad signature", "another prev", "the same hash", "not the "
+                                 "signer of that index", "beyond"])
+def test_a_proof_that_proves_nothing_is_ignored(table: Bed, bad: str) -> None:
+    recs = table.records
+    node = node_of(table, 2, 5)
+    proof = {
+        "bad signature": unsigned(second(table, 3)),
+        "another prev": second(table, 3, prev=recs[1]["prev"]),
+        "the same hash": recs[3],
+        "not the signer of that index": second(table, 3, signer=1, h=1),
+        "beyond": second(table, 6),
+    }[bad]
+    node.probe_answer(1, (4, [], proof), 50)
+    out = run(node, 50)
+    assert stops(out) == [] and persisted(out) == [] and node.proof is None
+
+
+def test_a_proof_that_is_the_next_record_is_checked_and_applied_as_the_hosts(table: Bed):
+    node = node_of(table, 2, 3)
+    node.probe_answer(1, (3, [], table.records[3]), 50)
+    assert persisted(run(node, 50)) == [table.records[3]]
+    node = node_of(table, 2, 3)
+    bad = forged(table, 3)
+    node.probe_answer(1, (2, [], bad), 50)
+    out = run(node, 50)
+    assert stops(out) == [("BAD_SIGNATURE", HOST)] and persisted(out) == [bad]
+
+
+def test_an_equivocation_applied_from_a_proof_is_a_fork_when_the_host_sends_its_other(
+    table: Bed,
+) -> None:
+    """A seat one record behind takes the victim's record as its next; the host's own comes
+    after: two records for one index, the host's the one it refused."""
+    node = node_of(table, 2, 3)
+    other = second(table, 3)
+    node.probe_answer(1, (3, [], other), 50)
+    assert persisted(run(node, 50)) == [other]
+    node.from_host({"k": "rec", "rec": table.records[3]}, 60)
+    out = run(node, 60)
+    assert stops(out) == [("FORK", HOST)] and persisted(out) == [table.records[3]]
+    assert node.proof is other  # its own record there: the host sends the others the other
+
+
+# ---------------------------------------------------------------------- stops and proofs
+def test_a_host_record_that_does_not_follow_stops_the_seat_with_its_own_as_proof(table: Bed):
+    """The host equivocated: this seat holds its record 3; the host's next follows another."""
+    node = node_of(table, 2, 3)
+    mine = second(table, 3)
+    node.from_host({"k": "rec", "rec": mine}, 10)
+    node.from_host({"k": "rec", "rec": table.records[4]}, 10)
+    out = run(node, 10)
+    assert stops(out) == [("BAD_CHAIN", HOST)]
+    assert persisted(out) == [mine, table.records[4]]  # the refused one kept too
+    assert node.proof is mine
+    assert lends(out) == [(1, [mine])]
+
+
+def test_a_second_host_record_for_a_held_index_shows_the_seats_own(table: Bed):
+    node = node_of(table, 2, 5)
+    other = second(table, 3)
+    node.from_host({"k": "rec", "rec": other}, 10)
+    out = run(node, 10)
+    assert stops(out) == [("FORK", HOST)] and persisted(out) == [other]
+    assert node.proof is table.records[3]
+
+
+@pytest.mark.parametrize("how", ["gap", "bad signature"])
+def test_a_host_fault_no_record_proves_stops_the_seat_without_a_proof(table: Bed, how: str):
+    node = node_of(table, 2, 3)
+    rec = table.records[4] if how == "gap" else unsigned(table.records[3])
+    node.from_host({"k": "rec", "rec": rec}, 10)
+    out = run(node, 10)
+    assert stops(out) == [("BAD_CHAIN" if how == "gap" else "BAD_SIGNATURE", HOST)]
+    assert persisted(out) == [] and lends(out) == [] and node.proof is None
+    assert not node.lingering(10)
+
+
+def test_a_proof_goes_to_the_seats_with_an_address_only():
+    bed = Bed.opened(listen=(True, False, True))
+    bed.accept(0, 1, 2)
+    node = node_of(bed, 2, 2)
+    node.from_host({"k": "rec", "rec": forged(bed, 2)}, 10)
+    out = run(node, 10)
+    assert stops(out) == [("BAD_SIGNATURE", HOST)] and lends(out) == []  # seat 1: no address
+
+
+def test_a_stopped_seat_takes_nothing_more_from_links_and_lends_nothing(table: Bed):
+    node = node_of(table, 2, 3)
+    node.from_link(1, forged(table, 3), 10)
+    run(node, 10)
+    node.from_link(1, table.records[3], 20)
+    assert not node.queue
+    end = node.watch.waits.ends(1)  # its clocks run on: a probe of seat 1 shows it short
+    node.from_host({"k": "beat"}, end)
+    node.advance(end)
+    node.probe_answer(1, (1, [], None), end + 10)
+    node.advance(end + 10)
+    assert lends(node.take()) == []
+
+
+def test_a_stopped_seat_with_a_proof_answers_links_for_stuck_ms_after_the_last_probe(
+    table: Bed,
+) -> None:
+    node = node_of(table, 2, 3)
+    node.from_link(1, forged(table, 3), 1_000)
+    run(node, 1_000)
+    stuck = node._budgets().stuck_ms
+    assert node.lingering(1_000 + stuck - 1) and not node.lingering(1_000 + stuck)
+    node.probed(5_000)
+    assert node.lingering(5_000 + stuck - 1) and not node.lingering(5_000 + stuck)
+
+
+def test_a_seat_restored_from_a_transcript_ending_on_its_proof_is_stopped_on_it(table: Bed):
+    t = table.t
+    bad = forged(table, 3)
+    seed = digest("dernier-p2p/local-seed", t.seeds[2])
+    node = PeerNode.seated(t.identities[2], seed, [*table.records[:3], bad], 0, connected=False)
+    out = node.take()
+    assert stops(out) == [("BAD_SIGNATURE", HOST)] and persisted(out) == []  # on disk already
+    assert node.proof == bad and node.own.last == 2
+    assert lends(out) == [(1, [bad])]
+    assert not node.has_work() and node.lingering(0)
+
+
+# ---------------------------------------------------------------------- lends of the watch
+def test_a_lend_carries_the_records_after_the_have_shown(table: Bed):
+    node = node_of(table, 2, 3)  # the table waits on seat 1's accept since record 2
+    end = node.watch.waits.ends(1)
+    node.from_host({"k": "beat"}, end)  # (the host connection lives)
+    node.advance(end)
+    assert [a.seat for a in node.take() if isinstance(a, act.Probe)] == [1]
+    node.probe_answer(1, (1, [], None), end + 10)
+    node.advance(end + 10)
+    assert lends(node.take()) == [(1, [table.records[2]])]
+    node.probe_answer(1, (1, [], None), end + 20)  # once per wait
+    node.advance(end + 20)
+    assert lends(node.take()) == []
+
+
+def test_present_says_the_last_record_the_pending_envelopes_and_the_proof(table: Bed):
+    node = node_of(table, 2, 3)
+    assert node.present() == (2, [], None)
