@@ -251,8 +251,8 @@ class Targets:
         env2 = next(r["env"] for r in m.records if r["env"]["seat"] == 2)
         pending = [env2]
         present_sig = m.identities[2].sign(
-            links.PRESENT_LABEL, {"game": s.game, "have": 30, "nonce": NONCE,
-                                  "pending": pending, "seat": 2})
+            links.PRESENT_LABEL, {"game": s.game, "have": 30, "lent": 29, "nonce": NONCE,
+                                  "pending": pending, "proof": None, "seat": 2})
         token = b"T" * relay.TOKEN_SIZE
         return [
             ready_frame(m.identities[1], s.game, 1, 40),
@@ -265,7 +265,8 @@ class Targets:
             {"k": "done", "last": 40},
             links.link_message(m.identities[1], s.game, 1, NONCE),
             {"k": "probe", "nonce": NONCE},
-            {"k": "present", "nonce": NONCE, "have": 30, "pending": pending, "sig": present_sig},
+            {"k": "present", "nonce": NONCE, "have": 30, "pending": pending, "proof": None,
+             "lent": 29, "sig": present_sig},
             {"k": "relay-host", "version": hs.VERSION, "token": token},
             {"k": "relay-join", "version": hs.VERSION, "token": token},
             {"k": "relay-answer", "version": hs.VERSION, "token": token, "id": 7},
@@ -296,8 +297,10 @@ class Targets:
                     links.LINK_LABEL, {"game": msg["game"], "nonce": NONCE, "seat": msg["seat"]})
             elif msg.get("k") == "present":
                 msg["sig"] = m.identities[2].sign(
-                    links.PRESENT_LABEL, {"game": game, "have": msg["have"], "nonce": NONCE,
-                                          "pending": msg["pending"], "seat": 2})
+                    links.PRESENT_LABEL, {"game": game, "have": msg["have"],
+                                          "lent": msg["lent"], "nonce": NONCE,
+                                          "pending": msg["pending"], "proof": msg["proof"],
+                                          "seat": 2})
         except (KeyError, TypeError, IndexError, EncodingError, RecursionError):
             pass
 

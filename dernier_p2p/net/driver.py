@@ -184,7 +184,8 @@ class Driver:
         self.changed = trio.Event()
         self.admission = Admission(limits or Limits(MAX_PENDING, PER_ADDRESS, HANDSHAKE_S))
         self.link_server: links.LinkServer | None = None
-        self._present: tuple[int, list[dict[str, Any]], dict[str, Any] | None] = (-1, [], None)
+        self._present: tuple[int, list[dict[str, Any]], dict[str, Any] | None, int | None] = (
+            -1, [], None, None)
         self.lending = 0  # lends under way (a stopped seat's proof, among them)
         self.routes: Routes | None = None
         self.nursery: trio.Nursery | None = None
@@ -598,7 +599,7 @@ class Driver:
             self.link_server = links.LinkServer(
                 self.identity, node.own.session, lambda: self._present[1], self._link_vote,
                 proof=lambda: self._present[2], on_rec=self._link_rec,
-                on_present=self._presented)
+                on_present=self._presented, lent=lambda: self._present[3])
         return self.link_server
 
     def _link_vote(self, seat: int, msg: dict[str, Any]) -> None:
@@ -628,7 +629,8 @@ class Driver:
             return
         found = await links.probe(self.identity, node.own.session, seat, self.probe_s,
                                   self.relay)
-        answer = None if found is None else (found.have, found.pending, found.proof)
+        answer = None if found is None else (found.have, found.pending, found.proof,
+                                             found.lent)
         self.post(lambda n, now: n.probe_answer(seat, answer, now))
 
     async def _lend(self, seat: int, records: list[dict[str, Any]]) -> None:

@@ -4,13 +4,14 @@ seat is present (``probe`` / ``present``) and to carry ``vote`` frames to the ne
 The accepting seat sends ``challenge``; the connecting seat answers ``link`` with
 ``sig = sign("dernier-p2p/link", {"game", "nonce", "seat"})``, checked against that seat's key
 in the table. Then ``probe {nonce}`` is answered by ``present {nonce, have, pending, proof,
-sig}`` with ``sig = sign("dernier-p2p/present", {"game", "have", "nonce", "pending", "proof",
-"seat"})``: ``have`` the index of the answering seat's last record, ``pending`` its own
-envelopes sent to the host and not yet seen in a record (oldest first, at most 64), ``proof``
-nil or the record that proves the fault of the host it stopped on. A ``vote`` frame goes to the
-seat's ``on_vote``, a ``rec`` frame (a record lent, 4.6) to its ``on_rec``. Every bad frame
-gets an ``error`` frame and the link closes; nothing a link carries changes the match by
-itself. A seat's probes are answered at most once per :data:`PRESENT_EVERY_S` over all its
+lent, sig}`` with ``sig = sign("dernier-p2p/present", {"game", "have", "lent", "nonce",
+"pending", "proof", "seat"})``: ``have`` the index of the answering seat's last record,
+``pending`` its own envelopes sent to the host and not yet seen in a record (oldest first, at
+most 64), ``proof`` nil or the record that proves the fault of the host it stopped on, ``lent``
+nil or the first record it got over a link since its host last sent it one. A ``vote``
+frame goes to the seat's ``on_vote``, a ``rec`` frame (a record lent, 4.6) to its ``on_rec``.
+Every bad frame gets an ``error`` frame and the link closes; nothing a link carries changes the
+match by itself. A seat's probes are answered at most once per :data:`PRESENT_EVERY_S` over all its
 links (the next one waits its turn). :func:`lend` sends records over a link.
 
 Links are bounded like a host's connections: connections that have not linked yet are capped
@@ -64,28 +65,30 @@ BROKEN = (PeerClosed, trio.BrokenResourceError, trio.ClosedResourceError, OSErro
           FrameError, hs.NetError)
 
 
-PRESENT_KEYS = frozenset({"k", "nonce", "have", "pending", "proof", "sig"})
+PRESENT_KEYS = frozenset({"k", "nonce", "have", "pending", "proof", "lent", "sig"})
 
 
 @dataclass(frozen=True)
 class Present:
-    """A checked ``present``: the seat's last record index, its unsequenced envelopes and its
-    proof (a record, unchecked but for its structure, or None)."""
+    """A checked ``present``: the seat's last record index, its unsequenced envelopes, its
+    proof (a record, unchecked but for its structure, or None) and the first record it got over
+    a link since its host last sent it one (or None)."""
 
     have: int
     pending: list[dict[str, Any]]
     proof: dict[str, Any] | None = None
+    lent: int | None = None
 
 
 def _present_signed(game: bytes, have: int, nonce: bytes, pending: list, proof: Any,
-                    seat: int) -> dict:
-    return {"game": game, "have": have, "nonce": nonce, "pending": pending, "proof": proof,
-            "seat": seat}
+                    lent: int | None, seat: int) -> dict:
+    return {"game": game, "have": have, "lent": lent, "nonce": nonce, "pending": pending,
+            "proof": proof, "seat": seat}
 
 
 class LinkServer:
-    """Answers links to one seat: ``session``, ``pending()`` and ``proof()`` give what
-    ``present`` says (``on_present(seat)`` is told of each one sent); ``on_vote(seat,
+    """Answers links to one seat: ``session``, ``pending()``, ``proof()`` and ``lent()`` give
+    what ``present`` says (``on_present(seat)`` is told of each one sent); ``on_vote(seat,
     frame)`` takes ``vote`` frames, ``on_rec(seat, record)`` the records of ``rec`` frames."""
 
     def __init__(
@@ -98,10 +101,12 @@ class LinkServer:
         proof: Callable[[], dict[str, Any] | None] | None = None,
         on_rec: Callable[[int, Any], None] | None = None,
         on_present: Callable[[int], None] | None = None,
+        lent: Callable[[], int | None] | None = None,
     ) -> None:
         self.identity, self.session, self.pending, self.on_vote = (
             identity, session, pending, on_vote)
         self.proof, self.on_rec, self.on_present = proof, on_rec, on_present
+        self.lent = lent
         self.admission = Admission(LINK_LIMITS)
         self._linked: dict[int, list[trio.CancelScope]] = {}  # each seat's open links
         self._next_present: dict[int, float] = {}  # seat -> its next probe answered no sooner
@@ -168,10 +173,11 @@ class LinkServer:
         have = s.count - 1
         pending = list(self.pending())[:MAX_PENDING]
         proof = None if self.proof is None else self.proof()
+        lent = None if self.lent is None else self.lent()
         sig = self.identity.sign(
-            PRESENT_LABEL, _present_signed(s.game, have, nonce, pending, proof, s.seat))
+            PRESENT_LABEL, _present_signed(s.game, have, nonce, pending, proof, lent, s.seat))
         return {"k": "present", "nonce": nonce, "have": have, "pending": pending,
-                "proof": proof, "sig": sig}
+                "proof": proof, "lent": lent, "sig": sig}
 
 
 async def serve_links(
@@ -318,10 +324,13 @@ def check_present(msg: dict[str, Any], nonce: bytes, session: Session, target: i
     judge (4.6)."""
     if msg.get("k") != "present" or set(msg) != PRESENT_KEYS:
         raise hs.NetError(hs.UNEXPECTED, "expected present")
-    have, pending, proof = msg["have"], msg["pending"], msg["proof"]
+    have, pending, proof, lent = msg["have"], msg["pending"], msg["proof"], msg["lent"]
     if msg["nonce"] != nonce or not isinstance(have, int) or isinstance(have, bool) \
             or have < -1 or not isinstance(pending, list) or len(pending) > MAX_PENDING:
         raise hs.NetError(hs.MALFORMED, "present fields")
+    if lent is not None and (not isinstance(lent, int) or isinstance(lent, bool) or
+                             not 0 <= lent <= have):
+        raise hs.NetError(hs.MALFORMED, "a present's lent is nil or an index up to its have")
     if proof is not None:
         try:
             check_record(proof, target, session.n)
@@ -329,12 +338,13 @@ def check_present(msg: dict[str, Any], nonce: bytes, session: Session, target: i
             raise hs.NetError(hs.MALFORMED, "a present's proof is a record or nil") from None
     try:
         verify(session.keys[target], PRESENT_LABEL,
-               _present_signed(session.game, have, nonce, pending, proof, target), msg["sig"])
+               _present_signed(session.game, have, nonce, pending, proof, lent, target),
+               msg["sig"])
     except BadSignature:
         raise hs.NetError(hs.BAD_SIGNATURE, f"the present is not seat {target}'s") from None
     except EncodingError:
         raise hs.NetError(hs.MALFORMED, "present fields") from None
-    return Present(have, pending, proof)
+    return Present(have, pending, proof, lent)
 
 
 def unsequenced(session: Session, target: int, present: Present) -> dict[str, Any] | None:

@@ -60,8 +60,9 @@ from dernier_p2p.sim.hostile import HOST_KINDS
 SAFETY = ("crash", "blamed-honest", "verify", "one-chain", "verdict", "ranked-below-cheater")
 LIVENESS = ("no-end", "no-contest")
 EXPOSING = ("forge", "equivocate", "mute")
-"""Host strategies against one seat that the rules do not yet defend (docs/LIVENESS.md, "Design
-gaps" D3, D4): their target is not counted as connected to a majority."""
+"""Host strategies against one seat that only links defend (PROTOCOL.md 4.6: the target shows
+its proof, or is lent what the host kept from it): a target that gives no address is not
+counted as connected to a majority."""
 BUDGET_SPEED = 0.1
 """The slowest CPU (times the reference) counted within the budgets (see the docstring)."""
 
@@ -108,9 +109,9 @@ class Judge:
             for pid in sorted(touched):
                 end = INF if f.end >= INF else f.end + self.settle_ms
                 self.windows[pid].append((f.at, end))
-        for f in faults:  # the design gaps of docs/LIVENESS.md: no defence yet
+        for f in faults:  # a target no link reaches: only the host speaks for it
             if isinstance(f, Hostile) and f.kind in (EXPOSING if exposing is None else exposing) \
-                    and f.target is not None:
+                    and f.target is not None and not setup.listen(f.target):
                 self.windows[f.target].append((f.at, INF))
         for f in faults:
             if isinstance(f, SlowCpu) and setup.speed(f.pid) * f.speed < self.min_speed:

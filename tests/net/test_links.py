@@ -111,6 +111,35 @@ def test_a_present_is_checked_against_the_seats_key_and_the_nonce() -> None:
                             t.sessions[2], 1)
 
 
+@pytest.mark.parametrize("lent", [-1, "have+1", True, 1.0, b"\x01"])
+def test_a_presents_lent_is_nil_or_an_index_up_to_its_have(lent: Any) -> None:
+    t = table()
+    have = t.sessions[1].count - 1
+    value = have + 1 if lent == "have+1" else lent
+    server = links.LinkServer(t.identities[1], t.sessions[1], lambda: [])
+    nonce = os.urandom(hs.NONCE_SIZE)
+    with pytest.raises(hs.NetError) as info:  # (checked before its signature)
+        links.check_present({**server.present(nonce), "lent": value}, nonce, t.sessions[2], 1)
+    assert info.value.code == hs.MALFORMED
+    for ok in (None, 0, have):
+        server = links.LinkServer(t.identities[1], t.sessions[1], lambda: [],
+                                  lent=lambda ok=ok: ok)
+        assert links.check_present(server.present(nonce), nonce, t.sessions[2], 1).lent == ok
+
+
+def test_a_presents_proof_is_a_record_or_nil() -> None:
+    t = table()
+    server = links.LinkServer(t.identities[1], t.sessions[1], lambda: [],
+                              proof=lambda: {"i": 1})
+    nonce = os.urandom(hs.NONCE_SIZE)
+    with pytest.raises(hs.NetError) as info:
+        links.check_present(server.present(nonce), nonce, t.sessions[2], 1)
+    assert info.value.code == hs.MALFORMED
+    rec = t.records[0]
+    server = links.LinkServer(t.identities[1], t.sessions[1], lambda: [], proof=lambda: rec)
+    assert links.check_present(server.present(nonce), nonce, t.sessions[2], 1).proof == rec
+
+
 async def _linked(t: LocalTable, seat: int, port: int) -> FramedStream:
     """A link of ``seat`` to the seat listening at ``port``, its ``link`` sent."""
     return await links.open_link(("127.0.0.1", port), t.identities[seat], t.sessions[seat])

@@ -38,12 +38,13 @@ Judge = Callable[[dict[str, Any]], bool]
 @dataclass
 class Answer:
     """The last probe answer from a seat: when, whether it answered, whether it showed an
-    envelope (passed on), and the index of its last record (``have``)."""
+    envelope (passed on), and whether it lacked, from the host, the record that began the wait
+    on it (``short``: its ``have`` below it, or its ``lent`` at or below it)."""
 
     at: int
     answered: bool
     shown: bool
-    have: int = -1
+    short: bool = False
 
 
 class SeatWatch:
@@ -275,17 +276,22 @@ class SeatWatch:
             self._emit(act.Note(rule("reconnect"), "host-lost", self.chain.host, wait, why))
 
     def probe_answer(
-        self, seat: int, present: tuple[int, list[Any]] | None, now: int
+        self, seat: int, present: tuple[int, list[Any]] | None, now: int,
+        lent: int | None = None,
     ) -> None:
-        """The answer of a probe of ``seat``: its ``(have, pending)``, or None (no answer). A
-        ``have`` short of the record that began the wait on it gets it the records it lacks
-        (``lend``, once per wait)."""
+        """The answer of a probe of ``seat``: its ``(have, pending)``, or None (no answer), and
+        its ``lent`` (the first record it got over a link since the host last sent it one). A
+        seat that did not get the record that began the wait on it from the host gets the
+        records it lacks and a fresh budget (``lend``, once per wait)."""
         self._now = now
         self.probing.pop(seat, None)
         shown = False
-        have = -1
+        short = False
         if present is not None:
             have = present[0]
+            began = self.waits.began(seat)
+            short = began is not None and (have < began or (lent is not None and
+                                                            lent <= began))
             for env in present[1]:
                 if isinstance(env, dict) and env.get("seat") == seat and self.judge(env):
                     shown = True
@@ -293,17 +299,17 @@ class SeatWatch:
                         # from then, or a probe every grace would restart it)
                         self._pass_on(env, now)
                     break
-            self._lend(seat, have, now)
-        self.answers[seat] = Answer(now, present is not None, shown, have)
+            self._lend(seat, have, short, now)
+        self.answers[seat] = Answer(now, present is not None, shown, short)
 
-    def _lend(self, seat: int, have: int, now: int) -> None:
-        """``seat`` shows ``have``: if that is short of the record that began the wait on it,
-        the host has not sent it what it waits for: lend it the records after ``have`` and
-        restart the wait with the catch-up budget (once per wait)."""
+    def _lend(self, seat: int, have: int, short: bool, now: int) -> None:
+        """``seat`` shows ``have``; ``short``: it did not get the record that began the wait on
+        it from the host (it has not, or only over a link): lend it the records after ``have``
+        (none, if it holds them) and restart the wait with the catch-up budget (once per
+        wait)."""
         if seat in self.lent_to:
             self.lent_to[seat] = have
-        began = self.waits.began(seat)
-        if seat in (self.me, self.chain.host) or began is None or have >= began:
+        if seat in (self.me, self.chain.host) or not short:
             return
         if self.waits.on_lend(seat, now):
             self.lent_to[seat] = have
@@ -500,9 +506,7 @@ class SeatWatch:
                     continue
                 if got.shown:
                     continue
-                began = self.waits.began(seat)
-                if got.answered and began is not None and got.have < began and \
-                        not self.waits.lent(seat):
+                if got.answered and got.short and not self.waits.lent(seat):
                     continue  # it lacks the records its wait began with (``lend`` is due)
             self._vote("timeout", seat, "timeout")
         for seat in self.drops.seats:

@@ -79,6 +79,7 @@ class PeerNode:
         self.out: list[Any] = []
         self.queue: deque[Any] = deque()  # records, error frames, records from links
         self.from_links: dict[int, tuple[int, int]] = {}  # seat -> (top index, queued)
+        self.lent: int | None = None  # first record applied from a link since the host's last
         self.up = False  # this seat's connection to a host is welcomed
         self.up_host: int | None = None
         self.caught_up = True  # the records up to the welcome's ``last`` are applied
@@ -344,14 +345,15 @@ class PeerNode:
 
     # ------------------------------------------------------------------ links
     def probe_answer(self, seat: int, present: tuple[Any, ...] | None, now: int) -> None:
-        """The answer of a probe of ``seat``: ``(have, pending, proof)`` as its checked
+        """The answer of a probe of ``seat``: ``(have, pending, proof, lent)`` as its checked
         ``present`` says, or None (no answer). A proof is judged as a record from a link."""
         self._now = now
         if present is not None and len(present) > 2 and present[2] is not None:
             self.from_link(seat, present[2], now)
         if self.watch is not None:
             shown = None if present is None else (present[0], present[1])
-            self.watch.probe_answer(seat, shown, now)
+            lent = present[3] if present is not None and len(present) > 3 else None
+            self.watch.probe_answer(seat, shown, now, lent)
 
     def link_vote(self, seat: int, msg: dict[str, Any], now: int) -> None:
         """A ``vote`` frame over a link from ``seat``: kept if it is that seat's ``depose``
@@ -368,12 +370,13 @@ class PeerNode:
                 vote, session.keys[seat], session.game, kind, target):
             self.watch.link_vote(seat, vote, now)
 
-    def present(self) -> tuple[int, list[dict[str, Any]], dict[str, Any] | None]:
+    def present(self) -> tuple[int, list[dict[str, Any]], dict[str, Any] | None, int | None]:
         """What a ``present`` answer says of this seat: its last record, its envelopes sent to
-        the host and not yet in a record (oldest first), and its proof (4.6) or None."""
+        the host and not yet in a record (oldest first), its proof (4.6) or None, and the first
+        record it applied from a link since the last one its host sent it, or None."""
         assert self.own is not None
         pending = [self.own.unsequenced[n] for n in sorted(self.own.unsequenced)]
-        return self.own.last, pending, self.proof
+        return self.own.last, pending, self.proof, self.lent
 
     def from_link(self, seat: int, rec: Any, now: int) -> None:
         """A record that came over a link from ``seat``: lent (a ``rec`` frame), or the proof
@@ -467,6 +470,8 @@ class PeerNode:
         i = rec.get("i")
         if isinstance(i, int) and not isinstance(i, bool) and 0 <= i <= self.own.last and \
                 rec.get("hsig") == self.own.records[i].get("hsig"):
+            if self.lent is not None and self.lent <= i:  # (the host sent it too)
+                self.lent = i + 1 if i < self.own.last else None
             return  # held already: a resume from an older index raced the records before it
         if self.check_fork:
             self.check_fork = False
@@ -487,6 +492,10 @@ class PeerNode:
             self._stopped_on(rec, exc, now, from_host)
             return
         self.out.append(fx.Persist(rec))
+        if from_host:
+            self.lent = None
+        elif self.lent is None:
+            self.lent = rec["i"]
         assert self.watch is not None
         self.watch.record(rec, now)
         for env in envs:
@@ -577,6 +586,7 @@ class PeerNode:
         """Every record of the new host is in: rebuild this seat from them."""
         assert self.rebuild is not None and self.own is not None and self.up_host is not None
         records, self.rebuild = self.rebuild, None
+        self.lent = None  # (every record now came from the new host)
         host = self.up_host
         try:
             seat = OwnSeat.from_records(self.identity, self.seed, records)

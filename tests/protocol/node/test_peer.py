@@ -166,7 +166,7 @@ def test_a_proof_of_two_records_for_one_index_stops_the_seat_naming_the_host(tab
     assert persisted(out) == [other]  # after its own records: the evidence
     assert node.proof is other  # the one the others are not expected to hold
     assert lends(out) == [(1, [other])]
-    assert node.present() == (5, [], other)
+    assert node.present() == (5, [], other, None)
 
 
 @pytest.mark.parametrize("bad", ["bad signature", "another prev", "the same hash", "not the "
@@ -310,4 +310,56 @@ def test_a_lend_carries_the_records_after_the_have_shown(table: Bed):
 
 def test_present_says_the_last_record_the_pending_envelopes_and_the_proof(table: Bed):
     node = node_of(table, 2, 3)
-    assert node.present() == (2, [], None)
+    assert node.present() == (2, [], None, None)
+
+
+def test_present_says_the_first_record_lent_since_the_hosts_last(table: Bed):
+    node = node_of(table, 2, 3)
+    node.from_link(1, table.records[3], 10)
+    node.from_link(1, table.records[4], 10)
+    run(node, 10)
+    assert node.present()[0] == 4 and node.present()[3] == 3
+    node.from_host({"k": "rec", "rec": table.records[3]}, 20)  # the host sends one of them
+    run(node, 20)
+    assert node.present()[3] == 4
+    node.from_host({"k": "rec", "rec": table.records[4]}, 30)
+    run(node, 30)
+    assert node.present()[3] is None
+    node.from_link(1, table.records[5], 40)
+    node.from_host({"k": "rec", "rec": table.records[6]}, 40)
+    run(node, 40)
+    assert node.present() == (6, [], None, None)  # the host's record came after it
+
+
+def test_a_seat_that_got_the_waits_first_record_over_a_link_is_lent_a_fresh_budget(
+    table: Bed,
+) -> None:
+    """Seat 1 holds the record its wait began with, but another seat lent it: it is short,
+    as if it lacked it (a host may be muting it): a fresh budget, no records, no timeout."""
+    node = node_of(table, 2, 3)
+    end = node.watch.waits.ends(1)
+    node.from_host({"k": "beat"}, end)
+    node.advance(end)
+    node.take()
+    node.probe_answer(1, (2, [], None, 2), end + 10)
+    node.advance(end + 10)
+    out = node.take()
+    assert lends(out) == [] and node.watch.waits.lent(1)
+    assert node.watch.waits.ends(1) > end + 10
+    assert not [a for a in out if isinstance(a, fx.Send) and a.frame.get("k") == "vote"]
+
+
+@pytest.mark.parametrize(("have", "lent", "short"), [(2, 1, True), (3, 3, False), (3, None, False)])
+def test_only_a_wait_first_record_not_from_the_host_makes_a_seat_short(
+    table: Bed, have: int, lent: int | None, short: bool
+) -> None:
+    """The wait on seat 1 began at record 2: lent since 1, the host did not send it record 2;
+    lent since 3 (or never), it did."""
+    node = node_of(table, 2, 3)
+    end = node.watch.waits.ends(1)
+    node.from_host({"k": "beat"}, end)
+    node.advance(end)
+    node.take()
+    node.probe_answer(1, (have, [], None, lent), end + 10)
+    node.advance(end + 10)
+    assert node.watch.waits.lent(1) is short
