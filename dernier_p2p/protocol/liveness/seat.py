@@ -101,7 +101,7 @@ class SeatWatch:
         self.to_pass: list[dict[str, Any]] = []  # shown while the host was away
         self.why: str | None = None  # the rule that made this seat depose
         self.dial_i = 0  # the next seat of the failover's dial cycle
-        self.lent_to: dict[int, int] = {}  # seat -> the have it last showed, once lent to
+        self.lent_to: dict[int, int] = {}  # seat fed records over a link -> the last it has
         self.progress_away: int | None = None  # a progress record applied without the host
         self._now = now
         for rec in records or []:
@@ -188,9 +188,13 @@ class SeatWatch:
                 self.decided = False
         if self.deposing is not None and self.chain.host == self.deposing:
             self._depose_to_host("failover")
-        if self.s.finished and self.lent_to:  # the end, to the seats its host may not tell
-            for seat, have in sorted(self.lent_to.items()):
+        if body.get("type") == "host_change":
+            self.lent_to.clear()  # (a new host serves every seat it welcomes)
+        for seat, have in sorted(self.lent_to.items()):  # fed on: the host may not tell it
+            if seat in self.chain.at_table:
                 self._emit(act.Lend(rule("lend"), seat, have))
+                self.lent_to[seat] = rec["i"]
+        if self.s.finished:
             self.lent_to.clear()
 
     def status(self, seat: int, state: str, now: int) -> None:
@@ -299,16 +303,20 @@ class SeatWatch:
                         # from then, or a probe every grace would restart it)
                         self._pass_on(env, now)
                     break
-            self._lend(seat, have, short, now)
+            self._lend(seat, have, short, lent, now)
         self.answers[seat] = Answer(now, present is not None, shown, short)
 
-    def _lend(self, seat: int, have: int, short: bool, now: int) -> None:
+    def _lend(self, seat: int, have: int, short: bool, lent: int | None, now: int) -> None:
         """``seat`` shows ``have``; ``short``: it did not get the record that began the wait on
         it from the host (it has not, or only over a link): lend it the records after ``have``
         (none, if it holds them) and restart the wait with the catch-up budget (once per
-        wait)."""
+        wait). A seat lent to is fed every record this seat applies after, until a probe shows
+        that its host sent it a record again (``lent`` nil) or the host changes."""
         if seat in self.lent_to:
-            self.lent_to[seat] = have
+            if lent is None:
+                del self.lent_to[seat]
+            else:
+                self.lent_to[seat] = have
         if seat in (self.me, self.chain.host) or not short:
             return
         if self.waits.on_lend(seat, now):

@@ -256,8 +256,11 @@ class PeerNode:
                 self.rebuild.append(msg["rec"])
                 return
             self.queue.append(msg["rec"])
-        elif kind == "status":
-            self._on_status(msg, now)
+        elif kind == "status":  # after the records that came before it (a record of a
+            if self.queue:  # seat sequenced before its drop does not end the drop)
+                self.queue.append(msg)
+            else:
+                self._on_status(msg, now)
         elif kind == "ready" and self.own is not None:
             try:
                 seat, at = check_ready_frame(msg, self.own.session.keys, self.own.session.game)
@@ -464,8 +467,11 @@ class PeerNode:
             if self.own.session.chain.from_link(rec.rec):
                 self._apply(rec.rec, now, from_host=False)
             return
-        if "k" in rec:  # an error frame that came after records
-            self._on_error(rec, now)
+        if "k" in rec:  # an error or status frame that came after records
+            if rec["k"] == "status":
+                self._on_status(rec, now)
+            else:
+                self._on_error(rec, now)
             return
         i = rec.get("i")
         if isinstance(i, int) and not isinstance(i, bool) and 0 <= i <= self.own.last and \

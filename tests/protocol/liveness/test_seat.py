@@ -554,21 +554,32 @@ def test_a_dropped_seat_probed_at_its_grace_is_lent_to_and_not_voted_left():
     assert w.waits.started(1) == 100 + GRACE + 20
 
 
-def test_the_end_of_the_match_is_lent_to_the_seats_lent_to_from_their_last_have():
+def test_a_seat_lent_to_is_fed_every_record_after_to_the_end_of_the_match():
     bed, w = accepting()
     w.advance(LIMIT)
     w.probe_answer(1, (1, []), LIMIT + 30)
     assert lends(w.advance(LIMIT + 30)) == [(1, 1)]
-    w.probe_answer(1, (2, []), LIMIT + 900)  # a later answer: its have now
+    w.probe_answer(1, (2, []), LIMIT + 900, lent=2)  # a later answer: its have now
     assert lends(w.advance(LIMIT + 900)) == []
     rec = bed.put(bed.take(1, "accept"))
     w.record(rec, LIMIT + 1_000)
-    assert lends(w.advance(LIMIT + 1_000)) == []  # not over
+    assert lends(w.advance(LIMIT + 1_000)) == [(1, 2)]  # fed: its host may not send it
     rec = bed.put(bed.take(0, "coin_commit"))
     bed.sessions[2].no_contest = True  # (any end of the match)
     w.record(rec, LIMIT + 2_000)
-    assert lends(w.advance(LIMIT + 2_000)) == [(1, 2)]
+    assert lends(w.advance(LIMIT + 2_000)) == [(1, rec["i"] - 1)]
     assert lends(w.advance(LIMIT + 3_000)) == []  # once
+
+
+def test_the_feed_stops_once_the_host_sends_the_seat_records_again():
+    bed, w = accepting()
+    w.advance(LIMIT)
+    w.probe_answer(1, (1, []), LIMIT + 30)
+    assert lends(w.advance(LIMIT + 30)) == [(1, 1)]
+    w.probe_answer(1, (2, []), LIMIT + 900, lent=None)  # the host sent it a record since
+    w.advance(LIMIT + 900)
+    w.record(bed.put(bed.take(1, "accept")), LIMIT + 1_000)
+    assert lends(w.advance(LIMIT + 1_000)) == []
 
 
 # ---------------------------------------------------------------------- left

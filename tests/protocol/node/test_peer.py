@@ -363,3 +363,15 @@ def test_only_a_wait_first_record_not_from_the_host_makes_a_seat_short(
     node.probe_answer(1, (have, [], None, lent), end + 10)
     node.advance(end + 10)
     assert node.watch.waits.lent(1) is short
+
+
+def test_a_status_is_taken_after_the_records_that_came_before_it(table: Bed):
+    """The host sequenced seat 1's record, then reported seat 1 dropped: the record, applied
+    after the report came, does not end the drop."""
+    node = node_of(table, 2, 3)
+    author = table.records[3]["env"]["seat"]
+    node.from_host({"k": "rec", "rec": table.records[3]}, 10)
+    node.from_host({"k": "status", "seat": author, "state": "dropped", "grace_ms": 5_000}, 10)
+    assert not node.watch.drops.is_dropped(author)  # (not yet: the record comes first)
+    run(node, 11)
+    assert node.watch.drops.is_dropped(author) and node.own.last == 3
