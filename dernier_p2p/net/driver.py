@@ -660,6 +660,11 @@ class Driver:
         opening = await self._opening(stream, address)
         if opening is None:
             return
+        if isinstance(opening, tuple):  # a link to a candidate gathering (4.6)
+            server = self.serve_links_on()
+            if server is not None:
+                await server.handle(stream, opening)
+            return
         if isinstance(opening, hs.Watch):
             await self._serve_watcher(stream, address, opening.have)
             return
@@ -742,9 +747,12 @@ class Driver:
             if not self._may_read(conn, seat):
                 conn.block(True)
 
-    async def _opening(self, stream: FramedStream,
-                       address: str) -> hs.Hello | hs.Resume | hs.Watch | None:
-        """The checked opening of a new connection, within the admission caps and deadline."""
+    async def _opening(
+        self, stream: FramedStream, address: str,
+    ) -> hs.Hello | hs.Resume | hs.Watch | tuple[bytes, dict[str, Any]] | None:
+        """The checked opening of a new connection, within the admission caps and deadline; a
+        ``link`` while this seat is a candidate gathering (it answers links until it hosts,
+        4.6) is returned unchecked with the challenge's nonce, for the link server."""
         nonce = os.urandom(hs.NONCE_SIZE)
         node = self.node
         if node is None or node.host is None:
@@ -755,9 +763,11 @@ class Driver:
                 with ticket.scope:
                     await hs.send_message(stream, hs.challenge_message(nonce, summary))
                     stream.max_frame = hs.MAX_OPENING
-                    opening = hs.check_opening(await hs.receive_message(stream), nonce)
+                    message = await hs.receive_message(stream)
                     stream.max_frame = hs.MAX_FRAME
-                    return opening
+                    if message.get("k") == "link" and self._gathering():
+                        return nonce, message
+                    return hs.check_opening(message, nonce)
             except hs.RemoteError as exc:
                 log.info("%s gave up the handshake: %s", address, exc)
                 return None
@@ -770,6 +780,10 @@ class Driver:
         if not ticket.evicted:
             await self._refuse(stream, address, "TIMEOUT", "no hello in time")
         return None
+
+    def _gathering(self) -> bool:
+        node = self.node
+        return node is not None and node.host is not None and node.host.gathering
 
     async def _refuse(self, stream: FramedStream, address: str, code: str, detail: str) -> None:
         log.warning("connection from %s refused: %s: %s", address, code, detail)

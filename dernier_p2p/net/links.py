@@ -111,8 +111,11 @@ class LinkServer:
         self._linked: dict[int, list[trio.CancelScope]] = {}  # each seat's open links
         self._next_present: dict[int, float] = {}  # seat -> its next probe answered no sooner
 
-    async def handle(self, stream: FramedStream) -> None:
-        """Serve one link until it closes (within the caps of the module docstring)."""
+    async def handle(self, stream: FramedStream,
+                     opened: tuple[bytes, dict[str, Any]] | None = None) -> None:
+        """Serve one link until it closes (within the caps of the module docstring).
+        ``opened``: the challenge's nonce and the ``link`` frame, read already by a candidate
+        gathering (its listener's admission, 4.6)."""
         s = self.session
         nonce = os.urandom(hs.NONCE_SIZE)
         summary = {"name": "link", "variant": s.table_body["variant"], "players": s.n,
@@ -120,10 +123,13 @@ class LinkServer:
         address = firewall.source_of(firewall.peer_address(getattr(stream, "stream", None)))
         seat: int | None = None
         try:
-            with self.admission.enter(address) as ticket:
-                with ticket.scope:  # evicted by newer connections, or past its deadline
-                    await hs.send_message(stream, hs.challenge_message(nonce, summary))
-                    seat = check_link(await hs.receive_message(stream), nonce, s)
+            if opened is not None:
+                seat = check_link(opened[1], opened[0], s)
+            else:
+                with self.admission.enter(address) as ticket:
+                    with ticket.scope:  # evicted by newer connections, or past its deadline
+                        await hs.send_message(stream, hs.challenge_message(nonce, summary))
+                        seat = check_link(await hs.receive_message(stream), nonce, s)
             if seat is None:
                 return
             scope = trio.CancelScope(deadline=trio.current_time() + LINK_S)

@@ -696,7 +696,8 @@ class World:
                 self.at(turn, ask)
                 return
             target.present_next[proc.pid] = self.now + PROBE_EVERY_MS
-            if node is None or node.own is None or target.hosting:
+            if node is None or node.own is None or (target.hosting and not (
+                    node.host is not None and node.host.gathering)):
                 shown = None  # a host (or a process without its seat yet) refuses links
             elif target.strategy is not None:
                 shown = target.strategy.present(target)

@@ -624,3 +624,40 @@ async def test_a_seat_forwarding_a_record_again_cannot_hold_up_the_host_change()
             assert msg["rec"]["env"]["body"]["type"] == "host_change"
             await stream.aclose()
             nursery.cancel_scope.cancel()
+
+
+async def test_a_candidate_gathering_answers_links_until_it_hosts() -> None:
+    """A seat that took over and gathers (no quorum yet) answers a probe on its listener with
+    its signed ``present``, so the seats that stayed with the old host do not take it for
+    absent (PROTOCOL.md 4.6); once the host change is sequenced it refuses links."""
+    import socket
+
+    from dernier_p2p.net import links
+    from dernier_p2p.net.framing import open_framed
+    from dernier_p2p.net.host import HostConfig
+    from dernier_p2p.protocol.local import LocalTable
+    from dernier_p2p.protocol.node.own import OwnSeat
+    from dernier_p2p.protocol.votes import vote_frame
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    seeds = [bytes([90 + k]) * 32 for k in range(3)]
+    t = LocalTable("dernier", seeds, listen=[("127.0.0.1", port)] * 3)
+    me = OwnSeat(t.identities[1], 1, t.records[0], bytes(32))
+    config = HostConfig(players=3, timers=Timers(grace_ms=3_000), port=port)
+    host = Host(t.identities[1], config, None, takeover=me)
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(host.run)
+            assert host.hosting.gathering
+            found = await links.probe(t.identities[2], t.sessions[2], 1, 5.0)
+            assert found is not None and found.have == 0 and found.pending == []
+            stream = await open_framed("127.0.0.1", host.port, hs.MAX_FRAME)
+            assert await hs.rejoin(stream, t.identities[2], 0) == (2, 0)
+            vote = t.sessions[2].vote("depose", 0)
+            await hs.send_message(stream, vote_frame("depose", 0, vote))
+            await wait_for(lambda: not host.hosting.gathering)
+            assert await links.probe(t.identities[2], t.sessions[2], 1, 2.0) is None
+            await stream.aclose()
+            nursery.cancel_scope.cancel()

@@ -210,6 +210,33 @@ CASES = {
         "1699065467135)], constants={}), faults=[Partition(at=13818, group=(0,), "
         "until=24619)])",
     ),
+    # A seat sequenced its last envelopes as the host noticed its drop: the host sent the
+    # record, then the status "dropped"; seat 2 took the status at once and the record after
+    # it, so for seat 2 the record ended the drop while the host still held it dropped: seat 2
+    # voted timeout, the host only left, and the table was abandoned. Fixed: a status frame is
+    # taken in order after the records before it.
+    'status-before-the-records-it-follows': (
+        'no-contest',
+        "Case(seed=200011, setup=Setup(players=3, variant='dernier', options={'match': "
+        "['hands', 1], 'hand_size': 4}, timers={'turn_ms': 14249, 'declare_ms': 470, "
+        "'grace_ms': 4046}, listens=[True, True, True], speeds=None, clocks=[(0, 742111993, "
+        "1699257875404), (0, 529845357, 1699470229547), (0, 710707757, 1699289285695)], "
+        "constants={}), faults=[Hostile(at=2934, pid=1, kind='leave', target=None, "
+        "until=3402)])",
+    ),
+    # A partitioned host came back as seats 1 and 4 dialled it in turn, while seat 3 had taken
+    # over with seat 2: seat 3, gathering without a quorum, refused links, and seats 1 and 4,
+    # probing it after its drop, voted it left before it stepped back. Fixed: a candidate
+    # gathering answers links until it hosts (PROTOCOL.md 4.6).
+    'a-gathering-candidate-looked-absent': (
+        'verdict',
+        "Case(seed=300165, setup=Setup(players=5, variant='dernier', options={'match': "
+        "['hands', 1], 'hand_size': 3}, timers={'turn_ms': 19352, 'declare_ms': 591, "
+        "'grace_ms': 5087}, listens=[True, False, False, True, True], speeds=None, "
+        "clocks=[(5138, 919792250, 1699080217002), (7284, 878941981, 1699121005386), (-7899, "
+        "279388831, 1699720510111), (-5278, 290410127, 1699709619288), (9126, 131597154, "
+        "1699868353788)], constants={}), faults=[Partition(at=4882, group=(0,), until=20272)])",
+    ),
 }
 
 HOST_CASES = {
@@ -255,6 +282,28 @@ HOST_CASES = {
         "421019196, 1699578927055), (5860, 302814259, 1699697090341), (-8871, 675935191, "
         "1699324066234), (68, 54745250, 1699945271865), (-9320, 175254718, 1699824660216)], "
         "constants={}), faults=[Hostile(at=4724, pid=0, kind='mute', target=2, until=64724)])",
+    ),
+    # G4 for good (mute until the end): the lend at each turn kept seat 2 playing, but nothing
+    # came to it between its turns, and its failover ended it as stuck. Fixed: a seat lent to
+    # is fed every later record until its host serves it again.
+    'G4-muted-for-good-3-seats': (
+        'no-contest',
+        True,
+        "Case(seed=200067, setup=Setup(players=3, variant='standard', options={'match': "
+        "['hands', 1]}, timers={'turn_ms': 19920, 'declare_ms': 223, 'grace_ms': 2636}, "
+        "listens=None, speeds=None, clocks=[(0, 565107371, 1699434926413), (0, 643895326, "
+        "1699356092399), (0, 337389013, 1699662676946)], constants={}), "
+        "faults=[Hostile(at=8372, pid=0, kind='mute', target=2, until=4611686018427387904)])",
+    ),
+    'G4-muted-for-good-4-seats': (
+        'ranked-below-cheater',
+        True,
+        "Case(seed=200097, setup=Setup(players=4, variant='dernier', options={'match': "
+        "['hands', 1], 'hand_size': 5}, timers={'turn_ms': 18274, 'declare_ms': 327, "
+        "'grace_ms': 2800}, listens=None, speeds=None, clocks=[(0, 233416379, 1699766564441), "
+        "(0, 637306169, 1699362809996), (0, 242263941, 1699757630241), (0, 257893972, "
+        "1699742097457)], constants={}), faults=[Hostile(at=1694, pid=0, kind='mute', target=1,"
+        " until=4611686018427387904)])",
     ),
 }
 """A hostile host against one seat that gives an address (docs/LIVENESS.md, "Design gaps",
