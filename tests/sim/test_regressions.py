@@ -237,6 +237,20 @@ CASES = {
         "279388831, 1699720510111), (-5278, 290410127, 1699709619288), (9126, 131597154, "
         "1699868353788)], constants={}), faults=[Partition(at=4882, group=(0,), until=20272)])",
     ),
+    # No fault: seat 1, at a fifth of the reference CPU, checked a long backlog and acked the
+    # head before it began its own answer; the ack took the backlog out of its limit, the
+    # wait's start stayed, and every seat timed it out 20 ms later. Fixed: the backlog is what
+    # it had not echoed when the wait began (PROTOCOL.md 18.2).
+    'an-ack-shortened-a-slow-seats-wait': (
+        'verdict',
+        "Case(seed=300650, setup=Setup(players=9, variant='originale', options={'match': "
+        "['hands', 1], 'hand_size_range': [3, 3]}, timers={'turn_ms': 5211, 'declare_ms': 419, "
+        "'grace_ms': 6130}, listens=None, speeds=[1.0, 0.198, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, "
+        "1.0], clocks=[(0, 312959465, 1699687127785), (0, 315811904, 1699684084605), (0, "
+        "101139436, 1699898884903), (0, 662126526, 1699337913644), (0, 987419574, "
+        "1699012577085), (0, 221944622, 1699778074278), (0, 173480765, 1699826453608), (0, "
+        "829914864, 1699170042871), (0, 475140309, 1699524759741)], constants={}), faults=[])",
+    ),
 }
 
 HOST_CASES = {
@@ -304,6 +318,23 @@ HOST_CASES = {
         "(0, 637306169, 1699362809996), (0, 242263941, 1699757630241), (0, 257893972, "
         "1699742097457)], constants={}), faults=[Hostile(at=1694, pid=0, kind='mute', target=1,"
         " until=4611686018427387904)])",
+    ),
+    # G1 with a slow seat: every seat stopped on the host's fork, but their liveness rules
+    # ran on, and their timeout votes about the victim (stopped, lingering with its proof)
+    # let the cheating host sequence a timeout naming it for the one seat still following it.
+    # Fixed: a stopped seat votes, probes and acks no more.
+    'G1-stopped-seats-voted-on': (
+        'verdict',
+        True,
+        "Case(seed=300594, setup=Setup(players=8, variant='dernier', options={'match': "
+        "['hands', 1], 'hand_size': 3}, timers={'turn_ms': 11129, 'declare_ms': 538, "
+        "'grace_ms': 3225}, listens=[True, True, True, True, True, False, True, True], "
+        "speeds=[1.0, 1.0, 1.0, 1.0, 1.0, 0.044, 1.0, 1.0], clocks=[(0, 142569678, "
+        "1699857345120), (0, 666451400, 1699333494965), (0, 119276414, 1699880701746), (0, "
+        "28693364, 1699971233249), (0, 837328905, 1699162586841), (0, 38630212, 1699961432606),"
+        " (0, 953003755, 1699047059815), (0, 9841327, 1699990190580)], constants={}), "
+        "faults=[Hostile(at=8413, pid=0, kind='equivocate', target=4, until=23413), "
+        "Partition(at=6748, group=(2,), until=7092)])",
     ),
 }
 """A hostile host against one seat that gives an address (docs/LIVENESS.md, "Design gaps",

@@ -24,6 +24,7 @@ class Wait:
 
     start: int
     at: int
+    echo: int = -1  # the newest head the seat had echoed when the wait began
     back_used: bool = False
     lent: bool = False  # this peer lent the seat the records it lacked in this wait
     catchup: int = 0  # units granted on coming back (or on a lend)
@@ -65,7 +66,7 @@ class Waits:
         for seat in waiting:
             wait = self._waits.get(seat)
             if wait is None or seat == restarted or seat == timed_out:
-                wait = Wait(now, index)
+                wait = Wait(now, index, self._echo.get(seat, -1))
                 if seat in self._back:
                     wait.back_used = True
                     self._grant(wait)
@@ -133,12 +134,13 @@ class Waits:
         return sorted(self._waits)
 
     def backlog(self, seat: int) -> int:
-        """The work units of the records after the head ``seat`` last echoed, up to the record
-        that began its wait."""
+        """The work units of the records after the head ``seat`` had echoed when its wait began,
+        up to the record that began the wait (an echo during the wait, an ``ack`` once it has
+        checked them, does not take back the time it spent on them)."""
         wait = self._waits.get(seat)
         if wait is None or not self._cum:
             return 0
-        echo = self._echo.get(seat, -1)
+        echo = wait.echo
         if echo >= wait.at:
             return 0
         return self._cum[wait.at] - (self._cum[echo] if echo >= 0 else 0)

@@ -633,8 +633,8 @@ class PeerNode:
             if self.watch is not None and self.watch.phase != HOSTED:
                 self._seat_actions(self.watch.advance(now), now)
             return
-        if self.watch is None or self.own is None:
-            return
+        if self.watch is None or self.own is None or self.stopped is not None:
+            return  # (a seat stopped on a fault votes, probes and acks no more)
         self._seat_actions(self.watch.advance(now), now)
         if self.up and self.caught_up and not self.queue and \
                 now - self.last_sent >= self.constants.get("ack_ms", ACK_MS):
@@ -721,6 +721,8 @@ class PeerNode:
         if self.hosting_now:
             assert self.host is not None
             times.append(self.host.deadline())
+        elif self.stopped is not None:
+            return None
         if self.watch is not None:
             times.append(self.watch.deadline())
         if self.up and self.caught_up and self.own is not None and self.own.unechoed:

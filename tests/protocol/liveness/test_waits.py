@@ -97,22 +97,27 @@ def test_the_backlog_runs_to_the_record_that_began_the_wait_only():
     assert w.backlog(1) == P + SHUFFLE + TK3  # record 4 is not counted
 
 
-def test_an_ack_echoing_the_head_clears_the_backlog_but_does_not_restart():
+def test_an_ack_during_the_wait_neither_restarts_nor_shortens_it():
+    """(PROTOCOL.md 18.2: the seat spent the time checking what it echoes; a slow seat that
+    acks the head once it has checked a long backlog must still have its answer's budget.)"""
     w = started()
+    before = w.limit(1)
     w.on_record(4, 1, ACK, 3, [1], move_owed(1), 1_500)
     assert w.started(1) == 1_000
-    assert w.backlog(1) == 0
-    assert w.limit(1) == TURN + 2 * M
-    # an echo of an older head later does not bring the backlog back
+    assert w.backlog(1) == P + SHUFFLE + TK3 and w.limit(1) == before
     w.on_record(5, 1, CHAT, 1, [1], move_owed(1), 1_600)
-    assert w.backlog(1) == 0
+    assert w.backlog(1) == P + SHUFFLE + TK3
     assert w.started(1) == 1_000
 
 
-def test_an_echo_one_short_of_the_start_leaves_that_record():
-    w = started()
-    w.on_record(4, 1, ACK, 2, [1], move_owed(1), 1_500)
-    assert w.backlog(1) == TK3  # record 3 only
+def test_an_echo_before_the_wait_counts_and_one_short_of_the_start_leaves_that_record():
+    w = waits()
+    w.on_record(0, 0, TABLE, -1, [], {}, 0)
+    w.on_record(1, 1, ACCEPT, 0, [], {}, 10)
+    w.on_record(2, 0, SHUF, 1, [], {}, 20)
+    w.on_record(3, 1, ACK, 1, [], {}, 30)  # seat 1 echoes record 1, before its wait
+    w.on_record(4, 2, TOKENS3, 3, [1], move_owed(1), 1_000)
+    assert w.backlog(1) == SHUFFLE + 3 + TK3  # records 2 .. 4 (an ack checks as 3 units)
 
 
 def test_the_answer_follows_what_the_seat_owes_now():
@@ -329,7 +334,7 @@ def test_begin_after_count_waits_from_now_on_the_last_record():
     assert w.limit(2) == TURN + 2 * (2 * P + SHUFFLE + units("answering: `key_reveal`"))
     w.on_record(3, 1, ACK, 2, [1, 2], {1: ["move"], 2: ["key_reveal"]}, 5_100)
     assert w.started(1) == 5_000
-    assert w.backlog(1) == 0
+    assert w.backlog(1) == 2 * P + SHUFFLE  # (its ack does not shorten the wait)
 
 
 def test_begin_after_one_record():

@@ -375,3 +375,18 @@ def test_a_status_is_taken_after_the_records_that_came_before_it(table: Bed):
     assert not node.watch.drops.is_dropped(author)  # (not yet: the record comes first)
     run(node, 11)
     assert node.watch.drops.is_dropped(author) and node.own.last == 3
+
+
+def test_a_stopped_seat_votes_probes_and_acks_no_more(table: Bed):
+    """Its rules would probe seat 1 at its limit (and vote on it after); stopped on a forged
+    record, the seat does nothing more: its votes could be counted against a seat by a host
+    that caused the stop."""
+    node = node_of(table, 2, 3)
+    end = node.watch.waits.ends(1)
+    node.from_host({"k": "rec", "rec": forged(table, 3)}, 10)
+    assert stops(run(node, 10)) == [("BAD_SIGNATURE", HOST)]
+    assert node.deadline() is None
+    node.from_host({"k": "beat"}, end)
+    node.advance(end)
+    node.advance(end + 60_000)
+    assert not [a for a in node.take() if isinstance(a, act.Probe | fx.Send)]
