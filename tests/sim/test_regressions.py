@@ -251,6 +251,19 @@ CASES = {
         "1699012577085), (0, 221944622, 1699778074278), (0, 173480765, 1699826453608), (0, "
         "829914864, 1699170042871), (0, 475140309, 1699524759741)], constants={}), faults=[])",
     ),
+    # A stalling host, deposed, came back to the new host as a seat and stayed idle; its return
+    # restarted its wait and the new host spent the timeout votes about it, but each seat had
+    # voted once for that ``after`` and never voted again: the table was abandoned. Fixed: the
+    # seats (and the host's own vote) vote again after a return spends their votes.
+    'spent-timeout-votes-were-never-cast-again': (
+        'no-contest',
+        "Case(seed=400146, setup=Setup(players=3, variant='moderno', options={'match': "
+        "['hands', 1], 'hand_size': 3}, timers={'turn_ms': 19865, 'declare_ms': 306, "
+        "'grace_ms': 7752}, listens=[True, True, True], speeds=None, clocks=[(0, 215338025, "
+        "1699784573770), (0, 935276646, 1699064643151), (0, 13202523, 1699986728747)], "
+        "constants={}), faults=[Hostile(at=10242, pid=0, kind='stall', target=2, "
+        "until=4611686018427387904)])",
+    ),
 }
 
 HOST_CASES = {

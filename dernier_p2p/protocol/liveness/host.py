@@ -108,6 +108,7 @@ class HostWatch:
             self._emit(act.Broadcast(rule("back"), status_frame(seat, "back", 0), seat, "back"))
             if self.waits.on_back(seat, now):  # its wait starts again (once per wait):
                 self.tally.drop("timeout", seat)  # the timeout votes of the last one are spent
+                self.voted = {k for k in self.voted if k[:2] != ("timeout", seat)}
 
     def seat_down(self, seat: int, now: int) -> None:
         """``seat``'s connection is gone (closed, broken, or never there after a take-over)."""

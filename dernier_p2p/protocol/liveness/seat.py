@@ -205,7 +205,8 @@ class SeatWatch:
         if state == "dropped":
             self.drops.dropped(seat, now)
         elif self.drops.back(seat):
-            self.waits.on_back(seat, now)
+            if self.waits.on_back(seat, now):  # its wait restarts: the host spends the timeout
+                self.voted = {k for k in self.voted if k[:2] != ("timeout", seat)}  # votes
             self.answers.pop(seat, None)
 
     def heard(self, now: int) -> None:

@@ -155,6 +155,20 @@ def test_no_own_timeout_vote_while_the_seat_is_dropped():
     assert votes_about(hw, "left", 1) == []
 
 
+def test_own_timeout_vote_again_after_a_return_spent_the_votes():
+    bed, hw = hosting(b=budgets(grace_ms=10**6))
+    hw.advance(LIMIT)
+    assert votes_about(hw, "timeout", 1) == [0]
+    hw.seat_down(1, LIMIT + 100)
+    hw.seat_up(1, LIMIT + 200)  # its wait restarts: the votes are spent
+    assert votes_about(hw, "timeout", 1) == []
+    end = hw.waits.ends(1)
+    hw.advance(end - 1)
+    assert votes_about(hw, "timeout", 1) == []
+    hw.advance(end)
+    assert votes_about(hw, "timeout", 1) == [0]
+
+
 def test_own_left_vote_at_grace():
     bed, hw = hosting()
     up(hw, 1, 2)

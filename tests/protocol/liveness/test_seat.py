@@ -416,6 +416,22 @@ def test_a_back_restarts_the_wait_once_per_wait():
     assert said(w.advance(200 + LIMIT + CATCH_UP)) == [vote("timeout", 1)]
 
 
+def test_a_seat_whose_wait_restarts_on_its_return_is_voted_timeout_again_at_the_new_limit():
+    """The host spends the timeout votes about a seat whose wait restarts on its return (7.5):
+    this seat votes again at the new limit, though no record of that seat came (the same
+    ``after``); before, it had voted once for that ``after`` and never again."""
+    bed, w = accepting(listen=(True, False, True))
+    assert said(w.advance(LIMIT)) == [vote("timeout", 1)]
+    w.status(1, "dropped", LIMIT + 100)
+    w.status(1, "back", LIMIT + 200)
+    end = LIMIT + 200 + LIMIT + CATCH_UP
+    assert said(w.advance(end - 1)) == []
+    assert said(w.advance(end)) == [vote("timeout", 1)]
+    w.status(1, "dropped", end + 100)
+    w.status(1, "back", end + 200)  # the same wait: no restart, no second vote
+    assert said(w.advance(end + 60_000)) == []
+
+
 def test_a_back_of_a_seat_not_reported_dropped_is_nothing():
     bed, w = accepting()
     w.status(1, "back", 500)
