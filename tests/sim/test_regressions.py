@@ -264,6 +264,19 @@ CASES = {
         "constants={}), faults=[Hostile(at=10242, pid=0, kind='stall', target=2, "
         "until=4611686018427387904)])",
     ),
+    # Seat 3 could not reach the candidate (one-way cut); the others lent it the records, the
+    # host change among them: it stayed in failover with nobody to depose (AssertionError).
+    # Fixed: a host change lent over a link ends the failover; the seat dials the new host.
+    'a-host-change-lent-over-a-link': (
+        'crash',
+        "Case(seed=400250, setup=Setup(players=5, variant='dernier', options={'match': "
+        "['hands', 1], 'hand_size': 4}, timers={'turn_ms': 14390, 'declare_ms': 795, "
+        "'grace_ms': 4036}, listens=[True, True, True, True, True], speeds=None, clocks=[(0, "
+        "880317270, 1699119654229), (0, 447024692, 1699552881847), (0, 682016391, "
+        "1699318008762), (0, 797796201, 1699202103991), (0, 991986549, 1699008096622)], "
+        "constants={}), faults=[OneWay(at=3543, src=1, dst=3, until=11149), Kill(at=7972, "
+        "pid=0, until=9956, clean=False), Kill(at=7112, pid=0, until=10499, clean=True)])",
+    ),
 }
 
 HOST_CASES = {

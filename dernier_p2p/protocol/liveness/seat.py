@@ -186,6 +186,8 @@ class SeatWatch:
             if self.deposing is not None and self.chain.host != self.deposing:
                 self.deposing = None
                 self.decided = False
+                if self.phase == FAILOVER:  # learnt over a link (lent): resume with it
+                    self._new_host_over_link(now)
         if self.deposing is not None and self.chain.host == self.deposing:
             self._depose_to_host("failover")
         if body.get("type") == "host_change":
@@ -196,6 +198,16 @@ class SeatWatch:
                 self.lent_to[seat] = rec["i"]
         if self.s.finished:
             self.lent_to.clear()
+
+    def _new_host_over_link(self, now: int) -> None:
+        """A ``host_change`` lent over a link ended this seat's failover: it dials the new host
+        as after a lost connection (a connection to the old host, if it kept one, is closed)."""
+        self.phase = PLAY
+        if self.host_up:
+            self._emit(act.CloseHost(rule("failover"), "a new host took over"))
+            self.host_up = False
+        self.down_since = self.next_dial = now
+        self.dialing = False
 
     def status(self, seat: int, state: str, now: int) -> None:
         """The host reports ``seat`` ``"dropped"`` or ``"back"``."""

@@ -1235,6 +1235,31 @@ def test_the_host_change_record_ends_the_failover():
     assert w.waits.awaited == [1]
 
 
+def test_a_host_change_lent_over_a_link_ends_the_failover_and_the_seat_dials_the_new_host():
+    """(Seed 400250: the seat could not reach the candidate; the others lent it the records,
+    the host change among them; it stayed in failover with nobody to depose and failed an
+    assertion.)"""
+    bed, w = accepting()
+    w.disconnected(0)
+    w.advance(0)
+    w.advance(GONE)
+    assert w.phase == FAILOVER and w.deposing == 0
+    s1 = bed.sessions[1]
+    votes = [bed.sessions[v].vote("depose", 0) for v in (1, 2)]
+    env = s1.sign_again([s1.votes_body("depose", 0, votes)])[0]
+    seq = Sequencer(identity_for(bed.t.seeds[1]), bed.t.game, 1, records=bed.records)
+    rec = seq.submit(env, 1, 10)
+    for s in bed.sessions:
+        s.receive(rec, rec["t"])
+    t = GONE + 5_000
+    w.record(rec, t)  # lent: the seat is not connected to anyone
+    assert w.phase == PLAY and w.deposing is None
+    out = w.advance(t)
+    assert [(a.seat, type(a).__name__) for a in out if isinstance(a, act.Dial)] == [(1, "Dial")]
+    # its gone clock counts from then: no new failover before gone_ms without the new host
+    assert not [a for a in w.advance(t + GONE - 1) if isinstance(a, act.Note)]
+
+
 def test_forwarded_records_of_the_old_host_bring_a_new_depose_vote():
     bed, w = accepting()
     w.disconnected(0)
