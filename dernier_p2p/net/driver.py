@@ -187,6 +187,7 @@ class Driver:
         self._present: tuple[int, list[dict[str, Any]], dict[str, Any] | None, int | None] = (
             -1, [], None, None)
         self.lending = 0  # lends under way (a stopped seat's proof, among them)
+        self.lends_done = trio.Event()  # set when no lend is under way (made anew on each)
         self.routes: Routes | None = None
         self.nursery: trio.Nursery | None = None
         self.on_lobby: Callable[[str, int, str], None] | None = None
@@ -445,6 +446,8 @@ class Driver:
             elif isinstance(e, act.Lend):
                 if self.nursery is not None:
                     self.lending += 1  # (counted now: a seat about to end waits for it)
+                    if self.lends_done.is_set():
+                        self.lends_done = trio.Event()
                     self._start(self._lend, e.seat, e.records)
             elif isinstance(e, act.Note):
                 log.info("seat %s: %s (seat %s, %d ms)", self._seat(), e.kind, e.seat, e.ms)
@@ -615,13 +618,13 @@ class Driver:
             node.probed(self.now())
 
     def lingering(self) -> float | None:
-        """How long (s) this stopped seat still answers links with its proof (4.6): None once
-        it no longer does; lends under way count."""
+        """How long (s) this stopped seat still answers links with its proof (4.6), None once
+        it no longer does (a probe since may have made it longer)."""
         node = self.node
         if node is None or node.linger_until is None or node.proof is None:
-            return 0.1 if self.lending else None
+            return None
         left = (node.linger_until - self.now()) / 1000
-        return left if left > 0 else (0.1 if self.lending else None)
+        return left if left > 0 else None
 
     async def _probe(self, seat: int) -> None:
         node = self.node
@@ -640,6 +643,8 @@ class Driver:
                 await links.lend(self.identity, node.own.session, seat, records, self.relay)
         finally:
             self.lending -= 1
+            if not self.lending:
+                self.lends_done.set()
 
     async def _urge(self, seat: int, frame: dict[str, Any]) -> None:
         node = self.node

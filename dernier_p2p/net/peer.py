@@ -423,12 +423,13 @@ class Peer:
     async def _linger(self) -> None:
         """A seat stopped on a fault of the host with a proof answers links with it for
         ``stuck_ms`` after it stopped, and after each probe since (4.6); the records it lends
-        (its proof, or the end of the match to a seat it lent to) go out first."""
-        while True:
-            left = self.driver.lingering()
-            if left is None:
-                return
-            await trio.sleep(min(left, 1.0))
+        (its proof, or the end of the match to a seat it lent to) go out first. It sleeps to
+        each deadline (a probe meanwhile moves it on) and waits for the lends to be done."""
+        driver = self.driver
+        while (left := driver.lingering()) is not None:
+            await trio.sleep(left)
+        if driver.lending:
+            await driver.lends_done.wait()
 
     async def _end_as_host(self) -> None:
         """This seat hosted the end of the match: it waits for the seats' ``done``."""
