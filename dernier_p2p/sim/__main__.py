@@ -16,6 +16,7 @@ import multiprocessing
 import os
 import sys
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +37,13 @@ class Report:
     shrunk: str = ""
     shrink_runs: int = 0
     gap: bool = False  # it fails only by liveness, and passes under the proposed rules
+    kinds: list[str] = field(default_factory=list)  # the kind of each fault injected
+
+
+def fault_kind(fault: Any) -> str:
+    """A fault's kind as the report counts it: its class, a hostile strategy by its name."""
+    kind = type(fault).__name__.lower()
+    return f"{kind} {fault.kind}" if kind == "hostile" else kind
 
 
 def _init(real: bool, shrink: int) -> None:
@@ -61,7 +69,8 @@ def play(seed: int) -> Report:
     case = draw(seed)
     out = run_case(case)
     rep = Report(seed, len(case.faults), out.live, out.result, out.wall_s, out.end_ms,
-                 out.events, [(v.invariant, v.detail, v.safety) for v in out.violations])
+                 out.events, [(v.invariant, v.detail, v.safety) for v in out.violations],
+                 kinds=[fault_kind(f) for f in case.faults])
     from dernier_p2p.sim.whatif import PROPOSALS
 
     if out.failed and PROPOSALS and not any(v.safety for v in out.violations):
@@ -150,6 +159,9 @@ def main(argv: list[str] | None = None) -> int:
     rate = 60.0 * n / elapsed if elapsed > 0 else 0.0
     from dernier_p2p.sim.whatif import PROPOSALS
 
+    mix = Counter(k for r in reports for k in r.kinds)
+    print("fault mix: " + ", ".join(f"{k} {c}" for k, c in sorted(mix.items(), key=lambda kc: (
+        -kc[1], kc[0]))), flush=True)
     proposed = f", design gaps in {len(gaps)} more ({pct_gaps:.2f} % ended under the " \
         "proposed rules)" if PROPOSALS else ""
     print(f"matches {n}, faults {faults}, violations {safety + liveness} (safety {safety}, "

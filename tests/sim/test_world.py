@@ -224,8 +224,13 @@ def test_shrinking_keeps_only_what_fails() -> None:
 
 def test_the_command_line_prints_its_totals(capsys: Any) -> None:
     assert cli.main(["--matches", "2", "--seed", "3", "--jobs", "1", "-v"]) in (0, 1)
-    last = capsys.readouterr().out.strip().splitlines()[-1]
+    mix, last = capsys.readouterr().out.strip().splitlines()[-2:]
     assert last.startswith("matches 2, faults ") and "matches/min" in last
+    faults = int(last.split("faults ")[1].split(",")[0])
+    kinds = [cli.fault_kind(f) for seed in (3, 4) for f in draw(seed).faults]
+    assert len(kinds) == faults
+    assert mix == "fault mix: " + ", ".join(
+        f"{k} {kinds.count(k)}" for k in sorted(set(kinds), key=lambda k: (-kinds.count(k), k)))
 
 
 def test_outcome_of_a_seed_is_reported(fast: Any) -> None:
