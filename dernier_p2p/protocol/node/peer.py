@@ -46,6 +46,9 @@ from dernier_p2p.wire.identity import IdentityKey
 
 ACK_MS = 2_000
 """An idle seat echoes the head with an ``ack`` this long after records came (5.3)."""
+MAX_FROM_LINK = 1024
+"""Records from one seat's links waiting in the queue at most (those past it are ignored: the
+seat lends them again, or another does)."""
 PASSED_ON = (act.Dial, act.Probe, act.Urge, act.Lend, act.Note, act.End, act.LookForHost)
 
 
@@ -80,6 +83,7 @@ class PeerNode:
         self.queue: deque[Any] = deque()  # records, error frames, records from links
         self.from_links: dict[int, tuple[int, int]] = {}  # seat -> (top index, queued)
         self.lent: int | None = None  # first record applied from a link since the host's last
+        self.bad_lenders: set[int] = set()  # seats that lent a record not validly signed
         self.up = False  # this seat's connection to a host is welcomed
         self.up_host: int | None = None
         self.caught_up = True  # the records up to the welcome's ``last`` are applied
@@ -386,26 +390,33 @@ class PeerNode:
         of its ``present`` answer (4.6). Queued with the host's records if it may be the host's
         (:meth:`ChainChecker.from_link` decides when its turn comes); anything that cannot be
         (no record, not validly signed by the seat it names, a record held already, another
-        ``prev`` than the one held at its index, not past what that seat lent before and this
-        seat has not handled yet) is ignored: a link's sender is not the host."""
+        ``prev`` than the one held at its index, not the next after what this seat holds and
+        that seat lent before, past :data:`MAX_FROM_LINK` of that seat's waiting) is ignored: a
+        link's sender is not the host. Its signature is checked last, after the cheap checks;
+        a seat that lends one record whose signature fails is not heard again (an honest seat
+        lends only records it checked), so no seat can make this one verify without end."""
         self._now = now
         own = self.own
         if own is None or self.stopped is not None or self.ended is not None or \
-                own.finished or self.hosting_now or self.rebuild is not None:
+                own.finished or self.hosting_now or self.rebuild is not None or \
+                seat in self.bad_lenders or not isinstance(rec, dict):
             return
-        if not own.session.chain.signed(rec):
+        i = rec.get("i")
+        if not isinstance(i, int) or isinstance(i, bool) or i < 0:
             return
-        i = rec["i"]
         top, queued = self.from_links.get(seat, (-1, 0))
         if i <= own.last:
             held = own.records[i]
-            if rec["hsig"] == held["hsig"] or rec["prev"] != held["prev"] or \
-                    rec["h"] != held["h"]:
+            if rec.get("hsig") == held["hsig"] or rec.get("prev") != held["prev"] or \
+                    rec.get("h") != held["h"]:
                 return
-        elif i <= top:
-            return  # (a seat's records come in order: a repeat waits for nothing)
+        elif i != max(top, own.last) + 1 or queued >= MAX_FROM_LINK:
+            return  # (a seat's records come in order: a repeat, or a gap, waits for nothing)
         else:
             top = i
+        if not own.session.chain.signed(rec):
+            self.bad_lenders.add(seat)
+            return
         self.from_links[seat] = (top, queued + 1)
         self.queue.append(FromLink(seat, rec))
 

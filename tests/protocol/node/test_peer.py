@@ -17,6 +17,7 @@ import pytest
 from dernier_p2p.protocol.envelope import make_record
 from dernier_p2p.protocol.liveness import actions as act
 from dernier_p2p.protocol.node import effects as fx
+from dernier_p2p.protocol.node import peer
 from dernier_p2p.protocol.node.peer import PeerNode
 from dernier_p2p.wire.hashing import digest
 from tests.protocol.liveness import Bed
@@ -124,8 +125,28 @@ def test_a_lent_record_that_is_not_the_hosts_next_is_ignored_blaming_nobody(
     out = run(node, 10)
     assert stops(out) == [] and persisted(out) == [] and node.stopped is None
     assert node.own.last == 2
-    node.from_link(1, recs[3], 20)  # and the right one is still taken
-    assert persisted(run(node, 20)) == [recs[3]]
+    node.from_link(1, recs[3], 20)
+    if bad in ("bad signature", "junk"):  # a seat that lent an unsigned record: not heard again
+        assert persisted(run(node, 20)) == [] and node.bad_lenders == {1}
+        node.from_host({"k": "rec", "rec": recs[3]}, 30)
+        assert persisted(run(node, 30)) == [recs[3]]
+    else:  # the right one is still taken
+        assert persisted(run(node, 20)) == [recs[3]] and node.bad_lenders == set()
+
+
+def test_lent_records_come_in_order_within_a_bound_and_are_verified_last(table: Bed):
+    """A gap, a repeat or more than MAX_FROM_LINK waiting are ignored before any signature
+    is checked (no seat can make this one verify without end)."""
+    recs = table.records
+    node = node_of(table, 2, 3)
+    node.from_link(1, unsigned(recs[5]), 10)  # a gap: not even verified
+    assert node.bad_lenders == set() and not node.queue
+    node.from_link(1, recs[3], 10)
+    node.from_link(1, unsigned(recs[3]), 10)  # a repeat of what it lent: not verified
+    assert node.bad_lenders == set() and len(node.queue) == 1
+    node.from_links[1] = (3, peer.MAX_FROM_LINK)  # as if that many were waiting
+    node.from_link(1, recs[4], 10)
+    assert len(node.queue) == 1
 
 
 @pytest.mark.parametrize("junk", [None, 7, "rec", [], {}, {"i": -1}])
