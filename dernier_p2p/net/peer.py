@@ -319,8 +319,8 @@ class Peer:
                 raise ValueError(f"transcript {cfg.transcript} already holds records")
         driver = self.driver
         node = self.node_cls.seated(self.identity, self.seed, [rec], driver.now(), connected=True,
-                               constants=cfg.all_constants(),
-                               wall_offset=driver.wall_offset())
+                                    constants=cfg.all_constants(),
+                                    wall_offset=driver.wall_offset(), welcomed=self.seat)
         assert node.own is not None
         session = node.own.session
         if cfg.check_host is not None:

@@ -840,3 +840,40 @@ async def test_a_next_host_restarted_behind_two_seats_takes_over_with_their_vote
     audit = verify(got[1])
     assert back["result"] == table.results[2] == table.results[3]
     assert same_result(back["result"], audit)
+
+
+async def test_a_record_0_that_seats_another_key_at_the_joiners_seat_is_a_refusal() -> None:
+    """A hostile host welcomes the joiner at seat 1, then sends a validly signed record 0 whose
+    seat 1 is another key (the joiner's key elsewhere, or nowhere): the joiner stops with
+    TABLE_MISMATCH naming the host, not an unexpected error."""
+    import pytest
+
+    from dernier_p2p.net.framing import serve_framed
+    from dernier_p2p.protocol.errors import ProtocolError
+    from dernier_p2p.protocol.local import LocalTable, identity_for
+
+    for where in ("elsewhere", "nowhere"):
+        t = LocalTable("dernier", [bytes([50 + k]) * 32 for k in range(3)])
+        me = t.identities[2] if where == "elsewhere" else identity_for(bytes([59]) * 32)
+        assert (me.public_bytes() in t.sessions[0].keys) is (where == "elsewhere")
+
+        async def fake_host(stream: Any, t: LocalTable = t) -> None:
+            nonce = bytes(hs.NONCE_SIZE)
+            summary = {"name": "t", "variant": "dernier", "players": 3, "taken": 1}
+            await hs.send_message(stream, hs.challenge_message(nonce, summary))
+            await hs.receive_message(stream)  # the hello
+            await hs.send_message(stream, {"k": "welcome", "seat": 1})
+            await hs.send_message(stream, {"k": "rec", "rec": t.records[0]})
+            with trio.move_on_after(5):
+                await hs.receive_message(stream)
+
+        async with trio.open_nursery() as nursery:
+            listeners = await nursery.start(partial(serve_framed, fake_host,
+                                                    max_frame=hs.MAX_FRAME, host="127.0.0.1"))
+            port = listeners[0].socket.getsockname()[1]
+            peer = Peer(me, ("127.0.0.1", port), bot_agent(HeuristicBot(1)),
+                        PeerConfig(name="joiner", seed=seed(7)))
+            with trio.fail_after(20), pytest.raises(ProtocolError) as info:
+                await peer.run()
+            nursery.cancel_scope.cancel()
+        assert (info.value.code, info.value.seat) == ("TABLE_MISMATCH", 0), where

@@ -40,6 +40,7 @@ from dernier_p2p.protocol.node import effects as fx
 from dernier_p2p.protocol.node.hosting import Hosting, HostingConfig
 from dernier_p2p.protocol.node.own import OwnSeat, long_work
 from dernier_p2p.protocol.ready import check_ready_frame
+from dernier_p2p.protocol.session import Session
 from dernier_p2p.protocol.votes import check_vote_frame, vote_ok
 from dernier_p2p.rules.cards import deck_cards
 from dernier_p2p.wire.identity import IdentityKey
@@ -105,14 +106,22 @@ class PeerNode:
     def seated(
         cls, identity: IdentityKey, seed: bytes, records: list[dict[str, Any]], now: int,
         *, connected: bool, constants: dict[str, int] | None = None, wall_offset: int = 0,
+        welcomed: int | None = None,
     ) -> PeerNode:
-        """A seat from its records (record 0 alone for a joiner; a transcript for a restart,
-        every record checked again). A seat whose last record it signed itself as host (a
-        host restarted after a crash) looks for the new host, to rebuild from its records."""
+        """A seat from its records (record 0 alone for a joiner, ``welcomed`` the seat its
+        host's ``welcome`` gave it; a transcript for a restart, every record checked again). A
+        seat whose last record it signed itself as host (a host restarted after a crash) looks
+        for the new host, to rebuild from its records. A record 0 that fails its checks (5.3)
+        or does not seat this key (at ``welcomed``) is a ProtocolError naming its host."""
         node = cls(identity, seed, now, constants, wall_offset)
         if len(records) == 1:  # a joiner: its accept goes at :meth:`start`
-            keys = [p["key"] for p in records[0]["env"]["body"]["players"]]
-            seat = OwnSeat(identity, keys.index(identity.public_bytes()), records[0], seed)
+            table = Session(None, None, records[0], seed)  # record 0's checks, as a watcher's
+            me = identity.public_bytes()
+            if me not in table.keys or welcomed not in (None, table.keys.index(me)):
+                raise ProtocolError("TABLE_MISMATCH", table.host, "record 0 does not seat this "
+                                    f"player's key at seat {welcomed}, where the host "
+                                    "welcomed it")
+            seat = OwnSeat(identity, table.keys.index(me), records[0], seed)
         else:
             seat = OwnSeat.from_records(identity, seed, records, stopped_ok=True)
         node.own = seat
