@@ -277,6 +277,19 @@ CASES = {
         "constants={}), faults=[OneWay(at=3543, src=1, dst=3, until=11149), Kill(at=7972, "
         "pid=0, until=9956, clean=False), Kill(at=7112, pid=0, until=10499, clean=True)])",
     ),
+    # A censoring host held seat 2's draw; the hand ended (seat 1 left) and seat 2 took over:
+    # it signed its pending draw again at the new head, where it was illegal, and every seat
+    # stopped on ILLEGAL_MOVE naming honest seat 2. Fixed: a take-over signs a pending move
+    # again only if it is legal at the new head (else the player is asked again).
+    'a-stale-move-signed-again-at-a-take-over': (
+        'blamed-honest',
+        "Case(seed=500594, setup=Setup(players=4, variant='dernier', options={'match': "
+        "['hands', 1]}, timers={'turn_ms': 14597, 'declare_ms': 432, 'grace_ms': 7337}, "
+        "listens=None, speeds=None, clocks=[(0, 398139514, 1699601846239), (0, 402128310, "
+        "1699597813956), (0, 742116161, 1699257997720), (0, 654473348, 1699345528129)], "
+        "constants={}), faults=[Kill(at=9142, pid=1, until=20811, clean=True), Hostile(at=2371,"
+        " pid=0, kind='censor', target=2, until=17371)])",
+    ),
 }
 
 HOST_CASES = {

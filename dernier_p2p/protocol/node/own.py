@@ -153,8 +153,18 @@ class OwnSeat:
     def take_over(self, old_host: int, votes: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """This seat becomes the host: its ``host_change`` envelope carrying the ``depose``
         ``votes``, then its own envelopes the old host never sequenced, signed again after it
-        (the counter goes back to the chain's next one, so nothing is skipped)."""
-        bodies = [env["body"] for env in self.resend()]
+        (the counter goes back to the chain's next one, so nothing is skipped). A move among
+        them is signed again only if it is legal at the head it now echoes (it was legal at its
+        old one; a hand may have ended since): otherwise it is dropped and the player asked
+        again, as after a restart, rather than signed as an illegal move."""
+        head = self.session.count - 1
+        bodies = []
+        for env in self.resend():
+            body = env["body"]
+            if body.get("type") == "move" and not self.session.legal_at(head, self.seat, body):
+                self.in_flight = False
+                continue
+            bodies.append(body)
         change = self.session.votes_body("depose", old_host, votes)
         out = self.session.sign_again([change, *bodies])
         self.unsequenced = {env["n"]: env for env in out}

@@ -1,0 +1,47 @@
+"""OwnSeat (protocol/node/own.py): the seat's own envelopes across a take-over."""
+
+from __future__ import annotations
+
+from dernier_p2p.protocol.local import identity_for
+from dernier_p2p.protocol.node.own import OwnSeat
+from dernier_p2p.rules import to_act
+from dernier_p2p.wire.hashing import digest
+from tests.protocol.liveness import Bed
+
+
+def _own(bed: Bed, seat: int) -> OwnSeat:
+    seed = digest("dernier-p2p/local-seed", bed.t.seeds[seat])
+    return OwnSeat.from_records(identity_for(bed.t.seeds[seat]), seed, bed.records)
+
+
+def test_a_take_over_signs_a_pending_move_again_only_if_still_legal():
+    """Seat ``mover`` sent a move the old host never sequenced; the table timed it out since,
+    so the move is no longer legal: taking over, the seat signs its host change and drops the
+    move (its player is asked again) instead of signing an illegal move at the new head (seed
+    500594: an honest seat stopped on its own ILLEGAL_MOVE)."""
+    bed = Bed.dealt()
+    mover = to_act(bed.sessions[0].state)
+    assert mover not in (None, 0)
+    own = _own(bed, mover)
+    env = own.session.intend(own.session.legal()[0])
+    own.sent(env)
+    own.in_flight = True
+    others = [s for s in range(3) if s != mover]
+    rec = bed.put(bed.absent("timeout", mover, others))
+    own.apply(rec, 0)
+    votes = [bed.sessions[v].vote("depose", 0) for v in (mover, *[s for s in others if s])]
+    out = own.take_over(0, votes)
+    assert [e["body"]["type"] for e in out] == ["host_change"]
+    assert not own.in_flight and list(own.unsequenced.values()) == out
+
+
+def test_a_take_over_keeps_a_pending_move_still_legal():
+    bed = Bed.dealt()
+    mover = to_act(bed.sessions[0].state)
+    own = _own(bed, mover)
+    env = own.session.intend(own.session.legal()[0])
+    own.sent(env)
+    own.in_flight = True
+    votes = [bed.sessions[v].vote("depose", 0) for v in range(1, 3)]
+    out = own.take_over(0, votes)
+    assert [e["body"] for e in out][1:] == [env["body"]] and own.in_flight
