@@ -290,6 +290,19 @@ CASES = {
         "constants={}), faults=[Kill(at=9142, pid=1, until=20811, clean=True), Hostile(at=2371,"
         " pid=0, kind='censor', target=2, until=17371)])",
     ),
+    # Seat 2, still playing with its host, took over on the urges of three others without
+    # deposing itself, then stepped back: its failover had nobody to depose (AssertionError).
+    # Fixed: a candidate stepping back takes the others' failover as its own.
+    'a-step-back-after-a-take-over-on-urges-alone': (
+        'crash',
+        "Case(seed=500978, setup=Setup(players=6, variant='dernier', options={'match': "
+        "['hands', 1], 'hand_size': 2}, timers={'turn_ms': 6261, 'declare_ms': 406, 'grace_ms':"
+        " 3038}, listens=[True, True, True, True, True, True], speeds=None, clocks=[(0, "
+        "597629075, 1699402365685), (0, 262901536, 1699737142567), (0, 929488087, "
+        "1699070425900), (0, 470143381, 1699529859631), (0, 409209620, 1699590722254), (0, "
+        "300044075, 1699699880756)], constants={}), faults=[Partition(at=6279, group=(3, 4, 5),"
+        " until=21249), Kill(at=1364, pid=0, until=31364, clean=True)])",
+    ),
 }
 
 HOST_CASES = {

@@ -360,6 +360,11 @@ class SeatWatch:
                 env = rec["env"]
                 self.waits.count(env["body"], env["seat"], self.chain.index_of(env["head"]))
             self.waits.begin(self.s.waiting_on(), self._owed(), now)
+        if self.deposing is None:  # it took over on the others' urges alone: their failover
+            self.deposing, self.decided = self.chain.host, True  # is its own from now on
+            self.round = [*self.chain.candidates(), self.chain.host]
+            self.failover_since = now
+            self._target(now, self.b.try_ms)
         self.phase = FAILOVER
         self.host_up = False
         self.down_since = self.down_since or now

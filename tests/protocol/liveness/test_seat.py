@@ -1078,6 +1078,24 @@ def test_at_four_seats_one_vote_short_is_no_take_over():
     assert said(w.advance(GONE + 10)) == [("TakeOver", "take-over", 0)]
 
 
+def test_a_candidate_that_took_over_on_urges_alone_fails_over_after_stepping_back():
+    """Five seats: seat 1, still playing with its host, takes over on the depose votes of
+    seats 2, 3 and 4 (q(5) = 3) without deposing itself, then steps back: it goes on with
+    their failover, deposing the host, past itself to the next candidate (seed 500978: its
+    failover had nobody to depose, an AssertionError)."""
+    bed = Bed.opened((True,) * 5)
+    bed.accept(0, 1, 2, 3, 4)
+    w = bed.seat_watch(1, 0)
+    for seat in (2, 3, 4):
+        w.link_vote(seat, bed.sessions[seat].vote("depose", 0), 1_000)
+    assert said(w.advance(1_000)) == [("TakeOver", "take-over", 0)]
+    assert w.deposing is None
+    w.stepped_back(1_000 + TRY)
+    assert w.phase == FAILOVER and w.deposing == 0
+    out = said(w.advance(1_000 + TRY))
+    assert ("Note", "failover", "trying", 2, TRY) in out and ("Urge", "urge", 2) in out
+
+
 def test_step_back_goes_on_with_the_next_candidate():
     bed, w = candidate(vote_at=None)
     w.advance(4_000 + GONE)
