@@ -486,6 +486,13 @@ class PeerNode:
                 self.from_links[rec.seat] = (top, queued - 1)
             if self.own.session.chain.from_link(rec.rec):
                 self._apply(rec.rec, now, from_host=False)
+            if not self.up and self.own.replaying is not None and self.stopped is None and \
+                    self.lent is not None and \
+                    not any(isinstance(item, FromLink) for item in self.queue):
+                # restarted, no host serves it, and what the links lent is in: what the
+                # restart owed is signed now (pending, shown to probes; sent on a resume)
+                for env in self.own.finish_restore():
+                    self.own.sent(env)
             return
         if "k" in rec:  # an error or status frame that came after records
             if rec["k"] == "status":

@@ -411,3 +411,25 @@ def test_a_stopped_seat_votes_probes_and_acks_no_more(table: Bed):
     node.advance(end)
     node.advance(end + 60_000)
     assert not [a for a in node.take() if isinstance(a, act.Probe | fx.Send)]
+
+
+def test_a_restarted_seat_no_host_serves_signs_what_it_owed_once_the_lent_records_are_in(
+    table: Bed,
+) -> None:
+    """Restarted from records 0..3 with no host connection (a host that mutes it), seat 2 is
+    lent records 4 and 5: once they are in, the coin commitment its restart owed is signed and
+    pending, shown to probes (seed 501401: it was signed only after a welcome that never came,
+    and the seat was timed out)."""
+    t = table.t
+    seed = digest("dernier-p2p/local-seed", t.seeds[2])
+    node = PeerNode.seated(t.identities[2], seed, table.records[:4], 0, connected=False)
+    node.take()
+    assert node.own.replaying and node.present()[1] == []
+    node.from_link(1, table.records[4], 10)
+    node.from_link(1, table.records[5], 10)
+    node.work(10)
+    assert node.own.replaying  # (record 5 still to come)
+    node.work(10)
+    assert node.own.replaying is None
+    pending = node.present()[1]
+    assert [e["body"]["type"] for e in pending] == ["coin_commit"] and node.present()[3] == 4
