@@ -188,6 +188,7 @@ class Driver:
             -1, [], None, None)
         self.lending = 0  # lends under way (a stopped seat's proof, among them)
         self.lends_done = trio.Event()  # set when no lend is under way (made anew on each)
+        self.lend_failed = False  # a lend did not reach its seat
         self.routes: Routes | None = None
         self.nursery: trio.Nursery | None = None
         self.on_lobby: Callable[[str, int, str], None] | None = None
@@ -639,8 +640,9 @@ class Driver:
     async def _lend(self, seat: int, records: list[dict[str, Any]]) -> None:
         node = self.node
         try:
-            if node is not None and node.own is not None:
-                await links.lend(self.identity, node.own.session, seat, records, self.relay)
+            if node is not None and node.own is not None and not await links.lend(
+                    self.identity, node.own.session, seat, records, self.relay):
+                self.lend_failed = True
         finally:
             self.lending -= 1
             if not self.lending:

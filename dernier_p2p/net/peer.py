@@ -421,15 +421,19 @@ class Peer:
         return driver.me.session.result
 
     async def _linger(self) -> None:
-        """A seat stopped on a fault of the host with a proof answers links with it for
-        ``stuck_ms`` after it stopped, and after each probe since (4.6); the records it lends
-        (its proof, or the end of the match to a seat it lent to) go out first. It sleeps to
-        each deadline (a probe meanwhile moves it on) and waits for the lends to be done."""
+        """A seat stopped with a proof (4.6) lends it to every seat with an address first; if
+        each lend went out, it is done (the player is not kept waiting). If one failed, it
+        answers links for ``stuck_ms`` after it stopped, and after each probe since, so that
+        seat can see the proof when it probes: it sleeps to each deadline (a probe moves it
+        on). A seat without an address learns of the proof only through a probe of a seat
+        that lingers (PROTOCOL.md 22)."""
         driver = self.driver
-        while (left := driver.lingering()) is not None:
-            await trio.sleep(left)
         if driver.lending:
             await driver.lends_done.wait()
+        if not driver.lend_failed:
+            return
+        while (left := driver.lingering()) is not None:
+            await trio.sleep(left)
 
     async def _end_as_host(self) -> None:
         """This seat hosted the end of the match: it waits for the seats' ``done``."""

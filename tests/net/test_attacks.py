@@ -93,8 +93,9 @@ def test_a_forged_absence_is_refused_by_every_process(
     tmp_path: Path, attack: str, players: int
 ) -> None:
     """The host relays ``left`` or ``timeout`` for the present last seat with only its own
-    vote: every honest process refuses it (NO_QUORUM naming the host) and records no loss;
-    ``dernier verify`` names the host offline from its own transcript."""
+    vote: every honest process refuses it (NO_QUORUM naming the host), records no loss and
+    keeps the forged record last as the evidence: ``dernier verify`` names the host offline
+    from any transcript."""
     run = run_rogue(tmp_path, attack, players, "--no-listen")
     victim = players - 1
     for k, code in run.codes.items():
@@ -106,8 +107,9 @@ def test_a_forged_absence_is_refused_by_every_process(
     assert (forged["type"], forged["seat"]) == (attack, victim)
     for k in run.codes:
         mine = list(read_transcript(tmp_path / f"t{k}"))
-        assert mine == rogue[: len(mine)] and len(mine) < len(rogue)  # the forgery never kept
-        assert not check_records(mine).ok and check_records(mine).code == "INCOMPLETE"
+        assert mine == rogue  # the forgery kept last, as the evidence (PROTOCOL.md 19.1)
+        verdict = check_records(mine)
+        assert (verdict.ok, verdict.code, verdict.seat) == (False, "NO_QUORUM", 0)
     proc = dernier(tmp_path, "verify", str(tmp_path / "t0"))
     assert proc.returncode == 1, proc.stdout
     assert f"FAULT at record {len(rogue) - 1}: NO_QUORUM: seat 0 (rogue) is at fault" in \

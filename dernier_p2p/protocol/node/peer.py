@@ -556,19 +556,20 @@ class PeerNode:
         """This seat refuses ``rec`` (``exc``) and stops. A record that proves the fault is
         kept in the transcript: the evidence of a seat's fault (19.1), or a record signed by
         the seat ``exc`` names, as signer, at this seat's next index or a second one for an
-        index it holds (``FORK``). Its proof (4.6) is the record of the two that disagree that
-        the others are not expected to hold: the refused one, but for a record from the host
-        that does not follow this seat's own (another ``prev`` at the next index, or a second
-        record for a held index): then its own record there. ``again``: a seat restored from a
-        transcript that ends on such a record (kept already; ``from_host`` None: where it came
-        from is not known)."""
+        index it holds (``FORK``). A fault of the signer has a proof (4.6; the evidence of
+        another seat's fault has none: the host relays it to every seat), the record of the
+        two that disagree that the others are not expected to hold: the refused one, but for a
+        record from the host that does not follow this seat's own (another ``prev`` at the
+        next index, or a second record for a held index): then its own record there.
+        ``again``: a seat restored from a transcript that ends on such a record (kept already;
+        ``from_host`` None: where it came from is not known)."""
         own = self.own
         assert own is not None
         chain = own.session.chain
-        kept = own.evidence is rec
-        proof = rec if kept else None
-        if not kept and isinstance(rec, dict) and exc.seat is not None and \
-                rec.get("h") == exc.seat and chain.signed(rec):
+        kept = own.evidence is rec  # (a seat's fault: the host relays it to every seat)
+        proof = None
+        if isinstance(rec, dict) and exc.seat is not None and rec.get("h") == exc.seat and \
+                chain.signed(rec):
             i = rec["i"]
             if i == own.last + 1:
                 kept = True
