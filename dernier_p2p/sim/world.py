@@ -714,26 +714,23 @@ class World:
 
     def lend(self, proc: Proc, seat: int, records: list[dict[str, Any]]) -> None:
         """``proc`` sends ``records`` to seat ``seat`` over a link, in order (4.6)."""
-        target = self.procs.get(seat)
-        src = proc.node.seat if proc.node is not None else None
-        if target is None or not target.listens or src is None:
-            return
-        there, _ = self.round_trip(proc.pid, seat, 2)
-        if there >= INF:
-            return
-        tgen = target.generation
 
-        def take() -> None:
-            if not target.alive or target.generation != tgen or target.hosting or \
-                    target.ended is not None:
+        def deliver(target: Proc, src: int) -> None:
+            if target.ended is not None:
                 return
             for rec in records:
                 target.call(lambda node, now, r=rec: node.from_link(src, r, now))
 
-        self.at(there, take)
+        self._over_link(proc, seat, deliver)
 
     def urge(self, proc: Proc, seat: int, frame: dict[str, Any]) -> None:
         """``proc``'s ``depose`` vote to candidate ``seat`` over a link (7.6)."""
+        self._over_link(proc, seat, lambda target, src: target.call(
+            lambda node, now: node.link_vote(src, frame, now)))
+
+    def _over_link(self, proc: Proc, seat: int, deliver: Any) -> None:
+        """Open a link from ``proc`` to seat ``seat`` and, when it is there, ``deliver(target,
+        src)`` unless the target died, restarted or hosts since (a host refuses links)."""
         target = self.procs.get(seat)
         src = proc.node.seat if proc.node is not None else None
         if target is None or not target.listens or src is None:
@@ -744,9 +741,8 @@ class World:
         tgen = target.generation
 
         def take() -> None:
-            if not target.alive or target.generation != tgen or target.hosting:
-                return
-            target.call(lambda node, now: node.link_vote(src, frame, now))
+            if target.alive and target.generation == tgen and not target.hosting:
+                deliver(target, src)
 
         self.at(there, take)
 
