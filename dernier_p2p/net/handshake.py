@@ -27,11 +27,12 @@ After the handshake: peer -> host ``{"k": "env", "env": envelope}``, host -> pee
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Set
 from dataclasses import dataclass
 from typing import Any
 
 from dernier_p2p.net.framing import FramedStream
+from dernier_p2p.protocol.frames import FRAME_FIELDS
 from dernier_p2p.wire.canonical import EncodingError, decode, encode
 from dernier_p2p.wire.identity import BadSignature, IdentityKey, check_public_key, verify
 from dernier_p2p.wire.version import PROTOCOL_VERSION, version_mismatch
@@ -150,7 +151,7 @@ def _int_in(v: object, lo: int, hi: int = 2**63) -> bool:
 def check_done(message: dict[str, Any]) -> int:
     """``last`` of a well-formed ``done`` frame (4.3); :class:`NetError` MALFORMED otherwise."""
     last = message.get("last")
-    if set(message) != {"k", "last"} or not _int_in(last, -(2**63), 2**64):
+    if set(message) != FRAME_FIELDS["done"] or not _int_in(last, -(2**63), 2**64):
         raise NetError(MALFORMED, "a done frame is {k, last}")
     return last
 
@@ -182,7 +183,7 @@ def check_status(message: dict[str, Any], n: int) -> tuple[int, str, int] | None
     is malformed (a status is informative only: the caller logs and ignores it)."""
     seat, state, grace = message.get("seat"), message.get("state"), message.get("grace_ms")
     ok = (
-        set(message) == {"k", "seat", "state", "grace_ms"}
+        set(message) == FRAME_FIELDS["status"]
         and _int_in(seat, 0, n) and state in ("dropped", "back") and _int_in(grace, 0, 2**31)
     )
     return (seat, state, grace) if ok else None  # type: ignore[return-value]
@@ -242,7 +243,7 @@ def _check_version(message: dict[str, Any], what: str) -> None:
         raise NetError(VERSION_MISMATCH, version_mismatch(what, version))
 
 
-def _check_fields(message: dict[str, Any], fields: set[str]) -> None:
+def _check_fields(message: dict[str, Any], fields: Set[str]) -> None:
     if set(message) != fields:
         raise NetError(MALFORMED, f"{message['k']} fields must be exactly {sorted(fields)}")
 
@@ -305,17 +306,17 @@ def check_opening(message: dict[str, Any], nonce: bytes) -> Hello | Resume | Wat
     _expect(message, "hello", "resume", "watch")
     _check_version(message, "this watcher" if message["k"] == "watch" else "this player")
     if message["k"] == "watch":
-        _check_fields(message, {"k", "version", "have"})
+        _check_fields(message, FRAME_FIELDS["watch"])
         return Watch(_have(message))
     if message["k"] == "hello":
-        _check_fields(message, {"k", "version", "name", "key", "listen", "sig"})
+        _check_fields(message, FRAME_FIELDS["hello"])
         name = check_name(message["name"])
         listen = check_listen(message["listen"])
         key = _check_key(message["key"])
         signed = _hello_signed(nonce, name, key, message["listen"])
         _check_sig(key, HELLO_LABEL, signed, message["sig"])
         return Hello(name, key, listen)
-    _check_fields(message, {"k", "version", "key", "have", "sig"})
+    _check_fields(message, FRAME_FIELDS["resume"])
     have = _have(message)
     key = _check_key(message["key"])
     _check_sig(key, RESUME_LABEL, {"nonce": nonce, "key": key, "have": have}, message["sig"])
@@ -409,6 +410,6 @@ def check_watching(message: dict[str, Any]) -> int:
     """The index of the host's last record in a ``watching`` answer (-1 before record 0)."""
     _expect(message, "watching")
     last = message.get("last")
-    if set(message) != {"k", "last"} or not _int_in(last, -1, 2**64):
+    if set(message) != FRAME_FIELDS["watching"] or not _int_in(last, -1, 2**64):
         raise NetError(MALFORMED, "watching carries the index of the host's last record")
     return last

@@ -38,6 +38,7 @@ from dernier_p2p.net.admission import Admission, Limits
 from dernier_p2p.net.framing import FramedStream, FrameError, PeerClosed, open_framed
 from dernier_p2p.protocol.envelope import check_record
 from dernier_p2p.protocol.errors import ProtocolError
+from dernier_p2p.protocol.frames import FRAME_FIELDS
 from dernier_p2p.protocol.session import Session
 from dernier_p2p.wire.canonical import EncodingError
 from dernier_p2p.wire.identity import BadSignature, IdentityKey, verify
@@ -65,7 +66,7 @@ BROKEN = (PeerClosed, trio.BrokenResourceError, trio.ClosedResourceError, OSErro
           FrameError, hs.NetError)
 
 
-PRESENT_KEYS = frozenset({"k", "nonce", "have", "pending", "proof", "lent", "sig"})
+PRESENT_KEYS = FRAME_FIELDS["present"]
 
 
 @dataclass(frozen=True)
@@ -168,7 +169,7 @@ class LinkServer:
             elif msg["k"] == "vote" and self.on_vote is not None:
                 self.on_vote(seat, msg)
             elif msg["k"] == "rec" and self.on_rec is not None:
-                if set(msg) != {"k", "rec"}:
+                if set(msg) != FRAME_FIELDS["rec"]:
                     raise hs.NetError(hs.MALFORMED, "a rec frame is {rec}")
                 self.on_rec(seat, msg["rec"])
             else:
@@ -180,10 +181,18 @@ class LinkServer:
         pending = list(self.pending())[:MAX_PENDING]
         proof = None if self.proof is None else self.proof()
         lent = None if self.lent is None else self.lent()
-        sig = self.identity.sign(
-            PRESENT_LABEL, _present_signed(s.game, have, nonce, pending, proof, lent, s.seat))
-        return {"k": "present", "nonce": nonce, "have": have, "pending": pending,
-                "proof": proof, "lent": lent, "sig": sig}
+        return present_message(self.identity, s.game, s.seat, nonce, have, pending, proof, lent)
+
+
+def present_message(
+    identity: IdentityKey, game: bytes, seat: int, nonce: bytes, have: int,
+    pending: list[dict[str, Any]], proof: dict[str, Any] | None = None, lent: int | None = None,
+) -> dict[str, Any]:
+    """Seat ``seat``'s signed ``present`` answering the probe ``nonce`` (4.6)."""
+    sig = identity.sign(
+        PRESENT_LABEL, _present_signed(game, have, nonce, pending, proof, lent, seat))
+    return {"k": "present", "nonce": nonce, "have": have, "pending": pending, "proof": proof,
+            "lent": lent, "sig": sig}
 
 
 async def serve_links(
@@ -221,10 +230,18 @@ def _nonce(v: Any) -> bool:
     return isinstance(v, bytes) and len(v) == hs.NONCE_SIZE
 
 
+def probe_message(nonce: bytes) -> dict[str, Any]:
+    """A ``probe``: is the linked seat present? (4.6)"""
+    return {"k": "probe", "nonce": nonce}
+
+
 def check_probe(msg: dict[str, Any]) -> bytes:
-    """The nonce of a well-formed ``probe`` frame; NetError UNEXPECTED otherwise."""
-    if msg.get("k") != "probe" or set(msg) != {"k", "nonce"} or not _nonce(msg["nonce"]):
-        raise hs.NetError(hs.UNEXPECTED, "a probe is {nonce} of 32 bytes")
+    """The nonce of a well-formed ``probe`` frame; NetError UNEXPECTED for another kind,
+    MALFORMED for other fields or a nonce that is not 32 bytes."""
+    if msg.get("k") != "probe":
+        raise hs.NetError(hs.UNEXPECTED, f"expected probe, got {msg.get('k')!r}")
+    if set(msg) != FRAME_FIELDS["probe"] or not _nonce(msg["nonce"]):
+        raise hs.NetError(hs.MALFORMED, "a probe is {nonce} of 32 bytes")
     return msg["nonce"]
 
 
@@ -240,7 +257,7 @@ def check_link(msg: dict[str, Any], nonce: bytes, session: Session) -> int:
     if msg.get("version") != PROTOCOL_VERSION:
         refusal = version_mismatch("this seat's link", msg.get("version"))
         raise hs.NetError(hs.VERSION_MISMATCH, refusal)
-    if set(msg) != {"k", "version", "game", "seat", "sig"}:
+    if set(msg) != FRAME_FIELDS["link"]:
         raise hs.NetError(hs.MALFORMED, "link fields are version, game, seat, sig")
     seat, game = msg["seat"], msg["game"]
     if game != session.game:
@@ -318,7 +335,7 @@ async def probe(
 
     async def ask(stream: FramedStream) -> Present:
         nonce = os.urandom(hs.NONCE_SIZE)
-        await hs.send_message(stream, {"k": "probe", "nonce": nonce})
+        await hs.send_message(stream, probe_message(nonce))
         return check_present(await hs.receive_message(stream), nonce, session, target)
 
     return await _over_link(identity, session, target, timeout_s, ask, relay)
@@ -328,8 +345,11 @@ def check_present(msg: dict[str, Any], nonce: bytes, session: Session, target: i
     """A checked ``present`` from ``target`` answering ``nonce``; NetError otherwise. Its
     ``proof`` is nil or a record (5.2) by its structure; what it proves is the node's to
     judge (4.6)."""
-    if msg.get("k") != "present" or set(msg) != PRESENT_KEYS:
-        raise hs.NetError(hs.UNEXPECTED, "expected present")
+    if msg.get("k") != "present":
+        raise hs.NetError(hs.UNEXPECTED, f"expected present, got {msg.get('k')!r}")
+    if set(msg) != PRESENT_KEYS:
+        raise hs.NetError(hs.MALFORMED, "present fields are nonce, have, pending, proof, "
+                                        "lent, sig")
     have, pending, proof, lent = msg["have"], msg["pending"], msg["proof"], msg["lent"]
     if msg["nonce"] != nonce or not isinstance(have, int) or isinstance(have, bool) \
             or have < -1 or not isinstance(pending, list) or len(pending) > MAX_PENDING:

@@ -38,6 +38,7 @@ from dernier_p2p.net.peer import DROPPED, HostLost
 from dernier_p2p.net.reach import new_host_dialer
 from dernier_p2p.net.seat import LocalSeat
 from dernier_p2p.protocol.errors import ProtocolError
+from dernier_p2p.protocol.frames import FRAME_FIELDS
 from dernier_p2p.protocol.votes import CENSOR_MS
 
 log = logging.getLogger("dernier_p2p.net.watch")
@@ -170,8 +171,10 @@ class Watcher:
             return
         if msg["k"] in ("ready", "beat"):  # a seat's pass (18), a keepalive (4.3)
             return
-        if msg["k"] != "rec" or set(msg) != {"k", "rec"}:
+        if msg["k"] != "rec":
             raise hs.NetError(hs.UNEXPECTED, f"unexpected frame {msg['k']!r} from the host")
+        if set(msg) != FRAME_FIELDS["rec"]:
+            raise hs.NetError(hs.MALFORMED, "a rec frame is {k, rec}")
         rec = msg["rec"]
         if self.me is None:
             self.me = LocalSeat.observer(rec, self.config.transcript, self.config.offload)

@@ -16,10 +16,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from dernier_p2p.protocol.errors import ProtocolError
+from dernier_p2p.protocol.frames import FRAME_FIELDS
 from dernier_p2p.wire.identity import BadSignature, IdentityKey, verify
 
 READY_LABEL = "dernier-p2p/ready"
-READY_FIELDS = frozenset({"k", "seat", "at", "sig"})
+READY_FIELDS = FRAME_FIELDS["ready"]
 
 
 def _int(v: Any) -> bool:

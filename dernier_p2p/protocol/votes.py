@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from dernier_p2p.protocol.errors import ProtocolError
+from dernier_p2p.protocol.frames import FRAME_FIELDS
 from dernier_p2p.wire.identity import BadSignature, IdentityKey, Verified, verify
 
 VOTE_LABEL = "dernier-p2p/vote"
@@ -150,7 +151,7 @@ def check_vote_frame(msg: Mapping[str, Any], n: int) -> tuple[str, int | None, d
 
     kind, target, vote = msg.get("kind"), msg.get("target"), msg.get("vote")
     ok = (
-        set(msg) == {"k", "kind", "target", "vote"}
+        set(msg) == FRAME_FIELDS["vote"]
         and kind in VOTE_KINDS
         and (target is None if kind == "abandon" else seat(target))
         and isinstance(vote, dict)

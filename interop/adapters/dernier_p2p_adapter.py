@@ -6,7 +6,8 @@ verdicts to stdout, as length-prefixed msgpack maps (``interop/README.md``).
 Records are judged by an observer :class:`~dernier_p2p.protocol.session.Session` (``seat=None``)
 fed every record in order, exactly as a peer checks the records the host relays: the first
 :class:`~dernier_p2p.protocol.errors.ProtocolError` is the verdict. Frames are judged against the
-framing limits and the frame codec of :mod:`dernier_p2p.net.handshake`.
+framing limits and the frame codec of :mod:`dernier_p2p.net.handshake`, each kind's field set
+from :data:`dernier_p2p.protocol.frames.FRAME_FIELDS`.
 
 Cases that share a prefix (the runner sends them in transcript order) reuse one observer: it is
 fed the common prefix once and copied for each case's next record.
@@ -22,18 +23,13 @@ from typing import Any
 
 from dernier_p2p.net import handshake as hs
 from dernier_p2p.protocol.errors import ProtocolError
+from dernier_p2p.protocol.frames import FRAME_FIELDS, shapes
 from dernier_p2p.protocol.session import Session
 from dernier_p2p.wire.canonical import EncodingError, decode
 
-FRAME_KINDS: dict[str, frozenset[str] | None] = {
-    "challenge": frozenset({"k", "version", "nonce", "table"}),
-    "hello": frozenset({"k", "version", "name", "key", "listen", "sig"}),
-    "resume": frozenset({"k", "version", "key", "have", "sig"}),
-    "welcome": None,  # {"k", "seat"}, plus "last" after a resume
-    "error": frozenset({"k", "code", "detail"}),
-    "env": frozenset({"k", "env"}),
-    "rec": frozenset({"k", "rec"}),
-}
+FRAME_KINDS: dict[str, tuple[frozenset[str], ...]] = {kind: shapes(kind) for kind in FRAME_FIELDS}
+"""Each frame kind of PROTOCOL.md 4.1 and the field sets it may have: the implementation's own
+table (:mod:`dernier_p2p.protocol.frames`), so the two cannot drift."""
 
 
 @dataclass(frozen=True)
@@ -195,11 +191,8 @@ def verify_frame(data: Any) -> Verdict:
     kind = message["k"]
     if kind not in FRAME_KINDS:
         return Verdict("invalid", hs.UNEXPECTED, None, None, f"unknown frame kind {kind!r}")
-    fields = FRAME_KINDS[kind]
     keys = set(message)
-    if fields is None:
-        fields = frozenset({"k", "seat"}) | ({"last"} if "last" in keys else set())
-    if keys != fields:
+    if keys not in FRAME_KINDS[kind]:
         return Verdict("invalid", hs.MALFORMED, None, None, f"{kind} frame fields {sorted(keys)}")
     return VALID
 

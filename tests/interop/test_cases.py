@@ -7,6 +7,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
+from dernier_p2p.protocol.frames import FRAME_FIELDS
 from dernier_p2p.protocol.messages import BODY_FIELDS, MOVE_FIELDS
 from dernier_p2p.rules import VARIANTS
 from dernier_p2p.wire.canonical import decode, encode
@@ -90,6 +91,25 @@ def test_invalid_kinds_covered():
                   "UnknownMessage", "UnknownField", "Fork", "Counter", "HostChange", "Version",
                   "Handshake", "Complaint", "LiveCheat"):
         assert probe in flags, probe
+
+
+def test_every_frame_kind_has_its_cases_and_its_row_in_the_protocol():
+    """Each kind of the implementation's frame table is a row of the table of PROTOCOL.md 4.1
+    naming its fields, and has a valid frame, one with an extra field and one with a field
+    missing (a beat has no field to miss)."""
+    section = PROTOCOL.split("### 4.1 Frames", 1)[1].split("### 4.2", 1)[0]
+    rows = dict(re.findall(r"^\| `([a-z]+)` \|[^|]*\|(.*)\|$", section, re.M))
+    del rows["k"]  # the header
+    assert set(rows) == set(FRAME_FIELDS)
+    for kind, fields in FRAME_FIELDS.items():
+        assert fields - {"k"} <= set(re.findall(r"`([a-z_]+)`", rows[kind])), kind
+    cases = {c.id: c for c in load_cases() if c.id.startswith("frame-")}
+    for kind in FRAME_FIELDS:
+        assert cases[f"frame-{kind}-valid"].expected["result"] == "valid"
+        assert cases[f"frame-{kind}-extra"].expected["code"] == "MALFORMED"
+        missing = [c for i, c in cases.items() if i.startswith(f"frame-{kind}-no-")]
+        assert len(missing) == (kind != "beat"), kind
+        assert all(c.expected["code"] == "MALFORMED" for c in missing)
 
 
 def test_transcripts_are_small_and_canonical():

@@ -247,6 +247,7 @@ async def test_a_seats_probes_are_answered_at_most_once_a_second_over_all_its_li
 
 
 def test_a_probe_is_a_nonce_of_32_bytes_and_nothing_else() -> None:
+    """Another kind is UNEXPECTED; a probe of other fields MALFORMED (PROTOCOL.md 4.1)."""
     nonce = b"n" * hs.NONCE_SIZE
     assert links.check_probe({"k": "probe", "nonce": nonce}) == nonce
     for bad in ({"k": "probe", "nonce": nonce[:-1]}, {"k": "probe", "nonce": nonce + b"n"},
@@ -254,7 +255,10 @@ def test_a_probe_is_a_nonce_of_32_bytes_and_nothing_else() -> None:
                 {"k": "probe", "nonce": nonce, "x": 1}):
         with pytest.raises(hs.NetError) as err:
             links.check_probe(bad)
-        assert err.value.code == hs.UNEXPECTED
+        assert err.value.code == hs.MALFORMED
+    with pytest.raises(hs.NetError) as err:
+        links.check_probe({"k": "present", "nonce": nonce})
+    assert err.value.code == hs.UNEXPECTED
 
 
 def test_a_link_of_another_version_is_refused_naming_both_versions() -> None:

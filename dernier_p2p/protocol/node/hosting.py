@@ -32,6 +32,7 @@ from typing import Any
 
 from dernier_p2p.protocol.envelope import Author
 from dernier_p2p.protocol.errors import ProtocolError
+from dernier_p2p.protocol.frames import FRAME_FIELDS
 from dernier_p2p.protocol.liveness import actions as act
 from dernier_p2p.protocol.liveness.budgets import Budgets
 from dernier_p2p.protocol.liveness.host import HostWatch, status_frame
@@ -385,7 +386,7 @@ class Hosting:
             shown = "".join(c if c.isprintable() else "?" for c in f"{code}: {detail}")
             self.out.append(fx.Log("warning", f"seat {seat} reports {shown}"))
         elif kind == "beat":
-            if set(msg) != {"k"}:
+            if set(msg) != FRAME_FIELDS["beat"]:
                 self._fault(seat, "MALFORMED", "a beat has no field", now)
         elif kind == "vote" and self.full and self.watch is not None:
             refusal = self.watch.vote(seat, msg)
@@ -396,14 +397,17 @@ class Hosting:
             self._on_ready(seat, msg, now)
         elif kind == "done":
             last = msg.get("last")
-            if set(msg) != {"k", "last"} or not isinstance(last, int) or isinstance(last, bool):
+            if set(msg) != FRAME_FIELDS["done"] or not isinstance(last, int) \
+                    or isinstance(last, bool):
                 self._fault(seat, "MALFORMED", "a done frame is {k, last}", now)
             else:
                 self.confirmed[seat] = last
         elif kind == "pass" and self.own is not None:
             self._on_pass(seat, msg, now)
-        elif kind != "env" or set(msg) != {"k", "env"}:
+        elif kind != "env":
             self._fault(seat, "UNEXPECTED", f"unexpected frame {kind!r}", now)
+        elif set(msg) != FRAME_FIELDS["env"]:
+            self._fault(seat, "MALFORMED", "an env frame is {k, env}", now)
         elif not self.gathering and self.own is None:
             self._fault(seat, "UNEXPECTED", "the match has not started", now)
         else:
@@ -418,7 +422,7 @@ class Hosting:
         """A ``pass`` frame: another seat's envelope, sequenced as its author's (5.4)."""
         assert self.own is not None
         env = msg.get("env")
-        if set(msg) != {"k", "env"} or not isinstance(env, dict):
+        if set(msg) != FRAME_FIELDS["pass"] or not isinstance(env, dict):
             self._fault(seat, "MALFORMED", "a pass frame is {k, env}", now)
             return
         author, n = env.get("seat"), env.get("n")

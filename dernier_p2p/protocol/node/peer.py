@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dernier_p2p.protocol.errors import ProtocolError
+from dernier_p2p.protocol.frames import FRAME_FIELDS
 from dernier_p2p.protocol.judge import would_sequence
 from dernier_p2p.protocol.liveness import actions as act
 from dernier_p2p.protocol.liveness.budgets import Budgets
@@ -264,7 +265,7 @@ class PeerNode:
         if self.watch is not None:
             self.watch.heard(now)
         kind = msg["k"]
-        if kind == "rec" and set(msg) == {"k", "rec"}:
+        if kind == "rec" and set(msg) == FRAME_FIELDS["rec"]:
             if self.rebuild is not None:
                 self.rebuild.append(msg["rec"])
                 return
@@ -288,6 +289,10 @@ class PeerNode:
                 self.queue.append(msg)
             else:
                 self._on_error(msg, now)
+        elif kind == "rec":  # a rec frame with other fields than {k, rec} (4.1)
+            self.out.append(fx.Log("warning", "malformed rec frame from the host"))
+            self._refuse(ProtocolError("MALFORMED", self.up_host, "a rec frame is {k, rec}"),
+                         now)
         else:
             self.out.append(fx.Log("warning", f"unexpected frame {kind!r} from the host"))
             self._refuse(ProtocolError("UNEXPECTED", self.up_host,
@@ -296,7 +301,7 @@ class PeerNode:
     def _on_status(self, msg: dict[str, Any], now: int) -> None:
         assert self.own is not None
         seat, state, grace = msg.get("seat"), msg.get("state"), msg.get("grace_ms")
-        ok = (set(msg) == {"k", "seat", "state", "grace_ms"} and isinstance(seat, int)
+        ok = (set(msg) == FRAME_FIELDS["status"] and isinstance(seat, int)
               and not isinstance(seat, bool) and 0 <= seat < self.own.session.n
               and state in ("dropped", "back") and isinstance(grace, int)
               and not isinstance(grace, bool) and 0 <= grace < 2**31)

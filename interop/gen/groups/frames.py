@@ -1,8 +1,14 @@
-"""Frames on a connection and the handshake (sections 4.1, 4.2)."""
+"""Frames on a connection and the handshake (sections 4.1, 4.2): every frame kind of
+:data:`~dernier_p2p.protocol.frames.FRAME_FIELDS`, well formed, with a field too many and with
+one missing."""
 
 from __future__ import annotations
 
 from dernier_p2p.net import handshake as hs
+from dernier_p2p.net import links
+from dernier_p2p.protocol.frames import FRAME_FIELDS
+from dernier_p2p.protocol.ready import ready_frame
+from dernier_p2p.protocol.votes import sign_vote, vote_frame
 from dernier_p2p.wire.canonical import encode
 from dernier_p2p.wire.hashing import digest
 from interop.gen.forge import SPECS, Spec, flip, frame_case, map_bytes
@@ -32,10 +38,41 @@ def frame_cases(b: Base) -> None:
                                                   "players": 3, "taken": 1}),
         "welcome": {"k": "welcome", "seat": 2},
         "welcome-resume": {"k": "welcome", "seat": 2, "last": 57},
+        "watch": hs.watch_message(41),
+        "watching": {"k": "watching", "last": 57},
+        "vote": vote_frame("timeout", 0, sign_vote(ident, b.game, "timeout", 0, 1, 40)),
+        "status": hs.status_message(0, "dropped", 30_000),
+        "done": {"k": "done", "last": 57},
+        "ready": ready_frame(ident, b.game, 1, 40),
+        "pass": {"k": "pass", "env": b.records[3]["env"]},  # seat 0's, passed on by seat 1
+        "beat": {"k": "beat"},
+        "link": links.link_message(ident, b.game, 1, nonce),
+        "probe": links.probe_message(nonce),
+        "present": links.present_message(ident, b.game, 1, nonce, 11, []),
     }
+    said = {"present": "a well-formed present frame: proof nil, lent nil (4.6)",
+            "welcome-resume": "a well-formed welcome frame answering a resume (with last)"}
     for name, msg in good.items():
-        frame_case(f"frame-{name}-valid", f"a well-formed {name} frame", ["Frame", "Valid"],
-                   fr(encode(msg)), None)
+        frame_case(f"frame-{name}-valid", said.get(name, f"a well-formed {name} frame"),
+                   ["Frame", "Valid"], fr(encode(msg)), None)
+    proof, pending = b.records[12], b.records[8]["env"]  # a record; an envelope of seat 1
+    frame_case("frame-present-proof-valid", "a present showing a proof (a record signed by the "
+               "host) and the first record it took over a link (4.6)", ["Frame", "Valid", "Link"],
+               fr(encode(links.present_message(ident, b.game, 1, nonce, 11, [pending], proof, 9))),
+               None)
+    frame_case("frame-rec-link-valid", "a rec frame lending a record over a seat link (4.6)",
+               ["Frame", "Valid", "Link"], fr(encode({"k": "rec", "rec": b.records[6]})), None)
+    for kind, fields in FRAME_FIELDS.items():
+        msg = good[kind]
+        assert set(msg) == fields, kind
+        if kind != "env":  # frame-env-extra below
+            frame_case(f"frame-{kind}-extra", f"a {kind} frame with an extra field",
+                       ["Frame", "UnknownField"], fr(encode({**msg, "x": 1})), "MALFORMED")
+        if kind in DROPPED:
+            gone = DROPPED[kind]
+            frame_case(f"frame-{kind}-no-{gone.replace('_', '-')}",
+                       f"a {kind} frame without its {gone} field", ["Frame", "Malformed"],
+                       fr(encode({k: v for k, v in msg.items() if k != gone})), "MALFORMED")
     payload = encode(good["env"])
     frame_case("frame-oversized", "a frame announcing 1 MiB + 1 bytes (refused on the length)",
                ["Frame", "Oversized"], (hs.MAX_FRAME + 1).to_bytes(4, "big") + payload, "OVERSIZED")
@@ -62,6 +99,15 @@ def frame_cases(b: Base) -> None:
                fr(encode({"k": "env", "env": env, "pad": b"x"})), "MALFORMED")
     frame_case("frame-garbage", "bytes that are not msgpack", ["Frame", "Encoding"],
                fr(b"\xc1\xc1\xc1"), "MALFORMED")
+
+
+DROPPED = {
+    "challenge": "table", "hello": "sig", "resume": "have", "watch": "have", "watching": "last",
+    "welcome": "seat", "env": "env", "rec": "rec", "error": "detail", "vote": "target",
+    "status": "grace_ms", "done": "last", "ready": "sig", "pass": "env", "link": "sig",
+    "probe": "nonce", "present": "lent",
+}
+"""The field each kind's missing-field case drops (a beat has none)."""
 
 
 def handshake_cases(b: Base) -> None:
