@@ -388,6 +388,41 @@ HOST_CASES = {
         "faults=[Hostile(at=8413, pid=0, kind='equivocate', target=4, until=23413), "
         "Partition(at=6748, group=(2,), until=7092)])",
     ),
+    # G1 with a refused head (equivocate): the host showed seat 2 another record 17 than seat
+    # 1, then refused seat 2's shuffle as echoing a head it does not hold (FORK) and sent it
+    # nothing more, so seat 2 had no record that failed to show. Seat 1 probed it at its
+    # limit, found its envelope failing (the head unknown) and voted it out; the host, killed
+    # meanwhile, never tallied. Seat 1 took over, and its host_change did not follow seat 2's
+    # record 17: seat 2 stopped on BAD_CHAIN naming honest seat 1 (the welcome's last was its
+    # own index, so the divergence of 4.4 was not looked for). Fixed: a seat shows the other
+    # seats the head its host refused as FORK when that host signed it (PROTOCOL.md 4.6), a
+    # seat stopping on FORK lends both records, and a new host's first record that does not
+    # follow is a divergence at the seat's own index too (4.4): both seats stop on FORK
+    # naming the host.
+    'G1-equivocated-head-refused': (
+        'blamed-honest',
+        True,
+        "Case(seed=605508, setup=Setup(players=3, variant='dernier', options={'match': "
+        "['hands', 1], 'hand_size': 3}, timers={'turn_ms': 12464, 'declare_ms': 991, "
+        "'grace_ms': 12336}, listens=[True, True, True], speeds=[0.68, 0.93, 1.01], "
+        "clocks=[(2424, 741755274, 1699258225677), (4183, 649178800, 1699350917706), (4256, "
+        "730820338, 1699269210134)], constants={}), faults=[Kill(at=10302, pid=0, until=10448, "
+        "clean=False), Hostile(at=683, pid=0, kind='equivocate', target=2, until=15683)])",
+    ),
+    # The same host killed before seat 2's envelope reached it: no refusal, nothing to show.
+    # Seat 1 took over at seat 2's index with another record 17; seat 2 stopped on BAD_CHAIN
+    # naming seat 1. Fixed by the divergence check at the seat's own index (4.4): seat 2
+    # rebuilds from seat 1's records and the match ends ranked.
+    'G1-equivocation-then-host-change': (
+        'blamed-honest',
+        True,
+        "Case(seed=605508, setup=Setup(players=3, variant='dernier', options={'match': "
+        "['hands', 1], 'hand_size': 3}, timers={'turn_ms': 12464, 'declare_ms': 991, "
+        "'grace_ms': 12336}, listens=[True, True, True], speeds=[0.68, 0.93, 1.01], "
+        "clocks=[(2424, 741755274, 1699258225677), (4183, 649178800, 1699350917706), (4256, "
+        "730820338, 1699269210134)], constants={}), faults=[Kill(at=700, pid=0, until=10448, "
+        "clean=False), Hostile(at=683, pid=0, kind='equivocate', target=2, until=15683)])",
+    ),
 }
 """A hostile host against one seat that gives an address (docs/LIVENESS.md, "Design gaps",
 closed): name -> (the invariant it broke, strict (its target counted as protected), the

@@ -33,8 +33,10 @@ RULES: tuple[Rule, ...] = (
     Rule("pass-on", "seat", "a probe of X shows an envelope", "pass it to the host"),
     Rule("lend", "seat", "a probe of X answers with have below the record that began the "
          "wait on X; or this seat stopped with a proof; or the match ended, to a seat it lent "
-         "to", "send X the records after its have over a link (once per wait) and restart the "
-         "wait with the catch-up budget; a proof, to every seat with an address"),
+         "to; or its host refused an own envelope as echoing a head that host signed (FORK)",
+         "send X the records after its have over a link (once per wait) and restart the "
+         "wait with the catch-up budget; a proof (both records of a fork), or the refused "
+         "head, to every seat with an address but the host"),
     Rule("timeout", "seat; the host for its own vote", "the wait on X reached limit(X); X not "
          "reported dropped; a probe showed nothing and a have at or past the record that began "
          "the wait (or the seat lent to X in this wait), or did not answer; nothing of X "

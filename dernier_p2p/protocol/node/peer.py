@@ -96,6 +96,7 @@ class PeerNode:
         self.rebuild_suffix = ".replaced"
         self.stopped: ProtocolError | None = None
         self.proof: dict[str, Any] | None = None  # the record that proves the stop (4.6)
+        self.shown_heads: set[int] = set()  # own records shown after a FORK refusal (4.6)
         self.linger_until: int | None = None  # links answered until then, once stopped
         self.ended: str | None = None
         self.said_done = False
@@ -227,7 +228,9 @@ class PeerNode:
                 self._to_host({"k": "rec", "rec": rec}, now)
         self.catch_to = last
         self.caught_up = len(self.own.records) > last
-        self.check_fork = new_host and last > mine
+        # (a new host at this seat's index or past it: its first record must follow this
+        # seat's own last one, or the chains diverged at its host change, 4.4)
+        self.check_fork = new_host and last >= mine
         self.watch.connected(host, now)
         if self.caught_up:
             self._caught_up(now)
@@ -320,6 +323,8 @@ class PeerNode:
         code = "".join(c if c.isprintable() else "?" for c in code[:64])
         detail = "".join(c if c.isprintable() else "?" for c in detail[:1000])
         self.out.append(fx.Log("warning", f"host refused a message: {code}: {detail}"))
+        if code == "FORK":
+            self._show_heads()
         resend = self.own.refused(code, detail)
         for told in self.own.told:
             self.out.append(fx.Refused(*told))
@@ -573,6 +578,7 @@ class PeerNode:
         chain = own.session.chain
         kept = own.evidence is rec  # (a seat's fault: the host relays it to every seat)
         proof = None
+        lent: list[dict[str, Any]] = []
         if isinstance(rec, dict) and exc.seat is not None and rec.get("h") == exc.seat and \
                 chain.signed(rec):
             i = rec["i"]
@@ -580,20 +586,51 @@ class PeerNode:
                 kept = True
                 mine = own.records[-1] if from_host is not False else None
                 proof = rec if rec["prev"] == chain.head else mine
+                lent = [proof] if proof is not None else []
             elif i <= own.last and exc.code == "FORK":
                 kept = True
                 proof = own.records[i] if from_host else rec
+                # both records of the fork: whichever one a seat holds, the other stops it
+                # (the seat that lent ``rec`` holds it, and learns of the fork from ours)
+                lent = [proof, rec if from_host else own.records[i]]
         if kept and not again:
             self.out.append(fx.Persist(rec))
         self._refuse(exc, now)
         if proof is None:
             return
         self.proof = proof
-        session = own.session
-        for seat in sorted(chain.at_table):  # lent at once to the seats links reach (4.6)
-            if seat not in (own.seat, chain.host) and \
-                    session.table_body["players"][seat]["listen"] is not None:
-                self.out.append(act.Lend(rule("lend"), seat, proof["i"] - 1, [proof]))
+        self._lend_to_all(lent)
+
+    def _lend_to_all(self, records: list[dict[str, Any]]) -> None:
+        """Lend ``records`` at once to every other seat at the table that gives an address,
+        but the host (4.6)."""
+        own = self.own
+        assert own is not None
+        chain, players = own.session.chain, own.session.table_body["players"]
+        for seat in sorted(chain.at_table):
+            if seat not in (own.seat, chain.host) and players[seat]["listen"] is not None:
+                self.out.append(act.Lend(rule("lend"), seat, records[0]["i"] - 1, records))
+
+    def _show_heads(self) -> None:
+        """The host refused an own envelope as echoing a head it does not hold (``FORK``).
+        An honest host holds every record it signed, so if the head an unsequenced own
+        envelope echoes is a record that host signed, the host may have sent this seat another
+        record than the others for that index: the seat shows it to the other seats (4.6), as
+        a lent record. A seat holding another record the host signed at that index after the
+        same record stops on ``FORK`` naming the host and lends both back; any other seat
+        skips it or takes it as its next record. Once per record."""
+        own = self.own
+        if own is None or not self.up or self.stopped is not None:
+            return
+        chain = own.session.chain
+        if self.up_host != chain.host:
+            return  # (a new host holds another chain after its host change: 4.4)
+        for n in sorted(own.unsequenced):
+            i = chain.index_of(own.unsequenced[n]["head"])
+            if i is None or i < 1 or i in self.shown_heads or chain.signer_of(i) != chain.host:
+                continue
+            self.shown_heads.add(i)
+            self._lend_to_all([own.records[i]])
 
     def _refuse(self, exc: ProtocolError, now: int) -> None:
         """A record this seat refuses: the match stops for it (the host is told); it answers

@@ -186,8 +186,22 @@ def test_a_proof_of_two_records_for_one_index_stops_the_seat_naming_the_host(tab
     assert stops(out) == [("FORK", HOST)]
     assert persisted(out) == [other]  # after its own records: the evidence
     assert node.proof is other  # the one the others are not expected to hold
-    assert lends(out) == [(1, [other])]
+    # both records of the fork: seat 1 showed ``other`` and holds it; ours stops it too
+    assert lends(out) == [(1, [other, table.records[3]])]
     assert node.present() == (5, [], other, None)
+
+
+def test_a_lent_second_record_for_a_held_index_stops_the_seat_and_both_are_lent_back(
+    table: Bed,
+) -> None:
+    """Seat 1 was shown another record 3 than this seat's: lent, it is the evidence of a
+    fork; this seat lends seat 1 its own record 3, which seat 1 lacks, with seat 1's."""
+    node = node_of(table, 2, 5)
+    other = second(table, 3)
+    node.from_link(1, other, 50)
+    out = run(node, 50)
+    assert stops(out) == [("FORK", HOST)] and persisted(out) == [other]
+    assert lends(out) == [(1, [other, table.records[3]])]
 
 
 @pytest.mark.parametrize("bad", ["bad signature", "another prev", "the same hash", "not the "
@@ -254,6 +268,73 @@ def test_a_second_host_record_for_a_held_index_shows_the_seats_own(table: Bed):
     out = run(node, 10)
     assert stops(out) == [("FORK", HOST)] and persisted(out) == [other]
     assert node.proof is table.records[3]
+    assert lends(out) == [(1, [table.records[3], other])]
+
+
+# ---------------------------------------------------------------------- a head refused
+def test_a_head_the_host_says_it_does_not_hold_is_shown_to_the_other_seats(table: Bed):
+    """The host refuses this seat's envelope as echoing a head it does not hold (FORK), a
+    record it signed: it may have sent this seat another record than the others there. The
+    seat lends that record to the seats it reaches (not the host), once."""
+    node = node_of(table, 2, 3)
+    node.send_own(node.own.session.ack(), 10)  # echoes record 2, signed by the host
+    node.take()
+    error = {"k": "error", "code": "FORK", "detail": "seat 2 echoes a head this chain does "
+             "not hold"}
+    node.from_host(error, 20)
+    out = node.take()
+    assert lends(out) == [(1, [table.records[2]])] and stops(out) == []
+    node.from_host(error, 30)  # once per record
+    assert lends(node.take()) == []
+
+
+def test_another_refusal_shows_nothing(table: Bed):
+    node = node_of(table, 2, 3)
+    node.send_own(node.own.session.ack(), 10)
+    node.take()
+    node.from_host({"k": "error", "code": "DUPLICATE", "detail": "counter reused"}, 20)
+    assert lends(node.take()) == []
+
+
+def test_a_fork_shown_by_the_head_refused_stops_every_seat_naming_the_host(table: Bed):
+    """The host sent seat 2 another record 3 than seat 1: seat 2 shows it when the host
+    refuses its head; seat 1 stops on the fork and lends both back; seat 2 stops too."""
+    other = second(table, 3)
+    two = node_of(table, 2, 3)
+    two.from_host({"k": "rec", "rec": other}, 10)
+    run(two, 10)
+    two.send_own(two.own.session.ack(), 11)
+    two.take()
+    two.from_host({"k": "error", "code": "FORK", "detail": "a head it does not hold"}, 20)
+    shown = lends(two.take())
+    assert shown == [(1, [other])]
+    one = node_of(table, 1, 5)
+    for rec in shown[0][1]:
+        one.from_link(2, rec, 30)
+    out = run(one, 30)
+    assert stops(out) == [("FORK", HOST)]
+    back = lends(out)
+    assert back == [(2, [other, table.records[3]])]
+    for rec in back[0][1]:
+        two.from_link(1, rec, 40)
+    assert stops(run(two, 40)) == [("FORK", HOST)]
+
+
+# ---------------------------------------------------------------------- a new host's chain
+@pytest.mark.parametrize("last", [4, 5])
+def test_a_new_hosts_first_record_that_does_not_follow_is_a_divergence_not_a_fault(
+    table: Bed, last: int
+) -> None:
+    """Seat 2 resumes with seat 1, a host change it has not seen, at its own index or past
+    it: a first record whose ``prev`` is not this seat's head means the chains differ since
+    the host change (4.4): it rebuilds from the new host's records, blaming nobody."""
+    node = node_of(table, 2, 5)  # records 0 .. 4
+    node.welcomed(1, 2, last, 10)
+    node.take()
+    node.from_host({"k": "rec", "rec": second(table, 5, prev=table.records[3]["prev"])}, 20)
+    out = run(node, 20)
+    assert stops(out) == [] and node.stopped is None
+    assert any(isinstance(e, fx.Close) and e.why == "rebuilding" for e in out)
 
 
 @pytest.mark.parametrize("how", ["gap", "bad signature"])
