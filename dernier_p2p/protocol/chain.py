@@ -293,8 +293,9 @@ class ChainChecker:
         return first[0] if first else None
 
     # ------------------------------------------------------------------ checks
-    def check_envelope(self, env: object, fault: int | None) -> dict:
-        """Check an envelope against the current chain as the next one to be sequenced; every
+    def check_envelope(self, env: object, fault: int | None, lead: int = 0) -> dict:
+        """Check an envelope against the current chain as the next one to be sequenced (or,
+        with ``lead``, as its author's envelope after ``lead`` more of its author's); every
         fault names ``fault``. Returns the envelope; changes nothing."""
         env = check_envelope(env, fault, self.n)
         author = env["seat"]
@@ -303,7 +304,7 @@ class ChainChecker:
         if author not in self._at_table:
             raise ProtocolError("WRONG_SEAT", fault, f"seat {author} has left the table")
         verify_envelope(env, self.player_keys[author], fault, self._verified)
-        want = self._next_n[author]
+        want = self._next_n[author] + lead
         if env["n"] < want:
             raise ProtocolError("DUPLICATE", fault, f"seat {author} counter {env['n']} reused")
         if env["n"] > want:

@@ -20,16 +20,17 @@ from dernier_p2p.protocol.session import Session
 HOST_BODIES = frozenset({"table", "timeout", "left", "no_contest", "host_change"})
 
 
-def would_sequence(session: Session, envelope: Any) -> ProtocolError | None:
+def would_sequence(session: Session, envelope: Any, lead: int = 0) -> ProtocolError | None:
     """The refusal the host owes ``envelope`` if it came now, as the next envelope of its
-    author, to a host holding ``session``'s records; None if it would sequence it. Nothing of
-    ``session`` changes."""
+    author, to a host holding ``session``'s records; None if it would sequence it. ``lead``:
+    judged after that many chats and acks of its author before it (sequenced first, they change
+    nothing but the counter, PROTOCOL.md 4.6). Nothing of ``session`` changes."""
     if session.fault is not None:
         return session.fault
     if session.finished:
         return ProtocolError("UNEXPECTED", None, "the match is over")
     try:
-        env = session.chain.check_envelope(envelope, None)
+        env = session.chain.check_envelope(envelope, None, lead)
     except ProtocolError as exc:
         return exc
     author, body = env["seat"], env["body"]

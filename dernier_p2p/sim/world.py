@@ -652,6 +652,8 @@ class World:
                 self.close_end(target, old, tell=False)
             node.host.joined(got, known, target.now())
             target.flush()
+            conn.last_sent[proc.pid] = self.now  # its network side beats from the resume on,
+            self._beat_later(conn, proc.pid)  # its node busy or not (its welcome waits)
 
         self.at(there, lambda: target.post(answer))
 

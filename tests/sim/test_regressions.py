@@ -303,6 +303,56 @@ CASES = {
         "300044075, 1699699880756)], constants={}), faults=[Partition(at=6279, group=(3, 4, 5),"
         " until=21249), Kill(at=1364, pid=0, until=31364, clean=True)])",
     ),
+    # A censoring host dropped every envelope of seat 1, whose first unsequenced one was an
+    # ack: an ack is never evidence, and the move behind it failed the judge (its counter
+    # ahead of the chain's), so nobody deposed the host; probes showed, and passed on, the ack
+    # alone, and the table was abandoned. Fix: chats and acks count as sequenced before the
+    # envelopes after them when a seat judges a probe's pending envelopes and its evidence
+    # (PROTOCOL.md 4.6, 7.5); a prober passes the acks on, then the envelope behind them.
+    'censored-ack-before-a-move': (
+        'no-contest',
+        "Case(seed=602895, setup=Setup(players=5, variant='standard', options={'match': ['hands"
+        "', 1]}, timers={'turn_ms': 15598, 'declare_ms': 943, 'grace_ms': 10167}, listens=[True"
+        ', True, True, True, True], speeds=None, clocks=[(0, 436310554, 1699563597694), (0, 586'
+        '871035, 1699413050544), (0, 104942210, 1699894946927), (0, 394710862, 1699605234734), '
+        '(0, 906476011, 1699093483007)], constants={}), faults=[Partition(at=6141, group=(1, 2,'
+        " 3), until=11125), Hostile(at=8815, pid=0, kind='censor', target=1, until=38815)])",
+    ),
+    'censored-ack-before-tokens': (
+        'no-contest',
+        "Case(seed=604410, setup=Setup(players=6, variant='originale', options={'match': ['hand"
+        "s', 2], 'hand_size_range': [3, 3]}, timers={'turn_ms': 10860, 'declare_ms': 207, 'grac"
+        "e_ms': 7383}, listens=None, speeds=None, clocks=[(0, 820234532, 1699179844010), (0, 12"
+        '4189068, 1699875729154), (0, 881863905, 1699118037626), (0, 96356562, 1699903584372), '
+        '(0, 155465337, 1699844535075), (0, 483118637, 1699516986582)], constants={}), faults=['
+        "Hostile(at=11944, pid=0, kind='censor', target=1, until=26944), Stall(at=10133, src=0,"
+        ' dst=4, until=13644)])',
+    ),
+    'censored-ack-before-a-shuffle': (
+        'no-contest',
+        "Case(seed=605757, setup=Setup(players=8, variant='standard', options={'match': ['hands"
+        "', 1], 'hand_size': 2}, timers={'turn_ms': 15592, 'declare_ms': 258, 'grace_ms': 11977"
+        '}, listens=None, speeds=None, clocks=[(0, 162303202, 1699837716584), (0, 349860446, 16'
+        '99650253866), (0, 601474311, 1699398497662), (0, 723648170, 1699276273826), (0, 594904'
+        '607, 1699405114613), (0, 901000755, 1699099055756), (0, 534341326, 1699465583542), (0,'
+        " 681416364, 1699318593371)], constants={}), faults=[Hostile(at=861, pid=0, kind='censo"
+        "r', target=5, until=60861)])",
+    ),
+    # Seat 4, at a fiftieth of the reference CPU, resumed after a restart and spent minutes
+    # checking: the simulator's network side beat on a resumed connection only once the node
+    # sent something, so the host closed it as silent twice, the grace and the probes kept it
+    # at the table and the table was abandoned. Simulator fix: a dial's connection beats from
+    # the resume on, as the driver's writer does.
+    'a-busy-resumed-seat-beats': (
+        'no-contest',
+        "Case(seed=604355, setup=Setup(players=6, variant='moderno', options={'match': ['hands'"
+        ", 1], 'hand_size': 2}, timers={'turn_ms': 14037, 'declare_ms': 792, 'grace_ms': 11102}"
+        ', listens=[True, True, True, True, True, True], speeds=[1.0, 1.0, 1.0, 1.0, 0.022, 1.0'
+        '], clocks=[(0, 545622611, 1699454291258), (0, 465404290, 1699534551197), (0, 618156237'
+        ', 1699381832694), (0, 186204860, 1699813895574), (0, 523099943, 1699476947561), (0, 41'
+        '1102375, 1699588789770)], constants={}), faults=[Kill(at=16774, pid=4, until=16901, cl'
+        'ean=True)])',
+    ),
 }
 
 HOST_CASES = {
@@ -422,6 +472,19 @@ HOST_CASES = {
         "clocks=[(2424, 741755274, 1699258225677), (4183, 649178800, 1699350917706), (4256, "
         "730820338, 1699269210134)], constants={}), faults=[Kill(at=700, pid=0, until=10448, "
         "clean=False), Hostile(at=683, pid=0, kind='equivocate', target=2, until=15683)])",
+    ),
+    # G4 at the end (mute for good): the last records, which end the match, never reached
+    # seat 2, and nobody waited on it any more; it went silent, deposed the host alone, urged
+    # seat 1 (finished) in vain and ended stuck. Fixed: a seat urged by a seat whose depose
+    # vote's after is short of its own last record of that host lends it the rest (4.6).
+    'G4-muted-seat-misses-the-end': (
+        'no-contest',
+        True,
+        "Case(seed=607013, setup=Setup(players=3, variant='moderno', options={'match': ['hands'"
+        ", 1], 'hand_size': 5}, timers={'turn_ms': 19743, 'declare_ms': 768, 'grace_ms': 5962},"
+        ' listens=None, speeds=[1.88, 1.73, 1.52], clocks=[(0, 881944702, 1699118016603), (0, 8'
+        '6228422, 1699913888584), (0, 961768072, 1699038120586)], constants={}), faults=[Hostil'
+        "e(at=7775, pid=0, kind='mute', target=2, until=4611686018427387904)])",
     ),
 }
 """A hostile host against one seat that gives an address (docs/LIVENESS.md, "Design gaps",

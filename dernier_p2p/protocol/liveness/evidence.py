@@ -6,7 +6,9 @@ last sent it and how many envelopes of other seats the host sequenced since that
 head (a host serving in arrival order would have sequenced it before those). An envelope is
 evidence once it has waited ``censor_ms``, still passes the host's checks at this peer's chain
 (the ``judge`` callback), is no chat or ack, and the host passes over it: idle while the table
-waits on its author, or busy with ``2 * m`` newer envelopes.
+waits on its author, or busy with ``2 * m`` newer envelopes. An envelope behind chats and acks
+of its author that this peer delivered too is judged after them (:func:`lead_of`): the host
+must sequence them first, and they change nothing but their author's counter.
 """
 
 from __future__ import annotations
@@ -17,6 +19,40 @@ from typing import Any
 
 NOT_EVIDENCE = frozenset({"chat", "ack"})
 """Bodies whose pace is the host's policy (7.10): never evidence."""
+
+Judge = Callable[..., bool]
+"""``judge(env, lead=0)``: whether the host's checks (5.4) pass ``env`` at this peer's chain
+now, after ``lead`` chats and acks of its author before it."""
+
+
+def _quiet(env: Any) -> bool:
+    """A chat or an ack: it changes nothing but its author's counter."""
+    body = env.get("body") if isinstance(env, dict) else None
+    return isinstance(body, dict) and body.get("type") in NOT_EVIDENCE
+
+
+def judged(judge: Judge, env: dict[str, Any], lead: int) -> bool:
+    """``judge`` on ``env`` after ``lead`` chats and acks of its author (plain, at none)."""
+    return judge(env, lead) if lead else judge(env)
+
+
+def passable(envs: Iterable[Any], seat: int, judge: Judge) -> list[dict[str, Any]]:
+    """What a seat passes on of ``seat``'s unsequenced envelopes ``envs`` (oldest first, as a
+    ``present`` lists them, 4.6): the first that is no chat or ack and passes the host's checks
+    after the chats and acks of ``seat`` that pass just before it (the host sequences them
+    first), those chats and acks first; nothing if there is no such envelope (a chat or an ack
+    alone holds nothing up)."""
+    before: list[dict[str, Any]] = []
+    for env in envs:
+        if not isinstance(env, dict) or env.get("seat") != seat:
+            continue
+        if not judged(judge, env, len(before)):
+            continue
+        if _quiet(env):
+            before.append(env)
+            continue
+        return [*before, env]
+    return []
 
 
 @dataclass
@@ -79,6 +115,20 @@ class Delivered:
         """``seat``'s delivered envelopes still unsequenced, oldest counter first."""
         return [d.env for (s, _), d in sorted(self._by_key.items()) if s == seat]
 
+    def lead_of(self, key: tuple[int, int]) -> int | None:
+        """How many chats and acks of its author this peer delivered with the counters just
+        before envelope ``key`` (every envelope of that author it delivered with a lower
+        counter, none missing between them), or None if one of those is another body (that one
+        is judged first)."""
+        seat, n = key
+        lower = sorted(k for k in self._by_key if k[0] == seat and k[1] < n)
+        if not lower:
+            return 0
+        if lower[0][1] != n - len(lower) or not all(
+                _quiet(self._by_key[k].env) for k in lower):
+            return None
+        return len(lower)
+
     def evidence(
         self,
         now: int,
@@ -86,13 +136,14 @@ class Delivered:
         seats_at_table: int,
         waiting: Iterable[int],
         quiet_since: int,
-        judge: Callable[[dict[str, Any]], bool],
+        judge: Judge,
         heard: int | None = None,
         beat_ms: int = 0,
     ) -> dict[str, Any] | None:
         """The first delivered envelope that is evidence of censorship at ``now`` (see the
         module docstring), or None. ``quiet_since``: when the last progress record came;
-        ``judge(env)``: whether the host's checks (5.4) pass it at this peer's chain;
+        ``judge(env, lead)``: whether the host's checks (5.4) pass it at this peer's chain,
+        after the chats and acks of its author delivered just before it (:meth:`lead_of`);
         ``heard``: when a frame last came from the host, which must be ``beat_ms`` after the
         delivery at least (a connection that brings nothing is broken, not censoring)."""
         awaited = set(waiting)
@@ -107,7 +158,8 @@ class Delivered:
             idle = d.env["seat"] in awaited and now - quiet_since >= censor_ms
             if not idle and d.newer < 2 * seats_at_table:
                 continue
-            if judge(d.env):
+            lead = self.lead_of((d.env["seat"], d.env["n"]))
+            if lead is not None and judged(judge, d.env, lead):
                 return d.env
         return None
 

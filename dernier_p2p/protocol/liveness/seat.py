@@ -16,13 +16,12 @@ whose chain diverged: looking for the host to rebuild from, with ``have`` -1); `
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from dernier_p2p.protocol.liveness import actions as act
 from dernier_p2p.protocol.liveness.budgets import Budgets
-from dernier_p2p.protocol.liveness.evidence import Delivered
+from dernier_p2p.protocol.liveness.evidence import Delivered, Judge, passable
 from dernier_p2p.protocol.liveness.table import rule
 from dernier_p2p.protocol.liveness.waits import Drops, Waits
 from dernier_p2p.protocol.messages import is_progress
@@ -30,9 +29,6 @@ from dernier_p2p.protocol.votes import Tally, quorum, vote_frame
 
 PLAY, FAILOVER, HOSTING, LOOKING, ENDED, HOSTED = (
     "play", "failover", "hosting", "looking", "ended", "hosted")
-
-Judge = Callable[[dict[str, Any]], bool]
-"""Whether an envelope passes the host's checks (5.4) at this seat's chain now."""
 
 
 @dataclass
@@ -102,6 +98,7 @@ class SeatWatch:
         self.why: str | None = None  # the rule that made this seat depose
         self.dial_i = 0  # the next seat of the failover's dial cycle
         self.lent_to: dict[int, int] = {}  # seat fed records over a link -> the last it has
+        self.urge_lent: dict[int, tuple[int, int]] = {}  # seat urging it -> (after, when) lent
         self.progress_away: int | None = None  # a progress record applied without the host
         self._now = now
         for rec in records or []:
@@ -183,6 +180,7 @@ class SeatWatch:
         if body.get("type") == "host_change":
             self.tally = Tally()
             self.urged.clear()
+            self.urge_lent.clear()
             if self.deposing is not None and self.chain.host != self.deposing:
                 self.deposing = None
                 self.decided = False
@@ -247,8 +245,8 @@ class SeatWatch:
         for env in self.delivered.passed(self.me):  # (the node sends its own again)
             self._emit(act.ToHost(rule("pass-on"), {"k": "pass", "env": env}, "pass"))
         waiting, self.to_pass = self.to_pass, []
-        for env in waiting:  # shown while the host was away: passed on if still due
-            if self.chain.next_counter(env["seat"]) <= env["n"] and self.judge(env):
+        for seat in sorted({env["seat"] for env in waiting}):  # shown while the host was
+            for env in passable(waiting, seat, self.judge):  # away: passed on if still due
                 self._pass_on(env, now)
         self.depose_after = None
         self.voted.clear()  # votes sent before went to a host that may not hold them
@@ -309,13 +307,11 @@ class SeatWatch:
             began = self.waits.began(seat)
             short = began is not None and (have < began or (lent is not None and
                                                             lent <= began))
-            for env in present[1]:
-                if isinstance(env, dict) and env.get("seat") == seat and self.judge(env):
-                    shown = True
-                    if not self.delivered.holds(env):  # (passed on before: its clock runs
-                        # from then, or a probe every grace would restart it)
-                        self._pass_on(env, now)
-                    break
+            passed = passable(present[1], seat, self.judge)  # (a chat or an ack shows
+            shown = bool(passed)  # nothing; one before the envelope shown is passed on too)
+            for env in passed:
+                if not self.delivered.holds(env):  # (passed on before: its clock runs from
+                    self._pass_on(env, now)  # then, or a probe every grace would restart it)
             self._lend(seat, have, short, lent, now)
         self.answers[seat] = Answer(now, present is not None, shown, short)
 
@@ -346,10 +342,24 @@ class SeatWatch:
         self._emit(act.ToHost(rule("pass-on"), {"k": "pass", "env": env}, "pass"))
 
     def link_vote(self, seat: int, vote: dict[str, Any], now: int) -> None:
-        """A checked ``depose`` vote of ``seat`` about the current host, over a link."""
+        """A checked ``depose`` vote of ``seat`` about the current host, over a link. Its
+        ``after`` is the last record of that host the voter holds: one before this seat's last
+        shows that the host did not send it the rest (a host muting it, or one that has sent
+        nothing since), so this seat lends it those records: it may be the end of the match,
+        which nobody would tell it otherwise (once per ``after`` past the last one lent to it,
+        and again after ``try_ms``, in case those records were lost)."""
         self._now = now
-        self.tally.add("depose", self.chain.host, vote)
+        host = self.chain.host
+        self.tally.add("depose", host, vote)
         self.urged[seat] = now
+        after = vote.get("after")
+        if not isinstance(after, int) or isinstance(after, bool) or seat == host or \
+                after >= self.chain.vote_since("depose", host):
+            return
+        last, at = self.urge_lent.get(seat, (-2, now - self.b.try_ms))
+        if after > last or now - at >= self.b.try_ms:
+            self.urge_lent[seat] = (after, now)
+            self._emit(act.Lend(rule("lend"), seat, after))
 
     def stepped_back(self, now: int, records: list[dict[str, Any]] | None = None) -> None:
         """This seat took over but gathered no quorum: failover goes on past it (``records``:

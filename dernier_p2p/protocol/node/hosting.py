@@ -435,10 +435,15 @@ class Hosting:
             self._count_error(seat, "WRONG_SEAT", "a passed envelope of the passer itself",
                               now)
             return
-        if n < chain.next_counter(author) or self._queued(author, n):
+        first = chain.next_counter(author)
+        if n < first or self._queued(author, n):
             return  # held already, or sequenced: nothing to do
+        waiting = self._counters(author)  # (after its author's envelopes waiting here,
+        lead = n - first  # passed on in order before it)
+        if lead > len(waiting) or any(k not in waiting for k in range(first, n)):
+            lead = 0
         try:
-            chain.check_envelope(env, author)
+            chain.check_envelope(env, author, lead)
         except ProtocolError as exc:
             self._count_error(seat, exc.code, f"passed envelope: {exc.detail}", now)
             return
@@ -448,6 +453,13 @@ class Hosting:
             self.early.append((author, env))
         else:
             self.inbox.append(("env", author, env, False))
+
+    def _counters(self, author: int) -> set[int]:
+        """The counters of ``author``'s envelopes waiting here (inbox, held or gathered)."""
+        items = [e for kind, s, e, _ in self.inbox if kind == "env" and s == author]
+        items += [e for s, e in self.held if s == author]
+        items += [e for s, e in self.early if s == author]
+        return {e["n"] for e in items if isinstance(e, dict) and isinstance(e.get("n"), int)}
 
     def _queued(self, author: int, n: int) -> bool:
         def same(s: int, env: Any) -> bool:

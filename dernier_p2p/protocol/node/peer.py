@@ -159,9 +159,9 @@ class PeerNode:
         self.watch = self.watch_cls(session, self._budgets(), self._judge, cards, now,
                                     connected=connected, records=self.own.records)
 
-    def _judge(self, env: dict[str, Any]) -> bool:
+    def _judge(self, env: dict[str, Any], lead: int = 0) -> bool:
         assert self.own is not None
-        return would_sequence(self.own.session, env) is None
+        return would_sequence(self.own.session, env, lead) is None
 
     def start_match(self, now: int) -> None:
         """The host's lobby is full: record 0 and the host's own first envelopes."""

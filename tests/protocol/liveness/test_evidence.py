@@ -282,3 +282,40 @@ def test_pending_of_forget_and_clear(envs):
     assert len(d) == 1
     d.clear()
     assert len(d) == 0
+
+
+# ---------------------------------------------------------------------- behind acks and chats
+def test_an_envelope_behind_its_authors_chats_and_acks_is_judged_after_them(envs):
+    """The host sequences an author's envelopes in counter order: one behind that author's
+    chats and acks this peer delivered is judged as their follower (``lead``), and is
+    evidence when the host passes over them all."""
+    bed = Bed.opened()
+    first = envs["e1"]
+    key = identity_for(bed.t.seeds[1])
+
+    def signed(n: int, body: dict) -> dict:
+        return sign_envelope(key, bed.t.game, 1, n, first["head"], body)
+
+    ack, chat = signed(0, {"type": "ack"}), signed(1, {"type": "chat", "text": "hi"})
+    late = signed(2, first["body"])
+    d = Delivered()
+    for env in (ack, chat, late):
+        d.sent(env, 0, 100)
+    assert [d.lead_of((1, n)) for n in (0, 1, 2)] == [0, 1, 2]
+    leads = []
+
+    def judge(env: dict, lead: int = 0) -> bool:
+        leads.append((env["n"], lead))
+        return lead == env["n"]
+
+    assert evidence(d, 100 + CENSOR, judge=judge) is late
+    assert leads == [(2, 2)]  # (the chat and the ack are never evidence themselves)
+    # a gap, or another body before it: not judged as a follower
+    d = Delivered()
+    d.sent(ack, 0, 100)
+    d.sent(late, 0, 100)
+    assert d.lead_of((1, 2)) is None
+    d = Delivered()
+    d.sent(signed(0, first["body"]), 0, 100)
+    d.sent(late, 0, 100)
+    assert d.lead_of((1, 2)) is None

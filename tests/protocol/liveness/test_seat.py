@@ -1389,3 +1389,62 @@ def test_votes_go_again_after_a_resume():
                                            ("Note", "reconnect", "reconnected", 0, 0),
                                            vote("timeout", 1)]
     assert said(w.advance(LIMIT + 30)) == []
+
+
+# ---------------------------------------------------------------------- acks before an envelope
+def ack_then(bed, env: dict) -> tuple[dict, dict]:
+    """Seat ``env["seat"]``'s ack taking ``env``'s counter, and ``env`` signed again after it."""
+    seat = env["seat"]
+    key = identity_for(bed.t.seeds[seat])
+    ack = sign_envelope(key, bed.t.game, seat, env["n"], env["head"], {"type": "ack"})
+    return ack, sign_envelope(key, bed.t.game, seat, env["n"] + 1, env["head"], env["body"])
+
+
+def test_a_probe_showing_acks_before_an_envelope_passes_them_on_in_order():
+    """A host holding a seat's ack holds every envelope after it (counters go in order): the
+    prober passes on the acks and the envelope behind them, judged after them."""
+    bed, w = accepting()
+    ack, env = ack_then(bed, bed.take(1, "accept"))
+    assert said(w.advance(LIMIT)) == [probe(1)]
+    w.probe_answer(1, (2, [ack, env]), LIMIT + 40)
+    out = w.advance(LIMIT + 40)
+    assert [a.frame for a in out] == [{"k": "pass", "env": ack}, {"k": "pass", "env": env}]
+    assert w.answers[1].shown
+    assert said(w.advance(LIMIT + 5_000)) == []  # delivered and not sequenced: no vote
+
+
+def test_an_ack_alone_shows_nothing():
+    bed, w = accepting()
+    ack, _ = ack_then(bed, bed.take(1, "accept"))
+    w.advance(LIMIT)
+    w.probe_answer(1, (2, [ack]), LIMIT + 40)
+    assert said(w.advance(LIMIT + 40)) == [vote("timeout", 1)]
+    assert len(w.delivered) == 0
+
+
+def test_an_envelope_held_behind_its_authors_ack_is_evidence_of_censorship():
+    bed, w = accepting()
+    ack, env = ack_then(bed, bed.take(1, "accept"))
+    w.probe_answer(1, (2, [ack, env]), LIMIT + 40)
+    w.advance(LIMIT + 40)
+    w.heard(LIMIT + 40 + BEAT)
+    assert said(w.advance(LIMIT + 40 + CENSOR - 1)) == []
+    assert said(w.advance(LIMIT + 40 + CENSOR)) == failover_start("censored", 1, FIRST_TRY, 2)
+
+
+# ---------------------------------------------------------------------- lends to urging seats
+def test_a_seat_urged_by_one_short_of_the_hosts_records_lends_them():
+    """A depose vote over a link whose ``after`` is before this seat's last record of the
+    host: the voter lacks the rest (a host that mutes it; the match may be over): lent once
+    per ``after``, and again after ``try_ms``."""
+    bed, w = accepting(watcher=1, accepted=(0, 1))
+    short = bed.fresh_session(2, 2).vote("depose", 0)  # (it holds records 0 and 1)
+    assert short["after"] == 1 < w.chain.vote_since("depose", 0) == 2
+    w.link_vote(2, short, 100)
+    assert lends(w.advance(100)) == [(2, 1)]
+    w.link_vote(2, short, 1_100)
+    assert lends(w.advance(1_100)) == []
+    w.link_vote(2, short, 100 + TRY)
+    assert lends(w.advance(100 + TRY)) == [(2, 1)]
+    w.link_vote(2, bed.sessions[2].vote("depose", 0), 200 + TRY)  # (it holds them all)
+    assert lends(w.advance(200 + TRY)) == []
