@@ -35,8 +35,12 @@ or by ``s`` (another seat: ``BAD_CHAIN``). Seats try the candidates in order, th
 From the next record on (the host change record itself when ``s`` signs it) records must be
 signed by ``s``'s host key. The old host stays at the table as an
 ordinary seat (its envelopes are sequenced again once it resumes with the new host); a record it
-signs as host after the change is ``BAD_CHAIN`` naming it. A ``left`` body removes its seat from
-the table; later envelopes by that seat are refused.
+signs as host following the change (its ``prev`` the host change or a later record) is
+``BAD_CHAIN`` naming it. One it signed for an index at or after the change without following it
+is *stale* (:meth:`ChainChecker.stale`: a host frozen or cut off signs on until it learns of its
+replacement): no fault of its; from the host it is not the next record (``BAD_CHAIN``, the host
+that relayed it), and a peer ignores one that came from elsewhere. A ``left`` body removes its
+seat from the table; later envelopes by that seat are refused.
 
 Records that come over a seat link (lent, or shown as a proof, PROTOCOL.md 4.6) are judged by
 :meth:`ChainChecker.from_link` first: only one signed by the seat that signs its index, and
@@ -120,6 +124,7 @@ class ChainChecker:
         self._last_moved = [-1] * self.n  # last one other than an ack (its play, 7.5)
         self._last_signed = [-1] * self.n  # last record each seat signed as host
         self._signers: list[int] = []  # the seat that signed each record
+        self._changes: list[tuple[int, int]] = []  # (index, old host) of each host_change
         self._last_use: dict[tuple[str, int | None], int] = {}  # last record using such votes
         self._last_play = -1  # the last record other than a chat or an ack
         self._last_t: int | None = None
@@ -216,6 +221,42 @@ class ChainChecker:
     def signer_of(self, i: int) -> int | None:
         """The seat that signed record ``i``, None if this chain does not hold it."""
         return self._signers[i] if 0 <= i < len(self._signers) else None
+
+    def replaced_at(self, seat: int, i: int) -> int | None:
+        """The index of the ``host_change`` of this chain that last replaced ``seat`` as host
+        at or before index ``i``, if ``seat`` does not sign index ``i`` here (past this
+        chain's end, the current host signs); None otherwise."""
+        signer = self.signer_of(i) if i < len(self._signers) else self._host
+        if signer == seat:
+            return None
+        for j, old in reversed(self._changes):
+            if j <= i and old == seat:
+                return j
+        return None
+
+    def stale(self, rec: object) -> bool:
+        """Whether ``rec`` is a record of a host this chain replaced that it signed without
+        knowing of it (PROTOCOL.md 5.3 step 2, 7.6): its signer ``h`` was replaced by the
+        ``host_change`` at index ``j``, ``rec`` is for an index at or after ``j`` that ``h``
+        does not sign here, and its ``prev`` is not a record of this chain at ``j`` or after
+        (it does not follow the host change: ``h`` had not seen it, a host frozen or cut off
+        meanwhile). Such a record belongs to no chain this peer holds and proves nothing
+        against its signer, whatever its signature."""
+        try:
+            rec = check_record(rec, None, self.n)
+        except ProtocolError:
+            return False
+        return self._stale(rec)
+
+    def _stale(self, rec: dict) -> bool:
+        """:meth:`stale` of a record whose structure is checked."""
+        if not self._changes:
+            return False
+        j = self.replaced_at(rec["h"], rec["i"])
+        if j is None:
+            return False
+        k = self._index.get(rec["prev"])
+        return k is None or k < j
 
     def signed(self, rec: object) -> bool:
         """Whether ``rec`` is a record (its structure) whose record signature is valid for
@@ -384,6 +425,11 @@ class ChainChecker:
         rec = check_record(rec, fault, self.n)
         if rec["i"] < len(self._hashes):
             self._second(rec)
+        if self._stale(rec):  # not its signer's fault; not the next record (step 3)
+            raise ProtocolError(
+                "BAD_CHAIN", fault, f"record {rec['i']} of seat {rec['h']}, a replaced host "
+                "that had not seen the host change: not of this chain"
+            )
         signer = self._signer(rec)
         fault = signer
         verify_record(rec, self.host_keys[signer], fault, self._verified)
@@ -460,5 +506,6 @@ class ChainChecker:
         elif body["type"] == "resign":
             self._at_table.discard(env["seat"])
         elif body["type"] == "host_change":
+            self._changes.append((rec["i"], body["old"]))
             self._host = body["new"]  # the old host stays at the table as a seat
         return h

@@ -705,9 +705,41 @@ def test_a_second_record_at_a_host_change_is_the_new_hosts_fork_only(g):
     c.feed(seq1.submit(g.authors[2].envelope(ACK, c.head), 2, g.t + 6))
     i = rec["i"]
     old = make_record(g.ids[0], g.authors[2].envelope(ACK, rec["prev"]), 0, i, rec["prev"],
-                      g.t + 5)  # the old host's record there: not the signer of that index
-    refused(c, old, "BAD_CHAIN", 0)
+                      g.t + 5)  # the old host's record there: stale, not the signer's fault
+    assert c.stale(old) and not c.from_link(old)
+    refused(c, old, "BAD_CHAIN", 1)  # (from the host: not the next record, the host's)
     refused(c, resign(g, rec, signer=1, t=rec["t"] + 1), "FORK", 1)
+
+
+def test_records_a_frozen_old_host_signs_before_it_learns_of_its_replacement_are_stale(g):
+    """The old host, frozen while a quorum deposed it, thaws and sequences on its own chain:
+    its records at and after the host change's index that do not follow it are stale (no fault
+    of its, PROTOCOL.md 7.6); one that follows the host change is its fault."""
+    c = fed(g)
+    j = c.next_index
+    before = c.head
+    seq0 = Sequencer(g.ids[0], GAME, 0, records=g.seq.records)  # the old host's own chain
+    seq1 = Sequencer(g.ids[1], GAME, 1, records=g.seq.records)
+    change = {"type": "host_change", "old": 0, "new": 1, "votes": g.votes("depose", 0, [1, 2])}
+    c.feed(seq1.submit(g.envelope(1, change), 1, g.t + 5))
+    c.feed(seq1.submit(Author(g.ids[2], GAME, 2, g.authors[2].next_n).envelope(ACK, c.head),
+                       2, g.t + 6))
+    assert c.replaced_at(0, j) == j and c.replaced_at(0, j + 5) == j
+    assert c.replaced_at(1, j) is None and c.replaced_at(0, j - 1) is None
+    n2 = g.authors[2].next_n
+    first = seq0.submit(Author(g.ids[2], GAME, 2, n2).envelope(ACK, before), 2, g.t + 5)
+    second = seq0.submit(Author(g.ids[2], GAME, 2, n2 + 1).envelope(ACK, before), 2, g.t + 6)
+    third = seq0.submit(Author(g.ids[2], GAME, 2, n2 + 2).envelope(ACK, before), 2, g.t + 7)
+    assert (first["i"], second["i"], third["i"]) == (j, j + 1, j + 2)
+    for rec in (first, second, third):  # at a held index, at the next one, beyond
+        assert c.stale(rec) and not c.from_link(rec)
+        refused(c, rec, "BAD_CHAIN", 1)
+    # one that follows the host change: the old host saw it and signed on, its fault
+    after = make_record(g.ids[0], g.authors[2].envelope(ACK, c.head), 0, c.next_index, c.head,
+                        g.t + 8)
+    assert not c.stale(after)
+    refused(c, after, "BAD_CHAIN", 0)
+    assert not c.stale(None) and not c.stale({})
 
 
 def test_signed_says_whether_the_record_signature_is_its_signers(g):
@@ -754,3 +786,41 @@ def test_the_next_host_taking_over_with_its_record_is_taken_from_a_link(g):
     change = {"type": "host_change", "old": 0, "new": 1, "votes": g.votes("depose", 0, [1, 2])}
     rec = seq1.submit(g.envelope(1, change), 1, g.t + 5)
     assert c.from_link(rec)
+
+
+def test_a_host_replaced_and_hosting_again_signs_its_own_indices():
+    """Seat 1 takes over from seat 0, seat 2 from seat 1, then seat 1 from seat 2: seat 1's
+    records of its second turn are its own (judged as any host's); a record seat 2 signs where
+    seat 1 took over again is stale."""
+    g = game_with_acks(4, rounds=1)
+    c = fed(g)
+    records = list(g.seq.records)
+
+    def change(seq: Sequencer, old: int, new: int, voters: list[int]) -> None:
+        body = {"type": "host_change", "old": old, "new": new,
+                "votes": [sign_vote(g.ids[v], GAME, "depose", old, v, c.next_index - 1)
+                          for v in voters]}
+        rec = seq.submit(g.authors[new].envelope(body, c.head), new, g.t + c.next_index)
+        c.feed(rec)
+        rec = seq.submit(g.authors[3].envelope(ACK, c.head), 3, g.t + c.next_index)
+        c.feed(rec)
+        records.extend(seq.records[-2:])
+
+    change(Sequencer(g.ids[1], GAME, 1, records=records), 0, 1, [1, 2, 3])
+    j = c.next_index - 2
+    change(seq2 := Sequencer(g.ids[2], GAME, 2, records=records), 1, 2, [0, 2, 3])
+    k = c.next_index - 2
+    change(seq1 := Sequencer(g.ids[1], GAME, 1, records=records), 2, 1, [0, 1, 3])
+    m = c.next_index - 2
+    assert c.host == 1
+    assert c.replaced_at(0, j) == j and c.replaced_at(0, c.next_index) == j
+    assert c.replaced_at(1, k) == k and c.replaced_at(1, m) is None
+    assert c.replaced_at(1, c.next_index) is None and c.replaced_at(2, c.next_index) == m
+    mine = seq1.records[-1]
+    assert not c.stale(mine) and not c.stale(resign(g, mine, signer=1, t=mine["t"] + 1))
+    refused(c, resign(g, mine, signer=1, t=mine["t"] + 1), "FORK", 1)
+    head2 = seq2.head
+    late = make_record(g.ids[2], Author(g.ids[3], GAME, 3, c.next_counter(3) - 1).envelope(
+        ACK, head2), 2, m, head2, g.t + 99)  # seat 2's own record where seat 1 took over
+    assert c.stale(late)
+    refused(c, late, "BAD_CHAIN", 1)

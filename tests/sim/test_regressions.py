@@ -353,6 +353,24 @@ CASES = {
         '1102375, 1699588789770)], constants={}), faults=[Kill(at=16774, pid=4, until=16901, cl'
         'ean=True)])',
     ),
+    # Host 0 frozen while seats 1..5 deposed it; seats 2 and 5 had dialled it in failover and
+    # resumed with seat 1 meanwhile. Thawing, seat 0 answered those dials: the late welcome
+    # took the place of the connection to seat 1, and seat 0's own next records (signed for
+    # the host change's index, not following it) stopped them on BAD_CHAIN naming honest seat
+    # 0; seat 5 was then voted left while connected. Fixed: such records are stale, no fault
+    # of the old host's; a seat closes a connection to the host its chain replaced (its
+    # welcome below the host change, or a stale record on it) and resumes with its host.
+    'a-frozen-old-host-answering-a-resume-late': (
+        'blamed-honest',
+        "Case(seed=604335, setup=Setup(players=6, variant='dernier', options={'match': "
+        "['hands', 1], 'hand_size': 3}, timers={'turn_ms': 9227, 'declare_ms': 783, "
+        "'grace_ms': 13805}, listens=[True, True, True, True, True, True], speeds=[1.58, 1.44, "
+        "1.2, 1.41, 1.39, 0.79], clocks=[(0, 357256454, 1699642789597), (0, 526434702, "
+        "1699473561408), (0, 830066301, 1699169870962), (0, 26136115, 1699973887168), (0, "
+        "353098597, 1699646966480), (0, 158989447, 1699841018107)], constants={}), "
+        "faults=[Partition(at=9613, group=(2,), until=28683), Freeze(at=11072, pid=0, "
+        "until=33547), Partition(at=5784, group=(0, 2, 3, 5), until=16591)])",
+    ),
 }
 
 HOST_CASES = {

@@ -223,6 +223,13 @@ class PeerNode:
             return
         new_host = host != self.own.session.host
         mine = self.own.last
+        replaced = self.own.session.chain.replaced_at(host, mine + 1) if new_host else None
+        if replaced is not None and last < replaced:
+            # the host this seat's chain replaced, answering a resume late (it was frozen or
+            # cut off meanwhile): it has not seen the host change, and it is not the host (7.6)
+            self.watch.dial_failed(host, now)
+            self._leave_stale_host(host, now)
+            return
         if last < mine:  # a new host lacks records: they go first (4.4)
             for rec in self.own.records[last + 1 :]:
                 self._to_host({"k": "rec", "rec": rec}, now)
@@ -516,6 +523,11 @@ class PeerNode:
             if self.lent is not None and self.lent <= i:  # (the host sent it too)
                 self.lent = i + 1 if i < self.own.last else None
             return  # held already: a resume from an older index raced the records before it
+        if self.up_host != self.own.session.host and self.own.session.chain.stale(rec):
+            # a record of a host this seat's chain replaced, not from this seat's host: from
+            # that old host itself, which has not seen the host change (7.6)
+            self._leave_stale_host(self.up_host, now)
+            return
         if self.check_fork:
             self.check_fork = False
             if isinstance(rec, dict) and rec.get("i") == self.own.last + 1 and \
@@ -640,6 +652,18 @@ class PeerNode:
         self.out.append(fx.Stopped(exc))
         if self.up:
             self._to_host({"k": "error", "code": exc.code, "detail": exc.detail[:1000]}, now)
+
+    def _leave_stale_host(self, host: int | None, now: int) -> None:
+        """The connection to the host is to seat ``host``, a host this seat's chain replaced
+        that has not seen the host change (PROTOCOL.md 7.6): its records are of no chain this
+        seat holds and prove nothing against it. Close it; the seat resumes with its host."""
+        assert self.watch is not None
+        self.out.append(fx.Log("info", f"seat {host} hosts a chain without the host change "
+                               "that replaced it: resuming with the host"))
+        self.out.append(fx.Close(fx.UP, "a replaced host", now=True))
+        self.up = False
+        self._forget_host_records()
+        self.watch.disconnected(now, "a replaced host")
 
     def _forget_host_records(self) -> None:
         """Drop the queued records and frames of the host connection (records from links

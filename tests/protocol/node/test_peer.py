@@ -14,11 +14,13 @@ from typing import Any
 
 import pytest
 
-from dernier_p2p.protocol.envelope import make_record
+from dernier_p2p.protocol.envelope import make_record, record_hash
 from dernier_p2p.protocol.liveness import actions as act
+from dernier_p2p.protocol.local import identity_for
 from dernier_p2p.protocol.node import effects as fx
 from dernier_p2p.protocol.node import peer
 from dernier_p2p.protocol.node.peer import PeerNode
+from dernier_p2p.protocol.sequencer import Sequencer
 from dernier_p2p.wire.hashing import digest
 from tests.protocol.liveness import Bed
 
@@ -514,3 +516,73 @@ def test_a_restarted_seat_no_host_serves_signs_what_it_owed_once_the_lent_record
     assert node.own.replaying is None
     pending = node.present()[1]
     assert [e["body"]["type"] for e in pending] == ["coin_commit"] and node.present()[3] == 4
+
+
+# ---------------------------------------------------------------------- a replaced host
+def replaced() -> tuple[Bed, dict, dict]:
+    """Records 0 .. 6 as :func:`table`, then seat 1's ``host_change`` (record 7, taking over
+    from seat 0); and seat 0's own record 7, signed on its chain without the host change (it
+    was frozen while the others deposed it)."""
+    bed = Bed.opened()
+    bed.accept(0, 2, 1)
+    for seat in (0, 1, 2):
+        bed.put(bed.take(seat, "coin_commit"))
+    recs = bed.records
+    s1 = bed.sessions[1]
+    votes = [bed.sessions[v].vote("depose", 0) for v in (1, 2)]
+    env = s1.sign_again([s1.votes_body("depose", 0, votes)])[0]
+    seq = Sequencer(identity_for(bed.t.seeds[1]), bed.t.game, 1, records=recs)
+    change = seq.submit(env, 1, recs[-1]["t"] + 10)
+    stale = make_record(bed.t.identities[HOST], recs[6]["env"], HOST, 7,
+                        record_hash(recs[6]), recs[-1]["t"] + 10)
+    return bed, change, stale
+
+
+def closes_up(effects: list[Any]) -> bool:
+    return any(isinstance(e, fx.Close) and e.conn == fx.UP for e in effects)
+
+
+def test_a_late_welcome_from_the_replaced_host_is_closed_without_forwarding_to_it():
+    """Seat 2 resumed with seat 1 and holds its host change; seat 0, which was frozen, answers
+    its earlier dial now, with its last record below the host change's: not taken (7.6)."""
+    bed, change, _ = replaced()
+    node = node_of(bed, 2, 7)
+    node.welcomed(1, 2, 6, 10)
+    node.from_host({"k": "rec", "rec": change}, 10)
+    run(node, 10)
+    assert node.own.session.host == 1 and node.up
+    node.welcomed(HOST, 2, 6, 20)
+    out = node.take()
+    assert closes_up(out) and not node.up
+    assert not [e for e in out if isinstance(e, fx.Send)]  # nothing forwarded to it
+    node.closed(21)  # the driver's word that the connection is gone
+    assert node.stopped is None
+    dials = [e for e in (node.advance(30) or node.take()) if isinstance(e, act.Dial)]
+    assert [d.seat for d in dials] == [1]  # it resumes with its host
+
+
+def test_a_stale_record_of_the_replaced_host_on_its_connection_blames_nobody():
+    """Seat 0 sequenced its own record 7 before a late welcome (its last is 7): the record is
+    stale; seat 2 closes the connection and stops on nothing. A link brings it: ignored."""
+    bed, change, stale = replaced()
+    node = node_of(bed, 2, 7)
+    node.welcomed(1, 2, 6, 10)
+    node.from_host({"k": "rec", "rec": change}, 10)
+    run(node, 10)
+    node.welcomed(HOST, 2, 7, 20)
+    assert not closes_up(node.take())
+    node.from_host({"k": "rec", "rec": stale}, 20)
+    out = run(node, 20)
+    assert closes_up(out) and not node.up and node.stopped is None and not stops(out)
+    assert node.own.last == 7 and node.own.records[7] is change
+    node.from_link(1, stale, 30)
+    assert not stops(run(node, 30)) and node.stopped is None
+
+
+def test_a_stale_record_relayed_by_the_seats_own_host_is_that_hosts_fault():
+    bed, change, stale = replaced()
+    node = node_of(bed, 2, 7)
+    node.welcomed(1, 2, 6, 10)
+    node.from_host({"k": "rec", "rec": change}, 10)
+    node.from_host({"k": "rec", "rec": stale}, 10)
+    assert stops(run(node, 10)) == [("BAD_CHAIN", 1)]
