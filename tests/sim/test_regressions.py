@@ -303,6 +303,34 @@ CASES = {
         "300044075, 1699699880756)], constants={}), faults=[Partition(at=6279, group=(3, 4, 5),"
         " until=21249), Kill(at=1364, pid=0, until=31364, clean=True)])",
     ),
+    # A host censors seat 4 (and is slow). Its acks came before its shuffle in counter order;
+    # the host dropped them, so the shuffle waited behind them, and the probers passed on the
+    # first envelope shown, an ack, which was never evidence: no depose, no timeout (a shown
+    # envelope), and the table was abandoned (seeds 600240 at ten seats, 601501 with a
+    # stalling host the same). Fix: an ack is evidence like any envelope; only a chat is not.
+    "a-censored-ack-is-evidence": (
+        "no-contest",
+        "Case(seed=601945, setup=Setup(players=5, variant='originale', options={'match': "
+        "['hands', 1], 'hand_size_range': [2, 3]}, timers={'turn_ms': 17816, 'declare_ms': "
+        "880, 'grace_ms': 3310}, listens=[True, True, True, True, True], speeds=[0.021, 1.0, "
+        "1.0, 1.0, 1.0], clocks=[(0, 254748008, 1699745204486), (0, 686102539, 1699313915944), "
+        "(0, 297337270, 1699702668975), (0, 4394071, 1699995681630), (0, 656881281, "
+        "1699343045848)], constants={}), faults=[Hostile(at=15192, pid=0, kind='censor', "
+        "target=4, until=4611686018427387904)])",
+    ),
+    # A partition, then a stalling host that dropped seat 1's ack and the passes of it: after
+    # the stall the ack stayed unsequenced, kept the seats from timing seat 1 out and was no
+    # evidence. Fixed with the one above (an ack is evidence).
+    "a-stalled-ack-is-evidence": (
+        "no-contest",
+        "Case(seed=601501, setup=Setup(players=6, variant='dernier', options={'match': "
+        "['hands', 1], 'hand_size': 3}, timers={'turn_ms': 18538, 'declare_ms': 518, "
+        "'grace_ms': 7305}, listens=[True, True, True, True, True, True], speeds=None, "
+        "clocks=[(0, 457799098, 1699542243204), (0, 458659462, 1699541311509), (0, 84927049, "
+        "1699915045089), (0, 743298004, 1699256626459), (0, 937755166, 1699062314518), (0, "
+        "355636283, 1699644425440)], constants={}), faults=[Partition(at=137, group=(1,), "
+        "until=14889), Hostile(at=13767, pid=0, kind='stall', target=2, until=28767)])",
+    ),
 }
 
 HOST_CASES = {
@@ -387,6 +415,23 @@ HOST_CASES = {
         " (0, 953003755, 1699047059815), (0, 9841327, 1699990190580)], constants={}), "
         "faults=[Hostile(at=8413, pid=0, kind='equivocate', target=4, until=23413), "
         "Partition(at=6748, group=(2,), until=7092)])",
+    ),
+    # G4, a seat muted for 60 s: its connection went silent, it deposed the host alone and
+    # urged the candidates; its drop and resume (welcomed, then sent nothing) restarted the
+    # others' waits on it with the catch-up budget, past its own failover's stuck_ms, so
+    # nobody probed or lent to it before it ended the match (601183 the same, muted for good
+    # at nine seats). Fix: a seat playing on with its host probes an awaited seat that urges
+    # it, lends it the records and passes on what it shows.
+    'G4-an-urging-muted-seat-is-probed': (
+        'no-contest',
+        False,
+        "Case(seed=602892, setup=Setup(players=7, variant='dernier', options={'match': "
+        "['hands', 2], 'hand_size': 3}, timers={'turn_ms': 12936, 'declare_ms': 302, "
+        "'grace_ms': 3648}, listens=[True, True, True, True, True, True, True], speeds=None, "
+        "clocks=[(0, 416676193, 1699583312901), (0, 373736287, 1699626264534), (0, 791327928, "
+        "1699208688882), (0, 424035564, 1699576042001), (0, 314782944, 1699685150828), (0, "
+        "821612171, 1699178350729), (0, 586727086, 1699413365650)], constants={}), "
+        "faults=[Hostile(at=18548, pid=0, kind='mute', target=2, until=78548)])",
     ),
 }
 """A hostile host against one seat that gives an address (docs/LIVENESS.md, "Design gaps",

@@ -5,7 +5,7 @@ probe showed it and it passed on) until a record carries its author's counter, w
 last sent it and how many envelopes of other seats the host sequenced since that echo a newer
 head (a host serving in arrival order would have sequenced it before those). An envelope is
 evidence once it has waited ``censor_ms``, still passes the host's checks at this peer's chain
-(the ``judge`` callback), is no chat or ack, and the host passes over it: idle while the table
+(the ``judge`` callback), is no chat, and the host passes over it: idle while the table
 waits on its author, or busy with ``2 * m`` newer envelopes.
 """
 
@@ -15,8 +15,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-NOT_EVIDENCE = frozenset({"chat", "ack"})
-"""Bodies whose pace is the host's policy (7.10): never evidence."""
+NOT_EVIDENCE = frozenset({"chat"})
+"""Bodies whose pace is the host's policy (7.10: it may refuse a chat that comes too soon, and
+silently when it was passed on): never evidence. An ``ack`` is evidence like a move: the host
+takes a seat's envelopes in counter order, so an ack it passes over holds up every later
+envelope of that seat."""
 
 
 @dataclass

@@ -72,6 +72,7 @@ class SeatWatch:
         self.delivered = Delivered()
         self.tally = Tally()  # depose votes other seats sent this seat over links
         self.urged: dict[int, int] = {}  # seat -> when its last depose vote came by link
+        self.urging: set[int] = set()  # seats whose depose vote came since the last advance
         self._out: list[act.Action] = []
         self.phase = PLAY
         self.host_up = connected
@@ -346,10 +347,13 @@ class SeatWatch:
         self._emit(act.ToHost(rule("pass-on"), {"k": "pass", "env": env}, "pass"))
 
     def link_vote(self, seat: int, vote: dict[str, Any], now: int) -> None:
-        """A checked ``depose`` vote of ``seat`` about the current host, over a link."""
+        """A checked ``depose`` vote of ``seat`` about the current host, over a link (an
+        urge); an awaited seat that urges while this seat plays on with the host is probed
+        (:meth:`_probe_urging`)."""
         self._now = now
         self.tally.add("depose", self.chain.host, vote)
         self.urged[seat] = now
+        self.urging.add(seat)
 
     def stepped_back(self, now: int, records: list[dict[str, Any]] | None = None) -> None:
         """This seat took over but gathered no quorum: failover goes on past it (``records``:
@@ -461,6 +465,8 @@ class SeatWatch:
             if self._may_take_over():
                 self.phase = HOSTING
                 self._emit(act.TakeOver(rule("take-over"), self.chain.host))
+            self._probe_urging(now)
+        self.urging.clear()
         out, self._out = self._out, []
         return out
 
@@ -552,6 +558,18 @@ class SeatWatch:
                 if got.answered:
                     continue
             self._vote("left", seat, "left")
+
+    def _probe_urging(self, now: int) -> None:
+        """An awaited seat urges a host change while this seat plays on with the host and
+        deposes nobody: the host may be keeping the table's records from it alone (a mute
+        host, 7.5). Probed, it is lent what it lacks and what it shows is passed on (``lend``,
+        ``pass-on``); it urges about every second, so its envelopes go on while it is fed."""
+        if self.phase != PLAY or not self.host_up or self.deposing is not None:
+            return
+        for seat in sorted(self.urging):
+            if seat not in (self.me, self.chain.host) and seat in self.chain.at_table and \
+                    self.has_address(seat) and self.waits.began(seat) is not None:
+                self._probe(seat, now)
 
     def _unprobed(self, seat: int) -> bool:
         """Whether awaited ``seat`` is one this seat probes at its limit (7.5) and no probe
