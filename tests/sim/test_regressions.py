@@ -371,6 +371,36 @@ CASES = {
         "faults=[Partition(at=9613, group=(2,), until=28683), Freeze(at=11072, pid=0, "
         "until=33547), Partition(at=5784, group=(0, 2, 3, 5), until=16591)])",
     ),
+    # A host censors seat 4 (and is slow). Its acks came before its shuffle in counter order;
+    # the host dropped them, so the shuffle waited behind them, and the probers passed on the
+    # first envelope shown, an ack, which was never evidence: no depose, no timeout (a shown
+    # envelope), and the table was abandoned (seeds 600240 at ten seats, 601501 with a
+    # stalling host the same). Fix: chats and acks count as sequenced before the envelopes
+    # after them (PROTOCOL.md 4.6, 7.5): the prober passes them on with the shuffle behind
+    # them, which is evidence once the host passes over it.
+    "a-censored-ack-before-a-shuffle": (
+        "no-contest",
+        "Case(seed=601945, setup=Setup(players=5, variant='originale', options={'match': "
+        "['hands', 1], 'hand_size_range': [2, 3]}, timers={'turn_ms': 17816, 'declare_ms': "
+        "880, 'grace_ms': 3310}, listens=[True, True, True, True, True], speeds=[0.021, 1.0, "
+        "1.0, 1.0, 1.0], clocks=[(0, 254748008, 1699745204486), (0, 686102539, 1699313915944), "
+        "(0, 297337270, 1699702668975), (0, 4394071, 1699995681630), (0, 656881281, "
+        "1699343045848)], constants={}), faults=[Hostile(at=15192, pid=0, kind='censor', "
+        "target=4, until=4611686018427387904)])",
+    ),
+    # A partition, then a stalling host that dropped seat 1's ack and the passes of it: after
+    # the stall the ack stayed unsequenced, kept the seats from timing seat 1 out and was no
+    # evidence. Fixed with the one above: an ack alone shows nothing, so it holds up no vote.
+    "a-stalled-ack-alone": (
+        "no-contest",
+        "Case(seed=601501, setup=Setup(players=6, variant='dernier', options={'match': "
+        "['hands', 1], 'hand_size': 3}, timers={'turn_ms': 18538, 'declare_ms': 518, "
+        "'grace_ms': 7305}, listens=[True, True, True, True, True, True], speeds=None, "
+        "clocks=[(0, 457799098, 1699542243204), (0, 458659462, 1699541311509), (0, 84927049, "
+        "1699915045089), (0, 743298004, 1699256626459), (0, 937755166, 1699062314518), (0, "
+        "355636283, 1699644425440)], constants={}), faults=[Partition(at=137, group=(1,), "
+        "until=14889), Hostile(at=13767, pid=0, kind='stall', target=2, until=28767)])",
+    ),
 }
 
 HOST_CASES = {
@@ -503,6 +533,23 @@ HOST_CASES = {
         ' listens=None, speeds=[1.88, 1.73, 1.52], clocks=[(0, 881944702, 1699118016603), (0, 8'
         '6228422, 1699913888584), (0, 961768072, 1699038120586)], constants={}), faults=[Hostil'
         "e(at=7775, pid=0, kind='mute', target=2, until=4611686018427387904)])",
+    ),
+    # G4, a seat muted for 60 s: its connection went silent, it deposed the host alone and
+    # urged the candidates; its drop and resume (welcomed, then sent nothing) restarted the
+    # others' waits on it with the catch-up budget, past its own failover's stuck_ms, so
+    # nobody probed or lent to it before it ended the match (601183 the same, muted for good
+    # at nine seats). Fix: a seat playing on with its host probes an awaited seat that urges
+    # it, lends it the records and passes on what it shows.
+    'G4-an-urging-muted-seat-is-probed': (
+        'no-contest',
+        False,
+        "Case(seed=602892, setup=Setup(players=7, variant='dernier', options={'match': "
+        "['hands', 2], 'hand_size': 3}, timers={'turn_ms': 12936, 'declare_ms': 302, "
+        "'grace_ms': 3648}, listens=[True, True, True, True, True, True, True], speeds=None, "
+        "clocks=[(0, 416676193, 1699583312901), (0, 373736287, 1699626264534), (0, 791327928, "
+        "1699208688882), (0, 424035564, 1699576042001), (0, 314782944, 1699685150828), (0, "
+        "821612171, 1699178350729), (0, 586727086, 1699413365650)], constants={}), "
+        "faults=[Hostile(at=18548, pid=0, kind='mute', target=2, until=78548)])",
     ),
 }
 """A hostile host against one seat that gives an address (docs/LIVENESS.md, "Design gaps",

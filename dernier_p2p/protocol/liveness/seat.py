@@ -68,6 +68,7 @@ class SeatWatch:
         self.delivered = Delivered()
         self.tally = Tally()  # depose votes other seats sent this seat over links
         self.urged: dict[int, int] = {}  # seat -> when its last depose vote came by link
+        self.urging: set[int] = set()  # seats whose depose vote came since the last advance
         self._out: list[act.Action] = []
         self.phase = PLAY
         self.host_up = connected
@@ -347,11 +348,13 @@ class SeatWatch:
         shows that the host did not send it the rest (a host muting it, or one that has sent
         nothing since), so this seat lends it those records: it may be the end of the match,
         which nobody would tell it otherwise (once per ``after`` past the last one lent to it,
-        and again after ``try_ms``, in case those records were lost)."""
+        and again after ``try_ms``, in case those records were lost). An awaited seat that urges
+        while this seat plays on with the host is probed (:meth:`_probe_urging`)."""
         self._now = now
         host = self.chain.host
         self.tally.add("depose", host, vote)
         self.urged[seat] = now
+        self.urging.add(seat)
         after = vote.get("after")
         if not isinstance(after, int) or isinstance(after, bool) or seat == host or \
                 after >= self.chain.vote_since("depose", host):
@@ -471,6 +474,8 @@ class SeatWatch:
             if self._may_take_over():
                 self.phase = HOSTING
                 self._emit(act.TakeOver(rule("take-over"), self.chain.host))
+            self._probe_urging(now)
+        self.urging.clear()
         out, self._out = self._out, []
         return out
 
@@ -562,6 +567,18 @@ class SeatWatch:
                 if got.answered:
                     continue
             self._vote("left", seat, "left")
+
+    def _probe_urging(self, now: int) -> None:
+        """An awaited seat urges a host change while this seat plays on with the host and
+        deposes nobody: the host may be keeping the table's records from it alone (a mute
+        host, 7.5). Probed, it is lent what it lacks and what it shows is passed on (``lend``,
+        ``pass-on``); it urges about every second, so its envelopes go on while it is fed."""
+        if self.phase != PLAY or not self.host_up or self.deposing is not None:
+            return
+        for seat in sorted(self.urging):
+            if seat not in (self.me, self.chain.host) and seat in self.chain.at_table and \
+                    self.has_address(seat) and self.waits.began(seat) is not None:
+                self._probe(seat, now)
 
     def _unprobed(self, seat: int) -> bool:
         """Whether awaited ``seat`` is one this seat probes at its limit (7.5) and no probe

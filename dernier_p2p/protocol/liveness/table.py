@@ -29,7 +29,8 @@ RULES: tuple[Rule, ...] = (
          "budget"),
     Rule("reconnect", "seat", "its host connection is down", "resume, at most every retry_ms"),
     Rule("probe", "seat", "the wait on X reached limit(X), or X was reported dropped grace_ms "
-         "ago; X gives an address; not probed for probe_every_ms", "probe X"),
+         "ago, or awaited X urged this seat while it plays with the host and deposes nobody; "
+         "X gives an address; not probed for probe_every_ms", "probe X"),
     Rule("pass-on", "seat", "a probe of X shows an envelope", "pass it to the host"),
     Rule("lend", "seat", "a probe of X answers with have below the record that began the "
          "wait on X; or this seat stopped with a proof; or the match ended, to a seat it lent "

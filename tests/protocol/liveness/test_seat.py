@@ -1448,3 +1448,40 @@ def test_a_seat_urged_by_one_short_of_the_hosts_records_lends_them():
     assert lends(w.advance(100 + TRY)) == [(2, 1)]
     w.link_vote(2, bed.sessions[2].vote("depose", 0), 200 + TRY)  # (it holds them all)
     assert lends(w.advance(200 + TRY)) == []
+
+
+# ---------------------------------------------------------------------- urged by an awaited seat
+def test_an_awaited_seat_that_urges_is_probed_lent_to_and_has_its_envelope_passed_on():
+    """A seat a mute host sends nothing finds its connection silent and urges the candidates
+    alone, while the others' waits on it may run long (its drop and return added the catch-up
+    budget): a seat playing on with the host probes it on each urge, lends it the records and
+    passes on what it shows (seeds 601183, 602892: it ended stuck before any probe)."""
+    bed, w = accepting(watcher=1, accepted=(0, 1))  # seat 2 is awaited
+    assert w.waits.began(2) == 2
+    w.link_vote(2, bed.sessions[2].vote("depose", 0), 100)
+    assert said(w.advance(100)) == [probe(2)]
+    w.probe_answer(2, (0, []), 130)  # its host sent it nothing since record 0
+    out = w.advance(130)
+    assert said(out) == [("Lend", "lend")] and lends(out) == [(2, 0)]
+    w.link_vote(2, bed.sessions[2].vote("depose", 0), 600)
+    assert said(w.advance(600)) == []  # one probe a second
+    env = bed.take(2, "accept")
+    w.link_vote(2, bed.sessions[2].vote("depose", 0), 1_130)
+    assert said(w.advance(1_130)) == [probe(2)]
+    w.probe_answer(2, (2, [env]), 1_160)
+    assert said(w.advance(1_160)) == [("ToHost", "pass-on", "pass", None)]
+    assert vote("timeout", 2) not in said(w.advance(10**6))
+
+
+def test_an_urge_is_no_probe_for_a_seat_not_awaited_or_a_seat_deposing_itself():
+    bed, w = accepting(watcher=1, accepted=(0, 2))  # seat 1 itself is awaited, not seat 2
+    w.link_vote(2, bed.sessions[2].vote("depose", 0), 100)
+    assert said(w.advance(100)) == []
+    bed, w = accepting(watcher=1, accepted=(0, 1), listen=(True, True, False))
+    w.link_vote(2, bed.sessions[2].vote("depose", 0), 100)  # no address: no link to it
+    assert said(w.advance(100)) == []
+    bed, w = accepting(watcher=1, accepted=(0, 1))
+    w.disconnected(0)  # this seat finds the host gone too: the urge counts towards a take-over
+    w.advance(0)
+    w.link_vote(2, bed.sessions[2].vote("depose", 0), 100)
+    assert probe(2) not in said(w.advance(100))
