@@ -124,6 +124,11 @@ class Tally:
     def add(self, kind: str, target: int | None, vote: dict[str, Any]) -> None:
         self._votes.setdefault((kind, target), {})[vote["seat"]] = vote
 
+    def holds(self, kind: str, target: int | None, vote: dict[str, Any]) -> bool:
+        """Whether ``vote`` is the one held for its voter (a vote sent again: checked, and
+        counted, once)."""
+        return self._votes.get((kind, target), {}).get(vote["seat"]) == vote
+
     def fresh(self, kind: str, target: int | None, since: int, index: int) -> list[dict]:
         """The votes for ``(kind, target)`` still valid for a record at ``index``, by seat."""
         got = self._votes.get((kind, target), {})

@@ -401,6 +401,22 @@ CASES = {
         "355636283, 1699644425440)], constants={}), faults=[Partition(at=137, group=(1,), "
         "until=14889), Hostile(at=13767, pid=0, kind='stall', target=2, until=28767)])",
     ),
+    # A host stalled from 2.5 s to 32.5 s, dropping seat 4's shuffle (seat 4 gives no address:
+    # nobody could probe it) and every seat's timeout vote about it, cast at 25.7 s. Serving
+    # again, it held its own vote alone; the seats voted once per after, which no record moved,
+    # so nobody sent theirs again, and the table was abandoned at 38.8 s. Fix: a vote goes to
+    # the host again every revote_ms while its rule holds with the same after.
+    "votes-dropped-by-a-stalling-host-go-again": (
+        "no-contest",
+        "Case(seed=600921, setup=Setup(players=9, variant='moderno', options={'match': "
+        "['hands', 1], 'hand_size': 2}, timers={'turn_ms': 10240, 'declare_ms': 824, "
+        "'grace_ms': 2951}, listens=[False, True, True, True, False, True, True, True, True], "
+        "speeds=None, clocks=[(0, 379488474, 1699620535233), (0, 765549938, 1699234422678), "
+        "(0, 498933644, 1699501059319), (0, 798066778, 1699201944681), (0, 172654808, "
+        "1699827270683), (0, 677993279, 1699322006635), (0, 7133072, 1699992818405), (0, "
+        "794895990, 1699204987224), (0, 924393210, 1699075722976)], constants={}), "
+        "faults=[Hostile(at=2526, pid=0, kind='stall', target=5, until=32526)])",
+    ),
 }
 
 HOST_CASES = {

@@ -36,6 +36,10 @@ RETRY_MS = 250
 PROBE_EVERY_MS = 1_000
 """No seat is probed twice within this (and a seat answers one seat's probes at most this
 often, 4.6)."""
+REVOTE_MS = 2_000
+"""A vote sent to the host whose rule still holds, and that no record has used yet, goes again
+this long after it last went (7.5): a host that stalled may have dropped it. As often as a beat,
+so a seat sends at most one frame per vote per ``BEAT_MS``."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +59,7 @@ class Budgets:
     urge_ms: int = URGE_MS
     retry_ms: int = RETRY_MS
     probe_every_ms: int = PROBE_EVERY_MS
+    revote_ms: int = REVOTE_MS
     extra: Mapping[str, int] = field(default_factory=dict)
 
     @classmethod

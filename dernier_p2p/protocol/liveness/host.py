@@ -144,11 +144,14 @@ class HostWatch:
     # ------------------------------------------------------------------ votes
     def vote(self, seat: int, frame: dict[str, Any]) -> ProtocolError | None:
         """A ``vote`` frame from ``seat``'s connection: tallied if it is that seat's own vote
-        with a good signature; else the refusal to answer with."""
+        with a good signature; else the refusal to answer with. A vote the tally holds already
+        (a seat sends its votes again, 7.5) is not checked again: it changes nothing."""
         try:
             kind, target, vote = check_vote_frame(frame, self.s.n)
         except ProtocolError as exc:
             return exc
+        if vote["seat"] == seat and self.tally.holds(kind, target, vote):
+            return None  # sent again (7.5): checked when it first came, counted once
         key = self.s.keys[seat]
         if vote["seat"] != seat or not vote_ok(vote, key, self.s.game, kind, target):
             return ProtocolError("BAD_SIGNATURE", seat, f"a {kind} vote that is not seat {seat}'s")

@@ -79,7 +79,8 @@ class SeatWatch:
         self.next_dial = now
         self.pause = min(50, budgets.retry_ms)
         self.last_progress = now
-        self.voted: set[tuple[str, int | None, int]] = set()
+        self.voted: dict[tuple[str, int | None, int], tuple[int, dict[str, Any]]] = {}
+        # (kind, target, after) -> when its vote last went to the host, and its frame
         self.abandon_at: int | None = None
         self.probing: dict[int, int] = {}
         self.probed_at: dict[int, int] = {}
@@ -129,15 +130,20 @@ class SeatWatch:
         return self.s.table_body["players"][seat]["listen"] is not None
 
     def _vote(self, kind: str, target: int | None, why: str) -> bool:
-        """Sign and send this seat's vote (once per ``after``); whether it went."""
+        """Sign and send this seat's vote, once per ``after``, and the same frame again every
+        ``revote_ms`` while its rule holds (the caller checks it) and no record has used it (a
+        record of ``target``, or one carrying votes of this kind about it, moves the ``after``):
+        a host that stalled may have dropped it. Whether it went now."""
         if not self.host_up:
             return False
         key = (kind, target, self.chain.vote_since(kind, target))
-        if key in self.voted:
+        sent = self.voted.get(key)
+        if sent is not None and self._now - sent[0] < self.b.revote_ms:
             return False
-        vote = self.s.vote(kind, target)
-        self.voted.add(key)
-        self._emit(act.ToHost(rule(why), vote_frame(kind, target, vote), kind))
+        frame = sent[1] if sent is not None else vote_frame(kind, target,
+                                                            self.s.vote(kind, target))
+        self.voted[key] = (self._now, frame)
+        self._emit(act.ToHost(rule(why), frame, kind))
         self.last_out = self._now
         return True
 
@@ -172,6 +178,8 @@ class SeatWatch:
                 self.progress_away = now
         self.drops.back(author)
         self.answers.pop(author, None)
+        self.voted = {k: v for k, v in self.voted.items()  # a vote used, or one about a
+                      if k[2] == self.chain.vote_since(k[0], k[1])}  # seat that showed itself
         gone = [s for s in self.drops.seats if s not in self.chain.at_table]
         for seat in gone:
             self.drops.back(seat)
@@ -217,7 +225,8 @@ class SeatWatch:
             self.drops.dropped(seat, now)
         elif self.drops.back(seat):
             if self.waits.on_back(seat, now):  # its wait restarts: the host spends the timeout
-                self.voted = {k for k in self.voted if k[:2] != ("timeout", seat)}  # votes
+                self.voted = {k: v for k, v in self.voted.items()  # votes
+                              if k[:2] != ("timeout", seat)}
             self.answers.pop(seat, None)
 
     def heard(self, now: int) -> None:
@@ -696,6 +705,8 @@ class SeatWatch:
                 times.append(base + self.b.grace_ms)
             for at in self.probed_at.values():
                 times.append(at + self.b.probe_every_ms)
+            for at, _ in self.voted.values():  # (only votes no record has used are kept)
+                times.append(at + self.b.revote_ms)
             times.append(self.delivered.next_due(now, self.b.censor_ms, self.m,
                                                  self.s.waiting_on(), self.last_progress))
             times.append(self.last_progress + self.b.stuck_ms)

@@ -41,9 +41,11 @@ RULES: tuple[Rule, ...] = (
     Rule("timeout", "seat; the host for its own vote", "the wait on X reached limit(X); X not "
          "reported dropped; a probe showed nothing and a have at or past the record that began "
          "the wait (or the seat lent to X in this wait), or did not answer; nothing of X "
-         "delivered and unsequenced", "vote timeout about X"),
+         "delivered and unsequenced", "vote timeout about X, once per after, and again every "
+         "revote_ms while this holds"),
     Rule("left", "seat; the host for its own vote", "X reported dropped grace_ms ago, no record "
-         "of X since, a probe of X did not answer", "vote left about X"),
+         "of X since, a probe of X did not answer", "vote left about X, once per after, and "
+         "again every revote_ms while this holds"),
     Rule("gone", "seat, m >= 3", "its host connection down for gone_ms without a resume",
          "vote depose; failover"),
     Rule("censored", "seat, m >= 3", "it holds evidence of censorship",
@@ -64,13 +66,14 @@ RULES: tuple[Rule, ...] = (
          "stop hosting; failover from the next candidate"),
     Rule("lost-table", "host, m >= 3", "fewer than q(m) seats connected for gone_ms",
          "look for a candidate that hosts; resume with it with have -1"),
-    Rule("tally", "host", "q(m) fresh votes of one kind about one target",
+    Rule("tally", "host", "q(m) fresh votes of one kind about one target (one per voter: a "
+         "vote that comes again counts once)",
          "sequence timeout, left or no_contest"),
     Rule("no-contest-2", "host, m = 2", "its timeout or left condition about the other seat",
          "sequence no_contest naming it, without votes"),
     Rule("abandon", "every peer connected to the host, and the host",
          "no progress record for stuck_ms, and every awaited seat past its limit",
-         "vote abandon, once per record"),
+         "vote abandon, once per record, and again every revote_ms while this holds"),
     Rule("stuck", "seat", "grace_ms after its abandon vote with no record, or stuck_ms in "
          "failover", "end the match for itself, incomplete"),
     Rule("two-seats", "seat, m = 2", "its host connection down for 2 * grace_ms",

@@ -101,6 +101,7 @@ GONE = 3_000  # min(3 000, GRACE)
 TRY = 2 * GONE
 URGE, PROBE_EVERY, SETTLE = 900, 700, 1_200
 BEAT = 1_500  # how late after a delivery a frame from the host makes it evidence
+REVOTE = 2_300  # a vote whose rule holds and no record used goes again this long after
 SILENCE = 200_000  # beyond most tests (a test that outlasts it hears the host: ``heard``)
 STUCK = stuck_of(turn_ms=TURN, censor_ms=CENSOR, SILENCE_MS=SILENCE, PROBE_MS=PROBE,
                  grace_ms=GRACE)
@@ -113,7 +114,7 @@ def budgets(**constants: int) -> Budgets:
     of the way of the tests that do not reach ``stuck_ms`` (which counts it)."""
     values: dict[str, Any] = dict(
         turn_ms=TURN, declare_ms=3_000, grace_ms=GRACE, beat_ms=BEAT, silence_ms=SILENCE,
-        urge_ms=URGE, probe_every_ms=PROBE_EVERY, settle_ms=SETTLE,
+        urge_ms=URGE, probe_every_ms=PROBE_EVERY, settle_ms=SETTLE, revote_ms=REVOTE,
     )
     values.update(constants)
     return Budgets(**values)

@@ -17,11 +17,13 @@ def test_the_protocol_constants():
     assert (bm.CENSOR_MS, bm.UNIT_MS, bm.BEAT_MS, bm.SILENCE_MS) == (10_000, 2, 2_000, 15_000)
     assert (bm.GONE_CAP_MS, bm.SETTLE_MS, bm.PROBE_MS) == (3_000, 1_000, 5_000)
     assert (bm.URGE_MS, bm.RETRY_MS, bm.PROBE_EVERY_MS) == (1_000, 250, 1_000)
+    assert bm.REVOTE_MS == bm.BEAT_MS == 2_000
     b = make()
     assert (b.censor_ms, b.unit_ms, b.beat_ms, b.silence_ms, b.gone_cap_ms) == (
         10_000, 2, 2_000, 15_000, 3_000)
     assert (b.settle_ms, b.probe_ms, b.urge_ms, b.retry_ms, b.probe_every_ms) == (
         1_000, 5_000, 1_000, 250, 1_000)
+    assert b.revote_ms == 2_000
 
 
 def test_of_table_reads_the_timers_and_takes_overrides():

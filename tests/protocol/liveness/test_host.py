@@ -7,6 +7,7 @@ from __future__ import annotations
 from dernier_p2p.protocol.envelope import sign_envelope
 from dernier_p2p.protocol.errors import ProtocolError
 from dernier_p2p.protocol.liveness import actions as act
+from dernier_p2p.protocol.liveness import host as host_module
 from dernier_p2p.protocol.liveness.host import status_frame
 from dernier_p2p.protocol.local import identity_for
 from dernier_p2p.protocol.sequencer import Sequencer
@@ -234,6 +235,30 @@ def test_one_vote_short_of_the_quorum_is_not_sequenced():
     assert hw.vote(3, frame(bed, 3, "timeout", 2)) is None  # (about another seat)
     assert hw.advance(limit - 1) == []  # two of q(4) = 3
     out = hw.advance(limit)
+    assert said(out) == [("Sequence", "tally", "timeout", 3)]
+    assert [v["seat"] for v in out[0].body["votes"]] == [0, 1, 2]
+
+
+def test_a_vote_sent_again_counts_once_and_is_not_checked_again(monkeypatch):
+    """Seats send a vote again while it holds (7.5): the tally keeps one vote per voter, so a
+    repeat never makes a quorum, and the same frame again costs no signature check."""
+    bed = Bed.opened((True, True, True, True))
+    bed.accept(0, 1, 2)
+    hw = bed.host_watch()
+    up(hw, 1, 2, 3)
+    limit = TURN + 2 * (4 * PLAIN + ANSWER)
+    again = frame(bed, 1, "timeout", 3)
+    assert hw.vote(1, again) is None
+    checks: list[int] = []
+    real = host_module.vote_ok
+    monkeypatch.setattr(host_module, "vote_ok", lambda *a, **k: checks.append(1) or real(*a, **k))
+    for _ in range(3):
+        assert hw.vote(1, again) is None
+    assert checks == []
+    assert hw.advance(limit) == []  # seat 1 (four times) and the host: two of q(4) = 3
+    assert hw.vote(2, frame(bed, 2, "timeout", 3)) is None
+    assert checks == [1]
+    out = hw.advance(limit + 1)
     assert said(out) == [("Sequence", "tally", "timeout", 3)]
     assert [v["seat"] for v in out[0].body["votes"]] == [0, 1, 2]
 

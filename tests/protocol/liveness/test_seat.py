@@ -16,12 +16,14 @@ from dernier_p2p.protocol.sequencer import Sequencer
 from tests.protocol.liveness import (
     ANSWER,
     BEAT,
+    BIG,
     CENSOR,
     FIRST_TRY,
     GONE,
     GRACE,
     PLAIN,
     PROBE_EVERY,
+    REVOTE,
     SILENCE,
     STUCK,
     TRY,
@@ -356,8 +358,11 @@ def test_timeout_votes_at_the_limit_after_a_probe_that_shows_nothing():
     assert said(out) == [vote("timeout", 1)]
     v = vote_of(bed.sessions[2], out[0].frame, "timeout", 1, 2)
     assert v["after"] == bed.sessions[2].chain.vote_since("timeout", 1) == -1
-    # once per ``after``
-    assert said(w.advance(LIMIT + 5_000)) == []
+    # once per ``after``, and the same frame again every ``revote_ms`` while it holds
+    assert said(w.advance(LIMIT + 30 + REVOTE - 1)) == []
+    again = w.advance(LIMIT + 30 + REVOTE)
+    assert said(again) == [vote("timeout", 1)]
+    assert again[0].frame == out[0].frame
 
 
 def test_a_probe_answer_before_the_limit_does_not_count():
@@ -395,8 +400,8 @@ def test_never_a_timeout_of_a_seat_reported_dropped():
     w.status(1, "dropped", 100)
     assert said(w.advance(100 + GRACE - 1)) == []
     assert said(w.advance(100 + GRACE)) == [vote("left", 1)]  # no address: no probe
-    assert said(w.advance(LIMIT)) == []
-    assert said(w.advance(LIMIT + 10_000)) == []
+    assert said(w.advance(LIMIT)) == [vote("left", 1)]  # (the left vote again: it holds)
+    assert said(w.advance(LIMIT + 10_000)) == [vote("left", 1)]
     # it comes back: its wait restarts with the catch-up budget (3 records)
     w.status(1, "back", LIMIT + 20_000)
     assert w.waits.ends(1) == LIMIT + 20_000 + LIMIT + CATCH_UP
@@ -428,8 +433,12 @@ def test_a_seat_whose_wait_restarts_on_its_return_is_voted_timeout_again_at_the_
     assert said(w.advance(end - 1)) == []
     assert said(w.advance(end)) == [vote("timeout", 1)]
     w.status(1, "dropped", end + 100)
-    w.status(1, "back", end + 200)  # the same wait: no restart, no second vote
-    assert said(w.advance(end + 60_000)) == []
+    w.status(1, "back", end + 200)  # the same wait: no restart; the vote stands
+    assert w.waits.started(1) == LIMIT + 200
+    assert said(w.advance(end + REVOTE - 1)) == []
+    again = w.advance(end + REVOTE)  # (sent again, as any vote whose rule holds)
+    assert said(again) == [vote("timeout", 1)]
+    assert vote_of(bed.sessions[2], again[0].frame, "timeout", 1, 2)["after"] == -1
 
 
 def test_a_back_of_a_seat_not_reported_dropped_is_nothing():
@@ -610,7 +619,13 @@ def test_left_after_grace_with_a_probe_that_got_no_answer():
     out = w.advance(1_000 + GRACE + 5_000)
     assert said(out) == [vote("left", 1)]
     vote_of(bed.sessions[2], out[0].frame, "left", 1, 2)
-    assert said(w.advance(1_000 + GRACE + 9_000)) == []  # once per after
+    # once per after, and the same frame again every revote_ms while it holds
+    assert said(w.advance(1_000 + GRACE + 5_000 + REVOTE - 1)) == []
+    again = w.advance(1_000 + GRACE + 5_000 + REVOTE)
+    assert said(again) == [vote("left", 1)] and again[0].frame == out[0].frame
+    rec = bed.put(bed.take(1, "accept"))  # a record of seat 1: its vote is used up
+    w.record(rec, 1_000 + GRACE + 6_000)
+    assert said(w.advance(1_000 + GRACE + 5_000 + 3 * REVOTE)) == []
 
 
 def test_a_missed_answer_before_the_grace_ends_does_not_count():
@@ -653,7 +668,9 @@ def test_no_left_about_the_host_or_itself():
 
 # ---------------------------------------------------------------------- the host's own seat
 def test_the_host_is_voted_timeout_at_its_limit_without_a_probe_then_deposed():
-    bed, w = accepting(accepted=(1, 2))  # the table waits on the host's accept
+    bed, w = accepting(accepted=(1, 2), b=budgets(revote_ms=BIG))  # the table waits on the
+    # host's accept (its vote going again is
+    # test_a_vote_goes_again_every_revote_ms_while_its_rule_holds_and_no_record_used_it's)
     assert w.waits.awaited == [0]
     assert said(w.advance(LIMIT - 1)) == []
     out = w.advance(LIMIT)
@@ -669,7 +686,7 @@ def test_the_host_is_voted_timeout_at_its_limit_without_a_probe_then_deposed():
 
 
 def test_after_host_late_the_first_candidate_is_tried_longer():
-    b = budgets(grace_ms=30_000)  # stuck_ms above the first try
+    b = budgets(grace_ms=30_000, revote_ms=BIG)  # stuck_ms above the first try
     bed, w = accepting(accepted=(1, 2), b=b)
     t0 = LIMIT + 30_000
     w.advance(LIMIT)
@@ -852,7 +869,8 @@ def test_host_kept_when_progress_ends_the_idle_hosts_evidence():
 
 
 def test_host_kept_when_the_hosts_seat_is_no_longer_late():
-    bed, w = accepting(accepted=(1, 2))  # the table waits on the host's own accept
+    bed, w = accepting(accepted=(1, 2), b=budgets(revote_ms=BIG))  # the table waits on the
+    # host's own accept
     assert said(w.advance(LIMIT)) == [vote("timeout", 0)]
     out = w.advance(LIMIT + GRACE)
     assert said(out) == failover_start("host-late", 1, FIRST_TRY, 2)
@@ -887,7 +905,8 @@ def test_while_attached_a_drop_is_voted_left_at_its_grace():
 def test_while_attached_the_failover_ends_stuck_ms_after_the_last_progress():
     """A seat keeping its host counts the failover's ``stuck_ms`` from the last progress record
     as well: a table still playing is not stuck."""
-    bed, w = accepting(accepted=(2,))  # the table waits on seats 0 (the host) and 1
+    bed, w = accepting(accepted=(2,), b=budgets(revote_ms=BIG))  # the table waits on seats 0
+    # (the host) and 1
     end = w.waits.ends(0)
     assert end == w.waits.ends(1)
     assert said(w.advance(end)) == [vote("timeout", 0), probe(1)]
@@ -964,8 +983,11 @@ def test_abandon_at_stuck_ms_then_stuck_grace_later():
     assert said(out) == [vote("abandon", None)]
     v = vote_of(bed.sessions[2], out[0].frame, "abandon", None, 2)
     assert v["after"] == 2  # the last record but the chat
+    assert w.deadline() == STUCK + REVOTE  # the vote again while no record comes
+    again = w.advance(STUCK + REVOTE)
+    assert said(again) == [vote("abandon", None)] and again[0].frame == out[0].frame
+    assert said(w.advance(STUCK + GRACE - 1)) == [vote("abandon", None)]  # (past 2 REVOTE)
     assert w.deadline() == STUCK + GRACE
-    assert said(w.advance(STUCK + GRACE - 1)) == []
     assert said(w.advance(STUCK + GRACE)) == [("End", "stuck")]
     assert w.phase == ENDED and w.deadline() is None
 
@@ -1178,6 +1200,48 @@ def test_a_resume_with_the_old_host_ends_the_failover():
 
 
 # ---------------------------------------------------------------------- votes once per after
+def test_a_vote_goes_again_every_revote_ms_while_its_rule_holds_and_no_record_used_it():
+    """(Seed 600921: a stalling host dropped every seat's ``timeout`` vote about a seat without
+    an address; once it served again it held its own vote alone, nobody voted again, once per
+    ``after``, and the table was abandoned.) A vote whose rule still holds goes to the host
+    again, the same frame, ``revote_ms`` after it last went: at most once per ``revote_ms``
+    however often the machine runs; nothing while the host connection is down (the resume
+    sends it at once); nothing more once a record of its target used it up."""
+    bed, w = accepting(listen=(True, False, True))  # no address: no probe
+    first = w.advance(LIMIT)
+    assert said(first) == [vote("timeout", 1)]
+    for t in range(LIMIT + 100, LIMIT + REVOTE, 100):
+        assert said(w.advance(t)) == []
+    assert w.deadline() == LIMIT + REVOTE
+    again = w.advance(LIMIT + REVOTE)
+    assert said(again) == [vote("timeout", 1)] and again[0].frame == first[0].frame
+    t = LIMIT + REVOTE + 10
+    w.disconnected(t)
+    assert said(w.advance(t + REVOTE)) == [("Note", "reconnect", "host-lost", 0, GONE),
+                                           ("Dial", "reconnect", 0, 2)]
+    w.connected(0, t + REVOTE + 50)
+    assert said(w.advance(t + REVOTE + 50)) == [("Note", "reconnect", "reconnected", 0, 0),
+                                                vote("timeout", 1)]
+    rec = bed.put(bed.take(1, "accept"))  # seat 1 plays: the vote is used up
+    w.record(rec, t + REVOTE + 100)
+    assert w.voted == {}
+    assert said(w.advance(t + 4 * REVOTE)) == []
+
+
+def test_an_abandon_vote_goes_again_until_its_seat_ends_the_match():
+    """The host tallies ``abandon`` votes too: one it dropped goes again while the table stays
+    stuck, within the ``grace_ms`` before this seat ends the match for itself (``stuck``)."""
+    bed, w = accepting(accepted=(0, 1))  # only this seat is awaited
+    w.heard(100_000)  # (the host beats: stuck_ms outlasts SILENCE_MS)
+    first = w.advance(STUCK)
+    assert said(first) == [vote("abandon", None)]
+    again = w.advance(STUCK + REVOTE)
+    assert said(again) == [vote("abandon", None)] and again[0].frame == first[0].frame
+    rec = bed.put(bed.take(2, "accept"))  # progress: the table is not stuck
+    w.record(rec, STUCK + REVOTE + 10)
+    assert said(w.advance(STUCK + 3 * REVOTE)) == []
+
+
 def test_timeout_votes_once_per_after_and_again_after_a_timeout_record():
     bed = Bed.dealt()
     w = bed.seat_watch(2, b=budgets(censor_ms=10**6))  # never stuck
@@ -1188,7 +1252,8 @@ def test_timeout_votes_once_per_after_and_again_after_a_timeout_record():
     out = w.advance(limit)
     assert said(out) == [vote("timeout", 1)]
     first = vote_of(bed.sessions[2], out[0].frame, "timeout", 1, 2)
-    assert said(w.advance(limit + 100_000)) == []
+    again = w.advance(limit + 100_000)  # no record used it: the same vote again
+    assert said(again) == [vote("timeout", 1)] and again[0].frame == out[0].frame
     # the host sequences the time-out (seat 1 draws and passes); seat 2 plays; seat 1 again
     t = limit + 100_500
     timeout = bed.put(bed.absent("timeout", 1, [0, 2]))
