@@ -108,19 +108,27 @@ class OneWay(Fault):
 @dataclass(frozen=True)
 class Partition(Fault):
     """The processes of ``group`` are cut off from the others (both ways) until ``until``.
-    It touches the side without a majority of the table (both sides when neither has one)."""
+    It touches the side without a majority of the table (both sides when neither has one);
+    see :meth:`touches_among` for a table with cheaters."""
 
     group: tuple[int, ...] = ()
     until: int = 0
 
     def touches(self, players: int) -> frozenset[int]:
+        return self.touches_among(players, frozenset())
+
+    def touches_among(self, players: int, cheaters: frozenset[int]) -> frozenset[int]:
+        """A side is touched unless its honest seats alone make a majority of the table: the
+        ``cheaters`` on it vote as they please, so with them the others (the honest seats
+        beyond it, cut off from it) can raise a quorum against its seats. With no cheater:
+        the side without a majority (both sides when neither has one)."""
         inside = set(self.group)
         outside = set(range(players)) - inside
         need = players // 2 + 1
         touched: set[int] = set()
-        if len(inside) < need:
+        if len(inside - cheaters) < need:
             touched |= inside
-        if len(outside) < need:
+        if len(outside - cheaters) < need:
             touched |= outside
         return frozenset(touched)
 

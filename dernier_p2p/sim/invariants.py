@@ -3,7 +3,8 @@
 *Honest* processes are those without a :class:`~.faults.Hostile` fault; the others are
 *cheaters*. A fault *touches* the processes it disturbs (:meth:`~.faults.Fault.touches`: an
 end of a stalled, cut or reset link, a killed or frozen process, the side of a partition
-without a majority of the table). A seat is *within its budgets* while its CPU speed is at
+whose honest seats make no majority of the table,
+:meth:`~.faults.Partition.touches_among`). A seat is *within its budgets* while its CPU speed is at
 least :data:`BUDGET_SPEED` (the budgets of PROTOCOL.md 18.2 cover work twenty times slower than
 the cost model's reference machine; half of that margin is kept for the work the budgets do
 not count).
@@ -54,7 +55,7 @@ from dernier_p2p.protocol.liveness.budgets import UNIT_MS, Budgets
 from dernier_p2p.protocol.node import effects as fx
 from dernier_p2p.protocol.verify import INCOMPLETE, check_records
 from dernier_p2p.protocol.votes import quorum
-from dernier_p2p.sim.faults import INF, Fault, Hostile, SlowCpu, settled
+from dernier_p2p.sim.faults import INF, Fault, Hostile, Partition, SlowCpu, settled
 from dernier_p2p.sim.hostile import HOST_KINDS
 
 SAFETY = ("crash", "blamed-honest", "verify", "one-chain", "verdict", "ranked-below-cheater")
@@ -103,7 +104,8 @@ class Judge:
         self.min_speed = budget_speed(unit_ms)
         self.windows: dict[int, list[tuple[int, int]]] = {p: [] for p in range(self.n)}
         for f in faults:
-            touched = f.touches(self.n)
+            touched = f.touches_among(self.n, self.cheaters) if isinstance(f, Partition) \
+                else f.touches(self.n)
             if touched:  # a seat nobody can probe is judged on what the host relays (22):
                 touched = touched | {p for p in range(self.n) if not setup.listen(p)}
             for pid in sorted(touched):
