@@ -132,6 +132,20 @@ class Partition(Fault):
             touched |= outside
         return frozenset(touched)
 
+    def forks_among(self, players: int, cheaters: frozenset[int]) -> bool:
+        """Whether the ``cheaters`` can complete a quorum on both sides at once, so that each
+        side may go on with its own history (PROTOCOL.md 22): honest seats on both sides, and
+        each side's honest seats plus every cheater make a majority of the table. A cheater
+        counts on both sides: its votes cast before the cut stay fresh at one side's host, and
+        a cheater the cut does not hold (it may be the one cutting) votes at both. Possible only
+        with at least ``2 * q(n) - n`` cheaters (one at an odd count of seats, two at an even
+        one), and only while neither side's honest seats make a majority alone."""
+        inside = set(self.group) - cheaters
+        outside = set(range(players)) - set(self.group) - cheaters
+        need = players // 2 + 1
+        return bool(inside) and bool(outside) and len(inside) + len(cheaters) >= need and \
+            len(outside) + len(cheaters) >= need
+
     def install(self, world: World, constants: dict[str, int]) -> None:
         def on() -> None:
             inside = set(self.group)

@@ -26,6 +26,13 @@ Safety (each one a count in the report):
   replacing the other's signer, nor are both ``host_change`` records replacing the same host,
   nor is either signed by a cheating host (PROTOCOL.md 4.4: a host change that reached no
   quorum is superseded), or two honest seats finished the match with different results;
+  except where the two histories split (the first of their two records at the first index
+  where they differ was persisted) within ``[f.at, f.end + settle_ms]`` of a partition ``f``
+  that the cheaters can complete to a quorum on both sides
+  (:meth:`~.faults.Partition.forks_among`): two quorums of ``q(n)`` share at least
+  ``2 * q(n) - n`` seats (one at an odd ``n``, two at an even one), honest seats vote only on
+  their side, so enough cheaters make a quorum on each, and each side sees what it would see if
+  the other had crashed, where the seats present must go on (PROTOCOL.md 22);
 * ``verdict``: a ``timeout``, ``left`` or ``host_change`` (as ``old``) naming an honest seat
   was first persisted at a time the seat was connected to a majority, and before it ended the
   match for itself (``stuck``, ``two-seats``: whether it ended rightly is for the liveness
@@ -119,6 +126,9 @@ class Judge:
             if isinstance(f, SlowCpu) and setup.speed(f.pid) * f.speed < self.min_speed:
                 end = INF if f.end >= INF else f.end + self.settle_ms
                 self.windows[f.pid].append((f.at, end))
+        self.forks: list[tuple[int, int]] = [  # a history may split in these (22)
+            (f.at, INF if f.end >= INF else f.end + self.settle_ms) for f in faults
+            if isinstance(f, Partition) and f.forks_among(self.n, self.cheaters)]
         self.protected = frozenset(p for p in self.honest if self._always_connected(p))
         self.settled = settled(faults)
         self.live = self._majority_connected()
@@ -216,20 +226,33 @@ class Judge:
             node = procs[pid].node
             if node is not None and node.finished and node.own is not None:
                 results[pid] = repr(sorted((node.own.session.result or {}).items()))
-        if len(set(results.values())) > 1:
-            self.note("one-chain", f"seats finished with different results: {sorted(results)}")
+        apart = sorted({p for a in results for b in results if a < b and results[a] != results[b]
+                        and not self._forked(transcripts[a], transcripts[b]) for p in (a, b)})
+        if apart:
+            self.note("one-chain", f"seats finished with different results: {apart}")
 
     def _diverge(self, a: list[Any], b: list[Any]) -> str | None:
-        for i in range(min(len(a), len(b))):
-            ra, rb = a[i], b[i]
-            if ra["hsig"] == rb["hsig"]:
-                continue
-            if ra["h"] in self.cheaters or rb["h"] in self.cheaters:
-                return None
-            if _replaces(ra, rb) or _replaces(rb, ra) or _rivals(ra, rb):
-                return None
-            return f"records {i} differ (signed by seats {ra['h']} and {rb['h']})"
-        return None
+        i = _split(a, b)
+        if i is None:
+            return None
+        ra, rb = a[i], b[i]
+        if ra["h"] in self.cheaters or rb["h"] in self.cheaters or self._forked(a, b):
+            return None
+        if _replaces(ra, rb) or _replaces(rb, ra) or _rivals(ra, rb):
+            return None
+        return f"records {i} differ (signed by seats {ra['h']} and {rb['h']})"
+
+    def _forked(self, a: list[Any], b: list[Any]) -> bool:
+        """Whether histories ``a`` and ``b`` split where the design allows it: the first of
+        their two records at the first index where they differ was persisted within a
+        partition whose two sides the cheaters can each complete to a quorum (and the time it
+        takes to settle). There both sides may go on (PROTOCOL.md 22): each sees what it would
+        see if the other side had crashed, where a majority present must go on."""
+        i = _split(a, b)
+        if i is None or not self.forks:
+            return False
+        seen = [self.first_seen[r["hsig"]] for r in (a[i], b[i]) if r["hsig"] in self.first_seen]
+        return bool(seen) and any(at <= min(seen) <= end for at, end in self.forks)
 
     def _verify(self, transcripts: dict[int, list[Any]]) -> None:
         chains = sorted(transcripts.items(), key=lambda kv: -len(kv[1]))
@@ -298,6 +321,14 @@ class Judge:
         if late:
             self.note("no-end", f"seats {late} did not finish (last record at "
                                 f"{self.progress_at} ms, faults settled at {self.settled} ms)")
+
+
+def _split(a: list[Any], b: list[Any]) -> int | None:
+    """The first index at which transcripts ``a`` and ``b`` hold different records, if any."""
+    for i in range(min(len(a), len(b))):
+        if a[i]["hsig"] != b[i]["hsig"]:
+            return i
+    return None
 
 
 def _replaces(new: dict[str, Any], old: dict[str, Any]) -> bool:

@@ -43,3 +43,48 @@ def test_an_honest_seat_cut_off_with_a_cheater_is_not_protected():
     assert 2 not in judge.protected
     without = [f for f in case.faults if isinstance(f, Partition)]
     assert Judge(case.setup, without).connected(2, 5_000)  # no cheater: the majority side
+
+
+# Seed 801386: five seats, cheater 1 flooding votes; (0,1,2)/(3,4), then (1,2,4)/(0,3). Host 0
+# with seat 3 and the cheater's votes, and seat 2 taking over with seat 4 and the cheater's,
+# each made a quorum of three: two histories, each valid (PROTOCOL.md 22).
+SPLIT = (
+    "Case(seed=801386, setup=Setup(players=5, variant='standard', options={'match': "
+    "['hands', 1], 'hand_size': 6}, timers={'turn_ms': 4256, 'declare_ms': 757, "
+    "'grace_ms': 4396}, listens=[True, True, True, True, True], speeds=None, clocks=[(0, "
+    "221420834, 1699778611692), (0, 665777693, 1699334180027), (0, 503730118, "
+    "1699496184405), (0, 234796733, 1699765218073), (0, 772836885, 1699227218782)], "
+    "constants={}), faults=[Partition(at=14887, group=(1, 2, 4), until=33090), "
+    "Hostile(at=10425, pid=1, kind='flood', target=None, until=40425), Partition(at=7916, "
+    "group=(0, 1, 2), until=21671)])"
+)
+
+
+def test_cheaters_fork_a_split_only_with_two_quorums_sharing_no_honest_seat():
+    # two quorums of q(n) share 2 * q(n) - n seats: one at an odd n, two at an even n
+    five = Partition(at=0, group=(1, 2, 4), until=9)
+    assert five.forks_among(5, frozenset({1}))  # {2, 4} + 1 and {0, 3} + 1: three each
+    assert not five.forks_among(5, frozenset())  # no quorum without a seat voting twice
+    assert not Partition(at=0, group=(0, 1, 2), until=9).forks_among(5, frozenset({4}))
+    four = Partition(at=0, group=(0, 1), until=9)
+    assert not four.forks_among(4, frozenset({0}))  # {1} + 1 = 2 < q(4) = 3
+    assert four.forks_among(4, frozenset({0, 2}))
+    assert Partition(at=0, group=(1, 2), until=9).forks_among(3, frozenset({1}))
+    assert not Partition(at=0, group=(1,), until=9).forks_among(3, frozenset({1}))
+
+
+def _rec(sig: bytes, signer: int) -> dict:
+    return {"hsig": sig, "h": signer, "env": {"seat": signer, "body": {"type": "ack"}}}
+
+
+def test_histories_may_split_only_within_a_split_the_cheaters_can_fork():
+    case = parse(SPLIT)
+    judge = Judge(case.setup, case.faults)
+    assert judge.forks and judge.forks[0][0] == 14887
+    base, a, b = _rec(b"r0", 0), _rec(b"a1", 0), _rec(b"b1", 2)
+    judge.first_seen = {b"r0": 1_000, b"a1": 21_675, b"b1": 33_128}
+    assert judge._diverge([base, a], [base, b]) is None  # within the cuts
+    judge.first_seen = {b"r0": 1_000, b"a1": 5_000, b"b1": 5_100}
+    assert judge._diverge([base, a], [base, b]) is not None  # before them
+    honest = Judge(case.setup, [f for f in case.faults if isinstance(f, Partition)])
+    assert not honest.forks  # without the cheater no side has a quorum of its own
