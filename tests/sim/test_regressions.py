@@ -371,6 +371,23 @@ CASES = {
         "faults=[Partition(at=9613, group=(2,), until=28683), Freeze(at=11072, pid=0, "
         "until=33547), Partition(at=5784, group=(0, 2, 3, 5), until=16591)])",
     ),
+    # Host 0 frozen while seats 1 and 2 deposed it; seat 2 dialled seat 1 (have 59) and, in
+    # failover, seat 0. Seat 1 took over at record 60; thawing, seat 0 welcomed seat 2 first
+    # and sent it its own records 60..62, then seat 1's welcome (last 59) replaced that
+    # connection and its host_change for index 60 stopped seat 2 on BAD_CHAIN naming honest
+    # seat 1 (the divergence of 4.4 was looked for only when the new host's last was at or
+    # past the seat's own). Fixed: a new host's first record for an index the seat holds
+    # another record for, signed there by another seat, is a divergence: the seat rebuilds.
+    # Records queued from a connection a welcome replaces are dropped.
+    'old-host-records-taken-after-resuming-with-the-new-host': (
+        'blamed-honest',
+        "Case(seed=803093, setup=Setup(players=3, variant='dernier', options={'match': "
+        "['hands', 1], 'hand_size': 4}, timers={'turn_ms': 12237, 'declare_ms': 868, "
+        "'grace_ms': 9109}, listens=[True, True, True], speeds=None, clocks=[(0, 637433857, "
+        "1699362474179), (0, 620273508, 1699379663973), (0, 88931555, 1699910991714)], "
+        "constants={}), faults=[Latency(at=9927, a=1, b=2, latency_ms=329, jitter_ms=127, "
+        "until=33284), Freeze(at=2220, pid=0, until=22871)])",
+    ),
     # A host censors seat 4 (and is slow). Its acks came before its shuffle in counter order;
     # the host dropped them, so the shuffle waited behind them, and the probers passed on the
     # first envelope shown, an ack, which was never evidence: no depose, no timeout (a shown

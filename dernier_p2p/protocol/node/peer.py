@@ -215,6 +215,9 @@ class PeerNode:
             self.out.append(fx.Close(fx.UP, "this seat hosts", now=True))
             return
         self.up, self.up_host = True, host
+        # records still queued came on the connection this welcome replaces (a later dial
+        # that succeeds replaces it): what this host holds after this seat's ``have`` follows
+        self._forget_host_records()
         if self.watch.rebuild_from:
             self.rebuild = []
             self.rebuild_last = last
@@ -235,9 +238,9 @@ class PeerNode:
                 self._to_host({"k": "rec", "rec": rec}, now)
         self.catch_to = last
         self.caught_up = len(self.own.records) > last
-        # (a new host at this seat's index or past it: its first record must follow this
-        # seat's own last one, or the chains diverged at its host change, 4.4)
-        self.check_fork = new_host and last >= mine
+        # (a new host: its first record this seat does not hold must follow this seat's own
+        # last one, or the chains diverged at its host change, 4.4)
+        self.check_fork = new_host
         self.watch.connected(host, now)
         if self.caught_up:
             self._caught_up(now)
@@ -530,12 +533,27 @@ class PeerNode:
             return
         if self.check_fork:
             self.check_fork = False
-            if isinstance(rec, dict) and rec.get("i") == self.own.last + 1 and \
-                    rec.get("prev") != self.own.session.head:
+            if isinstance(rec, dict) and self._diverges(rec):
                 assert self.up_host is not None
                 self._diverged(self.up_host, now)
                 return
         self._apply(rec, now, from_host=True)
+
+    def _diverges(self, rec: dict[str, Any]) -> bool:
+        """Whether ``rec``, the first record a new host sent after its welcome that this seat
+        does not hold, shows that the host's chain and this seat's differ after its host change
+        (4.4): it is for this seat's next index and does not follow its last record, or for an
+        index this seat holds another record for, signed there by another seat than this host
+        (records of the old host this seat took after it dialled the new one: the old host,
+        frozen or cut off while a quorum deposed it, answered another dial late)."""
+        assert self.own is not None
+        i = rec.get("i")
+        if not isinstance(i, int) or isinstance(i, bool):
+            return False
+        if i == self.own.last + 1:
+            return rec.get("prev") != self.own.session.head
+        return 0 < i <= self.own.last and \
+            self.own.session.chain.signer_of(i) not in (None, self.up_host)
 
     def _apply(self, rec: Any, now: int, from_host: bool) -> None:
         """Check and apply the next record (from the host, or from a link as if the host had

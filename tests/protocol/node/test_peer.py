@@ -579,6 +579,47 @@ def test_a_stale_record_of_the_replaced_host_on_its_connection_blames_nobody():
     assert not stops(run(node, 30)) and node.stopped is None
 
 
+def old_hosts_next(bed: Bed) -> dict:
+    """Seat 0's record 7 on the chain of :func:`replaced` without the host change (the next
+    envelope queued, sequenced by seat 0 when it thawed)."""
+    recs = bed.records
+    seq = Sequencer(identity_for(bed.t.seeds[HOST]), bed.t.game, HOST, records=recs)
+    env = bed.t.queue[0]
+    return seq.submit(env, env["seat"], recs[-1]["t"] + 10)
+
+
+@pytest.mark.parametrize("applied", [True, False])
+def test_records_of_the_old_host_taken_after_resuming_with_the_new_one_mean_a_rebuild(
+    applied: bool,
+) -> None:
+    """Seat 2 dialled seat 1 (``have`` 6) and the old host 0, which was frozen while a quorum
+    deposed it; seat 0 welcomed it first on thawing and sent its own record 7, then seat 1's
+    welcome (``last`` 6) replaced that connection and seat 1 sent its ``host_change`` for
+    index 7: the chains differ since the host change, nobody's fault (4.4), and seat 2
+    rebuilds. A record 7 of seat 0 still queued at seat 1's welcome is dropped: seat 2 then
+    simply follows seat 1."""
+    bed, change, _ = replaced()
+    mine = old_hosts_next(bed)
+    node = node_of(bed, 2, 7)
+    node.welcomed(HOST, 2, 6, 10)
+    node.from_host({"k": "rec", "rec": mine}, 10)
+    if applied:
+        run(node, 10)
+        assert node.own.last == 7 and node.own.records[7] == mine
+    node.welcomed(1, 2, 6, 20)
+    sent = [e.frame for e in node.take() if isinstance(e, fx.Send)]
+    assert [f["rec"]["i"] for f in sent if f["k"] == "rec"] == ([7] if applied else [])
+    node.from_host({"k": "error", "code": "UNEXPECTED", "detail": "unexpected frame 'rec'"}, 30)
+    node.from_host({"k": "rec", "rec": change}, 30)
+    out = run(node, 30)
+    assert not stops(out) and node.stopped is None
+    if applied:
+        assert any(isinstance(e, fx.Close) and e.why == "rebuilding" for e in out)
+    else:
+        assert node.own.last == 7 and node.own.records[7] == change
+        assert node.own.session.host == 1
+
+
 def test_a_stale_record_relayed_by_the_seats_own_host_is_that_hosts_fault():
     bed, change, stale = replaced()
     node = node_of(bed, 2, 7)
