@@ -111,13 +111,10 @@ class Judge:
         self.min_speed = budget_speed(unit_ms)
         self.windows: dict[int, list[tuple[int, int]]] = {p: [] for p in range(self.n)}
         for f in faults:
-            touched = f.touches_among(self.n, self.cheaters) if isinstance(f, Partition) \
-                else f.touches(self.n)
-            if touched:  # a seat nobody can probe is judged on what the host relays (22):
-                touched = touched | {p for p in range(self.n) if not setup.listen(p)}
-            for pid in sorted(touched):
-                end = INF if f.end >= INF else f.end + self.settle_ms
-                self.windows[pid].append((f.at, end))
+            if isinstance(f, Partition):
+                continue  # (composed below)
+            self._touch(f.touches(self.n), f.at, f.end)
+        self._partitions([f for f in faults if isinstance(f, Partition)])
         for f in faults:  # a target no link reaches: only the host speaks for it
             if isinstance(f, Hostile) and f.kind in (EXPOSING if exposing is None else exposing) \
                     and f.target is not None and not setup.listen(f.target):
@@ -139,6 +136,33 @@ class Judge:
         self.world: Any = None
 
     # ------------------------------------------------------------------ definitions
+    def _touch(self, touched: Iterable[int], at: int, end: int) -> None:
+        """Seats ``touched`` by a fault from ``at`` to ``end``: not connected to a majority
+        until ``settle_ms`` after it healed."""
+        touched = set(touched)
+        if touched:  # a seat nobody can probe is judged on what the host relays (22):
+            touched |= {p for p in range(self.n) if not self.setup.listen(p)}
+        for pid in sorted(touched):
+            self.windows[pid].append((at, INF if end >= INF else end + self.settle_ms))
+
+    def _partitions(self, parts: list[Partition]) -> None:
+        """Partitions at once cut the table into the groups no partition in force separates;
+        between two changes of the partitions in force, a group whose honest seats make no
+        majority is touched (:meth:`~.faults.Partition.touches_among` for one partition; two
+        that overlap can leave every side short, as seed 900217 showed: the host's side of one
+        lost a seat to the other)."""
+        times = sorted({f.at for f in parts} | {f.end for f in parts if f.end < INF})
+        for k, start in enumerate(times):
+            stop = times[k + 1] if k + 1 < len(times) else INF
+            active = [f for f in parts if f.at <= start < f.end]
+            if not active:
+                continue
+            sides: dict[tuple[bool, ...], set[int]] = {}
+            for p in range(self.n):
+                sides.setdefault(tuple(p in f.group for f in active), set()).add(p)
+            self._touch((p for side in sides.values() if len(side - self.cheaters) < quorum(self.n)
+                         for p in side), start, stop)
+
     def _base_ok(self, pid: int) -> bool:
         if pid not in self.honest or self.setup.speed(pid) < self.min_speed:
             return False

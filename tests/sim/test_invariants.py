@@ -88,3 +88,19 @@ def test_histories_may_split_only_within_a_split_the_cheaters_can_fork():
     assert judge._diverge([base, a], [base, b]) is not None  # before them
     honest = Judge(case.setup, [f for f in case.faults if isinstance(f, Partition)])
     assert not honest.forks  # without the cheater no side has a quorum of its own
+
+
+def test_overlapping_partitions_are_judged_together():
+    """Seed 900217: seven seats, the host's side (0, 3, 5, 6) of one partition lost seat 6 to a
+    second one: no group held a majority, so the host was not connected to one."""
+    setup = parse(CASE).setup
+    seven = type(setup)(**{**setup.__dict__, "players": 7, "listens": None, "speeds": None,
+                           "clocks": None})
+    big = Partition(at=6_232, group=(0, 3, 5, 6), until=23_325)
+    alone = Partition(at=6_985, group=(6,), until=24_742)
+    assert 0 not in big.touches(7) and 0 not in alone.touches(7)  # each alone: the majority
+    judge = Judge(seven, [big, alone])
+    assert judge.connected(0, 6_500)  # before the second cut
+    assert not judge.connected(0, 7_000) and not judge.connected(1, 7_000)
+    assert judge.connected(1, 24_742 + judge.settle_ms + 1)
+    assert Judge(seven, [big]).connected(0, 7_000)
