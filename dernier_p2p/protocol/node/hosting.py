@@ -150,6 +150,7 @@ class Hosting:
         self._own_said = -1
         self._owes: tuple[int, ...] = ()
         self.out: list[Any] = []
+        self.asked: list[act.Action] = []  # what the watch asked of the node, not yet taken
         self.watch: HostWatch | None = None
         self.sequencer: Sequencer | None = None
         self.old = old
@@ -833,14 +834,24 @@ class Hosting:
     # ------------------------------------------------------------------ liveness
     def advance(self, now: int) -> list[act.Action]:
         """Run the host's liveness at ``now`` and carry out what it asks; the actions this
-        class does not carry out itself (a step back, a look for another host, notes)."""
+        class does not carry out itself (a step back, a look for another host, notes), with
+        those its rules asked for while it took a frame or a connection (:meth:`take_asked`)."""
         self._now = now
-        return self._liveness(now)
+        self._liveness(now)
+        return self.take_asked()
 
-    def _liveness(self, now: int) -> list[act.Action]:
+    def take_asked(self) -> list[act.Action]:
+        """The actions the host's rules asked of the node and this class does not carry out
+        itself, in order, since the last call: the rules also run when a frame, a resume or a
+        close comes (a vote may complete a quorum), and a step back asked then is the node's
+        to carry out as much as one asked at a deadline."""
+        out, self.asked = self.asked, []
+        return out
+
+    def _liveness(self, now: int) -> None:
         if self.watch is None:
-            return []
-        rest = []
+            return
+        rest = self.asked
         for a in self.watch.advance(now):
             if isinstance(a, act.ToSeat):
                 self._send(a.seat, a.frame)
@@ -869,7 +880,6 @@ class Hosting:
                 rest.append(a)
             else:
                 rest.append(a)
-        return rest
 
     def _changed(self, body: dict[str, Any], now: int) -> None:
         """The watch holds a quorum: sequence the ``host_change`` and what came meanwhile."""

@@ -468,9 +468,27 @@ class PeerNode:
             self.host.frame(seat, msg, now)
 
     # ------------------------------------------------------------------ work
+    def _rebuild_ready(self) -> bool:
+        """Whether every record of the new host up to its welcome's ``last`` is in, and they
+        hold its ``host_change``: a candidate still gathering (7.6) welcomes with the records
+        it holds, which may lack some of this seat's own (others forward them to it), and a
+        seat that rebuilt from them would sign again, at counters of its own that those
+        records take when they come, envelopes the chain then refuses for good. So a seat
+        rebuilds from a chain the new host has made its own, which holds every record of
+        the old host that the quorum gathered."""
+        records = self.rebuild
+        if records is None or self.rebuild_last < 0 or len(records) <= self.rebuild_last:
+            return False
+        for rec in reversed(records):
+            env = rec.get("env") if isinstance(rec, dict) else None
+            body = env.get("body") if isinstance(env, dict) else None
+            if isinstance(body, dict) and body.get("type") == "host_change" and \
+                    body.get("new") == self.up_host:
+                return True
+        return False
+
     def has_work(self) -> bool:
-        if self.rebuild is not None and len(self.rebuild) > self.rebuild_last >= -1 and \
-                self.rebuild_last >= 0:
+        if self._rebuild_ready():
             return True
         if self.hosting_now:
             assert self.host is not None
@@ -478,7 +496,7 @@ class PeerNode:
         return bool(self.queue) and self.stopped is None and self.ended is None
 
     def work_is_long(self) -> bool:
-        if self.rebuild is not None:
+        if self._rebuild_ready():
             return True
         if self.hosting_now:
             assert self.host is not None
@@ -489,7 +507,7 @@ class PeerNode:
     def work(self, now: int) -> None:
         """Do the next item of work (see the module docstring)."""
         self._now = now
-        if self.rebuild is not None and len(self.rebuild) > self.rebuild_last >= 0:
+        if self._rebuild_ready():
             self._rebuilt(now)
             return
         if self.hosting_now:
@@ -737,11 +755,14 @@ class PeerNode:
     def advance(self, now: int) -> None:
         """Apply the rules due at ``now`` (the seat's, or the host's while it hosts)."""
         self._now = now
+        if self.host is not None and not self.hosting_now:
+            # its rules stepped back (or asked for more) while it took a frame, a resume or a
+            # close: carry it out now, as at a deadline, so the seat goes on with its failover
+            self._host_actions(self.host.take_asked(), now)
         if self.hosting_now:
             assert self.host is not None
             self.host.release(now)
-            for a in self.host.advance(now):
-                self._host_action(a, now)
+            self._host_actions(self.host.advance(now), now)
             if self.watch is not None and self.watch.phase != HOSTED:
                 self._seat_actions(self.watch.advance(now), now)
             return
@@ -775,6 +796,13 @@ class PeerNode:
                 self._end(a.why, a)
             else:
                 self.out.append(a)
+
+    def _host_actions(self, actions: list[act.Action], now: int) -> None:
+        for a in actions:
+            if self.host is None:  # stepped back: what its rules asked after, as they asked
+                self.out.append(a)
+            else:
+                self._host_action(a, now)
 
     def _host_action(self, a: act.Action, now: int) -> None:
         assert self.host is not None
@@ -830,6 +858,8 @@ class PeerNode:
     def deadline(self) -> int | None:
         """When :meth:`advance` must be called next if nothing happens before, or None."""
         times = []
+        if self.host is not None and self.host.asked:
+            times.append(self._now)  # (asked while it took a frame: carried out at once)
         if self.hosting_now:
             assert self.host is not None
             times.append(self.host.deadline())
