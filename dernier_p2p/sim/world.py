@@ -133,6 +133,7 @@ class Proc:
         self.inbox: list[Event] = []
         self.drain_due = False  # a drain is scheduled
         self.up: Conn | None = None  # this seat's connection to its host
+        self.attaches = 0  # welcomes taken (a connection attached as ``up``)
         self.seat_conns: dict[int, Conn] = {}  # seat -> connection, while hosting
         self.hosting = False
         self.wake_at: int | None = None
@@ -568,7 +569,12 @@ class World:
             if proc.up is conn:
                 proc.up = None
                 if tell:
-                    proc.call(lambda node, now: node.closed(now))
+                    # told in order with the welcomes: a welcome that came meanwhile (already
+                    # queued here) made another connection the host's, and the driver tells
+                    # the node of a closed connection only while it is still its ``up``
+                    attaches = proc.attaches
+                    proc.call(lambda node, now: node.closed(now)
+                              if proc.attaches == attaches else None)
             return
         seat = conn.seat
         if seat is not None and proc.seat_conns.get(seat) is conn:
@@ -587,6 +593,7 @@ class World:
                 return False  # too late: the dial gave up (its end is closed)
             conn.dial["done"] = True
         old, proc.up = proc.up, conn
+        proc.attaches += 1
         conn.attached = True
         if old is not None and old is not conn:
             self.close_end(proc, old, tell=False)

@@ -474,6 +474,26 @@ CASES = {
         "(-188, 302618006, 1699697423615)], constants={}), faults=[Kill(at=17898, pid=0, "
         "until=18053, clean=True), Kill(at=20119, pid=1, until=26802, clean=True)])",
     ),
+    # Host 0 lost power; seat 2 took over and seat 1 (no address) had two resumes with it
+    # under way. The second one's welcome replaced the first connection, and seat 2 then
+    # closed that first one: its close reached seat 1 (read before the welcome) but the
+    # simulator told the node of it only after the welcome and the records 20..26 that
+    # followed, so seat 1 dropped them as of a lost connection and resumed again, while the
+    # new connection went on delivering records 27, 28. Seat 1 queued them though it had no
+    # welcomed connection and stopped on BAD_CHAIN (index 27, expected 20) naming honest
+    # seat 2. Fix: the simulator tells a node of a closed connection only while no later
+    # welcome replaced it (as the driver does); PeerNode ignores frames from the host while
+    # it has no welcomed connection (frames read before a close reach it after it).
+    "frames-of-a-closed-host-connection": (
+        "blamed-honest",
+        "Case(seed=902349, setup=Setup(players=3, variant='dernier', options={'match': "
+        "['hands', 1], 'hand_size': 3}, timers={'turn_ms': 10041, 'declare_ms': 531, "
+        "'grace_ms': 8078}, listens=[True, False, True], speeds=None, clocks=[(0, 814215255, "
+        "1699185668580), (0, 752881745, 1699247171625), (0, 81284364, 1699918751445)], "
+        "constants={}), faults=[OneWay(at=8204, src=0, dst=2, until=18389), Kill(at=687, "
+        "pid=0, until=10808, clean=False), Latency(at=9764, a=2, b=1, latency_ms=130, "
+        "jitter_ms=66, until=19049)])",
+    ),
 }
 
 HOST_CASES = {

@@ -273,8 +273,14 @@ class PeerNode:
         self.watch.disconnected(now, "connection lost")
 
     def from_host(self, msg: dict[str, Any], now: int) -> None:
-        """A frame from the host (decoded, its kind a string)."""
+        """A frame from the host (decoded, its kind a string). One that comes while this seat
+        has no welcomed connection (it closed it, or was told it closed: frames read before
+        that reach it after) is ignored: it is of no connection to a host, and a gap it would
+        leave is no fault of the host (the next welcome sends again what follows its ``have``,
+        4.4)."""
         self._now = now
+        if not self.up:
+            return
         if self.watch is not None:
             self.watch.heard(now)
         kind = msg["k"]

@@ -481,6 +481,27 @@ def test_a_status_is_taken_after_the_records_that_came_before_it(table: Bed):
     assert node.watch.drops.is_dropped(author) and node.own.last == 3
 
 
+def test_frames_of_a_closed_host_connection_are_ignored_not_a_gap_to_blame(table: Bed):
+    """Seed 902349: the seat held records 0..3 and its connection to the host closed with
+    records 4 and 5 queued (dropped: the next welcome sends them again); record 6, read from
+    that connection before the close, came after it. It is of no host connection: ignored,
+    not a gap (index 6, expected 4) that names the host. The resume's welcome brings 4..6."""
+    node = node_of(table, 2, 4)
+    node.from_host({"k": "rec", "rec": table.records[4]}, 10)
+    node.from_host({"k": "rec", "rec": table.records[5]}, 10)
+    node.closed(11)
+    node.from_host({"k": "rec", "rec": table.records[6]}, 12)
+    node.from_host({"k": "status", "seat": 1, "state": "dropped", "grace_ms": 5_000}, 12)
+    out = run(node, 12)
+    assert stops(out) == [] and node.stopped is None and node.own.last == 3
+    assert not node.watch.drops.is_dropped(1)
+    node.welcomed(HOST, 2, 6, 20)
+    for i in (4, 5, 6):
+        node.from_host({"k": "rec", "rec": table.records[i]}, 20)
+    out = run(node, 21)
+    assert stops(out) == [] and node.own.last == 6 and node.caught_up
+
+
 def test_a_stopped_seat_votes_probes_and_acks_no_more(table: Bed):
     """Its rules would probe seat 1 at its limit (and vote on it after); stopped on a forged
     record, the seat does nothing more: its votes could be counted against a seat by a host
