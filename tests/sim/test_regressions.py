@@ -469,6 +469,27 @@ CASES = {
         "constants={}), faults=[Hostile(at=3114, pid=0, kind='stall', target=2, "
         "until=63114)])",
     ),
+    # Ten seats, host 0 stalling from 12.4 s to 72.4 s; seat 1 killed at 9.4 s, back at 11.3
+    # s. Its return restarted the wait on it with the catch-up budget (limit 62.5 s); the
+    # others probed it there and passed on the envelope it showed (the host dropped it), but
+    # abandon came at 65 s (stuck_ms after the last progress record, 9.6 s), before the
+    # censor_ms of that pass ran out, and the host, serving again, sequenced no_contest on
+    # the abandon votes sent again. Fix: no abandon vote while an envelope the seat delivered
+    # to the host runs its censor clock or is evidence: they depose the host (censored) at
+    # 72.5 s and seat 1 takes over.
+    "abandon-while-a-passed-envelope-runs-its-censor-clock": (
+        "no-contest",
+        "Case(seed=902905, setup=Setup(players=10, variant='originale', options={'match': "
+        "['hands', 1], 'hand_size_range': [3, 3]}, timers={'turn_ms': 19198, 'declare_ms': "
+        "914, 'grace_ms': 8075}, listens=[True, True, True, True, True, True, True, True, "
+        "True, True], speeds=None, clocks=[(0, 691889174, 1699308018669), (0, 387320924, "
+        "1699612754678), (0, 270187772, 1699729876653), (0, 982400910, 1699017562703), (0, "
+        "288435139, 1699711655700), (0, 971180987, 1699028826955), (0, 640787695, "
+        "1699359274355), (0, 864052412, 1699136047947), (0, 630766552, 1699369347190), (0, "
+        "925921722, 1699073979122)], constants={}), faults=[Hostile(at=12377, pid=0, "
+        "kind='stall', target=9, until=72377), Kill(at=9389, pid=1, until=11320, "
+        "clean=True)])",
+    ),
     # Nine seats; host 0 (no listen address) killed and restarted 155 ms later, seat 1 killed
     # before the others deposed 0. Seat 2, at 0.036 of the reference CPU, took over and was
     # still gathering at try_ms; the vote frame whose handling ran its rules asked the step

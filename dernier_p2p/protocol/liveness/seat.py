@@ -558,6 +558,20 @@ class SeatWatch:
                                        self.last_progress, self.judge, self.last_in,
                                        self.b.beat_ms)
 
+    def _host_owes(self, now: int) -> bool:
+        """Whether an envelope this seat delivered to its host (its own, or one it passed on)
+        still runs its censor clock or is evidence, at ``m >= 3`` with a candidate: the host
+        owes it, and ``censored`` deposes a host that passes over it, so the table is not
+        stuck and this seat does not vote ``abandon`` to that host (7.5). A wait restarted by
+        a return (its catch-up budget) can put a seat's limit, and the pass of what a probe
+        there shows, so late that its ``censor_ms`` ends past ``stuck_ms``."""
+        if self.m < 3 or not self.chain.candidates():
+            return False
+        if self._evidence(now) is not None:
+            return True
+        return self.delivered.next_due(now, self.b.censor_ms, self.m, self.s.waiting_on(),
+                                       self.last_progress) is not None
+
     def _fault_stands(self, now: int) -> bool:
         """Whether the reason this seat deposes its host (still connected to it) holds."""
         host = self.chain.host
@@ -643,6 +657,8 @@ class SeatWatch:
             return  # (a seat still within its budget of work: the table is not stuck)
         if any(self._unprobed(seat) for seat in self.waits.awaited):
             return  # (its probe at the limit may pass its envelope on: a lend's restart)
+        if self._host_owes(now):
+            return  # (the host, not the table, holds the match up: censored deposes it)
         if self._vote("abandon", None, "abandon") and self.abandon_at is None:
             self.abandon_at = now
         if self.abandon_at is not None and now - self.abandon_at >= self.b.grace_ms:

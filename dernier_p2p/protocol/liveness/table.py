@@ -75,7 +75,9 @@ RULES: tuple[Rule, ...] = (
     Rule("no-contest-2", "host, m = 2", "its timeout or left condition about the other seat",
          "sequence no_contest naming it, without votes"),
     Rule("abandon", "every peer connected to the host, and the host",
-         "no progress record for stuck_ms, and every awaited seat past its limit",
+         "no progress record for stuck_ms, every awaited seat past its limit, and (a seat, "
+         "m >= 3, with a candidate) no envelope it delivered to the host within censor_ms of "
+         "its delivery or evidence",
          "vote abandon, once per record, and again every revote_ms while this holds"),
     Rule("stuck", "seat", "grace_ms after its abandon vote with no record, or stuck_ms in "
          "failover", "end the match for itself, incomplete"),

@@ -1054,6 +1054,31 @@ def test_no_abandon_while_an_awaited_seat_is_within_its_limit():
     assert said(w.advance(end)) == [vote("abandon", None)]
 
 
+def test_no_abandon_while_an_envelope_passed_on_runs_its_censor_clock():
+    """PROTOCOL.md 7.5, abandon: not while an envelope this seat delivered to the host runs its
+    censor clock or is evidence; the host owes it and is deposed (``censored``). A return
+    restarted the wait on seat 1 with the catch-up budget, so its limit and the pass of what
+    the probe there shows come too late for ``stuck_ms`` to cover ``censor_ms`` after them
+    (seed 902905: a stalling host woke to a quorum of abandon votes)."""
+    bed, w = accepting()  # the table waits on seat 1
+    env = bed.take(1, "accept")
+    back = STUCK - TURN - 5_000
+    w.status(1, "dropped", back - 100)
+    w.status(1, "back", back)  # its wait restarts with the catch-up budget
+    end = w.waits.ends(1)
+    assert end < STUCK < end + 40 + CENSOR
+    w.heard(end)
+    assert said(w.advance(end)) == [probe(1)]
+    w.probe_answer(1, (2, [env]), end + 40)
+    assert said(w.advance(end + 40)) == [("ToHost", "pass-on", "pass", None)]
+    w.heard(STUCK)
+    assert said(w.advance(STUCK)) == []  # the table is not stuck: its host holds seat 1 up
+    w.heard(end + 40 + CENSOR)
+    out = said(w.advance(end + 40 + CENSOR))  # passed over: the host is deposed, not abandoned
+    assert out == failover_start("censored", 1, FIRST_TRY, 2)
+    assert vote("abandon", None) not in said(w.advance(end + 40 + CENSOR + REVOTE))
+
+
 def test_no_abandon_while_the_host_connection_is_down():
     bed, w = accepting(accepted=(0, 1), listen=(True, False, False))
     w.disconnected(STUCK - 10)
