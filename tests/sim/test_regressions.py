@@ -532,6 +532,25 @@ CASES = {
         "pid=0, until=10808, clean=False), Latency(at=9764, a=2, b=1, latency_ms=130, "
         "jitter_ms=66, until=19049)])",
     ),
+    # Ten seats, all listening; partition (1, 2, 4, 6, 8, 9) from (0, 3, 5, 7), host 0 on the
+    # minority side, from 20 s to 80 s. The six deposed 0 and urged seat 1, which took over on
+    # their urges; but each had dialled it as its window began, before the urges reached it,
+    # and then dialled the other seats in turn, the unreachable ones lasting the connect
+    # timeout (5 s) each: none came back to seat 1 within try_ms, and seats 2, 4 and 6 stepped
+    # back the same way, until seat 8's failover ran out of stuck_ms. Fix: the failover dials
+    # the candidate whose turn it is again after each attempt at another seat.
+    "a-candidate-taking-over-dialled-again-past-unreachable-seats": (
+        "no-contest",
+        "Case(seed=904913, setup=Setup(players=10, variant='originale', options={'match': "
+        "['hands', 2], 'hand_size_range': [3, 4]}, timers={'turn_ms': 4277, 'declare_ms': "
+        "407, 'grace_ms': 7677}, listens=[True, True, True, True, True, True, True, True, "
+        "True, True], speeds=None, clocks=[(0, 618846102, 1699381101662), (0, 851687587, "
+        "1699148285753), (0, 816699246, 1699183273255), (0, 673119665, 1699326884824), (0, "
+        "180569844, 1699819416565), (0, 903791336, 1699096252613), (0, 371122914, "
+        "1699628856459), (0, 332021640, 1699668082458), (0, 856285763, 1699143639988), (0, "
+        "208879392, 1699791074016)], constants={}), faults=[Partition(at=19964, group=(1, 2, "
+        "4, 6, 8, 9), until=79964)])",
+    ),
 }
 
 HOST_CASES = {

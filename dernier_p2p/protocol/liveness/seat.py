@@ -102,7 +102,8 @@ class SeatWatch:
         self.depose_after: int | None = None  # the depose vote sent on this connection
         self.to_pass: list[dict[str, Any]] = []  # shown while the host was away
         self.why: str | None = None  # the rule that made this seat depose
-        self.dial_i = 0  # the next seat of the failover's dial cycle
+        self.dialed: int | None = None  # the last of the others the failover dialed
+        self.target_next = True  # the next attempt is at the candidate whose turn it is
         self.lent_to: dict[int, int] = {}  # seat fed records over a link -> the last it has
         self.urge_lent: dict[int, tuple[int, int]] = {}  # seat urging it -> (after, when) lent
         self.progress_away: int | None = None  # a progress record applied without the host
@@ -452,7 +453,7 @@ class SeatWatch:
         self.phase = FAILOVER
         self.round = [c for c in self.chain.candidates()] + [host]
         self.k = 0
-        self.dial_i = 0
+        self.dialed = None
         self.failover_since = now
         first = self.b.first_try_after_fault_ms if why in ("censored", "host-late") else \
             self.b.try_ms
@@ -466,6 +467,7 @@ class SeatWatch:
         self.next_urge = now
         self.next_dial = now
         self.dialing = False
+        self.target_next = True
         self.pause = min(50, self.b.retry_ms)
 
     def _next_target(self, now: int) -> None:
@@ -690,12 +692,11 @@ class SeatWatch:
         if not self.round:
             return
         target = self.round[self.k]
-        cycle = self._dial_cycle(target)
-        if cycle and not self.dialing and now >= self.next_dial:
+        seat = self._next_dial(target) if not self.dialing and now >= self.next_dial else None
+        if seat is not None:
             self.dialing = True
             have = -1 if self.rebuild_from else self.s.count - 1
-            self._emit(act.Dial(rule("failover"), cycle[self.dial_i % len(cycle)], have))
-            self.dial_i += 1
+            self._emit(act.Dial(rule("failover"), seat, have))
         if target == self.me:
             return  # the others try it now: their votes decide (take-over)
         if self.phase == FAILOVER and target != self.deposing and now >= self.next_urge:
@@ -709,16 +710,34 @@ class SeatWatch:
         progress = self.last_progress if attached else (self.progress_away or 0)
         return max(self.failover_since, progress)
 
-    def _dial_cycle(self, target: int) -> list[int]:
-        """Whom the failover dials, one attempt each in turn: the candidate whose turn it is
-        first, then every other seat of the round (one that does not host refuses at once), the
-        old host only after a lost connection (while connected to it there is nothing to
-        dial)."""
-        out = [target] + [s for s in self.round if s != target]
-        out = [s for s in out if s != self.me]
-        if self.host_up and self.phase == FAILOVER:
-            out = [s for s in out if s != self.deposing]
-        return out
+    def _dial_cycle(self, target: int) -> tuple[bool, list[int]]:
+        """Whom the failover dials: whether the candidate whose turn it is, and every other
+        seat of the round (one that does not host refuses at once), never itself, the old host
+        only after a lost connection (while connected to it there is nothing to dial)."""
+        skip = {self.me}
+        if self.host_up and self.phase == FAILOVER and self.deposing is not None:
+            skip.add(self.deposing)
+        return target not in skip, [s for s in self.round if s != target and s not in skip]
+
+    def _next_dial(self, target: int) -> int | None:
+        """The seat of the next attempt: the candidate whose turn it is, first and again after
+        each attempt at one of the others, which go in turn (in the order of the round, running
+        on from turn to turn). An attempt at a seat out of reach lasts until the driver gives
+        it up (its connect timeout, about as long as ``try_ms``): a candidate taking over on
+        the urges of a quorum, after refusing the first attempt of its window, must not wait
+        for a whole cycle through unreachable seats, or it steps back before the seats trying
+        it resume."""
+        dial_target, others = self._dial_cycle(target)
+        if dial_target and (self.target_next or not others):
+            self.target_next = False
+            return target
+        if not others:
+            return None
+        self.target_next = dial_target
+        after = self.round.index(self.dialed) + 1 if self.dialed in self.round else 0
+        order = self.round[after:] + self.round[:after]
+        self.dialed = next(s for s in order if s in others)
+        return self.dialed
 
     def _end(self, name: str, why: str) -> None:
         self.phase = ENDED

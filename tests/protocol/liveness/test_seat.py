@@ -259,9 +259,10 @@ def four_seats(watcher: int = 2):
 
 def test_failover_dials_every_seat_in_turn_backing_off_to_retry_ms():
     """PROTOCOL.md 7.6: while it urges one candidate, a seat dials every candidate and (its
-    connection lost) the old host, one attempt each in turn (``_dial_cycle``: the target, then
-    the others of the round, never itself; the position in it runs on from turn to turn);
-    after each failure it waits 50 ms, doubling up to retry_ms."""
+    connection lost) the old host, one attempt at a time (``_next_dial``: the target, and
+    again after each attempt at one of the others, which go in the round's order, never
+    itself, their position running on from turn to turn); after each failure it waits 50 ms,
+    doubling up to retry_ms."""
     bed, w = four_seats()
     w.disconnected(0)
     w.advance(0)
@@ -270,8 +271,8 @@ def test_failover_dials_every_seat_in_turn_backing_off_to_retry_ms():
     assert w.round == [1, 2, 3, 0]
     assert said(w.advance(GONE + 100)) == []  # one attempt at a time
     t = GONE
-    for failed, pause, then in ((1, 50, 3), (3, 100, 0), (0, 200, 1), (1, 250, 3),
-                                (3, 250, 0)):
+    for failed, pause, then in ((1, 50, 3), (3, 100, 1), (1, 200, 0), (0, 250, 1),
+                                (1, 250, 3)):
         t += 5
         w.dial_failed(failed, t)
         assert w.deadline() == t + pause
@@ -280,22 +281,41 @@ def test_failover_dials_every_seat_in_turn_backing_off_to_retry_ms():
         assert said(w.advance(t)) == [("Dial", "failover", then, 3)]
     assert t < GONE + URGE
     assert said(w.advance(GONE + URGE)) == [("Urge", "urge", 1)]  # (a dial under way)
-    # this seat's own turn: no urge; its cycle is 1, 3, 0 and the seventh dial its first seat
-    assert said(w.advance(GONE + TRY)) == [("Dial", "failover", 1, 3)]
-    w.dial_failed(1, GONE + TRY + 1)
-    assert said(w.advance(GONE + TRY + 51)) == [("Dial", "failover", 3, 3)]  # (50 ms again)
-    # seat 3's turn: urged; its cycle is 3, 1, 0 and the ninth dial its third seat
+    # this seat's own turn: no urge; it dials the others only, on from seat 3: the old host
+    assert said(w.advance(GONE + TRY)) == [("Dial", "failover", 0, 3)]
+    w.dial_failed(0, GONE + TRY + 1)
+    assert said(w.advance(GONE + TRY + 51)) == [("Dial", "failover", 1, 3)]  # (50 ms again)
+    # seat 3's turn: urged and dialed first, then again after each of the others (0, 1)
     assert said(w.advance(GONE + 2 * TRY)) == [("Note", "failover", "trying", 3, TRY),
-                                               ("Dial", "failover", 0, 3), ("Urge", "urge", 3)]
-    w.dial_failed(0, GONE + 2 * TRY + 1)
-    assert said(w.advance(GONE + 2 * TRY + 51)) == [("Dial", "failover", 3, 3)]
-    w.dial_failed(3, GONE + 2 * TRY + 52)
-    assert said(w.advance(GONE + 2 * TRY + 152)) == [("Dial", "failover", 1, 3)]
-    # the old host's turn: not urged; its cycle is 0, 1, 3 and the twelfth dial its third
+                                               ("Dial", "failover", 3, 3), ("Urge", "urge", 3)]
+    w.dial_failed(3, GONE + 2 * TRY + 1)
+    assert said(w.advance(GONE + 2 * TRY + 51)) == [("Dial", "failover", 0, 3)]
+    w.dial_failed(0, GONE + 2 * TRY + 52)
+    assert said(w.advance(GONE + 2 * TRY + 152)) == [("Dial", "failover", 3, 3)]
+    # the old host's turn: dialed first, not urged; then the others on from seat 0: seat 1
     assert said(w.advance(GONE + 3 * TRY)) == [("Note", "failover", "trying", 0, TRY),
-                                               ("Dial", "failover", 3, 3)]
-    w.dial_failed(3, GONE + 3 * TRY + 1)
-    assert said(w.advance(GONE + 3 * TRY + 51)) == [("Dial", "failover", 0, 3)]
+                                               ("Dial", "failover", 0, 3)]
+    w.dial_failed(0, GONE + 3 * TRY + 1)
+    assert said(w.advance(GONE + 3 * TRY + 51)) == [("Dial", "failover", 1, 3)]
+
+
+def test_a_candidate_taking_over_after_refusing_is_dialled_again_past_an_unreachable_seat():
+    """An attempt at a seat out of reach lasts the driver's connect timeout, about as long as
+    ``try_ms``: the candidate whose turn it is (refusing the window's first attempt, made
+    before the urges reached it) is dialled again right after that attempt, not after a whole
+    cycle through the unreachable seats, so the seats trying it resume before it steps back
+    (seed 904913)."""
+    bed, w = four_seats()
+    w.disconnected(0)
+    w.advance(0)
+    assert said(w.advance(GONE)) == [("Note", "gone", "failover", 1, TRY),
+                                     ("Dial", "failover", 1, 3), ("Urge", "urge", 1)]
+    w.dial_failed(1, GONE + 5)  # (not hosting yet)
+    assert said(w.advance(GONE + 55)) == [("Dial", "failover", 3, 3)]
+    w.dial_failed(3, GONE + 5_000)  # out of reach: the connect timeout
+    assert said(w.advance(GONE + 5_100)) == [("Dial", "failover", 1, 3), ("Urge", "urge", 1)]
+    w.connected(1, GONE + 5_110)
+    assert w.phase == PLAY and w.host_up
 
 
 def test_the_first_seat_of_the_cycle_to_welcome_it_is_its_host():
@@ -336,13 +356,13 @@ def test_a_seat_keeping_its_host_dials_the_old_host_only_once_the_connection_is_
     # (seat 1's turn is over: this seat's own now, no urge; its cycle still seat 1 alone)
     assert said(w.advance(end - 1)) == [("Dial", "failover", 1, 2)]
     assert w.host_up and w.round[w.k] == 2
-    # (its cycle is seat 1, then the old host: the seventh dial, the first)
-    assert said(w.advance(end)) == [("CloseHost", "silent"), ("Dial", "failover", 1, 2)]
+    # (the others now seat 1 and the old host, on from seat 1: the old host)
+    assert said(w.advance(end)) == [("CloseHost", "silent"), ("Dial", "failover", 0, 2)]
     assert not w.host_up and w.phase == FAILOVER and w.deposing == 0
-    w.dial_failed(1, end + 1)
-    assert said(w.advance(end + 51)) == [("Dial", "failover", 0, 2)]  # the old host now
-    w.dial_failed(0, end + 52)
-    assert said(w.advance(end + 152)) == [("Dial", "failover", 1, 2)]
+    w.dial_failed(0, end + 1)
+    assert said(w.advance(end + 51)) == [("Dial", "failover", 1, 2)]
+    w.dial_failed(1, end + 52)
+    assert said(w.advance(end + 152)) == [("Dial", "failover", 0, 2)]
 
 
 # ---------------------------------------------------------------------- timeout and probes
@@ -1180,10 +1200,10 @@ def test_step_back_goes_on_with_the_next_candidate():
     w.stepped_back(t + TRY)  # the host machine steps back try_ms after taking over
     assert w.phase == FAILOVER
     out = w.advance(t + TRY)
-    # (its dial cycle, seat 2 then the old host, goes on from the dial of seat 2 before)
+    # (seat 2's turn: dialled first)
     assert said(out) == [("Note", "failover", "trying", 2, TRY), ("Note", "step-back",
                                                                     "step-back", 1, 0),
-                         ("Dial", "failover", 0, 2), ("Urge", "urge", 2)]
+                         ("Dial", "failover", 2, 2), ("Urge", "urge", 2)]
     vote_of(bed.sessions[1], out[3].frame, "depose", 0, 1)
     # a seat still trying it urges again: that is a new quorum trying it now
     w.link_vote(2, bed.sessions[2].vote("depose", 0), t + TRY + 100)
@@ -1420,8 +1440,8 @@ def test_losing_the_new_host_before_its_host_change_goes_on_with_the_next():
     w.advance(GONE + 100)
     w.disconnected(GONE + 500)
     assert w.phase == FAILOVER and w.round[w.k] == 2  # itself: the others' votes decide
-    # (no urge; the dial cycle, seat 1 then the old host, goes on from its dial of seat 1)
-    assert said(w.advance(GONE + 500)) == [("Dial", "failover", 0, 2)]
+    # (no urge; it dials the others, seat 1 then the old host, in the round's order)
+    assert said(w.advance(GONE + 500)) == [("Dial", "failover", 1, 2)]
     assert said(w.advance(GONE + 500 + TRY)) == [("Note", "failover", "trying", 0, TRY),
                                                  ("Dial", "failover", 0, 2)]
 
