@@ -452,23 +452,6 @@ CASES = {
         "Hostile(at=10425, pid=1, kind='flood', target=None, until=40425), Partition(at=7916, "
         "group=(0, 1, 2), until=21671)])",
     ),
-    # Seven seats, host 0 stalling from 3.1 s to 63.1 s; seats 3 and 6 give no address. Seat
-    # 6's shuffle was dropped: it alone held evidence and deposed alone; nobody could probe it,
-    # so the others voted it timeout at 22.9 s, votes the host dropped too, and abandon ended
-    # the table at 49 s. Fix: a timeout or left vote that has stood censor_ms + grace_ms since
-    # it went on the connection is the host late with a verdict (host-late): every voter
-    # deposes, a quorum of them takes seat 1 over, and seat 6's shuffle is sequenced there.
-    "a-stalling-host-sits-on-a-quorum-of-timeout-votes": (
-        "no-contest",
-        "Case(seed=902570, setup=Setup(players=7, variant='moderno', options={'match': "
-        "['hands', 1], 'hand_size': 2}, timers={'turn_ms': 9474, 'declare_ms': 568, "
-        "'grace_ms': 5209}, listens=[True, True, True, False, True, True, False], "
-        "speeds=None, clocks=[(0, 569784778, 1699430253533), (0, 564578286, 1699435399656), "
-        "(0, 549405774, 1699450523928), (0, 626060476, 1699373965293), (0, 700155198, "
-        "1699299799648), (0, 710090142, 1699289800067), (0, 86957295, 1699912965547)], "
-        "constants={}), faults=[Hostile(at=3114, pid=0, kind='stall', target=2, "
-        "until=63114)])",
-    ),
     # Ten seats, host 0 stalling from 12.4 s to 72.4 s; seat 1 killed at 9.4 s, back at 11.3
     # s. Its return restarted the wait on it with the catch-up budget (limit 62.5 s); the
     # others probed it there and passed on the envelope it showed (the host dropped it), but
