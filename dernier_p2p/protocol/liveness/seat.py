@@ -532,15 +532,18 @@ class SeatWatch:
 
     def _host_owes(self, now: int) -> bool:
         """Whether an envelope this seat delivered to its host (its own, or one it passed on)
-        still runs its censor clock or is evidence, at ``m >= 3`` with a candidate: the host
-        owes it, and ``censored`` deposes a host that passes over it, so the table is not
-        stuck and this seat does not vote ``abandon`` to that host (7.5). A wait restarted by
+        still runs its censor clock, or is evidence and this seat has not yet deposed the host
+        for it ``try_ms`` ago, at ``m >= 3`` with a candidate: the host owes it, and
+        ``censored`` deposes a host that passes over it, so the table is not stuck and this
+        seat does not vote ``abandon`` to that host (7.5). Past that, a depose that gathers no
+        quorum (a split vote) leaves the table to ``abandon``. A wait restarted by
         a return (its catch-up budget) can put a seat's limit, and the pass of what a probe
         there shows, so late that its ``censor_ms`` ends past ``stuck_ms``."""
         if self.m < 3 or not self.chain.candidates():
             return False
-        if self._evidence(now) is not None:
-            return True
+        if self._evidence(now) is not None:  # censored deposes: the candidates get try_ms
+            return not (self.phase == FAILOVER and self.why == "censored") or \
+                now - self.failover_since < self.b.try_ms
         return self.delivered.next_due(now, self.b.censor_ms, self.m, self.s.waiting_on(),
                                        self.last_progress) is not None
 

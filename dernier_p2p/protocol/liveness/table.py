@@ -74,7 +74,7 @@ RULES: tuple[Rule, ...] = (
     Rule("abandon", "every peer connected to the host, and the host",
          "no progress record for stuck_ms, every awaited seat past its limit, and (a seat, "
          "m >= 3, with a candidate) no envelope it delivered to the host within censor_ms of "
-         "its delivery or evidence",
+         "its delivery, or evidence it deposed the host for less than try_ms ago",
          "vote abandon, once per record, and again every revote_ms while this holds"),
     Rule("stuck", "seat", "grace_ms after its abandon vote with no record, or stuck_ms in "
          "failover", "end the match for itself, incomplete"),

@@ -1048,7 +1048,8 @@ def test_no_abandon_while_an_awaited_seat_is_within_its_limit():
 
 def test_no_abandon_while_an_envelope_passed_on_runs_its_censor_clock():
     """PROTOCOL.md 7.5, abandon: not while an envelope this seat delivered to the host runs its
-    censor clock or is evidence; the host owes it and is deposed (``censored``). A return
+    censor clock, or is evidence and the seat deposed the host for it less than ``try_ms``
+    ago; the host owes it and is deposed (``censored``). A return
     restarted the wait on seat 1 with the catch-up budget, so its limit and the pass of what
     the probe there shows come too late for ``stuck_ms`` to cover ``censor_ms`` after them
     (seed 902905: a stalling host woke to a quorum of abandon votes)."""
@@ -1068,7 +1069,12 @@ def test_no_abandon_while_an_envelope_passed_on_runs_its_censor_clock():
     w.heard(end + 40 + CENSOR)
     out = said(w.advance(end + 40 + CENSOR))  # passed over: the host is deposed, not abandoned
     assert out == failover_start("censored", 1, FIRST_TRY, 2)
+    assert REVOTE < TRY
     assert vote("abandon", None) not in said(w.advance(end + 40 + CENSOR + REVOTE))
+    w.heard(end + 40 + CENSOR + TRY - 1)
+    assert vote("abandon", None) not in said(w.advance(end + 40 + CENSOR + TRY - 1))
+    w.heard(end + 40 + CENSOR + TRY)  # the candidates had try_ms: a split may be abandoned
+    assert vote("abandon", None) in said(w.advance(end + 40 + CENSOR + TRY))
 
 
 def test_no_abandon_while_the_host_connection_is_down():
