@@ -95,7 +95,10 @@ def test_refusal_late_declaration_and_end_of_hand_reveal(tmp_path: Path) -> None
             prompt = link.prompt
             if "declare DERNIER" in prompt and "out of turn" in prompt:
                 keys = pilot.app.query_one("#offers")
-                assert keys.display and "[!]+Enter declare DERNIER! ⏱" in keys.render().plain
+                # (the panel is drawn on the app's next refresh after the prompt is set)
+                await until(pilot, lambda k=keys: k.display and
+                            "[!]+Enter declare DERNIER! ⏱" in k.render().plain,
+                            "the late declaration's keys")
                 await pilot.press("!")
                 await pilot.press("enter")
                 await until(pilot, lambda: "Ann: DERNIER!" in log(), "the late declaration")
