@@ -319,3 +319,19 @@ def test_an_envelope_behind_its_authors_chats_and_acks_is_judged_after_them(envs
     d.sent(signed(0, first["body"]), 0, 100)
     d.sent(late, 0, 100)
     assert d.lead_of((1, 2)) is None
+
+
+# ------------------------------------------------------------ one skipped, the next counts
+def test_a_chat_delivered_first_hides_no_later_envelope(envs):
+    d = Delivered()
+    d.sent(envs["chat"], 0, 100)  # never evidence: passed over, the next one still judged
+    d.sent(envs["e2"], 0, 100)
+    assert evidence(d, 100 + CENSOR, waiting=(1, 2)) is envs["e2"]
+    assert due(d, 0, waiting=(1, 2)) == 100 + CENSOR
+
+
+def test_an_envelope_of_a_seat_not_awaited_hides_no_later_due(envs):
+    d = Delivered()
+    d.sent(envs["e2"], 0, 100)  # seat 2 not awaited: only records can make it evidence
+    d.sent(envs["e1"], 0, 200)
+    assert due(d, 0, waiting=(1,)) == 200 + CENSOR
