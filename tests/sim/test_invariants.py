@@ -5,6 +5,7 @@ from __future__ import annotations
 from dernier_p2p.sim.faults import Partition
 from dernier_p2p.sim.invariants import Judge
 from dernier_p2p.sim.scenario import parse
+from tests.sim.test_regressions import CASES
 
 # Seed 800663: three seats; seat 1 floods (a cheater) and is cut off with honest seat 2 from
 # the host for 7.7 s. Seat 2 was on the side with two of three seats, but one of them the
@@ -48,16 +49,7 @@ def test_an_honest_seat_cut_off_with_a_cheater_is_not_protected():
 # Seed 801386: five seats, cheater 1 flooding votes; (0,1,2)/(3,4), then (1,2,4)/(0,3). Host 0
 # with seat 3 and the cheater's votes, and seat 2 taking over with seat 4 and the cheater's,
 # each made a quorum of three: two histories, each valid (PROTOCOL.md 22).
-SPLIT = (
-    "Case(seed=801386, setup=Setup(players=5, variant='standard', options={'match': "
-    "['hands', 1], 'hand_size': 6}, timers={'turn_ms': 4256, 'declare_ms': 757, "
-    "'grace_ms': 4396}, listens=[True, True, True, True, True], speeds=None, clocks=[(0, "
-    "221420834, 1699778611692), (0, 665777693, 1699334180027), (0, 503730118, "
-    "1699496184405), (0, 234796733, 1699765218073), (0, 772836885, 1699227218782)], "
-    "constants={}), faults=[Partition(at=14887, group=(1, 2, 4), until=33090), "
-    "Hostile(at=10425, pid=1, kind='flood', target=None, until=40425), Partition(at=7916, "
-    "group=(0, 1, 2), until=21671)])"
-)
+SPLIT = CASES["a-cheater-on-both-sides-of-a-split"][1]
 
 
 def test_cheaters_fork_a_split_only_with_two_quorums_sharing_no_honest_seat():

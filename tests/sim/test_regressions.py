@@ -536,6 +536,16 @@ CASES = {
     ),
 }
 
+_EQUIVOCATE_605508 = (
+        "Case(seed=605508, setup=Setup(players=3, variant='dernier', options={'match': "
+        "['hands', 1], 'hand_size': 3}, timers={'turn_ms': 12464, 'declare_ms': 991, "
+        "'grace_ms': 12336}, listens=[True, True, True], speeds=[0.68, 0.93, 1.01], "
+        "clocks=[(2424, 741755274, 1699258225677), (4183, 649178800, 1699350917706), (4256, "
+        "730820338, 1699269210134)], constants={}), faults=[Kill(at=10302, pid=0, until=10448, "
+        "clean=False), Hostile(at=683, pid=0, kind='equivocate', target=2, until=15683)])"
+)
+"""Seed 605508 (G1): host 0 equivocates to seat 2 and is killed at 10302 ms."""
+
 HOST_CASES = {
     # G1 (forge, equivocate): the host shows seat 1 one record its author did not sign. Seat 1
     # stops on the proof (BAD_SIGNATURE naming the host); the others saw nothing wrong and timed
@@ -633,12 +643,7 @@ HOST_CASES = {
     'G1-equivocated-head-refused': (
         'blamed-honest',
         True,
-        "Case(seed=605508, setup=Setup(players=3, variant='dernier', options={'match': "
-        "['hands', 1], 'hand_size': 3}, timers={'turn_ms': 12464, 'declare_ms': 991, "
-        "'grace_ms': 12336}, listens=[True, True, True], speeds=[0.68, 0.93, 1.01], "
-        "clocks=[(2424, 741755274, 1699258225677), (4183, 649178800, 1699350917706), (4256, "
-        "730820338, 1699269210134)], constants={}), faults=[Kill(at=10302, pid=0, until=10448, "
-        "clean=False), Hostile(at=683, pid=0, kind='equivocate', target=2, until=15683)])",
+        _EQUIVOCATE_605508,
     ),
     # The same host killed before seat 2's envelope reached it: no refusal, nothing to show.
     # Seat 1 took over at seat 2's index with another record 17; seat 2 stopped on BAD_CHAIN
@@ -647,12 +652,7 @@ HOST_CASES = {
     'G1-equivocation-then-host-change': (
         'blamed-honest',
         True,
-        "Case(seed=605508, setup=Setup(players=3, variant='dernier', options={'match': "
-        "['hands', 1], 'hand_size': 3}, timers={'turn_ms': 12464, 'declare_ms': 991, "
-        "'grace_ms': 12336}, listens=[True, True, True], speeds=[0.68, 0.93, 1.01], "
-        "clocks=[(2424, 741755274, 1699258225677), (4183, 649178800, 1699350917706), (4256, "
-        "730820338, 1699269210134)], constants={}), faults=[Kill(at=700, pid=0, until=10448, "
-        "clean=False), Hostile(at=683, pid=0, kind='equivocate', target=2, until=15683)])",
+        _EQUIVOCATE_605508.replace("Kill(at=10302,", "Kill(at=700,"),
     ),
     # G4 at the end (mute for good): the last records, which end the match, never reached
     # seat 2, and nobody waited on it any more; it went silent, deposed the host alone, urged
