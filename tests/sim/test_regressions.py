@@ -473,6 +473,23 @@ CASES = {
         "kind='stall', target=9, until=72377), Kill(at=9389, pid=1, until=11320, "
         "clean=True)])",
     ),
+    # Seven seats, host 0 stalling from 3.1 s to 63.1 s; seats 3 and 6 give no address. Seat
+    # 6's shuffle was dropped: it alone held evidence and deposed alone; nobody could probe it,
+    # so the others voted it timeout at 22.9 s, votes the host dropped too, and abandon ended
+    # the table at 49 s. Fix: a timeout or left vote that has stood censor_ms + grace_ms since
+    # it went on the connection is the host late with a verdict (host-late): every voter
+    # deposes, a quorum of them takes seat 1 over, and seat 6's shuffle is sequenced there.
+    "a-stalling-host-sits-on-a-quorum-of-timeout-votes": (
+        "no-contest",
+        "Case(seed=902570, setup=Setup(players=7, variant='moderno', options={'match': "
+        "['hands', 1], 'hand_size': 2}, timers={'turn_ms': 9474, 'declare_ms': 568, "
+        "'grace_ms': 5209}, listens=[True, True, True, False, True, True, False], "
+        "speeds=None, clocks=[(0, 569784778, 1699430253533), (0, 564578286, 1699435399656), "
+        "(0, 549405774, 1699450523928), (0, 626060476, 1699373965293), (0, 700155198, "
+        "1699299799648), (0, 710090142, 1699289800067), (0, 86957295, 1699912965547)], "
+        "constants={}), faults=[Hostile(at=3114, pid=0, kind='stall', target=2, "
+        "until=63114)])",
+    ),
     # Nine seats; host 0 (no listen address) killed and restarted 155 ms later, seat 1 killed
     # before the others deposed 0. Seat 2, at 0.036 of the reference CPU, took over and was
     # still gathering at try_ms; the vote frame whose handling ran its rules asked the step

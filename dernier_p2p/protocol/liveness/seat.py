@@ -81,6 +81,10 @@ class SeatWatch:
         self.last_progress = now
         self.voted: dict[tuple[str, int | None, int], tuple[int, dict[str, Any]]] = {}
         # (kind, target, after) -> when its vote last went to the host, and its frame
+        self.first_sent: dict[tuple[str, int | None, int], int] = {}
+        # (kind, target, after) -> when its vote first went on this host connection
+        self.grounds: set[tuple[str, int | None, int]] = set()
+        # the timeout and left votes whose rule held at the last look (``_absence``)
         self.abandon_at: int | None = None
         self.probing: dict[int, int] = {}
         self.probed_at: dict[int, int] = {}
@@ -138,15 +142,35 @@ class SeatWatch:
         if not self.host_up:
             return False
         key = (kind, target, self.chain.vote_since(kind, target))
+        if kind in ("timeout", "left"):
+            self.grounds.add(key)
         sent = self.voted.get(key)
         if sent is not None and self._now - sent[0] < self.b.revote_ms:
             return False
         frame = sent[1] if sent is not None else vote_frame(kind, target,
                                                             self.s.vote(kind, target))
         self.voted[key] = (self._now, frame)
+        self.first_sent.setdefault(key, self._now)
         self._emit(act.ToHost(rule(why), frame, kind))
         self.last_out = self._now
         return True
+
+    def _forget_unsent(self) -> None:
+        """Keep the first sending time of the votes still kept (``voted``) only."""
+        self.first_sent = {k: t for k, t in self.first_sent.items() if k in self.voted}
+        self.grounds &= set(self.voted)
+
+    def _unserved(self, now: int) -> bool:
+        """``host-late`` for a verdict: a ``timeout`` or ``left`` vote of this seat went to its
+        host ``censor_ms + grace_ms`` ago on this connection and still stands (its rule held at
+        the last look, with the same ``after``): a host holding a quorum of such votes MUST
+        sequence the record, so, if one did, every voter deposes it (a voter alone changes
+        nothing: no quorum tries a candidate; ``grace_ms`` more covers the spread of the
+        voters' limits).
+        Its own seat's time-out keeps ``limit + grace_ms``."""
+        host = self.chain.host
+        return any(now - self.first_sent.get(k, now) >= self.b.censor_ms + self.b.grace_ms
+                   for k in self.grounds if k[1] != host and k in self.voted)
 
     def _depose_frame(self, host: int) -> dict[str, Any]:
         return vote_frame("depose", host, self.s.vote("depose", host))
@@ -181,6 +205,7 @@ class SeatWatch:
         self.answers.pop(author, None)
         self.voted = {k: v for k, v in self.voted.items()  # a vote used, or one about a
                       if k[2] == self.chain.vote_since(k[0], k[1])}  # seat that showed itself
+        self._forget_unsent()
         gone = [s for s in self.drops.seats if s not in self.chain.at_table]
         for seat in gone:
             self.drops.back(seat)
@@ -228,6 +253,7 @@ class SeatWatch:
             if self.waits.on_back(seat, now):  # its wait restarts: the host spends the timeout
                 self.voted = {k: v for k, v in self.voted.items()  # votes
                               if k[:2] != ("timeout", seat)}
+                self._forget_unsent()
             self.answers.pop(seat, None)
 
     def heard(self, now: int) -> None:
@@ -261,6 +287,7 @@ class SeatWatch:
                 self._pass_on(env, now)
         self.depose_after = None
         self.voted.clear()  # votes sent before went to a host that may not hold them
+        self._forget_unsent()
         if self.phase == FAILOVER:
             if host == self.deposing:
                 self.deposing, self.decided = None, False
@@ -523,6 +550,9 @@ class SeatWatch:
                 self._depose("censored", now, close=True)
                 return
         self._absence(now)
+        if self.m >= 3 and self.deposing != host and self._unserved(now):
+            self._depose("host-late", now, close=True)
+            return
         self._stuck(now)
 
     def _evidence(self, now: int) -> dict[str, Any] | None:
@@ -551,13 +581,14 @@ class SeatWatch:
         """Whether the reason this seat deposes its host (still connected to it) holds."""
         host = self.chain.host
         if self.why == "host-late":
-            return self.waits.late(host, now, self.b.grace_ms)
+            return self.waits.late(host, now, self.b.grace_ms) or self._unserved(now)
         if self.why == "censored":
             return self._evidence(now) is not None
         return True
 
     def _absence(self, now: int) -> None:
         host = self.chain.host
+        self.grounds = set()
         for seat in self.waits.awaited:
             if seat == self.me or not self.waits.late(seat, now):
                 continue
@@ -745,6 +776,9 @@ class SeatWatch:
                 times.append(at + self.b.probe_every_ms)
             for at, _ in self.voted.values():  # (only votes no record has used are kept)
                 times.append(at + self.b.revote_ms)
+            for key in self.grounds:
+                if key in self.first_sent:
+                    times.append(self.first_sent[key] + self.b.censor_ms + self.b.grace_ms)
             times.append(self.delivered.next_due(now, self.b.censor_ms, self.m,
                                                  self.s.waiting_on(), self.last_progress))
             times.append(self.last_progress + self.b.stuck_ms)

@@ -51,8 +51,11 @@ RULES: tuple[Rule, ...] = (
     Rule("censored", "seat, m >= 3", "it holds evidence of censorship",
          "vote depose; failover keeping the host connection and playing on; back to the host "
          "if the evidence goes"),
-    Rule("host-late", "seat, m >= 3", "the wait on the host's seat reached limit + grace_ms",
-         "vote depose; failover as for censored, until the host's seat is no longer late"),
+    Rule("host-late", "seat, m >= 3", "the wait on the host's seat reached limit + grace_ms; "
+         "or a timeout or left vote of this seat about another seat has stood "
+         "censor_ms + grace_ms since it first went on this host connection",
+         "vote depose; failover as for censored, until the host's seat is no longer late and "
+         "no such vote stands"),
     Rule("failover", "a seat that voted depose", "(7.6)",
          "urge each candidate for try_ms, then the old host, round again; meanwhile dial "
          "every candidate, and the old host unless still connected to it, in turn"),

@@ -907,6 +907,34 @@ def test_host_kept_when_the_hosts_seat_is_no_longer_late():
     assert said(w.advance(t + URGE)) == []
 
 
+def test_a_timeout_vote_the_host_leaves_standing_for_censor_ms_deposes_it():
+    """A host holding a quorum of fresh timeout votes MUST sequence the time-out (7.5): a vote
+    of this seat still standing censor_ms + grace_ms after it first went on this connection is
+    the host late with a verdict (``host-late``; seed 902570: a stalling host dropped the vote
+    about a seat nobody could probe). Not before."""
+    bed, w = accepting(listen=(True, False, True))
+    assert said(w.advance(LIMIT)) == [vote("timeout", 1)]  # (no address: no probe)
+    assert w.deadline() == LIMIT + REVOTE
+    t = LIMIT + CENSOR + GRACE
+    while w.deadline() < t:
+        w.heard(w.deadline())
+        assert said(w.advance(w.deadline())) == [vote("timeout", 1)]  # it goes again
+    assert w.deadline() == t
+    out = w.advance(t)
+    # (seat 1 gives no address: this seat is the only candidate, its own target)
+    assert said(out) == failover_start("host-late", 2, FIRST_TRY, 2)[:2]
+    assert no_close(out) and w.host_up and w.phase == FAILOVER
+
+
+def test_a_timeout_vote_whose_ground_went_deposes_nobody():
+    bed, w = accepting(listen=(True, False, True))
+    assert said(w.advance(LIMIT)) == [vote("timeout", 1)]
+    w.status(1, "dropped", LIMIT + 1)  # reported dropped: no timeout vote stands any more
+    w.heard(LIMIT + CENSOR + GRACE)
+    assert vote("depose", 0, "host-late") not in said(w.advance(LIMIT + CENSOR + GRACE))
+    assert w.phase == PLAY and w.deposing is None
+
+
 def test_while_attached_a_drop_is_voted_left_at_its_grace():
     """The first candidate deposing for censorship is its own target (no urge) with a dial of
     seat 2 under way: its deadline is still the end of a drop's grace (the rules it plays on
