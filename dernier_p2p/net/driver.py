@@ -381,6 +381,9 @@ class Driver:
             self.ended = self.ended or "no quorum of depose votes: it did not host"
             self.over.set()
             return
+        if self.ended is not None and not self.host_done.is_set():
+            self.over.set()  # (a host still hosting that found no seat to hand over to)
+            return
         if node.hosting_now and node.host is not None:
             if node.host.done:
                 if node.host.stopped is not None:

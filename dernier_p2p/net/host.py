@@ -37,6 +37,7 @@ from dernier_p2p.net.agent import Agent
 from dernier_p2p.net.discovery import DEFAULT_PORT, Announcement, announce, announce_target
 from dernier_p2p.net.driver import SEND_QUEUE_BYTES, Driver
 from dernier_p2p.net.framing import FramedStream, serve_framed
+from dernier_p2p.net.peer import HostLost
 from dernier_p2p.net.seat import BackgroundWriter, LocalSeat
 from dernier_p2p.net.timers import Timers
 from dernier_p2p.protocol.liveness.budgets import CENSOR_MS
@@ -298,6 +299,7 @@ class Host:
         cfg = self.config
         driver = self.driver
         raise_nofile_limit()
+        lost = False
         try:
             async with trio.open_nursery() as nursery:
                 driver.nursery = nursery
@@ -332,7 +334,11 @@ class Host:
                     nursery.start_soon(me.act, driver.send_own)
                     nursery.start_soon(me.chatter, driver.send_own)
                 await driver.ends()
-                if self.hosting.stepped_back:
+                if driver.ended is not None and not driver.host_done.is_set():
+                    driver.close_all()  # deposed and handed to no seat: nothing left to serve
+                    nursery.cancel_scope.cancel()
+                    lost = True
+                if not lost and self.hosting.stepped_back:
                     raise NoQuorum("no quorum of depose votes came: this seat does not host")
                 # every seat at the table gets up to its grace to say it holds the last record
                 with trio.move_on_after(cfg.timers.grace_ms / 1000):
@@ -348,6 +354,8 @@ class Host:
             driver.finish()
         if driver.stopped is not None:
             raise driver.stopped
+        if lost:  # deposed, and no seat of the table took it back: no result, as for a seat
+            raise HostLost(driver.ended)
         assert driver.me is not None
         return driver.me.session.result
 
