@@ -12,7 +12,7 @@ checking a record, :func:`answer_units` the work of what a seat owes; a unit is 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, fields
 from typing import Any
 
 CENSOR_MS = 10_000
@@ -60,18 +60,16 @@ class Budgets:
     retry_ms: int = RETRY_MS
     probe_every_ms: int = PROBE_EVERY_MS
     revote_ms: int = REVOTE_MS
-    extra: Mapping[str, int] = field(default_factory=dict)
 
     @classmethod
     def of_table(cls, timers: Mapping[str, int], **constants: int) -> Budgets:
         """The budgets of a table whose record 0 carries ``timers``; ``constants`` override
-        the protocol's (tests only)."""
-        known = {f for f in cls.__dataclass_fields__ if f not in ("turn_ms", "declare_ms",
-                                                                  "grace_ms", "extra")}
+        the protocol's (tests only). A constant these budgets do not hold (a peer's settings
+        hold others, e.g. ``ack_ms``) is left out, and so is one named as a timer: the table's
+        timers stand."""
+        known = {f.name for f in fields(cls)} - {"turn_ms", "declare_ms", "grace_ms"}
         mine = {k: v for k, v in constants.items() if k in known}
-        other = {k: v for k, v in constants.items() if k not in known}
-        return cls(timers["turn_ms"], timers["declare_ms"], timers["grace_ms"], **mine,
-                   extra=other)
+        return cls(timers["turn_ms"], timers["declare_ms"], timers["grace_ms"], **mine)
 
     @property
     def gone_ms(self) -> int:

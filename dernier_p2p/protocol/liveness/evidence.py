@@ -25,9 +25,9 @@ Judge = Callable[..., bool]
 now, after ``lead`` chats and acks of its author before it."""
 
 
-def _quiet(env: Any) -> bool:
+def _quiet(env: dict[str, Any]) -> bool:
     """A chat or an ack: it changes nothing but its author's counter."""
-    body = env.get("body") if isinstance(env, dict) else None
+    body = env.get("body")
     return isinstance(body, dict) and body.get("type") in NOT_EVIDENCE
 
 

@@ -33,6 +33,14 @@ def test_of_table_reads_the_timers_and_takes_overrides():
     assert (b.censor_ms, b.unit_ms) == (5, 3)
 
 
+def test_of_table_keeps_the_tables_timers_and_leaves_out_other_settings():
+    """The timers are record 0's, the same at every peer: a setting named as one does not
+    change them; a peer's settings hold constants of other parts too (``ack_ms``), left out."""
+    timers = {"turn_ms": 7, "declare_ms": 8, "grace_ms": 9}
+    b = Budgets.of_table(timers, turn_ms=1, declare_ms=2, grace_ms=3, ack_ms=4, unit_ms=5)
+    assert b == Budgets(7, 8, 9, unit_ms=5)
+
+
 @pytest.mark.parametrize(("grace", "gone"), [
     (0, 0), (1, 1), (2_999, 2_999), (3_000, 3_000), (3_001, 3_000), (60_000, 3_000)])
 def test_gone_ms_is_the_grace_capped_at_three_seconds(grace, gone):
@@ -240,6 +248,7 @@ def test_answer_units_of_nothing_and_of_several():
             + units(ANSWER_BOX) + units(ANSWER_ELSE))
     assert answer_units(owed, 20) == want
     assert answer_units(iter(owed), 20) == want  # any iterable
+    assert answer_units(owed[::-1], 20) == want  # in any order (the shuffle after the rest)
 
 
 def test_answer_units_of_what_real_sessions_owe():

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from dernier_p2p.protocol.envelope import sign_envelope
-from dernier_p2p.protocol.liveness.evidence import NOT_EVIDENCE, Delivered
+from dernier_p2p.protocol.liveness.evidence import NOT_EVIDENCE, Delivered, passable
 from dernier_p2p.protocol.local import identity_for
 from tests.protocol.liveness import Bed
 
@@ -41,6 +41,16 @@ def envs() -> dict[str, dict]:
     out["twin"] = sign_envelope(identity_for(bed.t.seeds[1]), bed.t.game, 1, 0,
                                 bed.sessions[1].head, {"type": "resign"})
     return out
+
+
+@pytest.fixture(scope="module")
+def behind(envs) -> list[dict]:
+    """Seat 1's ack (counter 0) and chat (1), then an accept (2) behind them."""
+    bed = Bed.opened()
+    key = identity_for(bed.t.seeds[1])
+    first = envs["e1"]
+    return [sign_envelope(key, bed.t.game, 1, n, first["head"], body) for n, body in
+            enumerate([{"type": "ack"}, {"type": "chat", "text": "hi"}, first["body"]])]
 
 
 def evidence(d: Delivered, now: int, waiting=(1,), quiet: int = 0, judge=always, m: int = M,
@@ -316,7 +326,8 @@ def test_an_envelope_behind_its_authors_chats_and_acks_is_judged_after_them(envs
     d.sent(late, 0, 100)
     assert d.lead_of((1, 2)) is None
     d = Delivered()
-    d.sent(signed(0, first["body"]), 0, 100)
+    d.sent(ack, 0, 100)
+    d.sent(signed(1, first["body"]), 0, 100)
     d.sent(late, 0, 100)
     assert d.lead_of((1, 2)) is None
 
@@ -335,3 +346,63 @@ def test_an_envelope_of_a_seat_not_awaited_hides_no_later_due(envs):
     d.sent(envs["e2"], 0, 100)  # seat 2 not awaited: only records can make it evidence
     d.sent(envs["e1"], 0, 200)
     assert due(d, 0, waiting=(1,)) == 200 + CENSOR
+
+
+def test_records_echoing_the_genesis_are_newer_than_no_envelope(envs):
+    """A record echoing the genesis shows no newer head than any envelope's, nor than one whose
+    head this peer does not hold (ranked with the genesis, as the oldest)."""
+    for head in (None, -1):
+        d = Delivered()
+        d.sent(envs["e1"], head, 100)
+        newer(d, 2 * M, head=-1)
+        assert evidence(d, 10**9, waiting=()) is None
+        newer(d, 2 * M, head=0)
+        assert evidence(d, 10**9, waiting=()) is envs["e1"]
+
+
+# ---------------------------------------------------------------------- what is passed on
+def test_holds_the_very_envelope_delivered_and_unsequenced(envs):
+    d = Delivered()
+    assert not d.holds(envs["e1"])
+    d.sent(envs["e1"], 0, 100)
+    assert d.holds(envs["e1"])
+    assert not d.holds(envs["twin"])  # the same counter, another envelope
+    assert not d.holds(envs["e2"])
+    d.on_record(0, 0, counters(s1=1))  # sequenced
+    assert not d.holds(envs["e1"])
+
+
+def test_passed_is_what_the_other_seats_wrote(envs):
+    d = Delivered()
+    d.sent(envs["e2"], 0, 100)
+    d.sent(envs["e1"], 0, 200)
+    assert d.passed(1) == [envs["e2"]]
+    assert d.passed(2) == [envs["e1"]]
+    assert d.passed(0) == [envs["e1"], envs["e2"]]  # in seat order
+
+
+def test_passable_is_the_first_that_passes_after_the_chats_and_acks_before_it(envs, behind):
+    """(4.6, pass-on: of the seat's unsequenced envelopes a probe shows, the first that is no
+    chat or ack and passes the host's checks after that seat's chats and acks passing just
+    before it, those first; another seat's envelope, or anything but a map, is not the seat's.)"""
+    leads = []
+
+    def judge(env: dict, lead: int = 0) -> bool:
+        leads.append((env["n"], lead))
+        return True
+
+    assert passable(behind, 1, judge) == behind
+    assert leads == [(0, 0), (1, 1), (2, 2)]
+    def passes(env: dict, lead: int = 0) -> bool:
+        return True
+
+    assert passable(["junk", envs["e2"], *behind], 1, passes) == behind
+    assert passable(behind, 2, passes) == []
+    assert passable(behind[:2], 1, passes) == []  # a chat or an ack alone holds nothing up
+    assert passable(behind, 1, lambda env, lead=0: False) == []
+
+
+def test_passable_passes_over_an_envelope_the_host_would_refuse(envs, behind):
+    late = behind[2]
+    refused = envs["e1"]  # (say, sequenced since the probe showed it)
+    assert passable([refused, late], 1, lambda env, lead=0: env is not refused) == [late]

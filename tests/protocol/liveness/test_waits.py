@@ -244,19 +244,33 @@ def test_a_timeout_gives_a_new_wait_that_a_back_restarts():
 
 def test_a_back_while_not_awaited_is_granted_on_the_next_wait():
     w = started()
-    w.on_back(2, 1_500)  # seat 2 is not awaited
+    assert not w.on_back(2, 1_500)  # seat 2 is not awaited: no wait restarted now
     assert w.started(2) is None
     w.on_record(4, 1, MOVE, 3, [2], move_owed(2), 2_000)
     assert w.started(2) == 2_000
     total = w.total_units()
     # backlog: seat 2 echoed record 2: records 3 and 4; answer 1; catch-up: everything
     assert w.limit(2) == TURN + 2 * (TK3 + P + M + total)
-    w.on_back(2, 2_500)  # the catch-up of this wait is used
+    assert not w.on_back(2, 2_500)  # the catch-up of this wait is used
     assert w.started(2) == 2_000
     # and only the next wait: after seat 2's progress no catch-up
     w.on_record(5, 2, MOVE, 4, [1], move_owed(1), 3_000)
     w.on_record(6, 1, MOVE, 5, [2], move_owed(2), 4_000)
     assert w.limit(2) == TURN + 2 * (P + P + M)  # records 5 and 6, a move
+
+
+def test_one_back_while_not_awaited_is_granted_to_one_wait_only():
+    """(7.5, ``back``: the catch-up comes once per wait when the seat comes back; a later wait
+    on it, here the one a timeout of it starts, has none without another return, and a return
+    then restarts it.)"""
+    w = started()
+    w.on_back(2, 1_500)
+    w.on_record(4, 0, MOVE, 3, [2], move_owed(2), 2_000)  # the wait the return is granted to
+    w.on_record(5, 0, {"type": "timeout", "seat": 2, "votes": []}, 4, [2], move_owed(2), 40_000)
+    assert w.started(2) == 40_000
+    assert w.limit(2) == TURN + 2 * (TK3 + P + P + M)  # records 3 .. 5, a move; no catch-up
+    assert w.on_back(2, 41_000)
+    assert w.limit(2) == TURN + 2 * (TK3 + P + P + M + w.total_units())
 
 
 # ---------------------------------------------------------------------- lending
@@ -358,6 +372,59 @@ def test_a_back_before_any_record_grants_nothing():
     w.on_back(0, 50)
     assert w.started(0) == 50
     assert w.limit(0) == TURN + 2 * M
+
+
+def test_begin_on_a_seat_that_owes_nothing_listed():
+    w = waits()
+    w.count(TABLE)
+    w.begin([1, 2], {1: ["accept"]}, 0)
+    assert w.limit(1) == TURN + 2 * (P + M)
+    assert w.limit(2) == TURN + 2 * P  # the backlog only
+
+
+def test_counted_records_give_their_echoes_to_the_waits_after_them():
+    """A restored seat's clocks count the records before them with the heads their authors
+    echoed: a wait begun on a later record has the backlog after the seat's echo (18.2)."""
+    w = waits()
+    w.count(TABLE, 0, -1)  # 0: the host's table echoes the genesis
+    w.count(ACCEPT, 1, 0)  # 1: seat 1 had applied record 0
+    w.count(ACCEPT, 2, None)  # 2: a head this peer does not hold: no echo
+    w.begin([], {}, 5_000)
+    w.on_record(3, 0, SHUF, 2, [1, 2], move_owed(1, 2), 6_000)
+    assert w.backlog(1) == P + P + SHUFFLE  # records 1 .. 3
+    assert w.backlog(2) == P + P + P + SHUFFLE  # every record: it echoed none
+
+
+@pytest.mark.parametrize("fed", ["count", "on_record"])
+def test_an_older_head_echoed_later_does_not_lengthen_the_backlog(fed):
+    """(PROTOCOL.md 18.2: a seat that lies about its progress gains nothing, its limit never
+    exceeds an honest seat's at the same point: the newest head it echoed counts, not a later
+    envelope's older one.)"""
+    w = waits()
+    records = [(0, TABLE, -1), (1, ACCEPT, 0), (2, ACCEPT, 1),
+               (1, ACK, 2),  # seat 1 shows it holds record 2
+               (1, CHAT, 0)]  # then echoes record 0 again
+    for i, (author, body, head) in enumerate(records):
+        if fed == "count":
+            w.count(body, author, head)
+        else:
+            w.on_record(i, author, body, head, [], {}, 10 * i)
+    w.on_record(5, 0, SHUF, 4, [1], move_owed(1), 1_000)
+    assert w.backlog(1) == P + P + SHUFFLE  # records 3 .. 5
+
+
+def test_the_hands_cards_count_in_a_secret_record_and_a_shuffle_owed():
+    """(PROTOCOL.md 18.2: checking a ``secret`` is ``2 * N + 1`` units, answering a shuffle
+    ``8 * N + 8``, ``N`` the cards of the hand's deck: the clocks' ``cards``.)"""
+    secret = {"type": "secret", "secret": b"x"}
+    w = Waits(Budgets(TURN, 500, 4_000), 20)
+    w.count(TABLE)
+    w.count(secret)
+    assert w.total_units() == P + units("checking a record: `secret`", N=20)
+    w.begin([1], {1: ["shuffle epoch 1"]}, 0)
+    assert w.limit(1) == TURN + 2 * (w.total_units() + units("answering: its `shuffle`", N=20))
+    w.on_record(2, 0, secret, 1, [], {}, 10)
+    assert w.total_units() == P + 2 * units("checking a record: `secret`", N=20)
 
 
 def test_begin_without_records():
