@@ -126,7 +126,6 @@ def test_silence_closes_a_seat_and_reports_it_dropped():
     out = hw.advance(18_000)
     assert said(out) == [("CloseSeat", "silent", 1), ("Broadcast", "dropped", "dropped", 1, GRACE)]
     assert hw.up[1] is False and hw.drops.since(1) == 18_000
-    hw.sent(2, 19_000)
     assert hw.advance(28_999) == []
     assert said(hw.advance(29_000)) == [("CloseSeat", "silent", 2),
                                         ("Broadcast", "dropped", "dropped", 2, GRACE)]
