@@ -63,7 +63,6 @@ class HostWatch:
         self.tally = tally if tally is not None else Tally()
         self.up: dict[int, bool] = {}
         self.last_in: dict[int, int] = {}
-        self.last_out: dict[int, int] = {}
         self.asked: set[tuple[str, int | None, int]] = set()
         self.voted: set[tuple[str, int | None, int]] = set()
         self.last_progress = now
@@ -103,7 +102,7 @@ class HostWatch:
         """``seat`` connected (joined, or resumed)."""
         self._now = now
         self.up[seat] = True
-        self.last_in[seat] = self.last_out[seat] = now
+        self.last_in[seat] = now
         if self.drops.back(seat):
             self._emit(act.Broadcast(rule("back"), status_frame(seat, "back", 0), seat, "back"))
             if self.waits.on_back(seat, now):  # its wait starts again (once per wait):
@@ -129,10 +128,8 @@ class HostWatch:
         return 0 if since is None else max(0, since + self.b.grace_ms - now)
 
     def heard(self, seat: int, now: int) -> None:
+        """A frame came on ``seat``'s connection at ``now`` (a later report never moves it back)."""
         self.last_in[seat] = max(self.last_in.get(seat, now), now)
-
-    def sent(self, seat: int, now: int) -> None:
-        self.last_out[seat] = max(self.last_out.get(seat, now), now)
 
     def forwarding_from(self, seat: int, busy: bool) -> None:
         """While gathering: ``seat`` is (or is no longer) forwarding records this host lacks."""
@@ -197,7 +194,7 @@ class HostWatch:
                 self._absence(now)
                 self._lost(now)
                 self._abandon(now)
-                self._count(now)
+                self._count()
         out, self._out = self._out, []
         return out
 
@@ -205,7 +202,7 @@ class HostWatch:
         for seat, up in list(self.up.items()):
             if not up:
                 continue
-            if now - self.last_in.get(seat, now) >= self.b.silence_ms:
+            if now - self.last_in[seat] >= self.b.silence_ms:  # set with ``up``
                 self._emit(act.CloseSeat(rule("silent"), seat, "silent"))
                 self.seat_down(seat, now)
 
@@ -234,7 +231,7 @@ class HostWatch:
         if now - self.last_progress >= self.b.stuck_ms and self.waits.all_late(now):
             self._own_vote("abandon", None)
 
-    def _count(self, now: int) -> None:
+    def _count(self) -> None:
         for kind, target in self.tally.keys():
             if kind not in ("timeout", "left", "abandon"):
                 continue
@@ -313,7 +310,7 @@ class HostWatch:
         times: list[int | None] = []
         for seat, up in self.up.items():
             if up:
-                times.append(self.last_in.get(seat, now) + self.b.silence_ms)
+                times.append(self.last_in[seat] + self.b.silence_ms)
         if self.gathering:
             times.append(self.took_over_at + self.b.try_ms)
             if self.quorum_at is not None:

@@ -828,8 +828,6 @@ class Hosting:
 
     def _send(self, conn: int, frame: dict[str, Any]) -> None:
         self.out.append(fx.Send(conn, frame))
-        if conn >= 0 and self.watch is not None:
-            self.watch.sent(conn, self._now)
 
     # ------------------------------------------------------------------ liveness
     def advance(self, now: int) -> list[act.Action]:

@@ -14,6 +14,7 @@ from dernier_p2p.protocol.sequencer import Sequencer
 from dernier_p2p.protocol.votes import Tally, vote_frame
 from tests.protocol.liveness import (
     ANSWER,
+    CARDS,
     GONE,
     GRACE,
     PLAIN,
@@ -25,6 +26,7 @@ from tests.protocol.liveness import (
     Bed,
     budgets,
     said,
+    units,
 )
 
 LIMIT = TURN + 2 * (3 * PLAIN + ANSWER)  # the wait on the last seat to accept (3 records)
@@ -61,6 +63,54 @@ def hear(hw, *seats: int, now: int) -> None:
         hw.heard(seat, now)
 
 
+def envelope_of(bed: Bed, seat: int, body: dict) -> dict:
+    """An envelope of ``seat`` with counter 0 (before its queued ``accept``), at the head."""
+    return sign_envelope(identity_for(bed.t.seeds[seat]), bed.t.game, seat, 0,
+                         bed.sessions[seat].head, body)
+
+
+def dealing() -> Bed:
+    """A five-seat table (q = 3) past its dealer coin, the host's key commitment in: seats 1 to
+    4 owe theirs (a deck message: a time-out there is a stall, 7.5, and the match goes on
+    without the seat, 7.9)."""
+    bed = Bed.opened((True,) * 5)
+    bed.accept(0, 1, 2, 3, 4)
+    while bed.t.queue and bed.t.queue[0]["body"]["type"].startswith("coin_"):
+        bed.put(bed.t.queue.popleft())
+    bed.put(bed.take(0, "key_commit"))
+    return bed
+
+
+# ---------------------------------------------------------------------- built mid-match
+def test_a_host_built_from_records_keeps_the_heads_they_echoed():
+    """(18.2) A seat's backlog starts after the head it last echoed in a record, also one
+    applied before the host's clocks existed (a restored or new host)."""
+    bed = Bed.opened()
+    bed.accept(0, 1, 2)
+    bed.put(bed.take(0, "coin_commit"))
+    bed.put(bed.take(1, "coin_commit"))  # records 4 and 5, echoing record 3
+    hw = bed.host_watch(100)
+    assert hw.waits.awaited == [2]
+    rec = bed.put(bed.take(2, "coin_commit"))  # record 6: every seat owes its reveal
+    hw.record(rec, 200)
+    assert hw.waits.awaited == [0, 1, 2]
+    assert [hw.waits.backlog(s) for s in (0, 1, 2)] == [3 * PLAIN] * 3  # records 4 .. 6
+
+
+def test_a_host_built_while_a_seat_owes_its_shuffle_gives_it_the_shuffles_budget():
+    bed = Bed.opened()
+    bed.accept(0, 1, 2)
+    while bed.t.queue[0]["body"]["type"] != "shuffle":
+        bed.put(bed.t.queue.popleft())
+    bed.put(bed.take(0, "shuffle"))  # seat 1's turn to shuffle
+    b = budgets()
+    hw = bed.host_watch(100, b)
+    assert hw.waits.awaited == [1]
+    answer = hw.waits.limit(1) - TURN - b.work_ms(hw.waits.backlog(1))
+    assert answer == b.work_ms(units("answering: its `shuffle`", N=CARDS))
+    assert hw.deadline() == 100 + hw.waits.limit(1)
+
+
 # ---------------------------------------------------------------------- drops
 def test_dropped_and_back_are_broadcast_with_the_grace_left():
     bed, hw = hosting()
@@ -91,6 +141,16 @@ def test_a_drop_reported_later_has_less_grace_left():
     bed, hw = hosting()
     hw.seat_down(2, 0)
     assert hw.grace_left(2, 1_000) == GRACE - 1_000
+
+
+def test_the_deadline_counts_from_the_last_report():
+    """The driver may ask for the deadline right after a report, before :meth:`advance`."""
+    bed, hw = hosting()
+    hw.seat_down(1, 500)
+    assert hw.deadline() == 500 + GRACE
+    rec = bed.put(bed.take(1, "accept"))  # seat 1 shows itself: its drop ends
+    hw.record(rec, 600)
+    assert hw.deadline() == min(hw.waits.ends(s) for s in hw.waits.awaited) > 600 + GRACE
 
 
 def test_no_drop_of_itself_of_a_seat_out_or_after_the_end():
@@ -126,7 +186,6 @@ def test_silence_closes_a_seat_and_reports_it_dropped():
     out = hw.advance(18_000)
     assert said(out) == [("CloseSeat", "silent", 1), ("Broadcast", "dropped", "dropped", 1, GRACE)]
     assert hw.up[1] is False and hw.drops.since(1) == 18_000
-    hw.sent(2, 19_000)
     assert hw.advance(28_999) == []
     assert said(hw.advance(29_000)) == [("CloseSeat", "silent", 2),
                                         ("Broadcast", "dropped", "dropped", 2, GRACE)]
@@ -206,6 +265,23 @@ def test_no_left_vote_after_a_record_of_the_seat():
     assert votes_about(hw, "timeout", 1) == [0]
 
 
+def test_own_left_vote_again_after_the_seat_showed_itself():
+    """A record of the seat (an ``ack`` too, 7.5) ends its drop and makes the ``left`` votes
+    about it stale: dropped again, past its grace, it gets a fresh vote."""
+    bed, hw = hosting()
+    hw.seat_down(1, 100)
+    hw.advance(100 + GRACE)
+    assert votes_about(hw, "left", 1) == [0]
+    hw.record(bed.put(envelope_of(bed, 1, {"type": "ack"})), 6_000)
+    assert hw.drops.seats == []
+    assert votes_about(hw, "left", 1) == []  # stale
+    hw.seat_down(1, 7_000)
+    hw.advance(7_000 + GRACE - 1)
+    assert votes_about(hw, "left", 1) == []
+    hw.advance(7_000 + GRACE)
+    assert votes_about(hw, "left", 1) == [0]
+
+
 # ---------------------------------------------------------------------- the tally
 def test_tally_sequences_a_timeout_once_a_quorum_is_in():
     bed, hw = hosting()
@@ -224,15 +300,24 @@ def test_tally_sequences_a_timeout_once_a_quorum_is_in():
     assert hw.advance(LIMIT + 4) == []  # those votes are used
 
 
+def test_a_vote_outlives_records_of_other_seats():
+    bed, hw = hosting(accepted=(0,))
+    assert hw.vote(2, frame(bed, 2, "timeout", 1)) is None
+    hw.record(bed.put(bed.take(2, "accept")), 10)  # not seat 1's: the vote stands
+    out = hw.advance(hw.waits.ends(1))
+    assert said(out) == [("Sequence", "tally", "timeout", 1)]
+    assert [v["seat"] for v in out[0].body["votes"]] == [0, 2]
+
+
 def test_one_vote_short_of_the_quorum_is_not_sequenced():
     bed = Bed.opened((True, True, True, True))
     bed.accept(0, 1, 2)
     hw = bed.host_watch()
     up(hw, 1, 2, 3)
     limit = TURN + 2 * (4 * PLAIN + ANSWER)
+    assert hw.vote(3, frame(bed, 3, "timeout", 2)) is None  # (about another seat: one vote)
     assert hw.vote(1, frame(bed, 1, "timeout", 3)) is None
     assert hw.vote(2, frame(bed, 2, "timeout", 3)) is None
-    assert hw.vote(3, frame(bed, 3, "timeout", 2)) is None  # (about another seat)
     assert hw.advance(limit - 1) == []  # two of q(4) = 3
     out = hw.advance(limit)
     assert said(out) == [("Sequence", "tally", "timeout", 3)]
@@ -291,6 +376,18 @@ def test_a_chat_of_the_seat_leaves_the_votes_fresh():
     assert said(out) == [("Sequence", "tally", "timeout", 1)]
 
 
+def test_an_ack_of_the_seat_leaves_the_timeout_votes_fresh():
+    """(7.5) A seat that only acks is connected but not at play: ``timeout`` votes about it
+    made before its ack still count."""
+    bed, hw = hosting()
+    assert hw.vote(2, frame(bed, 2, "timeout", 1)) is None
+    hw.record(bed.put(envelope_of(bed, 1, {"type": "ack"})), 10)
+    out = hw.advance(hw.waits.ends(1))
+    assert said(out) == [("Sequence", "tally", "timeout", 1)]
+    assert [v["seat"] for v in out[0].body["votes"]] == [0, 2]
+    bed.put(bed.sessions[0].announce(out[0].body))  # a valid record
+
+
 def test_a_vote_frame_with_a_bad_signature_or_of_another_seat_is_refused():
     bed, hw = hosting()
     good = frame(bed, 2, "timeout", 1)
@@ -333,6 +430,63 @@ def test_a_quorum_timing_out_the_hosts_own_seat_is_sequenced():
     bed.put(bed.sessions[0].sign_again([out[0].body])[0])  # a valid record (its accept owed)
 
 
+def test_no_timeout_of_a_dropped_seat_its_grace_decides():
+    """(7.5) A quorum of ``timeout`` votes about a seat reported dropped is not sequenced (a
+    seat may vote before it hears of the drop): its grace decides, by ``left``. The tally
+    goes on to the next seat."""
+    bed = Bed.opened((True,) * 5)
+    bed.accept(0, 1, 2)
+    hw = bed.host_watch()
+    up(hw, 1, 2, 3, 4)
+    assert hw.vote(1, frame(bed, 1, "timeout", 3)) is None
+    end = max(hw.waits.ends(3), hw.waits.ends(4))
+    assert hw.advance(end) == []  # the host's own votes about seats 3 and 4
+    hw.seat_down(3, end + 1)
+    assert hw.vote(2, frame(bed, 2, "timeout", 3)) is None
+    assert votes_about(hw, "timeout", 3) == [0, 1, 2]
+    assert hw.vote(1, frame(bed, 1, "timeout", 4)) is None
+    assert hw.vote(2, frame(bed, 2, "timeout", 4)) is None
+    assert said(hw.advance(end + 2)) == [("Broadcast", "dropped", "dropped", 3, GRACE),
+                                         ("Sequence", "tally", "timeout", 4)]
+
+
+def test_no_second_leave_for_a_seat_out_of_play():
+    """(7.5) A stall puts a seat out of play but leaves it at the table: a quorum of ``left``
+    votes about it is not sequenced (the rules would refuse a second Leave). The tally goes
+    on to the next seat."""
+    bed = dealing()
+    hw = bed.host_watch()
+    up(hw, 1, 2, 3, 4)
+    hw.record(bed.put(bed.absent("timeout", 3, [0, 1, 2])), 100)  # seat 3 owed a key
+    s0 = bed.sessions[0]
+    assert s0.state.out == (3,) and 3 in hw.chain.at_table and not s0.finished
+    hw.seat_down(3, 200)
+    assert hw.vote(1, frame(bed, 1, "left", 3)) is None
+    assert hw.vote(2, frame(bed, 2, "left", 3)) is None
+    assert hw.vote(1, frame(bed, 1, "timeout", 4)) is None
+    assert hw.vote(2, frame(bed, 2, "timeout", 4)) is None
+    end = hw.waits.ends(4)
+    assert end > 200 + GRACE
+    out = hw.advance(end)
+    assert votes_about(hw, "left", 3) == [0, 1, 2]
+    assert said(out) == [("Broadcast", "dropped", "dropped", 3, GRACE),
+                         ("Sequence", "tally", "timeout", 4)]
+
+
+def test_votes_about_a_seat_gone_from_the_table_are_passed_over():
+    bed = dealing()
+    hw = bed.host_watch()
+    up(hw, 1, 2, 3, 4)
+    late = frame(bed, 1, "left", 3)
+    hw.record(bed.put(bed.absent("left", 3, [0, 1, 2])), 100)
+    assert sorted(hw.chain.at_table) == [0, 1, 2, 4] and hw.tally.keys() == []
+    assert hw.vote(1, late) is None  # sent before seat 1 saw the record
+    assert hw.vote(1, frame(bed, 1, "timeout", 4)) is None
+    assert hw.vote(2, frame(bed, 2, "timeout", 4)) is None
+    out = hw.advance(hw.waits.ends(4))
+    assert said(out) == [("Sequence", "tally", "timeout", 4)]
+
+
 # ---------------------------------------------------------------------- two seats
 def two_seats(**kw):
     bed = Bed.opened((True, True))
@@ -373,6 +527,13 @@ def test_at_two_seats_nothing_while_holding_the_seats_envelope():
     assert hw.advance(LIMIT + 1_000) == []
 
 
+def test_no_deadline_once_every_clock_has_run_out():
+    bed, hw = two_seats(holding=lambda seat: True)
+    hw.seat_down(1, 0)
+    hw.advance(STUCK)  # past the waits, the grace (a no contest asked) and stuck_ms
+    assert hw.deadline() is None
+
+
 # ---------------------------------------------------------------------- abandon
 def test_abandon_at_stuck_ms():
     bed, hw = hosting(accepted=(0, 1), holding=lambda seat: True)  # no time-outs
@@ -386,6 +547,7 @@ def test_abandon_at_stuck_ms():
     assert hw.advance(STUCK) == []
     assert votes_about(hw, "abandon", None) == [0]
     assert hw.vote(1, frame(bed, 1, "abandon", None)) is None
+    hw.record(bed.put(bed.sessions[1].chat("anyone?")), STUCK)  # a chat ends no abandon vote
     out = hw.advance(STUCK + 1)
     assert said(out) == [("Sequence", "tally", "no_contest", None)]
     assert out[0].body["type"] == "no_contest" and out[0].body["seat"] is None
@@ -463,12 +625,39 @@ def test_a_table_lost_before_any_look():
     assert said(hw.advance(GONE)) == [("LookForHost", "lost-table")]
 
 
+def test_a_table_of_four_is_lost_with_one_seat_connected():
+    """The host and one seat are two of the q(4) = 3 a table needs connected."""
+    bed, hw = hosting(listen=(True, True, True, True))
+    hw.seat_down(2, 0)
+    hw.seat_down(3, 0)
+    hw.advance(0)
+    assert hw.lost_since == 0
+    assert said(hw.advance(GONE)) == [("LookForHost", "lost-table")]
+
+
 def test_a_drop_outlives_other_seats_records():
     bed, hw = hosting(accepted=(0,))
     hw.seat_down(1, 100)
     rec = bed.put(bed.take(2, "accept"))
     hw.record(rec, 200)
     assert hw.drops.seats == [1]
+
+
+def test_a_seat_that_left_is_dropped_no_more():
+    """A ``left`` takes the seat off the table: its drop ends there, and nothing more is
+    asked about it (here the match goes on at two seats, where an absence is no contest)."""
+    bed = Bed.dealt()
+    hw = bed.host_watch()
+    up(hw, 1, 2)
+    hw.seat_down(1, 100)
+    hw.advance(100 + GRACE)
+    assert hw.vote(2, frame(bed, 2, "left", 1)) is None
+    out = hw.advance(100 + GRACE + 1)
+    assert said(out) == [("Sequence", "tally", "left", 1)]
+    hw.record(bed.put(bed.sessions[0].announce(out[0].body)), 100 + GRACE + 2)
+    assert sorted(hw.chain.at_table) == [0, 2] and not bed.sessions[0].finished
+    assert hw.drops.seats == [] and hw.tally.keys() == []
+    assert hw.advance(100 + GRACE + 3) == []
 
 
 def test_no_lost_table_at_two_seats_or_without_candidates():
@@ -493,6 +682,16 @@ def gathering(voters=(2, 3), now: int = 1_000, **kw):
     return bed, bed.host_watch(now, seat=1, old=0, tally=tally, **kw)
 
 
+def took_over(bed: Bed, seat: int, body: dict) -> dict:
+    """``seat``'s ``host_change`` (``body``) sequenced by itself, every session applying it."""
+    env = bed.sessions[seat].sign_again([body])[0]
+    seq = Sequencer(identity_for(bed.t.seeds[seat]), bed.t.game, seat, records=bed.records)
+    rec = seq.submit(env, seat, 5)
+    for s in bed.sessions:
+        s.receive(rec, rec["t"])
+    return rec
+
+
 def test_gather_after_settle_ms_with_a_quorum_connected():
     bed, hw = gathering()
     assert hw.gathering
@@ -507,16 +706,9 @@ def test_gather_after_settle_ms_with_a_quorum_connected():
     assert body["type"] == "host_change" and body["old"] == 0 and body["new"] == 1
     assert [v["seat"] for v in body["votes"]] == [1, 2, 3]  # its own first
     assert hw.advance(1_000 + SETTLE + 1) == []  # once
-    # sequenced: it hosts
-    s1 = bed.sessions[1]
-    env = s1.sign_again([body])[0]
-    seq = Sequencer(identity_for(bed.t.seeds[1]), bed.t.game, 1, records=bed.records)
-    rec = seq.submit(env, 1, 5)
-    for s in bed.sessions:
-        s.receive(rec, rec["t"])
-    hw.record(rec, 1_000 + SETTLE + 2)
+    hw.record(took_over(bed, 1, body), 1_000 + SETTLE + 2)  # sequenced: it hosts
     assert not hw.gathering and hw.old is None
-    assert s1.host == 1
+    assert bed.sessions[1].host == 1
 
 
 def test_gather_at_once_when_every_seat_has_resumed():
@@ -576,6 +768,27 @@ def test_stale_votes_and_the_old_hosts_do_not_gather():
     assert [v["seat"] for v in out[0].body["votes"]] == [1, 2, 3]
 
 
+def test_a_record_the_old_host_signed_makes_the_votes_before_it_stale():
+    """(7.6) A ``depose`` vote is fresh after the last record the old host signed, whoever
+    wrote it (here a chat of seat 4, forwarded while gathering): the host votes again, and
+    gathers once the seats have."""
+    bed, hw = gathering()
+    up(hw, 2, 3, now=1_000)
+    assert hw.advance(1_000) == []  # seat 4 has not resumed yet
+    assert hw.quorum_at == 1_000
+    hw.record(bed.put(envelope_of(bed, 4, {"type": "chat", "text": "here"})), 1_100)
+    assert hw.advance(1_000 + SETTLE) == []  # seats 2 and 3 voted before it
+    assert hw.quorum_at is None
+    assert votes_about(hw, "depose", 0) == [1]
+    hw.vote(2, frame(bed, 2, "depose", 0))
+    hw.vote(3, frame(bed, 3, "depose", 0))
+    assert hw.advance(1_000 + SETTLE + 1) == []  # a quorum again, settle_ms from now
+    assert hw.quorum_at == 1_000 + SETTLE + 1
+    out = hw.advance(1_000 + 2 * SETTLE + 1)
+    assert said(out) == [("Sequence", "gather", "host_change", 0)]
+    assert [v["seat"] for v in out[0].body["votes"]] == [1, 2, 3]
+
+
 def test_the_old_hosts_vote_never_counts():
     bed = Bed.opened((True,) * 5)
     bed.accept(0)
@@ -591,14 +804,25 @@ def test_another_seats_host_change_does_not_end_the_gathering():
     bed, hw = gathering(voters=(1, 3, 4))
     s2 = bed.sessions[2]
     votes = [bed.sessions[v].vote("depose", 0) for v in (2, 3, 4)]
-    env = s2.sign_again([s2.votes_body("depose", 0, votes)])[0]
-    seq = Sequencer(identity_for(bed.t.seeds[2]), bed.t.game, 2, records=bed.records)
-    rec = seq.submit(env, 2, 5)
-    for s in bed.sessions:
-        s.receive(rec, rec["t"])
-    hw.record(rec, 1_100)
+    hw.record(took_over(bed, 2, s2.votes_body("depose", 0, votes)), 1_100)
     assert bed.sessions[1].host == 2
     assert hw.gathering
+
+
+def test_a_host_that_gathered_tallies_as_any_host():
+    """Once its ``host_change`` is in, the new host counts ``timeout`` votes; the ``depose``
+    votes it gathered with are no business of the tally."""
+    bed, hw = gathering()
+    up(hw, 2, 3, 4, now=1_000)
+    out = hw.advance(1_000)
+    assert said(out) == [("Sequence", "gather", "host_change", 0)]
+    hw.record(took_over(bed, 1, out[0].body), 1_000)
+    assert not hw.gathering
+    assert hw.vote(2, frame(bed, 2, "timeout", 4)) is None
+    assert hw.vote(3, frame(bed, 3, "timeout", 4)) is None
+    assert hw.tally.keys()[0] == ("depose", 0)
+    out = hw.advance(hw.waits.ends(4))
+    assert said(out) == [("Sequence", "tally", "timeout", 4)]
 
 
 def test_step_back_try_ms_after_taking_over():
