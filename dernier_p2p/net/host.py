@@ -334,12 +334,12 @@ class Host:
                     nursery.start_soon(me.act, driver.send_own)
                     nursery.start_soon(me.chatter, driver.send_own)
                 await driver.ends()
+                if self.hosting.stepped_back:
+                    raise NoQuorum("no quorum of depose votes came: this seat does not host")
                 if driver.ended is not None and not driver.host_done.is_set():
                     driver.close_all()  # deposed and handed to no seat: nothing left to serve
                     nursery.cancel_scope.cancel()
                     lost = True
-                if not lost and self.hosting.stepped_back:
-                    raise NoQuorum("no quorum of depose votes came: this seat does not host")
                 # every seat at the table gets up to its grace to say it holds the last record
                 with trio.move_on_after(cfg.timers.grace_ms / 1000):
                     while driver.stopped is None and not self.hosting.all_done():
