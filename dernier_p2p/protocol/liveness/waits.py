@@ -93,7 +93,7 @@ class Waits:
         at = max(0, len(self._cum) - 1)
         self._waits = {}
         for seat in waiting:
-            wait = Wait(now, at)
+            wait = Wait(now, at, self._echo.get(seat, -1))
             wait.answer = answer_units(owed.get(seat, ()), self.cards)
             self._waits[seat] = wait
 

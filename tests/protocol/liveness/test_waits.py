@@ -395,6 +395,22 @@ def test_counted_records_give_their_echoes_to_the_waits_after_them():
     assert w.backlog(2) == P + P + P + SHUFFLE  # every record: it echoed none
 
 
+def test_the_first_waits_of_clocks_built_mid_match_start_from_the_heads_echoed():
+    """Clocks built mid-match (a restored seat, a new host) begin their first waits with the
+    heads the records before them echoed, as every later wait does: a seat's backlog is the
+    work after the head it echoed, not the whole chain (18.2), so such a peer times it out when
+    the others do."""
+    w = waits()
+    w.count(TABLE, 0, -1)
+    w.count(ACCEPT, 1, 0)
+    w.count(ACCEPT, 2, 1)  # seat 2 had applied records 0 and 1
+    w.count(SHUF, 0, 2)
+    w.begin([1, 2], {}, 5_000)
+    assert w.backlog(2) == P + SHUFFLE  # records 2 and 3
+    assert w.backlog(1) == P + P + SHUFFLE  # records 1 to 3
+    assert w.limit(2) == w.budgets.turn_ms + w.budgets.work_ms(P + SHUFFLE)
+
+
 @pytest.mark.parametrize("fed", ["count", "on_record"])
 def test_an_older_head_echoed_later_does_not_lengthen_the_backlog(fed):
     """(PROTOCOL.md 18.2: a seat that lies about its progress gains nothing, its limit never
