@@ -551,6 +551,24 @@ CASES = {
         "208879392, 1699791074016)], constants={}), faults=[Partition(at=19964, group=(1, 2, "
         "4, 6, 8, 9), until=79964)])",
     ),
+    # Ten seats; seats 2 and 3 (3 gives no address) cut off from 9.9 s to 65 s. Host 0 timed
+    # seat 3 out as a stall (out of play, still at the table) and later sequenced seat 2's left;
+    # the seats then voted left about seat 3, dropped past its grace, and the host held the
+    # quorum back (a rule from before sessions ignored such a left): the votes stood unserved,
+    # and at 53.9 s every voter deposed the honest host (host-late). Fix: the host sequences a
+    # left about a seat out of play as any other.
+    "a-left-about-a-seat-out-of-play-is-sequenced": (
+        "verdict",
+        "Case(seed=960915, setup=Setup(players=10, variant='originale', options={'match': "
+        "['hands', 1], 'hand_size_range': [3, 3]}, timers={'turn_ms': 9584, 'declare_ms': "
+        "231, 'grace_ms': 9902}, listens=[True, True, True, False, True, True, True, True, "
+        "True, False], speeds=None, clocks=[(-63, 489929777, 1699510012646), (122, 256439592,"
+        " 1699743660870), (-151, 874942075, 1699125170805), (-182, 717057667, 1699282892250),"
+        " (-81, 494977187, 1699504952639), (135, 573780033, 1699426232071), (-125, 63691530, "
+        "1699936327342), (-156, 319156730, 1699680760569), (-183, 678972890, 1699321128843), "
+        "(39, 236670138, 1699763265590)], constants={}), faults=[Partition(at=9939, group=(2,"
+        " 3), until=64973)])"
+    ),
 }
 
 _EQUIVOCATE_605508 = (

@@ -239,8 +239,6 @@ class HostWatch:
                 continue  # a quorum timing out the host's own seat is sequenced too (7.5)
             if target is not None and target not in self.chain.at_table:
                 continue  # it has gone meanwhile
-            if kind == "left" and self.s.state is not None and target in self.s.state.out:
-                continue  # out of play already (a stall): the rules refuse it a second Leave
             if kind == "timeout" and target is not None and self.drops.is_dropped(target):
                 continue  # a dropped seat's grace decides, by left (7.5); a seat that resumed
                 # may vote before it hears of the drop
