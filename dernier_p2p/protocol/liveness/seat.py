@@ -479,14 +479,15 @@ class SeatWatch:
         if target != self.me:
             self._emit(act.Note(rule("failover"), "trying", target, self.b.try_ms))
 
-    def _depose(self, why: str, now: int, close: bool) -> None:
+    def _depose(self, why: str, now: int) -> None:
+        """Vote ``depose`` and fail over; the host's connection, if up, is kept: this seat plays
+        on through it until a new host welcomes it (7.6)."""
         host = self.chain.host
         if not self.chain.candidates():
             return  # nobody can host in its place: the table waits (abandon decides)
         self.deposing = host
         self.why = why
         self._depose_to_host(why)
-        del close  # (the host's connection is kept: this seat plays on until a new host)
         self._start_failover(why, now)
 
     def _may_take_over(self) -> bool:
@@ -540,14 +541,14 @@ class SeatWatch:
                     self._end(rule("two-seats"), why)
                 return
             if down >= self.b.gone_ms:
-                self._depose("gone", now, close=False)
+                self._depose("gone", now)
             return
         if self.m >= 3 and self.deposing != host:  # (already deposing it: at a candidate)
             if self.waits.late(host, now, self.b.grace_ms) and host != self.me:
-                self._depose("host-late", now, close=True)
+                self._depose("host-late", now)
                 return
             if self._evidence(now) is not None:
-                self._depose("censored", now, close=True)
+                self._depose("censored", now)
                 return
         self._absence(now)
         if self.m >= 3 and self.deposing != host and self._unserved(now):

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from dernier_p2p.protocol.envelope import sign_envelope
 from dernier_p2p.protocol.liveness import actions as act
-from dernier_p2p.protocol.liveness.seat import ENDED, FAILOVER, HOSTING, LOOKING, PLAY
+from dernier_p2p.protocol.liveness.seat import ENDED, FAILOVER, HOSTING, LOOKING, PLAY, SeatWatch
 from dernier_p2p.protocol.local import identity_for
 from dernier_p2p.protocol.sequencer import Sequencer
 from tests.protocol.liveness import (
     ANSWER,
     BEAT,
     BIG,
+    CARDS,
     CENSOR,
     FIRST_TRY,
     GONE,
@@ -1191,10 +1192,16 @@ def test_a_candidate_that_took_over_on_urges_alone_fails_over_after_stepping_bac
         w.link_vote(seat, bed.sessions[seat].vote("depose", 0), 1_000)
     assert said(w.advance(1_000)) == [("TakeOver", "take-over", 0)]
     assert w.deposing is None
-    w.stepped_back(1_000 + TRY)
+    started = {seat: w.waits.started(seat) for seat in w.waits.awaited}
+    w.stepped_back(1_000 + TRY, records=bed.records)  # (no record came while it gathered)
+    assert {seat: w.waits.started(seat) for seat in w.waits.awaited} == started
     assert w.phase == FAILOVER and w.deposing == 0
     out = said(w.advance(1_000 + TRY))
     assert ("Note", "failover", "trying", 2, TRY) in out and ("Urge", "urge", 2) in out
+    # their failover is its own now: its vote counts with two fresh urges (q(5) = 3)
+    for seat in (3, 4):
+        w.link_vote(seat, bed.sessions[seat].vote("depose", 0), 1_000 + TRY + 100)
+    assert ("TakeOver", "take-over", 0) in said(w.advance(1_000 + TRY + 100))
 
 
 def test_step_back_goes_on_with_the_next_candidate():
@@ -1211,6 +1218,9 @@ def test_step_back_goes_on_with_the_next_candidate():
                                                                     "step-back", 1, 0),
                          ("Dial", "failover", 2, 2), ("Urge", "urge", 2)]
     vote_of(bed.sessions[1], out[3].frame, "depose", 0, 1)
+    # its host connection is gone: the old host is in its dial cycle again
+    w.dial_failed(2, t + TRY + 10)
+    assert said(w.advance(t + TRY + 60)) == [("Dial", "failover", 0, 2)]
     # a seat still trying it urges again: that is a new quorum trying it now
     w.link_vote(2, bed.sessions[2].vote("depose", 0), t + TRY + 100)
     assert said(w.advance(t + TRY + 100)) == [("TakeOver", "take-over", 0)]
@@ -1629,3 +1639,278 @@ def test_an_urge_is_no_probe_for_a_seat_not_awaited_or_a_seat_deposing_itself():
     w.advance(0)
     w.link_vote(2, bed.sessions[2].vote("depose", 0), 100)
     assert probe(2) not in said(w.advance(100))
+
+
+# ---------------------------------------------------------------------- built without a connection
+def test_a_machine_built_without_a_connection_dials_and_deposes_gone_ms_after_it_began():
+    """A seat restarted without its host connection (the default): it dials at once, and its
+    ``gone`` clock counts from its start (7.5)."""
+    bed = Bed.opened()
+    bed.accept(0, 2)
+    session = bed.sessions[2]
+    w = SeatWatch(session, budgets(), lambda env, lead=0: True, CARDS, 1_000,
+                  records=bed.records)
+    assert not w.host_up
+    assert said(w.advance(1_000)) == [("Dial", "reconnect", 0, 2)]
+    assert said(w.advance(1_000 + GONE - 1)) == []
+    assert said(w.advance(1_000 + GONE)) == [("Note", "gone", "failover", 1, TRY),
+                                             ("Dial", "failover", 1, 2), ("Urge", "urge", 1)]
+
+
+# ---------------------------------------------------------------------- stepping back
+def test_a_step_back_counts_the_records_forwarded_while_it_gathered():
+    """The records a candidate took while it gathered (its host machine's) start the seat
+    machine's waits afresh when it steps back: the wait on the seat now awaited counts every
+    record so far and what it owes (18.2)."""
+    bed, w = candidate(vote_at=None)
+    w.advance(4_000 + GONE)
+    t = 4_000 + GONE + 500
+    w.link_vote(2, bed.sessions[2].vote("depose", 0), t)
+    assert said(w.advance(t)) == [("TakeOver", "take-over", 0)]
+    bed.put(bed.take(2, "accept"))  # forwarded to it while it gathered
+    waiting = sorted(bed.sessions[1].waiting_on())
+    assert waiting and waiting != [2]
+    w.stepped_back(t + TRY, records=bed.records)
+    assert w.waits.counted == len(bed.records) == 4
+    assert w.waits.awaited == waiting
+    for seat in waiting:
+        assert w.waits.ends(seat) == t + TRY + TURN + 2 * (4 * PLAIN + ANSWER)
+
+
+def test_a_step_back_past_another_candidates_turn_goes_on_from_itself():
+    """A candidate that took over while it tried another candidate (its own vote and a fresh
+    urge make q(3)) steps back and goes on with the candidate after itself, not the one after
+    the turn it was in."""
+    bed, w = candidate(vote_at=None)
+    t0 = 4_000 + GONE
+    w.advance(t0)
+    assert said(w.advance(t0 + TRY))[0] == ("Note", "failover", "trying", 2, TRY)
+    w.link_vote(2, bed.sessions[2].vote("depose", 0), t0 + TRY + 100)
+    assert said(w.advance(t0 + TRY + 100)) == [("TakeOver", "take-over", 0)]
+    w.stepped_back(t0 + 2 * TRY + 100)
+    out = said(w.advance(t0 + 2 * TRY + 100))
+    assert out[0] == ("Note", "failover", "trying", 2, TRY)
+    assert w.round[w.k] == 2
+
+
+def host_change_to_1(bed) -> dict:
+    """Seat 1's ``host_change`` deposing seat 0 (votes of seats 1 and 2), applied by every
+    session: the record."""
+    s1 = bed.sessions[1]
+    votes = [bed.sessions[v].vote("depose", 0) for v in (1, 2)]
+    env = s1.sign_again([s1.votes_body("depose", 0, votes)])[0]
+    seq = Sequencer(identity_for(bed.t.seeds[1]), bed.t.game, 1, records=bed.records)
+    rec = seq.submit(env, 1, 10)
+    for s in bed.sessions:
+        s.receive(rec, rec["t"])
+    return rec
+
+
+def test_a_host_change_lent_while_it_keeps_the_old_host_closes_that_connection():
+    """A seat deposing for censorship keeps its host connection (7.5); a ``host_change`` lent
+    over a link ends its failover: it closes the old host's connection and dials the new
+    host."""
+    bed, w, t0, _ = censored_at()
+    assert w.host_up
+    rec = host_change_to_1(bed)
+    w.record(rec, t0 + 1_000)
+    assert not w.host_up and w.phase == PLAY and w.deposing is None
+    out = said(w.advance(t0 + 1_000))
+    assert out[0] == ("CloseHost", "failover")
+    assert [a for a in out if a[0] == "Dial"] == [("Dial", "reconnect", 1, rec["i"])]
+
+
+def test_a_resume_sends_again_the_envelopes_it_passed_on():
+    """An envelope of another seat passed on and not sequenced goes again on a resumed
+    connection (the host there may not have had it), and its clock starts over."""
+    bed, w = accepting(b=budgets(censor_ms=10**6))
+    env = bed.take(1, "accept")
+    w.advance(LIMIT)
+    w.probe_answer(1, (2, [env]), LIMIT + 20)
+    assert said(w.advance(LIMIT + 20)) == [("ToHost", "pass-on", "pass", None)]
+    w.disconnected(LIMIT + 30)
+    w.connected(0, LIMIT + 40)
+    out = w.advance(LIMIT + 40)
+    assert said(out) == [("Note", "reconnect", "host-lost", 0, GONE),
+                         ("ToHost", "pass-on", "pass", None),
+                         ("Note", "reconnect", "reconnected", 0, 0)]
+    assert out[1].frame == {"k": "pass", "env": env}
+
+
+def test_a_seat_out_of_the_table_has_its_drop_and_deliveries_forgotten():
+    bed = Bed.dealt()
+    w = bed.seat_watch(2, b=budgets(censor_ms=10**6))
+    env = bed.move(1)
+    w.probe_answer(1, (w.s.count - 1, [env]), 100)
+    assert said(w.advance(100)) == [("ToHost", "pass-on", "pass", None)]
+    w.status(1, "dropped", 200)
+    rec = bed.put(bed.absent("left", 1, [0, 2]))
+    w.record(rec, 300)
+    assert 1 not in w.chain.at_table
+    assert w.drops.seats == [] and w.delivered.pending_of(1) == []
+
+
+def test_a_host_change_ends_the_feed_of_a_seat_lent_to():
+    """A seat lent to is fed every record after, until the host changes: a new host serves
+    every seat it welcomes."""
+    bed, w = accepting()
+    w.advance(LIMIT)
+    w.probe_answer(1, (1, []), LIMIT + 30)
+    assert lends(w.advance(LIMIT + 30)) == [(1, 1)]
+    w.record(bed.put(bed.take(1, "accept")), LIMIT + 500)
+    out = w.advance(LIMIT + 500)  # fed: the records after the have it showed
+    assert said(out) == [("Lend", "lend")] and lends(out) == [(1, 1)]
+    w.record(host_change_to_1(bed), LIMIT + 1_000)
+    assert lends(w.advance(LIMIT + 1_000)) == []
+
+
+def test_a_back_restarting_the_wait_sends_the_timeout_vote_again_at_once_at_the_new_limit():
+    """The host spends the timeout votes about a seat whose wait restarts on its return (7.5):
+    the vote goes again at the new limit, not only ``revote_ms`` after it last went."""
+    bed, w = accepting(listen=(True, False, True), b=budgets(revote_ms=BIG))
+    assert said(w.advance(LIMIT)) == [vote("timeout", 1)]
+    w.status(1, "dropped", LIMIT + 100)
+    w.status(1, "back", LIMIT + 200)
+    end = LIMIT + 200 + LIMIT + CATCH_UP
+    assert said(w.advance(end - 1)) == []
+    assert said(w.advance(end)) == [vote("timeout", 1)]
+
+
+# ---------------------------------------------------------------------- every seat in turn
+def test_each_awaited_seat_and_each_drop_is_judged_on_its_own():
+    """At four seats, a seat passed over (this seat itself, one dropped, one probed now, the
+    host's drop, a drop within its grace) does not keep the rules from the seats after it."""
+    bed = Bed.opened((True,) * 4)
+    bed.accept(0)
+    w = bed.seat_watch(1)  # the table waits on seats 1 (itself), 2 and 3
+    assert w.waits.awaited == [1, 2, 3]
+    end = w.waits.ends(2)
+    assert said(w.advance(end)) == [probe(2), probe(3)]
+    bed = Bed.opened((True,) * 4)
+    bed.accept(0)
+    w = bed.seat_watch(1)
+    w.status(2, "dropped", end - 100)  # dropped: no timeout (left decides), seat 3 probed
+    assert said(w.advance(end)) == [probe(3)]
+    bed = Bed.opened((True,) * 4)
+    bed.accept(0, 1, 3)
+    w = bed.seat_watch(3)  # waits on seat 2 alone
+    w.status(0, "dropped", 100)  # (a report about the host: never a left vote)
+    w.status(1, "dropped", 200)
+    w.status(2, "dropped", 100)
+    assert said(w.advance(200 + GRACE - 1)) == [probe(2)]  # seat 1 within its grace
+    assert said(w.advance(200 + GRACE)) == [probe(1)]
+    bed = Bed.opened((True,) * 4)
+    bed.accept(0, 1, 3)
+    w = bed.seat_watch(3)
+    w.status(1, "dropped", 100)
+    w.status(2, "dropped", 100)
+    assert said(w.advance(100 + GRACE)) == [probe(1), probe(2)]  # each drop probed
+
+
+# ---------------------------------------------------------------------- abandon waits for probes
+def test_no_abandon_before_the_probe_at_an_awaited_seats_limit_shows_it_with_nothing():
+    """PROTOCOL.md 7.5: a seat with an address is probed at its limit, and what the probe shows
+    is passed on (the table may not be stuck on it): abandon waits for an answer at or after
+    that limit showing nothing; a dropped seat is the left rule's."""
+    bed, w = accepting(b=budgets(revote_ms=BIG))  # the table waits on seat 1
+    w.heard(STUCK - 1)
+    assert said(w.advance(LIMIT - 1)) == []
+    assert said(w.advance(STUCK)) == [probe(1)]  # no answer yet: no abandon
+    w.probe_answer(1, (2, []), LIMIT - 1)  # (stamped before the limit: not counted)
+    assert vote("abandon", None) not in said(w.advance(STUCK + 10))
+    w.probe_answer(1, (2, []), STUCK + 20)
+    assert said(w.advance(STUCK + 20)) == [vote("timeout", 1), vote("abandon", None)]
+    bed, w = accepting(b=budgets(revote_ms=BIG))
+    w.heard(STUCK - 1)
+    w.advance(LIMIT)
+    w.probe_answer(1, (2, []), LIMIT)  # an answer at the limit itself counts
+    assert said(w.advance(STUCK)) == [vote("timeout", 1), vote("abandon", None)]
+    bed, w = accepting(b=budgets(revote_ms=BIG))
+    w.heard(STUCK - 1)
+    w.status(1, "dropped", STUCK - 100)
+    assert said(w.advance(STUCK)) == [vote("abandon", None)]
+
+
+def test_at_two_seats_an_unsequenced_delivery_does_not_hold_off_abandon():
+    """PROTOCOL.md 7.5, abandon: the delivery clause is for a seat at ``m >= 3`` with a
+    candidate (one that can depose a censoring host); at two seats the table is stuck."""
+    bed = Bed.opened((True, True))
+    bed.accept(0)
+    w = bed.seat_watch(1)  # the table waits on this seat's accept
+    w.sent_env(bed.take(1, "accept"), STUCK - 1_000)
+    w.heard(STUCK - 1)
+    assert said(w.advance(STUCK)) == [vote("abandon", None)]
+
+
+def test_a_seat_that_got_the_record_its_wait_began_with_only_over_a_link_is_lent_to():
+    """A ``lent`` at the record that began the wait: the host did not send it that record
+    (7.5, ``lend``): lent the records and given the catch-up budget, no timeout vote."""
+    bed, w = accepting()
+    assert w.waits.began(1) == 2
+    w.advance(LIMIT)
+    w.probe_answer(1, (2, []), LIMIT + 30, lent=2)
+    out = w.advance(LIMIT + 30)
+    assert said(out) == [("Lend", "lend")] and lends(out) == [(1, 2)]
+    assert w.waits.started(1) == LIMIT + 30
+
+
+# ---------------------------------------------------------------------- link votes
+def test_link_votes_are_kept_for_the_host_it_may_become_and_lent_again_only_after_try_ms():
+    """The depose votes that come over links are the ones a take-over gathers with (kept by
+    kind and the host they depose); a voter short of the host's records is lent them once per
+    ``after`` and again ``try_ms`` later, at any time of the match."""
+    bed, w = accepting(watcher=1, accepted=(0, 1))
+    short = bed.fresh_session(2, 2).vote("depose", 0)
+    t = 50_000
+    w.link_vote(2, short, t)
+    assert w.tally.keys() == [("depose", 0)] and w.tally.holds("depose", 0, short)
+    out = [a for a in w.advance(t) if isinstance(a, act.Lend)]  # (an awaited seat: probed)
+    assert said(out) == [("Lend", "lend")] and lends(out) == [(2, 1)]
+    w.link_vote(2, short, t + TRY - 1)
+    assert lends(w.advance(t + TRY - 1)) == []
+    w.link_vote(2, short, t + TRY)
+    assert lends(w.advance(t + TRY)) == [(2, 1)]
+
+
+def test_a_seat_resumed_with_a_new_host_does_not_count_itself_for_a_take_over():
+    """PROTOCOL.md 7.6: a candidate counts itself among the seats trying it while it fails
+    over; once it has resumed with another candidate it tries that one, so two urges at five
+    seats (q(5) = 3) are no take-over."""
+    bed = Bed.opened((True,) * 5)
+    bed.accept(0, 1, 2, 3, 4)
+    w = bed.seat_watch(2)
+    w.disconnected(0)
+    w.advance(0)
+    w.advance(GONE)
+    w.connected(1, GONE + 100)
+    w.advance(GONE + 100)
+    assert w.phase == PLAY and w.deposing == 0 and w.decided
+    for seat in (3, 4):
+        w.link_vote(seat, bed.sessions[seat].vote("depose", 0), GONE + 200)
+    assert ("TakeOver", "take-over", 0) not in said(w.advance(GONE + 200))
+    assert w.phase == PLAY
+
+
+def test_a_seat_looking_without_candidates_wakes_at_stuck_ms():
+    bed, w = accepting(watcher=0, accepted=(1, 2), listen=(True, False, False))
+    w.look(0)
+    w.advance(0)
+    assert 0 < w.deadline() <= STUCK  # (its end, ``stuck``, at the latest)
+
+
+def test_a_chat_does_not_send_a_timeout_vote_again():
+    """Once per ``after``: a record that neither shows the seat nor uses votes about it (a
+    chat) leaves the vote standing; it goes again only ``revote_ms`` later."""
+    bed = Bed.dealt()
+    w = bed.seat_watch(2, b=budgets(censor_ms=10**6))
+    timeout = bed.put(bed.absent("timeout", 1, [0, 2]))
+    t = 1_000
+    for rec in [timeout, *bed.flush(), bed.put(bed.move(2)), *bed.flush()]:
+        w.record(rec, t)
+    limit = w.waits.ends(1)
+    w.advance(limit)
+    w.probe_answer(1, (w.s.count - 1, []), limit)
+    assert said(w.advance(limit)) == [vote("timeout", 1)]
+    w.record(bed.put(bed.sessions[0].chat("hm")), limit + 10)
+    assert said(w.advance(limit + 10)) == []
+    assert said(w.advance(limit + REVOTE)) == [vote("timeout", 1)]
