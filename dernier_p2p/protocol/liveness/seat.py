@@ -552,7 +552,7 @@ class SeatWatch:
                 return
         self._absence(now)
         if self.m >= 3 and self.deposing != host and self._unserved(now):
-            self._depose("host-late", now, close=True)
+            self._depose("host-late", now)
             return
         self._stuck(now)
 
