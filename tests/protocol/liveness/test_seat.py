@@ -8,7 +8,7 @@ and two accepts, the table waits on the third seat, and the limit of that wait i
 
 from __future__ import annotations
 
-from dernier_p2p.protocol.envelope import sign_envelope
+from dernier_p2p.protocol.envelope import record_hash, sign_envelope
 from dernier_p2p.protocol.liveness import actions as act
 from dernier_p2p.protocol.liveness.seat import ENDED, FAILOVER, HOSTING, LOOKING, PLAY, SeatWatch
 from dernier_p2p.protocol.local import identity_for
@@ -1660,8 +1660,8 @@ def test_a_machine_built_without_a_connection_dials_and_deposes_gone_ms_after_it
 # ---------------------------------------------------------------------- stepping back
 def test_a_step_back_counts_the_records_forwarded_while_it_gathered():
     """The records a candidate took while it gathered (its host machine's) start the seat
-    machine's waits afresh when it steps back: the wait on the seat now awaited counts every
-    record so far and what it owes (18.2)."""
+    machine's waits afresh when it steps back: the wait on the seat now awaited counts the
+    records after the newest head it echoed in them, and what it owes (18.2)."""
     bed, w = candidate(vote_at=None)
     w.advance(4_000 + GONE)
     t = 4_000 + GONE + 500
@@ -1673,8 +1673,11 @@ def test_a_step_back_counts_the_records_forwarded_while_it_gathered():
     w.stepped_back(t + TRY, records=bed.records)
     assert w.waits.counted == len(bed.records) == 4
     assert w.waits.awaited == waiting
+    index = {record_hash(r): i for i, r in enumerate(bed.records)}
     for seat in waiting:
-        assert w.waits.ends(seat) == t + TRY + TURN + 2 * (4 * PLAIN + ANSWER)
+        echo = max((index.get(r["env"]["head"], -1) for r in bed.records
+                    if r["env"]["seat"] == seat), default=-1)
+        assert w.waits.ends(seat) == t + TRY + TURN + 2 * ((3 - echo) * PLAIN + ANSWER)
 
 
 def test_a_step_back_past_another_candidates_turn_goes_on_from_itself():
