@@ -1,8 +1,9 @@
 """A stand-in adapter for the runner's own tests: answers by a fixed policy (argv[1])."""
 
 import sys
+import time
 
-from interop.channel import read_message, write_message
+from interop.channel import pack, read_message, write_message
 
 
 def main() -> None:
@@ -18,6 +19,15 @@ def main() -> None:
             answer = {"id": case["id"], "result": "valid", "code": None}
         elif mode == "wrong-id":
             answer = {"id": "nope", "result": "valid", "code": None}
+        elif mode == "partial":  # half an answer, then silence
+            whole = pack({"id": case["id"], "result": "valid", "code": None})
+            sys.stdout.buffer.write(whole[: len(whole) // 2])
+            sys.stdout.buffer.flush()
+            time.sleep(60)
+            return
+        elif mode == "escapes":  # a detail that would clear the screen and retitle it
+            answer = {"id": case["id"], "result": "unimplemented", "code": None,
+                      "detail": "\x1b[2J\x1b]0;owned\x07\rdone"}
         else:
             answer = {"id": case["id"], "result": "invalid", "code": "MALFORMED"}
         write_message(sys.stdout.buffer, answer)

