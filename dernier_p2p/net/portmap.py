@@ -74,8 +74,11 @@ def _upnp_find(delay_ms: int) -> tuple[object, str]:
         upnp.selectigd()
     except Exception as exc:  # miniupnpc raises a bare Exception
         raise MappingError(f"no usable UPnP router: {exc}") from None
-    external = upnp.externalipaddress()
-    _check_public(external)
+    try:
+        external = upnp.externalipaddress()
+    except Exception as exc:  # miniupnpc raises a bare Exception for a SOAP fault
+        raise MappingError(f"the UPnP router gave no outside address: {exc}") from None
+    _check_public(external if isinstance(external, str) else None)
     return upnp, external
 
 
@@ -93,7 +96,7 @@ def _upnp_map(upnp: object, external: str, port: int, lease_s: int) -> Mapping:
                                                     DESCRIPTION, "", lease_s))
         except Exception as exc:
             raise MappingError(f"the UPnP router refused the mapping: {exc}") from None
-    return Mapping("UPnP", external, external_port, port, lease_s)
+    return _check_mapping(Mapping("UPnP", external, external_port, port, lease_s), port)
 
 
 async def _upnp_add(port: int, timeout_s: float, lease_s: int) -> tuple[Mapping, object]:
@@ -126,6 +129,30 @@ def _check_public(address: str | None) -> None:
     if ip.is_private or ip.is_loopback or ip.is_unspecified or ip in _CGNAT:
         raise MappingError(f"the router's outside address {ip} is private (a second router or "
                            "the provider's NAT is in the way)")
+    if ip.is_multicast or ip.is_link_local or ip.is_reserved or ip.version != 4:
+        raise MappingError(f"the router's outside address {ip} is no address a seat can dial")
+
+
+MAX_LEASE_S = 7 * 24 * 3600
+"""The longest lease taken from a router's answer (renewed at half of it)."""
+
+
+def _check_mapping(mapping: Mapping, port: int) -> Mapping:
+    """A router's mapping, or :class:`MappingError`: the port asked for (``port``) forwarded
+    from an outside port a seat can dial (1 to 65535), for a lease of at least a second (0:
+    until removed, UPnP only), the outside address public. Its values go into invite codes and
+    the renewals, so nothing a router says is taken unchecked."""
+    if not 1 <= mapping.external_port <= 65535:
+        raise MappingError(f"the router gave outside port {mapping.external_port}")
+    if mapping.internal_port != port:
+        raise MappingError(f"the router mapped port {mapping.internal_port}, not {port}")
+    if mapping.lease_s < 0 or (mapping.lease_s == 0 and mapping.method == "NAT-PMP"):
+        raise MappingError(f"the router gave a lease of {mapping.lease_s} s")
+    _check_public(mapping.external_ip)
+    if mapping.lease_s > MAX_LEASE_S:
+        mapping = Mapping(mapping.method, mapping.external_ip, mapping.external_port,
+                          mapping.internal_port, MAX_LEASE_S, mapping.gateway)
+    return mapping
 
 
 _CGNAT = ipaddress.ip_network("100.64.0.0/10")
@@ -205,11 +232,12 @@ async def _natpmp_add(port: int, timeout_s: float, lease_s: int) -> Mapping:
         (raw,) = await _natpmp(gateway, pack_address(), OP_ADDRESS, timeout_s)
         external = str(ipaddress.IPv4Address(raw))
         _check_public(external)
-        _, external_port, lease = await _natpmp(gateway, pack_map(port, port, lease_s),
-                                                OP_MAP_TCP, timeout_s)
+        internal, external_port, lease = await _natpmp(gateway, pack_map(port, port, lease_s),
+                                                       OP_MAP_TCP, timeout_s)
     except OSError as exc:
         raise MappingError(str(exc.strerror or exc)) from None
-    return Mapping("NAT-PMP", external, external_port, port, lease, gateway)
+    return _check_mapping(Mapping("NAT-PMP", external, external_port, internal, lease, gateway),
+                          port)
 
 
 async def _natpmp_remove(mapping: Mapping) -> None:

@@ -4,15 +4,19 @@ and hostile replies. The exchange with a real router runs in tests/netlab."""
 from __future__ import annotations
 
 import struct
+from dataclasses import replace
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from dernier_p2p.net.portmap import (
+    MAX_LEASE_S,
     OP_ADDRESS,
     OP_MAP_TCP,
+    Mapping,
     MappingError,
+    _check_mapping,
     _check_public,
     pack_address,
     pack_map,
@@ -63,3 +67,38 @@ def test_hostile_replies_never_raise_anything_else(data: bytes, op: int) -> None
 def test_a_private_or_missing_outside_address_is_not_a_usable_mapping(address: str | None) -> None:
     with pytest.raises(MappingError):
         _check_public(address)
+
+
+@pytest.mark.parametrize("address", ["224.0.0.1", "169.254.1.1", "240.0.0.1", "::1",
+                                     "2001:db8::1"])
+def test_an_outside_address_no_seat_can_dial_is_not_a_usable_mapping(address: str) -> None:
+    with pytest.raises(MappingError):
+        _check_public(address)
+
+
+GOOD = Mapping("NAT-PMP", "11.22.33.4", 47630, 47630, 3600, "192.168.1.1")
+
+
+@pytest.mark.parametrize(
+    "bad, says",
+    [
+        ({"external_port": 0}, "outside port 0"),  # once ended the host with a ValueError
+        ({"external_port": 65536}, "outside port 65536"),
+        ({"internal_port": 47631}, "mapped port 47631, not 47630"),
+        ({"lease_s": 0}, "lease of 0 s"),
+        ({"lease_s": -1}, "lease of -1 s"),
+        ({"external_ip": "10.1.2.3"}, "private"),
+    ],
+)
+def test_a_routers_mapping_is_checked_before_use(bad: dict, says: str) -> None:
+    with pytest.raises(MappingError, match=says):
+        _check_mapping(replace(GOOD, **bad), 47630)
+
+
+def test_a_good_mapping_passes_and_a_huge_lease_is_capped() -> None:
+    assert _check_mapping(GOOD, 47630) == GOOD
+    assert _check_mapping(replace(GOOD, method="UPnP", lease_s=0), 47630).lease_s == 0
+    assert _check_mapping(replace(GOOD, external_port=1), 47630).external_port == 1
+    assert _check_mapping(replace(GOOD, external_port=65535), 47630).external_port == 65535
+    assert _check_mapping(replace(GOOD, lease_s=1), 47630).lease_s == 1
+    assert _check_mapping(replace(GOOD, lease_s=2**32 - 1), 47630).lease_s == MAX_LEASE_S
