@@ -155,9 +155,15 @@ class LocalSeat:
 
     @classmethod
     def observer(cls, table_record: dict[str, Any], transcript: str | os.PathLike[str] | None,
-                 offload: bool = False) -> LocalSeat:
+                 offload: bool = False,
+                 check_host: Callable[[bytes], None] | None = None) -> LocalSeat:
         """A watcher's seat: an observer session (no identity, no seat, nothing sent), with
-        its own transcript writer; it applies records itself (:meth:`receive`)."""
+        its own transcript writer; it applies records itself (:meth:`receive`). Record 0 is
+        checked (5.3) and its host's key given to ``check_host`` (an invite code's
+        fingerprint check, which raises to refuse it) before anything is written."""
+        own = OwnSeat(None, None, table_record, b"")
+        if check_host is not None:
+            check_host(own.session.keys[own.session.host])
         writer = None
         if transcript is not None:
             writer = BackgroundWriter(transcript)
@@ -165,7 +171,7 @@ class LocalSeat:
                 writer.close()
                 raise ValueError(f"transcript {transcript} already holds records")
             writer.append(table_record)
-        return cls(OwnSeat(None, None, table_record, b""), None, writer, offload)
+        return cls(own, None, writer, offload)
 
     # ------------------------------------------------------------------ the seat
     @property

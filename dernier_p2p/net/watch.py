@@ -17,6 +17,11 @@ at the host's address and at the listen address of the seat that takes over if t
 only the lost host ever relayed (to this watcher alone) would make the new host's next record a
 BAD_CHAIN here: a watcher cannot hand records to a new host, as seats do.
 
+A watcher that dialled by an invite code checks the code's fingerprint against the key in
+the challenge (unsigned) and again against record 0's host key (signed): a relay or a router
+in the middle cannot show it another host's match (WRONG_HOST); every later host change is
+checked against the chain, as a seat checks it.
+
 The watched seat is a :class:`~.seat.LocalSeat` without identity, agent or seat number, so the
 narrator and the full-screen table follow it as they follow a player's seat.
 """
@@ -177,7 +182,8 @@ class Watcher:
             raise hs.NetError(hs.MALFORMED, "a rec frame is {k, rec}")
         rec = msg["rec"]
         if self.me is None:
-            self.me = LocalSeat.observer(rec, self.config.transcript, self.config.offload)
+            self.me = LocalSeat.observer(rec, self.config.transcript, self.config.offload,
+                                         self.config.check_host)  # the code names its host
             self.started.set()
             return
         now = int(trio.current_time() * 1000)

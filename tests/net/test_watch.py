@@ -6,6 +6,7 @@ moves go on."""
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -14,12 +15,17 @@ import trio
 
 from dernier_p2p.bots import HeuristicBot
 from dernier_p2p.net import handshake as hs
-from dernier_p2p.net.framing import PeerClosed, open_framed
+from dernier_p2p.net.framing import PeerClosed, open_framed, serve_framed
+from dernier_p2p.net.invite import Invite, Route, fingerprint
+from dernier_p2p.net.reach import Dialer
 from dernier_p2p.net.timers import Timers
 from dernier_p2p.net.watch import WatchConfig, Watcher
+from dernier_p2p.wire.identity import IdentityKey
 from dernier_p2p.wire.transcript import read_transcript
 
 from .helpers import play, same_result, transcripts, verify, wait_for
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 async def _open(port: int) -> Any:
@@ -175,3 +181,40 @@ async def test_a_watcher_whose_connection_goes_silent_watches_again(tmp_path: Pa
     assert seen == transcripts(tmp_path, range(2))[0]
     assert len(seen) > outcome["held"] and outcome["result"] is not None
     assert same_result(outcome["result"], verify(seen))
+
+
+async def test_a_watcher_refuses_a_match_whose_record_0_is_not_the_coded_hosts(
+        tmp_path: Path) -> None:
+    """A relay, a router or anyone in the middle answers a watcher's dial with the key the code
+    names in its (unsigned) challenge, then replays a stranger's match: record 0 is signed by
+    another host. The watcher checks record 0's host key against the code (as a joiner
+    does) and refuses it (WRONG_HOST) before writing anything."""
+    stranger = read_transcript(ROOT / "interop" / "cases" / "transcripts" /
+                               "dernier-2p-hands.dtr")
+    coded = IdentityKey.generate(b"\x07" * 32).public_bytes()
+    assert stranger[0]["env"]["body"]["players"][0]["key"] != coded
+
+    async def replay(stream: Any) -> None:
+        await hs.send_message(stream, hs.challenge_message(
+            b"\x01" * hs.NONCE_SIZE,
+            {"name": "t", "variant": "dernier", "players": 2, "taken": 2, "key": coded}))
+        await hs.receive_message(stream)  # the watch
+        await hs.send_message(stream, {"k": "watching", "last": len(stranger) - 1})
+        for rec in stranger:
+            await hs.send_message(stream, {"k": "rec", "rec": rec})
+        await trio.sleep(5)
+
+    invite = Invite(fingerprint(coded), (Route("direct", "127.0.0.1", 1),))
+    async with trio.open_nursery() as nursery:
+        listeners = await nursery.start(partial(serve_framed, replay, 0, host="127.0.0.1",
+                                                max_frame=hs.MAX_FRAME))
+        port = listeners[0].socket.getsockname()[1]
+        dialer = Dialer(Invite(invite.fingerprint, (Route("direct", "127.0.0.1", port),)))
+        out = tmp_path / "watch.bin"
+        watcher = Watcher(("127.0.0.1", port), WatchConfig(
+            transcript=out, dial=dialer, check_host=dialer.check_host, offload=False))
+        with pytest.raises(hs.NetError) as info:
+            await watcher.run()
+        nursery.cancel_scope.cancel()
+    assert info.value.code == "WRONG_HOST"
+    assert not out.exists() or out.stat().st_size == 0
