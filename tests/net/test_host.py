@@ -15,9 +15,10 @@ from dernier_p2p.net import handshake as hs
 from dernier_p2p.net.host import Host
 from dernier_p2p.net.peer import HostLost, Peer
 from dernier_p2p.net.timers import Timers
-from dernier_p2p.protocol.envelope import Author, make_record, sign_envelope
+from dernier_p2p.protocol.envelope import Author, make_record, record_hash, sign_envelope
 from dernier_p2p.protocol.errors import ProtocolError
 from dernier_p2p.protocol.node.hosting import Hosting
+from dernier_p2p.protocol.node.own import OwnSeat
 from dernier_p2p.protocol.node.peer import PeerNode
 from dernier_p2p.rules import Phase
 
@@ -662,3 +663,48 @@ async def test_a_candidate_gathering_answers_links_until_it_hosts() -> None:
             assert await links.probe(t.identities[2], t.sessions[2], 1, 2.0) is None
             await stream.aclose()
             nursery.cancel_scope.cancel()
+
+
+class EagerAcks(OwnSeat):
+    """A seat that echoes the head whenever it is idle, news or not."""
+
+    def ack(self) -> dict[str, Any] | None:
+        if self.finished or self.seat is None:
+            return None
+        return self.session.ack()
+
+
+async def test_an_ack_with_nothing_new_is_refused_and_the_acker_plays_on(tmp_path: Path) -> None:
+    """(4.9) A seat acking every 20 ms whether or not anything came: the host refuses each ack
+    that echoes nothing new since the head its author last echoed (UNEXPECTED), the seat drops
+    it as it drops a refused chat line and signs its later envelopes again, and the match ends
+    as usual. The transcript holds no two acks of a seat without a record of another seat
+    between: the table's progress, not the acker, sets the pace of its acks."""
+
+    async def make_eager(table: Any) -> None:
+        await wait_for(lambda: 1 in table.peers and table.peers[1].me is not None)
+        own = table.peers[1].me.own
+        own.__class__ = EagerAcks
+
+    table = await play(tmp_path, 2, watch=make_eager, peer_options={"ack_s": 0.02},
+                       host_options={"max_errors": 10_000})
+    assert not table.errors
+    refused = [d for seat, code, d in table.host.faults if code == "UNEXPECTED"]
+    assert refused and all(seat == 1 for seat, _, _ in table.host.faults)
+    assert all("ack with nothing new" in d for d in refused)
+    got = transcripts(tmp_path, range(2))
+    assert got[0] == got[1]
+    index = {record_hash(r): r["i"] for r in got[0]}
+    last_echo = -1
+    for rec in got[0]:
+        env = rec["env"]
+        if env["seat"] != 1:
+            continue
+        head = index.get(env["head"], -1)
+        if env["body"]["type"] == "ack":
+            assert any(r["env"]["seat"] != 1 and r["env"]["body"]["type"] != "ack"
+                       for r in got[0][last_echo + 1: head + 1]), rec["i"]
+        last_echo = max(last_echo, head)
+    assert verify(got[0]).ok and table.results[0] == table.results[1]
+    assert table.results[0].get("winner") is not None  # played out, no one timed out
+    assert not any(r["env"]["body"]["type"] in ("timeout", "no_contest") for r in got[0])

@@ -571,9 +571,9 @@ class IgnoresItsOwnTimeoutWatch(HostWatch):
     """A rogue host: it never sequences the ``timeout`` votes of the others about its own seat
     (an honest host must, PROTOCOL.md 7.5)."""
 
-    def _count(self, now: int) -> None:
+    def _count(self) -> None:
         self.tally.drop("timeout", self.me)
-        super()._count(now)
+        super()._count()
 
 
 class IgnoresItsOwnTimeoutHosting(Hosting):

@@ -668,6 +668,10 @@ class Hosting:
                           f"{CHAT_WINDOW_MS // 1000} s"
                     self._fault(seat, "UNEXPECTED", why, now)
                     return
+                if self._ack_without_news(seat, env):
+                    self._fault(seat, "UNEXPECTED", "ack with nothing new: no record of "
+                                "another seat since the head it last echoed", now)
+                    return
             rec = self.sequencer.submit(env, seat, self._t(now))
         except ProtocolError as exc:
             body = env.get("body") if isinstance(env, dict) else None
@@ -698,6 +702,29 @@ class Hosting:
             self._stop(exc)
             return
         self._publish(rec, out, now)
+
+    def _ack_without_news(self, seat: int, env: dict[str, Any]) -> bool:
+        """An ``ack`` of ``seat`` echoing nothing new (4.9): no record of another seat but an
+        ack lies after the head echoed by the last envelope of ``seat`` sequenced, up to the
+        head this one echoes. An ack shows which history its author holds; its pace is the
+        table's progress, not the author's wish (an honest client acks only after such news)."""
+        if env["body"]["type"] != "ack":
+            return False
+        assert self.own is not None
+        records = self.own.records
+        chain = self.own.session.chain
+        head = chain.index_of(env["head"])
+        if head is None:
+            return False  # (refused as an unknown head by the sequencer)
+        prev = -1
+        for i in range(len(records) - 1, 0, -1):
+            if records[i]["env"]["seat"] == seat:
+                prev = chain.index_of(records[i]["env"]["head"])
+                prev = -1 if prev is None else prev
+                break
+        return not any(records[i]["env"]["seat"] != seat and
+                       records[i]["env"]["body"]["type"] != "ack"
+                       for i in range(max(prev + 1, 0), head + 1))
 
     def _chat_too_soon(self, seat: int, env: Any, now: int) -> bool:
         body = env.get("body") if isinstance(env, dict) else None

@@ -178,9 +178,9 @@ class OwnSeat:
         not sequenced yet; those sent after it carry counters the host now refuses as out of
         order (their error frames are expected and skipped here). They are signed again from
         the refused one's counter and returned. The refused move is dropped: the agent is told
-        (:attr:`told`) and asked again (a refused chat line is dropped the same way, untold). An
-        error frame while no move or chat of this seat is the lowest one in flight concerns
-        nothing this seat sent honestly and changes nothing."""
+        (:attr:`told`) and asked again (a refused chat line or ack is dropped the same way,
+        untold). An error frame while no move, chat or ack of this seat is the lowest one in
+        flight concerns nothing this seat sent honestly and changes nothing."""
         if self._stale:
             self._stale -= 1
             return []
@@ -190,7 +190,7 @@ class OwnSeat:
                 self._tell(code, detail)
             return []
         lowest = self.unsequenced[min(self.unsequenced)]
-        chat = lowest["body"].get("type") == "chat"
+        chat = lowest["body"].get("type") in ("chat", "ack")  # host pacing (4.9): dropped
         if not chat and (not self.in_flight or lowest["body"].get("type") != "move"):
             return []  # not about an honest envelope of this seat's (nothing to mend)
         del self.unsequenced[lowest["n"]]
