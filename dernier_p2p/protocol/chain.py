@@ -334,6 +334,19 @@ class ChainChecker:
         return first[0] if first else None
 
     # ------------------------------------------------------------------ checks
+    def signed_by(self, env: object, author: int) -> bool:
+        """Whether ``env`` is a well-formed envelope of this game signed by ``author`` (a seat
+        of the table), whatever its counter, head or body: one that could prove a fault of its
+        author (21.1). Changes nothing; never raises."""
+        try:
+            env = check_envelope(env, author, self.n)
+            if env["seat"] != author or env["game"] != self.game:
+                return False
+            verify_envelope(env, self.player_keys[author], author, self._verified)
+        except ProtocolError:
+            return False
+        return True
+
     def check_envelope(self, env: object, fault: int | None, lead: int = 0) -> dict:
         """Check an envelope against the current chain as the next one to be sequenced (or,
         with ``lead``, as its author's envelope after ``lead`` more of its author's); every

@@ -17,10 +17,11 @@ from dernier_p2p.net.peer import HostLost, Peer
 from dernier_p2p.net.timers import Timers
 from dernier_p2p.protocol.envelope import Author, make_record, record_hash, sign_envelope
 from dernier_p2p.protocol.errors import ProtocolError
-from dernier_p2p.protocol.node.hosting import Hosting
+from dernier_p2p.protocol.node.hosting import SIDE_AHEAD, SIDE_PER_COUNTER, Hosting
 from dernier_p2p.protocol.node.own import OwnSeat
 from dernier_p2p.protocol.node.peer import PeerNode
 from dernier_p2p.rules import Phase
+from dernier_p2p.wire.transcript import read_transcript
 
 from .helpers import FAST, GAME, play, same_result, transcripts, verify, wait_for
 
@@ -708,3 +709,40 @@ async def test_an_ack_with_nothing_new_is_refused_and_the_acker_plays_on(tmp_pat
     assert verify(got[0]).ok and table.results[0] == table.results[1]
     assert table.results[0].get("winner") is not None  # played out, no one timed out
     assert not any(r["env"]["body"]["type"] in ("timeout", "no_contest") for r in got[0])
+
+
+async def test_the_side_file_keeps_a_seats_envelopes_within_its_budget(tmp_path: Path) -> None:
+    """(21.1) The side file takes what could prove a fault of its author: envelopes it signed
+    for this game, from its next counter on, at most SIDE_PER_COUNTER per counter. A seat
+    sending one refused envelope 60 times, unsigned junk and envelopes far ahead does not fill
+    the host's disk; the match goes on."""
+
+    at: list[int] = []
+
+    def flood(peer: Peer) -> list[dict[str, Any]]:
+        assert peer.me is not None and peer.seat is not None
+        session = peer.me.session
+        n, head = session._author.next_n, session.head
+        at.append(n)
+        illegal = Author(peer.identity, GAME, peer.seat, n).envelope(
+            {"type": "move", "hand": session.state.hand_number, "move": "pass"}, head)
+        unsigned = dict(illegal, sig=bytes(64))
+        ahead = Author(peer.identity, GAME, peer.seat, n + SIDE_AHEAD).envelope(
+            {"type": "ack"}, head)
+        return ([{"k": "env", "env": illegal}] * 60 + [{"k": "env", "env": unsigned}] * 20
+                + [{"k": "env", "env": ahead}] * 20)
+
+    side = tmp_path / "t0.envelopes"
+    table = await play(tmp_path, 2, watch=after_record(1, 10, flood),
+                       host_options={"max_errors": 10_000, "envelopes": side})
+    assert not table.errors
+    kept = list(read_transcript(side))
+    assert kept and all(e["sig"] != bytes(64) for e in kept)
+    per_counter: dict[tuple[int, int], int] = {}
+    for e in kept:
+        per_counter[(e["seat"], e["n"])] = per_counter.get((e["seat"], e["n"]), 0) + 1
+    assert max(per_counter.values()) <= SIDE_PER_COUNTER
+    assert per_counter[(1, at[0])] >= SIDE_PER_COUNTER  # the flood's copies, up to the budget
+    assert (1, at[0] + SIDE_AHEAD) not in per_counter
+    got = transcripts(tmp_path, range(2))
+    assert got[0] == got[1] and verify(got[0]).ok

@@ -188,6 +188,26 @@ def test_envelope_faults_the_host_should_have_refused(g):
     c.feed(_seq_raw(g, good, c))
 
 
+def test_signed_by_is_a_well_formed_envelope_of_this_game_signed_by_its_author(g):
+    """(21.1) What the side file may keep: signed by the seat it names, for this game, in
+    shape; any counter, head or body (a refused move or a counter ahead still proves what its
+    author signed). Never raises."""
+    c = fed(g)
+    a1 = g.authors[1]
+    good = sign_envelope(g.ids[1], GAME, 1, a1.next_n, c.head, ACK)
+    assert c.signed_by(good, 1)
+    assert c.signed_by(sign_envelope(g.ids[1], GAME, 1, a1.next_n + 9, bytes(32),
+                                     {"type": "emote"}), 1)  # counter, head, body: any
+    assert not c.signed_by(good, 2)  # not the seat it names
+    assert not c.signed_by({**good, "seat": 2}, 2)  # signed by another
+    assert not c.signed_by(sign_envelope(g.ids[0], GAME, 1, a1.next_n, c.head, ACK), 1)
+    assert not c.signed_by(sign_envelope(g.ids[1], bytes(16), 1, a1.next_n, c.head, ACK), 1)
+    assert not c.signed_by({**good, "sig": bytes(64)}, 1)
+    assert not c.signed_by({**good, "extra": 1}, 1)
+    assert not c.signed_by({**good, "seat": 9}, 1)
+    assert not c.signed_by("junk", 1)
+
+
 def test_replayed_envelope_in_a_new_record_is_a_duplicate(g):
     c = fed(g)
     refused(c, _seq_raw(g, g.seq.records[-1]["env"], c), "DUPLICATE", 0)

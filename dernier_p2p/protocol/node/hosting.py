@@ -78,6 +78,12 @@ class Player:
         }
 
 
+SIDE_PER_COUNTER = 4
+"""The most envelopes of one author at one counter the side file takes (21.1)."""
+SIDE_AHEAD = 64
+"""How far past its author's next counter an envelope the side file takes may be."""
+
+
 @dataclass
 class HostingConfig:
     """How to run a table (the pure part of a host's settings)."""
@@ -145,6 +151,7 @@ class Hosting:
         self.confirmed: dict[int, int] = {}
         self._ready_at: dict[int, int] = {}
         self.chat_paces: dict[int, ChatPace] = {}
+        self._kept: dict[tuple[int, int], int] = {}  # (author, n) -> envelopes in the side file
         self.window = Window(config.timers["declare_ms"])
         self._window_at = -1
         self._own_said = -1
@@ -413,7 +420,7 @@ class Hosting:
             self._fault(seat, "UNEXPECTED", "the match has not started", now)
         else:
             conn.waiting += 1
-            self.out.append(fx.Keep(msg["env"]))
+            self._keep(seat, msg["env"])
             if self.gathering:
                 self.early.append((seat, msg["env"]))
             else:
@@ -448,12 +455,35 @@ class Hosting:
         except ProtocolError as exc:
             self._count_error(seat, exc.code, f"passed envelope: {exc.detail}", now)
             return
-        self.out.append(fx.Keep(env))
+        self._keep(author, env)
         self.out.append(fx.Log("info", f"seat {seat} passes on envelope {n} of seat {author}"))
         if self.gathering:
             self.early.append((author, env))
         else:
             self.inbox.append(("env", author, env, False))
+
+    def _keep(self, author: int, env: Any) -> None:
+        """Write ``env`` to the envelope side file (21.1) within its budget: an envelope of
+        ``author`` signed by it for this game, at a counter from its next one to
+        ``SIDE_AHEAD`` past it, at most ``SIDE_PER_COUNTER`` different ones per counter. What
+        fails those proves nothing of its author, and a seat cannot fill the host's disk by
+        sending the same counter again and again."""
+        if self.own is None:
+            return
+        chain = self.own.session.chain
+        if not chain.signed_by(env, author):
+            return
+        first = chain.next_counter(author)
+        n = env["n"]
+        if not first <= n < first + SIDE_AHEAD:
+            return
+        for key in [k for k in self._kept if k[0] == author and k[1] < first]:
+            del self._kept[key]
+        count = self._kept.get((author, n), 0)
+        if count >= SIDE_PER_COUNTER:
+            return
+        self._kept[(author, n)] = count + 1
+        self.out.append(fx.Keep(env))
 
     def _counters(self, author: int) -> set[int]:
         """The counters of ``author``'s envelopes waiting here (inbox, held or gathered)."""
