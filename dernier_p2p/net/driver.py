@@ -689,6 +689,7 @@ class Driver:
         except AttributeError:  # no longer hosting
             await self._refuse(stream, address, hs.UNEXPECTED, "not a host")
             return
+        stream.max_frame = hs.MAX_SEAT_FRAME  # one envelope or record a frame (4.1)
         conn = ConnIO(seat, stream, address, self.send_queue_bytes, BEAT_MS / 1000)
         old = self.seat_conns.get(seat)
         self.seat_conns[seat] = conn

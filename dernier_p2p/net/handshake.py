@@ -39,6 +39,10 @@ from dernier_p2p.wire.version import PROTOCOL_VERSION, version_mismatch
 
 VERSION = PROTOCOL_VERSION
 MAX_FRAME = 1 << 20
+MAX_SEAT_FRAME = 1 << 17
+"""A host refuses a frame from a seated peer above this size (OVERSIZED, 4.1): a seat sends one
+envelope or record a frame, and the largest, a shuffle of 112 cards, is about 27 KiB. It bounds
+what a seat's envelopes waiting to be sequenced can hold of the host's memory."""
 MAX_OPENING = 4096
 """A host refuses a peer's opening frame (hello or resume, ~200 bytes) above this size."""
 NONCE_SIZE = 32

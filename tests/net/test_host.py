@@ -746,3 +746,28 @@ async def test_the_side_file_keeps_a_seats_envelopes_within_its_budget(tmp_path:
     assert (1, at[0] + SIDE_AHEAD) not in per_counter
     got = transcripts(tmp_path, range(2))
     assert got[0] == got[1] and verify(got[0]).ok
+
+
+def _env_frame_of(size: int) -> bytes:
+    """A frame payload of exactly ``size`` bytes (100 KiB or more): {"k": "env", "env": [two
+    bins]}, no envelope, each bin within the decoding limits (3.1)."""
+    head = b"\x82\xa1k\xa3env\xa3env\x92"
+    a = 65535
+    b = size - len(head) - 3 - a - 3
+    assert 0 < b <= 65535
+    return (head + b"\xc5" + a.to_bytes(2, "big") + b"\x00" * a
+            + b"\xc5" + b.to_bytes(2, "big") + b"\x00" * b)
+
+
+async def test_a_seat_frame_above_max_seat_frame_is_oversized_one_at_it_is_read(
+        tmp_path: Path) -> None:
+    """(4.1) A seat sends one envelope or record a frame: the host reads a frame of exactly
+    MAX_SEAT_FRAME bytes (and refuses what it holds, MALFORMED) and refuses a longer one
+    unread (OVERSIZED, the connection closed); the seat resumes and the match goes on."""
+    table = await play(tmp_path, 2, watch=after_record(1, 10, lambda peer: [
+        _env_frame_of(hs.MAX_SEAT_FRAME), _env_frame_of(hs.MAX_SEAT_FRAME + 1)]))
+    assert not table.errors
+    assert [(seat, code) for seat, code, _ in table.host.faults] == [
+        (1, "MALFORMED"), (1, "OVERSIZED")]
+    got = transcripts(tmp_path, range(2))
+    assert got[0] == got[1] and verify(got[0]).ok
