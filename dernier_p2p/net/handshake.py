@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dernier_p2p.net.framing import FramedStream
-from dernier_p2p.protocol.frames import FRAME_FIELDS
+from dernier_p2p.protocol.frames import FRAME_FIELDS, RESUMED_WELCOME_FIELDS
 from dernier_p2p.wire.canonical import EncodingError, decode, encode
 from dernier_p2p.wire.identity import BadSignature, IdentityKey, check_public_key, verify
 from dernier_p2p.wire.version import PROTOCOL_VERSION, version_mismatch
@@ -142,8 +142,9 @@ def remote_error(message: dict[str, Any]) -> RemoteError:
     """The :class:`RemoteError` an ``error`` frame reports, its code and detail made safe to
     show; :class:`NetError` MALFORMED unless both are strings."""
     code, detail = message.get("code"), message.get("detail")
-    if not isinstance(code, str) or not isinstance(detail, str):
-        raise NetError(MALFORMED, "error frame without a string code and detail")
+    if set(message) != FRAME_FIELDS["error"] or not isinstance(code, str) or \
+            not isinstance(detail, str):
+        raise NetError(MALFORMED, "an error frame is {k, code, detail}, both strings")
     return RemoteError(shown(code, 64), shown(detail, MAX_DETAIL))
 
 
@@ -205,6 +206,8 @@ def check_challenge(message: dict[str, Any]) -> tuple[bytes, dict[str, Any]]:
     """The nonce and table summary of a ``challenge``; :class:`NetError` otherwise."""
     _expect(message, "challenge")
     _check_version(message, "this table")
+    if set(message) != FRAME_FIELDS["challenge"]:
+        raise NetError(MALFORMED, "a challenge is {k, version, nonce, table}")
     nonce, table = message.get("nonce"), message.get("table")
     if not isinstance(nonce, bytes) or len(nonce) != NONCE_SIZE:
         raise NetError(MALFORMED, f"challenge nonce must be {NONCE_SIZE} bytes")
@@ -334,9 +337,12 @@ def _check_sig(key: bytes, label: str, value: Any, sig: object) -> None:
         raise NetError(BAD_SIGNATURE, f"{label.rsplit('/', 1)[-1]} signature: {exc}") from None
 
 
-def check_welcome(message: dict[str, Any]) -> int:
-    """The seat of a ``welcome``."""
+def check_welcome(message: dict[str, Any], resumed: bool = False) -> int:
+    """The seat of a ``welcome`` (answering a ``resume``: with ``last``, 4.4)."""
     _expect(message, "welcome")
+    if set(message) != (RESUMED_WELCOME_FIELDS if resumed else FRAME_FIELDS["welcome"]):
+        raise NetError(MALFORMED, "a welcome answering a resume is {k, seat, last}" if resumed
+                       else "a welcome is {k, seat}")
     seat = message.get("seat")
     if not _int_in(seat, 0, 2**64):
         raise NetError(MALFORMED, "welcome seat must be a non-negative integer")
@@ -391,7 +397,7 @@ async def rejoin(
     nonce, table = await _receive_challenge(stream, check_host)
     await send_message(stream, resume_message(identity, nonce, have))
     welcome = await receive_message(stream)
-    seat = check_welcome(welcome)
+    seat = check_welcome(welcome, resumed=True)
     last = welcome.get("last")
     if not _int_in(last, 0, 2**64):
         raise NetError(MALFORMED, "a resume welcome carries the host's last record index")

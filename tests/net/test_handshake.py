@@ -329,3 +329,29 @@ def test_done_and_error_frames_are_checked() -> None:
     assert got.code == "FULL" and got.detail == "x" * hs.MAX_DETAIL
     with pytest.raises(hs.NetError):
         hs.remote_error({"k": "error", "code": b"FULL", "detail": ""})
+
+
+def test_the_hosts_handshake_frames_have_exactly_their_fields() -> None:
+    """(4.1) A challenge, a welcome (answering a hello, or a resume: with ``last``) and an
+    error frame carry exactly their fields; one more or one missing is MALFORMED, checked by
+    the joining peer (a version above its own is VERSION first, as the test above shows)."""
+    challenge = hs.challenge_message(bytes(32), {"name": "t"})
+    assert hs.check_challenge(challenge)[0] == bytes(32)
+    for bad in ({**challenge, "x": 1}, {k: v for k, v in challenge.items() if k != "table"}):
+        with pytest.raises(hs.NetError) as info:
+            hs.check_challenge(bad)
+        assert info.value.code == hs.MALFORMED
+    assert hs.check_welcome({"k": "welcome", "seat": 2}) == 2
+    assert hs.check_welcome({"k": "welcome", "seat": 2, "last": 9}, resumed=True) == 2
+    for bad, resumed in (({"k": "welcome", "seat": 2, "last": 9}, False),
+                         ({"k": "welcome", "seat": 2}, True),
+                         ({"k": "welcome", "seat": 2, "x": 0}, False)):
+        with pytest.raises(hs.NetError) as info:
+            hs.check_welcome(bad, resumed=resumed)
+        assert info.value.code == hs.MALFORMED
+    error = {"k": "error", "code": "TABLE_FULL", "detail": "no room"}
+    assert hs.remote_error(error).code == "TABLE_FULL"
+    for bad in ({**error, "x": 1}, {"k": "error", "code": "TABLE_FULL"}):
+        with pytest.raises(hs.NetError) as info:
+            hs.remote_error(bad)
+        assert info.value.code == hs.MALFORMED

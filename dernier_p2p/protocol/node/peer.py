@@ -302,7 +302,10 @@ class PeerNode:
                 return
             self.out.append(fx.Ready(seat, at))
         elif kind == "beat":
-            pass
+            if set(msg) != FRAME_FIELDS["beat"]:  # it carries nothing: ignored, logged
+                self.out.append(fx.Log("warning", "malformed beat frame from the host ignored"))
+        elif kind == "error" and set(msg) != FRAME_FIELDS["error"]:
+            self.out.append(fx.Log("warning", "malformed error frame from the host ignored"))
         elif kind == "error":  # after the records that came before it (4.3)
             if self.queue:
                 self.queue.append(msg)

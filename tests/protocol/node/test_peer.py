@@ -648,3 +648,24 @@ def test_a_stale_record_relayed_by_the_seats_own_host_is_that_hosts_fault():
     node.from_host({"k": "rec", "rec": change}, 10)
     node.from_host({"k": "rec", "rec": stale}, 10)
     assert stops(run(node, 10)) == [("BAD_CHAIN", 1)]
+
+
+def test_a_malformed_beat_or_error_from_the_host_is_ignored_and_logged(table: Bed):
+    """(4.1) A beat carries nothing and an error frame only tells: one with fields other than
+    its own is ignored (logged), neither stopping the seat nor mending its envelopes; the
+    well-formed ones are taken."""
+    node = node_of(table, 2, 4)
+    node.from_host({"k": "beat", "x": 1}, 10)
+    node.from_host({"k": "error", "code": "UNEXPECTED", "detail": "d", "x": 1}, 10)
+    node.from_host({"k": "error", "code": "UNEXPECTED"}, 10)
+    out = run(node, 11)
+    logs = [e.text for e in out if isinstance(e, fx.Log)]
+    assert logs.count("malformed error frame from the host ignored") == 2
+    assert "malformed beat frame from the host ignored" in logs
+    assert stops(out) == [] and node.stopped is None
+    node.from_host({"k": "beat"}, 12)
+    node.from_host({"k": "error", "code": "UNEXPECTED", "detail": "d"}, 12)
+    out = run(node, 13)
+    logs = [e.text for e in out if isinstance(e, fx.Log)]
+    assert "host refused a message: UNEXPECTED: d" in logs and not any("malformed" in t
+                                                                      for t in logs)
