@@ -8,8 +8,10 @@ anything else is a crash.
 from __future__ import annotations
 
 import copy
+import ipaddress
 import os
 import random
+import struct
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,9 +25,19 @@ from dernier_p2p.fuzz.mutate import mutate_bytes, mutate_value
 from dernier_p2p.net import handshake as hs
 from dernier_p2p.net import links, relay
 from dernier_p2p.net.discovery import Announcement, BadAnnouncement
+from dernier_p2p.net.portmap import (
+    OP_ADDRESS,
+    OP_MAP_TCP,
+    Mapping,
+    MappingError,
+    _check_mapping,
+    _check_public,
+    parse_reply,
+)
 from dernier_p2p.protocol.envelope import envelope_signature, record_signature
 from dernier_p2p.protocol.errors import ProtocolError
 from dernier_p2p.protocol.local import LocalTable, identity_for, play_round, run_local_match
+from dernier_p2p.protocol.node.own import OwnSeat
 from dernier_p2p.protocol.ready import check_ready_frame, ready_frame
 from dernier_p2p.protocol.sequencer import Sequencer
 from dernier_p2p.protocol.session import Session
@@ -38,7 +50,7 @@ from dernier_p2p.wire.identity import IdentityKey
 from dernier_p2p.wire.transcript import HEADER, LENGTH_SIZE
 
 EXPECTED: tuple[type[BaseException], ...] = (
-    ProtocolError, hs.NetError, BadAnnouncement, EncodingError,
+    ProtocolError, hs.NetError, BadAnnouncement, EncodingError, MappingError,
 )
 """The documented errors: a refusal with a protocol code."""
 
@@ -441,6 +453,63 @@ class Targets:
     def run_datagram(self, data: bytes) -> None:
         Announcement.from_bytes(data, "10.0.0.2")
 
+    # --------------------------------------------------------------- a router's replies
+    ROUTER_PORT = 47630
+
+    def make_router(self, rng: random.Random) -> bytes:
+        """A NAT-PMP reply (RFC 6886) to the address or the mapping request: well formed with
+        random values (an outside address, ports, a lease), or a real one mutated."""
+        if rng.random() < 0.5:
+            address = struct.pack("!BBHI4s", 0, 128, 0, rng.getrandbits(32),
+                                  rng.getrandbits(32).to_bytes(4, "big"))
+            ports = [rng.choice([0, 1, self.ROUTER_PORT, 65535, rng.getrandbits(16)])
+                     for _ in range(2)]
+            lease = rng.choice([0, 1, 3600, 2**32 - 1, rng.getrandbits(32)])
+            mapping = struct.pack("!BBHIHHI", 0, 130, rng.choice([0, 0, 0, rng.getrandbits(16)]),
+                                  rng.getrandbits(32), *ports, lease)
+            return rng.choice([address, mapping])
+        seed = rng.choice([
+            struct.pack("!BBHI4s", 0, 128, 0, 77, bytes([11, 22, 33, 4])),
+            struct.pack("!BBHIHHI", 0, 130, 0, 77, self.ROUTER_PORT, 50000, 3600),
+        ])
+        return mutate_bytes(seed, rng)
+
+    def run_router(self, data: bytes) -> None:
+        """What the host does with a router's reply: read it, then check the outside address
+        or the mapping before an invite code or a renewal uses it (MappingError: no mapping)."""
+        op = OP_ADDRESS if len(data) > 1 and data[1] == 128 else OP_MAP_TCP
+        got = parse_reply(data, op)
+        if op == OP_ADDRESS:
+            _check_public(str(ipaddress.IPv4Address(got[0])))
+        else:
+            internal, external, lease = got
+            _check_mapping(Mapping("NAT-PMP", "11.22.33.4", external, internal, lease,
+                                   "192.168.1.1"), self.ROUTER_PORT)
+
+    # --------------------------------------------------------------- a watcher's record 0
+    def make_watch(self, rng: random.Random) -> bytes:
+        """Record 0 as a watcher gets it: mutated, and signed again by the host of the match
+        or by another key (a replayed or forged table) half the time."""
+        match = self.matches[rng.randrange(2)]
+        rec = mutate_value(copy.deepcopy(match.records[0]), rng) if rng.random() < 0.7 \
+            else copy.deepcopy(match.records[0])
+        if isinstance(rec, dict) and rng.random() < 0.5:
+            rec = match.resign(rec, rng)
+        return _encode(rec, rng)[: hs.MAX_FRAME]
+
+    def run_watch(self, data: bytes) -> None:
+        """A watcher's check of record 0 (4.10): decoded, applied by an observer session, its
+        host key compared with the invite code's (the match's host's, or another seat's key
+        for about half the cases: a code naming someone else)."""
+        want = self.match.identities[len(data) % 2].public_bytes()
+
+        def check_host(key: bytes) -> None:
+            if key != want:
+                raise hs.NetError("WRONG_HOST", "not the host the code names")
+
+        own = OwnSeat(None, None, decode(data), b"")
+        check_host(own.session.keys[own.session.host])
+
     # --------------------------------------------------------------- registry
     def get(self, name: str) -> Target:
         table: dict[str, Target] = {
@@ -450,8 +519,10 @@ class Targets:
                               lambda c: bytes([c[0]]) + c[1].to_bytes(4, "big") + c[2]),
             "transcript": Target("transcript", self.make_transcript, self.run_transcript),
             "datagram": Target("datagram", self.make_datagram, self.run_datagram),
+            "router": Target("router", self.make_router, self.run_router),
+            "watch": Target("watch", self.make_watch, self.run_watch),
         }
         return table[name]
 
 
-IN_PROCESS = ("frames", "handshake", "records", "transcript", "datagram")
+IN_PROCESS = ("frames", "handshake", "records", "transcript", "datagram", "router", "watch")
