@@ -440,6 +440,15 @@ def _reason(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
+def open_record(path: str | os.PathLike[str]) -> BinaryIO:
+    """A new record file at ``path`` for :class:`Relay`: created with ``O_EXCL | O_NOFOLLOW``,
+    mode 0600 (what passed through is its owner's business), never an existing file nor
+    through a symbolic link (:class:`FileExistsError` for either)."""
+    flags = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+             | getattr(os, "O_CLOEXEC", 0))
+    return os.fdopen(os.open(path, flags, 0o600), "wb")
+
+
 def read_record(data: bytes) -> list[tuple[int, int, bytes]]:
     """The (call, direction, frame) entries of a relay's ``record`` file (0: to the host)."""
     from dernier_p2p.wire.canonical import decode
