@@ -635,7 +635,8 @@ def _invite_dialer(text: str) -> Any:
               help="TCP port to listen on.")
 @click.option("--bind", default="0.0.0.0", show_default=True, help="Address to listen on.")
 @click.option("--record", type=click.Path(path_type=Path), default=None,
-              help="Write every forwarded frame to this file (to see what passed through).")
+              help="Write every forwarded frame to this new file, mode 0600 (to see what "
+                   "passed through); an existing file or a symbolic link is refused.")
 def relay(port: int, bind: str, record: Path | None) -> None:
     """Relay tables for hosts that players cannot reach: pairs a table's host with its
     joiners and forwards their frames (all signed, private parts encrypted end to end)."""
@@ -643,7 +644,7 @@ def relay(port: int, bind: str, record: Path | None) -> None:
 
     import trio
 
-    from dernier_p2p.net.relay import Relay, serve_relay
+    from dernier_p2p.net.relay import Relay, open_record, serve_relay
 
     logger = logging.getLogger("dernier_p2p.net.relay")
     handler = logging.StreamHandler(sys.stdout)
@@ -651,8 +652,18 @@ def relay(port: int, bind: str, record: Path | None) -> None:
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
 
+    sink = None
+    if record is not None:
+        try:
+            sink = open_record(record)
+        except FileExistsError:
+            detail = f"{record} already exists (or is a symbolic link): the relay writes a new file"
+            raise click.BadParameter(detail, param_hint="--record") from None
+        except OSError as exc:
+            raise click.BadParameter(f"cannot create {record}: {exc.strerror or exc}",
+                                     param_hint="--record") from None
+
     async def serve() -> None:
-        sink = None if record is None else open(record, "ab")  # noqa: SIM115
         try:
             async with trio.open_nursery() as nursery:
                 await nursery.start(serve_relay, Relay(sink), port, bind)

@@ -9,6 +9,10 @@ player's resume or a new player's hello: a peer that answers the challenge at on
 slot for one round trip, while a flooder must keep opening connections to keep others out. Each
 pending connection also has a short deadline (``handshake_s``).
 
+The relay (:mod:`.relay`) uses the same gate for what it holds after the opening too
+(registrations, waiting joiners, pairs), with a deadline to match (none for a registration or a
+pair) and :attr:`Ticket.busy` set on a slot in use, so eviction takes an idle one first.
+
 The host also raises its file-descriptor limit to the hard limit (:func:`raise_nofile_limit`),
 as a server should, so the accept loop does not starve while the caps hold.
 """
@@ -50,6 +54,7 @@ class Ticket:
         self.address = address
         self.scope = trio.CancelScope(deadline=trio.current_time() + gate.limits.handshake_s)
         self.evicted = False
+        self.busy = 0  # while above 0, evicted only if every slot of its address is busy
 
     def release(self) -> None:
         self.gate._leave(self)
@@ -64,8 +69,9 @@ class Ticket:
 class Admission:
     """The pending connections of one listener (see the module docstring)."""
 
-    def __init__(self, limits: Limits | None = None) -> None:
+    def __init__(self, limits: Limits | None = None, name: str = "pending connections") -> None:
         self.limits = limits or Limits()
+        self.name = name
         self._pending: OrderedDict[Ticket, None] = OrderedDict()
         self._by_address: Counter[str] = Counter()
         self.evictions = 0
@@ -87,16 +93,19 @@ class Admission:
         return ticket
 
     def _evict(self, address: str) -> None:
-        for ticket in self._pending:
-            if ticket.address == address:
-                ticket.evicted = True
-                ticket.scope.cancel()
-                self._leave(ticket)
-                self.evictions += 1
-                if self.evictions & (self.evictions - 1) == 0:  # 1, 2, 4, 8, ...: no log flood
-                    log.warning("pending connections at their cap: evicted the oldest from %s "
-                                "(%d evictions so far)", address, self.evictions)
-                return
+        """Evict the oldest idle slot of ``address`` (``busy`` 0), else its oldest."""
+        mine = [ticket for ticket in self._pending if ticket.address == address]
+        idle = [ticket for ticket in mine if not ticket.busy]
+        if not mine:
+            return
+        ticket = (idle or mine)[0]
+        ticket.evicted = True
+        ticket.scope.cancel()
+        self._leave(ticket)
+        self.evictions += 1
+        if self.evictions & (self.evictions - 1) == 0:  # 1, 2, 4, 8, ...: no log flood
+            log.warning("%s at their cap: evicted the oldest from %s (%d evictions so far)",
+                        self.name, address, self.evictions)
 
     def _leave(self, ticket: Ticket) -> None:
         if self._pending.pop(ticket, False) is None:

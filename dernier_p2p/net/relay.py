@@ -19,6 +19,12 @@ A seat that may host after a host change but cannot be reached (no router mappin
 at the relay its invite code named, under :func:`seat_token` (its game and key), with the same
 frames as a host; after a host change the others find it there.
 
+Admission (PROTOCOL.md 4.7) reuses the host's gate (:mod:`.admission`): openings,
+registrations, waiting joiners and pairs are each capped in all and per source address, and at a
+cap the oldest idle one (of that address, or of the address holding the most) is closed, never
+the newcomer. The relay cannot tell a watcher from a player (its ``watch`` comes after pairing,
+in the frames forwarded undecoded): both count as pairs.
+
 The relay learns nothing a seat would keep from it: everything it forwards is signed by its
 author, and every private part (hands, the draw pile) is encrypted to its seat. It can drop or
 delay frames, which the table sees as a dropped connection.
@@ -27,6 +33,7 @@ delay frames, which the table sees as a dropped connection.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import secrets
 from collections.abc import Awaitable, Callable
@@ -38,6 +45,14 @@ import trio
 
 from dernier_p2p.net import firewall
 from dernier_p2p.net import handshake as hs
+from dernier_p2p.net.admission import (
+    MAX_PENDING,
+    PER_ADDRESS,
+    Admission,
+    Limits,
+    Ticket,
+    raise_nofile_limit,
+)
 from dernier_p2p.net.framing import FramedStream, FrameError, PeerClosed, open_framed, serve_framed
 from dernier_p2p.wire.canonical import encode
 from dernier_p2p.wire.hashing import digest
@@ -49,7 +64,16 @@ SEAT_TOKEN_LABEL = "dernier-p2p/relay-seat"
 PING_S = 10.0
 CALL_S = 10.0  # how long a joiner waits for its call to reach the host and be answered
 OPEN_S = 10.0  # how long a new connection has to send its first frame
-MAX_TABLES = 256
+SEND_S = 30.0  # how long a forwarded frame may wait for its reader before the pair is closed
+MAX_OPENING = 256  # bytes of a relay opening frame (the largest is about 60)
+# Admission (PROTOCOL.md 4.7): caps in all and per source address; at a cap the oldest idle
+# slot of that address (or of the address holding the most) is closed, not the newcomer.
+MAX_TABLES = 256  # registrations (tables and standing-by seats)
+TABLES_PER_ADDRESS = 16
+MAX_JOINING = 128  # joiners waiting for their host's answer (each for CALL_S at most)
+JOINING_PER_ADDRESS = 32
+MAX_PAIRS = 512  # joiner and host connections paired, forwarding (players and watchers alike)
+PAIRS_PER_ADDRESS = 32  # counted by the joiner's address
 MAX_WAITING = 16  # joiners waiting for their host, per table
 NO_TABLE = "NO_TABLE"
 TOKEN_TAKEN = "TOKEN_TAKEN"
@@ -79,6 +103,7 @@ _Answer = tuple[FramedStream, trio.Event]  # the host's answering connection, se
 @dataclass
 class _Table:
     control: FramedStream
+    ticket: Ticket  # its slot among the registrations; busy while joiners wait or are paired
     waiting: dict[int, trio.MemorySendChannel[_Answer]] = field(default_factory=dict)
 
 
@@ -96,62 +121,90 @@ class Relay:
     """A running relay (see the module docstring). ``record``: a file that receives every
     forwarded frame, so its owner can see exactly what passed through."""
 
-    def __init__(self, record: BinaryIO | None = None) -> None:
+    def __init__(
+        self,
+        record: BinaryIO | None = None,
+        *,
+        pending: Limits | None = None,
+        tables: Limits | None = None,
+        joining: Limits | None = None,
+        pairs: Limits | None = None,
+    ) -> None:
         self.tables: dict[bytes, _Table] = {}
         self.stats = RelayStats()
         self.record = record
+        self.pending = Admission(pending or Limits(MAX_PENDING, PER_ADDRESS, OPEN_S),
+                                 "relay openings")
+        self.registrations = Admission(
+            tables or Limits(MAX_TABLES, TABLES_PER_ADDRESS, math.inf), "relay registrations")
+        self.joining = Admission(joining or Limits(MAX_JOINING, JOINING_PER_ADDRESS, CALL_S),
+                                 "relay joiners")
+        self.pairs = Admission(pairs or Limits(MAX_PAIRS, PAIRS_PER_ADDRESS, math.inf),
+                               "relay pairs")
 
     async def handle(self, stream: FramedStream) -> None:
-        """Serve one connection by its first frame."""
-        try:
-            with trio.fail_after(OPEN_S):
-                msg = await hs.receive_message(stream)
-        except (hs.NetError, trio.TooSlowError) as exc:
-            log.info("relay: a connection sent no usable first frame: %s", exc)
+        """Serve one connection by its first frame, within the caps (see :data:`MAX_TABLES`)."""
+        source = firewall.source_of(firewall.peer_address(stream.stream))
+        msg = None
+        with self.pending.enter(source) as ticket:
+            stream.max_frame = MAX_OPENING
+            try:
+                with ticket.scope:
+                    msg = await hs.receive_message(stream)
+            except (*DROPPED, hs.NetError) as exc:
+                log.info("relay: a connection sent no usable first frame: %s", _reason(exc))
+                return
+        if msg is None:
+            log.info("relay: a connection from %s %s", source,
+                     "was evicted before its first frame" if ticket.evicted
+                     else f"sent no first frame within {self.pending.limits.handshake_s:g} s")
             return
+        stream.max_frame = hs.MAX_FRAME
         try:
             kind, token = check_open(msg)
         except hs.NetError as exc:
             await _refuse(stream, exc.code, exc.detail)
             return
         if kind == "relay-host":
-            await self._host(stream, token)
+            await self._host(stream, token, source)
         elif kind == "relay-join":
-            await self._join(stream, token)
+            await self._join(stream, token, source)
         else:
             await self._answer(stream, token, msg["id"])
 
-    async def _host(self, stream: FramedStream, token: bytes) -> None:
+    async def _host(self, stream: FramedStream, token: bytes, source: str) -> None:
         if token in self.tables:
             await _refuse(stream, TOKEN_TAKEN, "a table is already registered with that token")
             return
-        if len(self.tables) >= MAX_TABLES:
-            await _refuse(stream, RELAY_BUSY, f"this relay serves {MAX_TABLES} tables already")
-            return
-        table = _Table(stream)
+        ticket = self.registrations.enter(source)  # may close another (idle) registration
+        table = _Table(stream, ticket)
         self.tables[token] = table
         self.stats.tables += 1
         log.info("relay: table %s registered", token.hex())
         try:
-            await hs.send_message(stream, {"k": "relay-ready"})
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(self._ping, stream)
-                while True:  # the host sends nothing more; its closing ends the table
-                    await stream.receive()
-        except DROPPED:
+            with ticket, ticket.scope:
+                await hs.send_message(stream, {"k": "relay-ready"})
+                stream.max_frame = MAX_OPENING  # the host sends nothing more; a big frame
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(self._ping, stream)
+                    while True:  # ends the table, as its closing does
+                        await stream.receive()
+        except* (*DROPPED, trio.TooSlowError):
             pass
         finally:
             del self.tables[token]
             for waiting in table.waiting.values():
                 waiting.close()
-            log.info("relay: table %s closed", token.hex())
+            log.info("relay: table %s closed%s", token.hex(),
+                     " (evicted: its address or the relay at the cap)" if ticket.evicted else "")
 
     async def _ping(self, stream: FramedStream) -> None:
         while True:
             await trio.sleep(PING_S)
-            await hs.send_message(stream, {"k": "relay-ping"})
+            with trio.fail_after(PING_S):  # a host that does not read its registration goes
+                await hs.send_message(stream, {"k": "relay-ping"})
 
-    async def _join(self, stream: FramedStream, token: bytes) -> None:
+    async def _join(self, stream: FramedStream, token: bytes, source: str) -> None:
         table = self.tables.get(token)
         if table is None:
             await _refuse(stream, NO_TABLE, "no table is registered here with that token")
@@ -162,10 +215,21 @@ class Relay:
         call = _call_id(table.waiting)
         send, receive = trio.open_memory_channel[_Answer](1)
         table.waiting[call] = send
+        table.ticket.busy += 1
+        try:
+            await self._paired(stream, token, source, table, call, receive)
+        finally:
+            table.ticket.busy -= 1
+
+    async def _paired(
+        self, stream: FramedStream, token: bytes, source: str, table: _Table, call: int,
+        receive: trio.MemoryReceiveChannel[_Answer],
+    ) -> None:
         answer = None
         called = False
+        waiting = self.joining.enter(source)
         try:
-            with trio.move_on_after(CALL_S):  # the call and its answer, together
+            with waiting, waiting.scope:  # the call and its answer, within CALL_S
                 await hs.send_message(table.control, {"k": "relay-call", "id": call})
                 called = True
                 answer = await receive.receive()
@@ -173,6 +237,19 @@ class Relay:
             called = True  # the registration is gone already
         finally:
             table.waiting.pop(call, None)
+        if answer is None:  # an answer that came as the wait ended: release its connection
+            try:
+                receive.receive_nowait()[1].set()
+            except (trio.WouldBlock, trio.EndOfChannel, trio.ClosedResourceError):
+                pass
+        if waiting.evicted:
+            if answer is not None:
+                answer[1].set()
+            await _refuse(stream, RELAY_BUSY, "too many joiners are waiting from this address "
+                                              "or at this relay")
+            if not called:
+                await trio.aclose_forcefully(table.control)  # a cut relay-call frame
+            return
         if not called:  # a host that does not read its registration: end it (it may register
             log.info("relay: table %s: its host does not read its calls", token.hex())
             await trio.aclose_forcefully(table.control)  # again); a cut frame left it unusable
@@ -188,7 +265,10 @@ class Relay:
         self.stats.pairs += 1
         log.info("relay: table %s: joiner %d paired with its host", token.hex(), call)
         try:
-            await self._forward(stream, other, call)
+            with self.pairs.enter(source) as pair, pair.scope:  # may close another pair
+                await self._forward(stream, other, call)
+            if pair.evicted:
+                log.info("relay: pair %d closed: its address or the relay at the cap", call)
         finally:
             done.set()
 
@@ -215,8 +295,9 @@ class Relay:
                         frame = await src.receive()
                         self._note(call, way, frame)
                         sent[way] += len(frame)
-                        await dst.send(frame)
-                except DROPPED:
+                        with trio.fail_after(SEND_S):  # a reader this slow ends the pair:
+                            await dst.send(frame)  # at most one frame held per direction
+                except (*DROPPED, trio.TooSlowError):
                     pass
                 nursery.cancel_scope.cancel()
 
@@ -296,7 +377,9 @@ async def serve_relay(
     *,
     task_status: trio.TaskStatus[list[trio.SocketListener]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Run ``relay`` on TCP ``port`` forever (``nursery.start`` reports the listeners)."""
+    """Run ``relay`` on TCP ``port`` forever (``nursery.start`` reports the listeners), the
+    open-files limit raised first as a host does (its caps hold, not the descriptor table)."""
+    raise_nofile_limit()
     await serve_framed(relay.handle, port, host=host, max_frame=hs.MAX_FRAME,
                        task_status=task_status)
 
@@ -438,6 +521,15 @@ def _reason(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.strerror:
         return exc.strerror
     return str(exc) or type(exc).__name__
+
+
+def open_record(path: str | os.PathLike[str]) -> BinaryIO:
+    """A new record file at ``path`` for :class:`Relay`: created with ``O_EXCL | O_NOFOLLOW``,
+    mode 0600 (what passed through is its owner's business), never an existing file nor
+    through a symbolic link (:class:`FileExistsError` for either)."""
+    flags = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+             | getattr(os, "O_CLOEXEC", 0))
+    return os.fdopen(os.open(path, flags, 0o600), "wb")
 
 
 def read_record(data: bytes) -> list[tuple[int, int, bytes]]:
