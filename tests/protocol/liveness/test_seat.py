@@ -149,7 +149,7 @@ def test_gone_votes_depose_and_fails_over_in_rounds():
     out = w.advance(t0)
     assert said(out) == [("Note", "gone", "failover", 1, TRY), ("Dial", "failover", 1, 2),
                          ("Urge", "urge", 1)]
-    assert w.phase == FAILOVER and w.deposing == 0 and w.decided
+    assert w.phase == FAILOVER and w.deposing == 0
     assert w.round == [1, 2, 0]  # the candidates, then the old host
     vote_of(bed.sessions[2], out[2].frame, "depose", 0, 2)
     assert out[2].frame["vote"]["after"] == 2  # the last record the host signed
@@ -864,7 +864,7 @@ def test_host_kept_when_the_evidence_goes():
     w.heard(t)
     out = w.advance(t)
     assert said(out) == [vote("depose", 0, "failover"), ("Note", "failover", "host-kept", 0, 0)]
-    assert w.phase == PLAY and w.host_up and w.deposing is None and not w.decided
+    assert w.phase == PLAY and w.host_up and w.deposing is None
     assert w.round == []
     assert len(w.delivered) == 0
     assert said(w.advance(t + URGE)) == []
@@ -1285,7 +1285,7 @@ def test_a_resume_with_the_old_host_ends_the_failover():
     w.advance(GONE)
     w.connected(0, GONE + 100)
     assert said(w.advance(GONE + 100)) == [("Note", "reconnect", "reconnected", 0, 0)]
-    assert w.phase == PLAY and w.deposing is None and not w.decided
+    assert w.phase == PLAY and w.deposing is None
 
 
 # ---------------------------------------------------------------------- votes once per after
@@ -1399,7 +1399,7 @@ def test_the_host_change_record_ends_the_failover():
     w.link_vote(1, votes[0], GONE + 150)  # a vote about the old host, late
     w.record(rec, GONE + 200)
     assert bed.sessions[2].host == 1
-    assert w.deposing is None and not w.decided
+    assert w.deposing is None
     assert w.urged == {} and w.tally.keys() == []
     assert w.phase == PLAY
     assert said(w.advance(GONE + 300)) == []
@@ -1887,7 +1887,7 @@ def test_a_seat_resumed_with_a_new_host_does_not_count_itself_for_a_take_over():
     w.advance(GONE)
     w.connected(1, GONE + 100)
     w.advance(GONE + 100)
-    assert w.phase == PLAY and w.deposing == 0 and w.decided
+    assert w.phase == PLAY and w.deposing == 0
     for seat in (3, 4):
         w.link_vote(seat, bed.sessions[seat].vote("depose", 0), GONE + 200)
     assert ("TakeOver", "take-over", 0) not in said(w.advance(GONE + 200))
