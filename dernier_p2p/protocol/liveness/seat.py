@@ -335,7 +335,6 @@ class SeatWatch:
         self._now = now
         self.probing.pop(seat, None)
         shown = False
-        short = False
         if present is not None:
             have = present[0]
             began = self.waits.began(seat)
