@@ -2116,3 +2116,25 @@ def test_a_failover_without_its_host_wakes_to_end_stuck_ms_after_it_began():
     w.disconnected(t0 + 2_000)
     w.advance(t0 + 2_000)
     assert run_to_the_end(w)[0] == t0 + STUCK
+
+
+def test_the_host_is_kept_once_a_look_finds_no_standing_vote_a_chat_after_it_changes_nothing():
+    """``host-late`` for a standing timeout vote lasts while the vote stands (its rule held at
+    the last look): seat 1 reported dropped, the next look votes no timeout about it, and at
+    the look after, a chat between them, the host is kept (the vote, still unused, is no
+    ground)."""
+    bed, w = accepting(listen=(True, False, True))
+    assert said(w.advance(LIMIT)) == [vote("timeout", 1)]
+    t = LIMIT + CENSOR + GRACE
+    while w.deadline() < t:
+        w.heard(w.deadline())
+        w.advance(w.deadline())
+    w.heard(t)
+    assert said(w.advance(t))[0] == vote("depose", 0, "host-late")
+    w.status(1, "dropped", t + 10)
+    w.advance(t + 10)  # (the look that finds seat 1 dropped: no timeout vote stands)
+    w.record(bed.put(bed.sessions[0].chat("hm")), t + 20)
+    w.heard(t + 20)
+    assert said(w.advance(t + 20)) == [vote("depose", 0, "failover"),  # (at the chat)
+                                       ("Note", "failover", "host-kept", 0, 0)]
+    assert w.phase == PLAY and w.deposing is None
