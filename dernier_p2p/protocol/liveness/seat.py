@@ -33,14 +33,12 @@ PLAY, FAILOVER, HOSTING, LOOKING, ENDED, HOSTED = (
 
 @dataclass
 class Answer:
-    """The last probe answer from a seat: when, whether it answered, whether it showed an
-    envelope (passed on), and whether it lacked, from the host, the record that began the wait
-    on it (``short``: its ``have`` below it, or its ``lent`` at or below it)."""
+    """The last probe answer from a seat: when, whether it answered, and whether it showed an
+    envelope (passed on)."""
 
     at: int
     answered: bool
     shown: bool
-    short: bool = False
 
 
 class SeatWatch:
@@ -89,8 +87,7 @@ class SeatWatch:
         self.probing: dict[int, int] = {}
         self.probed_at: dict[int, int] = {}
         self.answers: dict[int, Answer] = {}
-        self.deposing: int | None = None
-        self.decided = False  # this seat has voted depose about ``deposing``
+        self.deposing: int | None = None  # the host this seat voted depose about
         self.round: list[int] = []
         self.k = 0
         self.target_since = now
@@ -218,7 +215,6 @@ class SeatWatch:
             self.urge_lent.clear()
             if self.deposing is not None and self.chain.host != self.deposing:
                 self.deposing = None
-                self.decided = False
                 if self.phase == FAILOVER:  # learnt over a link (lent): resume with it
                     self._new_host_over_link(now)
         if self.deposing is not None and self.chain.host == self.deposing:
@@ -290,7 +286,7 @@ class SeatWatch:
         self._forget_unsent()
         if self.phase == FAILOVER:
             if host == self.deposing:
-                self.deposing, self.decided = None, False
+                self.deposing = None
                 self._emit(act.Note(rule("reconnect"), "reconnected", host))
             else:
                 self._emit(act.Note(rule("failover"), "new-host", host))
@@ -339,7 +335,6 @@ class SeatWatch:
         self._now = now
         self.probing.pop(seat, None)
         shown = False
-        short = False
         if present is not None:
             have = present[0]
             began = self.waits.began(seat)
@@ -351,7 +346,7 @@ class SeatWatch:
                 if not self.delivered.holds(env):  # (passed on before: its clock runs from
                     self._pass_on(env, now)  # then, or a probe every grace would restart it)
             self._lend(seat, have, short, lent, now)
-        self.answers[seat] = Answer(now, present is not None, shown, short)
+        self.answers[seat] = Answer(now, present is not None, shown)
 
     def _lend(self, seat: int, have: int, short: bool, lent: int | None, now: int) -> None:
         """``seat`` shows ``have``; ``short``: it did not get the record that began the wait on
@@ -411,13 +406,11 @@ class SeatWatch:
                 self.waits.count(env["body"], env["seat"], self.chain.index_of(env["head"]))
             self.waits.begin(self.s.waiting_on(), self._owed(), now)
         if self.deposing is None:  # it took over on the others' urges alone: their failover
-            self.deposing, self.decided = self.chain.host, True  # is its own from now on
+            self.deposing = self.chain.host  # is its own from now on
             self.round = [*self.chain.candidates(), self.chain.host]
             self.failover_since = now
-            self._target(now, self.b.try_ms)
         self.phase = FAILOVER
         self.host_up = False
-        self.down_since = self.down_since or now
         self.urged.clear()  # the votes it took over on: only new urges count again
         if self.me in self.round:
             self.k = self.round.index(self.me)
@@ -427,7 +420,7 @@ class SeatWatch:
     def hosted(self) -> None:
         """This seat's ``host_change`` is sequenced: it hosts; the seat machine rests."""
         self.phase = HOSTED
-        self.deposing, self.decided = None, False
+        self.deposing = None
 
     def look(self, now: int, first: int | None = None) -> None:
         """Look for the host to rebuild from (a lost table, a restart as the old host, a chain
@@ -436,11 +429,10 @@ class SeatWatch:
         self.phase = LOOKING
         self.rebuild_from = True
         self.host_up = False
-        self.down_since = self.down_since or now
         others = [c for c in self.chain.candidates() if c != self.me]
         if first is not None:
             others = [first] + [c for c in others if c != first]
-        self.round = others or ([first] if first is not None else [])
+        self.round = others
         self.k = 0
         self.failover_since = now
         self._target(now, self.b.try_ms)
@@ -449,7 +441,7 @@ class SeatWatch:
     # ------------------------------------------------------------------ failover
     def _start_failover(self, why: str, now: int) -> None:
         host = self.chain.host
-        self.deposing, self.decided = host, True
+        self.deposing = host
         self.phase = FAILOVER
         self.round = [c for c in self.chain.candidates()] + [host]
         self.k = 0
@@ -497,7 +489,7 @@ class SeatWatch:
             return False
         recent = {s for s, t in self.urged.items() if self._now - t <= self.b.try_ms}
         voters = recent & (set(self.chain.at_table) - {self.me, host})
-        own = 1 if self.decided and self.deposing == host and self.phase == FAILOVER else 0
+        own = 1 if self.deposing == host and self.phase == FAILOVER else 0
         return len(voters) + own >= quorum(self.m)
 
     # ------------------------------------------------------------------ the rules
@@ -607,8 +599,6 @@ class SeatWatch:
                     continue
                 if got.shown:
                     continue
-                if got.answered and got.short and not self.waits.lent(seat):
-                    continue  # it lacks the records its wait began with (``lend`` is due)
             self._vote("timeout", seat, "timeout")
         for seat in self.drops.seats:
             since = self.drops.since(seat)
@@ -675,7 +665,7 @@ class SeatWatch:
         attached = self.host_up and self.phase == FAILOVER and \
             self.deposing == self.chain.host
         if attached and not self._fault_stands(now):  # the host behaves again: stay
-            self.phase, self.deposing, self.decided, self.why = PLAY, None, False, None
+            self.phase, self.deposing, self.why = PLAY, None, None
             self.round = []
             self._emit(act.Note(rule("failover"), "host-kept", self.chain.host))
             return

@@ -33,6 +33,7 @@ from tests.protocol.liveness import (
     Bed,
     budgets,
     said,
+    units,
     vote_of,
 )
 
@@ -149,7 +150,7 @@ def test_gone_votes_depose_and_fails_over_in_rounds():
     out = w.advance(t0)
     assert said(out) == [("Note", "gone", "failover", 1, TRY), ("Dial", "failover", 1, 2),
                          ("Urge", "urge", 1)]
-    assert w.phase == FAILOVER and w.deposing == 0 and w.decided
+    assert w.phase == FAILOVER and w.deposing == 0
     assert w.round == [1, 2, 0]  # the candidates, then the old host
     vote_of(bed.sessions[2], out[2].frame, "depose", 0, 2)
     assert out[2].frame["vote"]["after"] == 2  # the last record the host signed
@@ -864,7 +865,7 @@ def test_host_kept_when_the_evidence_goes():
     w.heard(t)
     out = w.advance(t)
     assert said(out) == [vote("depose", 0, "failover"), ("Note", "failover", "host-kept", 0, 0)]
-    assert w.phase == PLAY and w.host_up and w.deposing is None and not w.decided
+    assert w.phase == PLAY and w.host_up and w.deposing is None
     assert w.round == []
     assert len(w.delivered) == 0
     assert said(w.advance(t + URGE)) == []
@@ -1285,7 +1286,7 @@ def test_a_resume_with_the_old_host_ends_the_failover():
     w.advance(GONE)
     w.connected(0, GONE + 100)
     assert said(w.advance(GONE + 100)) == [("Note", "reconnect", "reconnected", 0, 0)]
-    assert w.phase == PLAY and w.deposing is None and not w.decided
+    assert w.phase == PLAY and w.deposing is None
 
 
 # ---------------------------------------------------------------------- votes once per after
@@ -1399,7 +1400,7 @@ def test_the_host_change_record_ends_the_failover():
     w.link_vote(1, votes[0], GONE + 150)  # a vote about the old host, late
     w.record(rec, GONE + 200)
     assert bed.sessions[2].host == 1
-    assert w.deposing is None and not w.decided
+    assert w.deposing is None
     assert w.urged == {} and w.tally.keys() == []
     assert w.phase == PLAY
     assert said(w.advance(GONE + 300)) == []
@@ -1887,7 +1888,7 @@ def test_a_seat_resumed_with_a_new_host_does_not_count_itself_for_a_take_over():
     w.advance(GONE)
     w.connected(1, GONE + 100)
     w.advance(GONE + 100)
-    assert w.phase == PLAY and w.deposing == 0 and w.decided
+    assert w.phase == PLAY and w.deposing == 0
     for seat in (3, 4):
         w.link_vote(seat, bed.sessions[seat].vote("depose", 0), GONE + 200)
     assert ("TakeOver", "take-over", 0) not in said(w.advance(GONE + 200))
@@ -1917,3 +1918,223 @@ def test_a_chat_does_not_send_a_timeout_vote_again():
     w.record(bed.put(bed.sessions[0].chat("hm")), limit + 10)
     assert said(w.advance(limit + 10)) == []
     assert said(w.advance(limit + REVOTE)) == [vote("timeout", 1)]
+
+
+# ---------------------------------------------------------------------- restored and live clocks
+def test_a_machine_restored_from_its_records_sets_the_limits_of_one_that_applied_them_live():
+    """PROTOCOL.md 18.2: a wait's backlog is the work of the records after the head its seat
+    last echoed in a record. A machine built mid-match from the records (a restarted seat)
+    and one that applied them one by one, the shuffles owed on the way included, set the same
+    limit: seat 1, to move, last echoed record 18 (its tokens), so the 33 ``tokens`` records
+    after it count, not the whole match."""
+    bed = Bed.dealt()
+    records = bed.records
+    session = bed.fresh_session(0, 1)
+    live = SeatWatch(session, budgets(), lambda env, lead=0: True, CARDS, 0, connected=True,
+                     records=records[:1])
+    for k, rec in enumerate(records[1:], 1):
+        session.receive(rec, rec["t"])
+        live.record(rec, 10 * k)
+    restored = bed.seat_watch(0, 10 * len(records))
+    assert live.waits.awaited == restored.waits.awaited == [1]
+    index = {record_hash(r): i for i, r in enumerate(records)}
+    echo = max(index[r["env"]["head"]] for r in records if r["env"]["seat"] == 1)
+    assert echo == 18
+    tokens = "checking a record: `tokens` carrying `k` tokens"
+    backlog = sum(units(tokens, k=len(r["env"]["body"]["tokens"])) for r in records[echo + 1:])
+    assert live.waits.limit(1) == restored.waits.limit(1) == TURN + 2 * (backlog + ANSWER)
+
+
+def test_a_seats_own_record_echoes_its_head_for_its_next_wait():
+    """A seat that moves shows the records up to the head it echoes: the wait that its move
+    begins on it (its tokens) counts only the records after that head, its move (18.2)."""
+    bed = Bed.dealt()
+    w = bed.seat_watch(0)
+    move = bed.put(bed.move(1))
+    w.record(move, 1_000)
+    assert w.waits.awaited == [1] and w.waits.began(1) == move["i"]
+    assert w.waits.backlog(1) == PLAIN  # its move alone
+
+
+def test_records_echoing_the_head_of_an_envelope_passed_on_are_not_newer():
+    """PROTOCOL.md 7.5: an envelope passed on is evidence once the host has sequenced ``2 * m``
+    envelopes of other seats echoing a newer head than its own (or idles on it): six chats
+    echoing the head it echoes (record 0) are not newer, so the host, busy with progress a
+    moment ago, is not censoring yet."""
+    bed = Bed.opened()
+    chats = [bed.sessions[s].chat(f"c{k}") for k, s in enumerate((0, 2, 0, 2, 0, 2))]
+    bed.accept(0)
+    w = bed.seat_watch(2)  # the table waits on seats 1 and 2 (itself)
+    env = bed.take(1, "accept")
+    end = w.waits.ends(1)
+    assert said(w.advance(end)) == [probe(1)]
+    w.probe_answer(1, (1, [env]), end)
+    assert said(w.advance(end)) == [("ToHost", "pass-on", "pass", None)]
+    w.record(bed.put(bed.take(2, "accept")), end + 1)  # progress: the host is busy, not idle
+    for k, chat in enumerate(chats):
+        w.record(bed.put(chat), end + 2 + k)
+    w.heard(end + CENSOR)
+    assert said(w.advance(end + CENSOR)) == []  # no newer record, not idle yet
+    assert w.deadline() == end + 1 + CENSOR
+    out = w.advance(end + 1 + CENSOR)  # idle on it since the progress: censored
+    assert said(out) == failover_start("censored", 1, FIRST_TRY, 8)
+
+
+def test_a_seat_urged_by_one_that_lacks_only_a_trailing_chat_lends_it():
+    """The ``after`` of a depose vote is the last record of the host the voter holds, a chat
+    included: one short of a trailing chat lacks that record and is lent it."""
+    bed, w = accepting(watcher=1, accepted=(0, 1))
+    chat = bed.put(bed.sessions[0].chat("hm"))
+    w.record(chat, 50)
+    short = bed.fresh_session(2, 3).vote("depose", 0)  # (records 0 to 2: not the chat)
+    assert short["after"] == 2 < w.chain.vote_since("depose", 0) == chat["i"] == 3
+    w.link_vote(2, short, 100)
+    assert lends(w.advance(100)) == [(2, 2)]
+
+
+def test_a_seat_deposing_for_host_late_does_not_abandon_a_host_that_owes_its_envelope():
+    """``_host_owes`` (7.5): the host passes over this seat's own envelope (evidence) while
+    this seat fails over for ``host-late`` on the connection it keeps: the host, not the table,
+    holds the match up, so no abandon vote at ``stuck_ms``, however long the failover runs
+    (only a depose for that evidence, ``censored``, leaves the table to abandon ``try_ms``
+    after it began)."""
+    bed = Bed.opened()
+    w = bed.seat_watch(2, b=budgets(revote_ms=BIG))  # the table waits on every accept
+    end = w.waits.ends(0)
+    assert end == w.waits.ends(1) == w.waits.ends(2)
+    env = bed.take(2, "accept")
+    w.sent_env(env, end)
+    assert said(w.advance(end)) == [vote("timeout", 0), probe(1)]
+    w.probe_answer(1, None, end + 10)
+    assert said(w.advance(end + 10)) == [vote("timeout", 1)]
+    w.heard(end + GRACE)
+    assert said(w.advance(end + GRACE))[:2] == [vote("depose", 0, "host-late"),
+                                                ("Note", "host-late", "failover", 1, FIRST_TRY)]
+    w.heard(end + CENSOR)
+    w.advance(end + CENSOR)  # (its accept is evidence from now: the host idles on it)
+    assert w.delivered.holds(env)
+    w.heard(STUCK)
+    assert vote("abandon", None) not in said(w.advance(STUCK))
+    assert w.phase == FAILOVER and w.why == "host-late"
+
+
+def test_a_seat_whose_shown_envelope_no_longer_passes_does_not_keep_the_rules_from_the_next():
+    """At four seats: seat 2 showed an envelope while the host was away, which no longer
+    passes the host's checks at the resume (not passed on, its answer stands); seat 3, probed
+    and silent, is still voted out at its limit."""
+    passing = [True]
+    bed = Bed.opened((True,) * 4)
+    bed.accept(0)
+    w = bed.seat_watch(1, judge=lambda env, lead=0: passing[0])  # waits on seats 1, 2 and 3
+    end = w.waits.ends(2)
+    assert end == w.waits.ends(3)
+    assert said(w.advance(end)) == [probe(2), probe(3)]
+    w.disconnected(end + 10)
+    w.probe_answer(2, (1, [bed.take(2, "accept")]), end + 20)
+    w.probe_answer(3, None, end + 20)
+    passing[0] = False
+    w.connected(0, end + 30)
+    out = said(w.advance(end + 30))
+    assert ("ToHost", "pass-on", "pass", None) not in out
+    assert vote("timeout", 2) not in out and vote("timeout", 3) in out
+
+
+def test_a_left_vote_the_host_leaves_standing_for_censor_ms_deposes_it():
+    """As a timeout vote: a host holding a quorum of fresh left votes MUST sequence the
+    ``left`` (7.5); this seat's vote still standing ``censor_ms + grace_ms`` after it first went
+    is the host late with a verdict (``host-late``). Not before."""
+    bed, w = accepting(listen=(True, False, True))
+    w.status(1, "dropped", 100)
+    assert said(w.advance(100 + GRACE)) == [vote("left", 1)]  # (no address: no probe)
+    t = 100 + GRACE + CENSOR + GRACE
+    while w.deadline() < t:
+        w.heard(w.deadline())
+        assert said(w.advance(w.deadline())) == [vote("left", 1)]  # it goes again
+    assert w.deadline() == t
+    assert said(w.advance(t)) == failover_start("host-late", 2, FIRST_TRY, 2)[:2]
+
+
+# ---------------------------------------------------------------------- deadlines without the host
+def test_with_the_host_down_the_deadline_is_its_reconnect_clocks_not_the_waits():
+    """Without the host the seat judges no wait (no vote can go): it wakes for ``gone`` (and its
+    dials), not at the limit of the wait on seat 1 that falls before."""
+    bed, w = accepting()
+    w.disconnected(LIMIT - 1_000)
+    assert said(w.advance(LIMIT - 1_000)) == [("Note", "reconnect", "host-lost", 0, GONE),
+                                              ("Dial", "reconnect", 0, 2)]
+    assert w.deadline() == LIMIT - 1_000 + GONE
+
+
+def run_to_the_end(w: SeatWatch) -> tuple[int, list[int]]:
+    """Drive ``w`` as the node does, from deadline to deadline (the host beating while it is
+    connected, every dial under way until the end), until it ends ``stuck``: when, and every
+    time it woke."""
+    times = []
+    while len(times) < 1_000:
+        t = w.deadline()
+        if w.host_up:
+            w.heard(t)
+        times.append(t)
+        if ("End", "stuck") in said(w.advance(t)):
+            return t, times
+    raise AssertionError("no end")
+
+
+def test_a_failover_keeping_its_host_wakes_to_end_stuck_ms_after_the_last_progress():
+    """The failover's ``stuck_ms`` counts from the last progress record while it keeps its host
+    connection: driven by its deadlines, the machine ends then, and does not wake for the
+    end its start alone would give."""
+    bed, w = accepting(accepted=(2,), b=budgets(revote_ms=BIG))  # waits on seats 0 and 1
+    end = w.waits.ends(0)
+    w.advance(end)
+    w.probe_answer(1, None, end + 10)
+    w.advance(end + 10)
+    t0 = end + GRACE
+    assert said(w.advance(t0))[0] == vote("depose", 0, "host-late")
+    t1 = t0 + 20_000
+    w.record(bed.put(bed.take(1, "accept")), t1)  # progress; the host's seat still late
+    w.heard(t1)
+    w.advance(t1)
+    at, times = run_to_the_end(w)
+    assert at == t1 + STUCK and t0 + STUCK not in times
+
+
+def test_a_failover_without_its_host_wakes_to_end_stuck_ms_after_it_began():
+    """Without the host connection, the failover's own clock alone counts: a progress record
+    while the host was still up does not put its end off."""
+    bed, w = accepting(accepted=(2,))
+    end = w.waits.ends(0)
+    w.advance(end)
+    w.probe_answer(1, None, end + 10)
+    w.advance(end + 10)
+    w.heard(end + GRACE)
+    t0 = end + GRACE
+    assert said(w.advance(t0))[0] == vote("depose", 0, "host-late")
+    w.record(bed.put(bed.take(1, "accept")), t0 + 1_000)
+    w.heard(t0 + 1_000)
+    w.advance(t0 + 1_000)
+    w.disconnected(t0 + 2_000)
+    w.advance(t0 + 2_000)
+    assert run_to_the_end(w)[0] == t0 + STUCK
+
+
+def test_the_host_is_kept_once_a_look_finds_no_standing_vote_a_chat_after_it_changes_nothing():
+    """``host-late`` for a standing timeout vote lasts while the vote stands (its rule held at
+    the last look): seat 1 reported dropped, the next look votes no timeout about it, and at
+    the look after, a chat between them, the host is kept (the vote, still unused, is no
+    ground)."""
+    bed, w = accepting(listen=(True, False, True))
+    assert said(w.advance(LIMIT)) == [vote("timeout", 1)]
+    t = LIMIT + CENSOR + GRACE
+    while w.deadline() < t:
+        w.heard(w.deadline())
+        w.advance(w.deadline())
+    w.heard(t)
+    assert said(w.advance(t))[0] == vote("depose", 0, "host-late")
+    w.status(1, "dropped", t + 10)
+    w.advance(t + 10)  # (the look that finds seat 1 dropped: no timeout vote stands)
+    w.record(bed.put(bed.sessions[0].chat("hm")), t + 20)
+    w.heard(t + 20)
+    assert said(w.advance(t + 20)) == [vote("depose", 0, "failover"),  # (at the chat)
+                                       ("Note", "failover", "host-kept", 0, 0)]
+    assert w.phase == PLAY and w.deposing is None

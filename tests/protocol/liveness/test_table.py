@@ -74,5 +74,6 @@ def test_rule_returns_a_known_name(name):
 
 @pytest.mark.parametrize("name", ["", "Beat", "time-out", "take_over", "no-contest", "leave"])
 def test_rule_refuses_an_unknown_name(name):
-    with pytest.raises(KeyError):
+    """A machine naming a rule the table lacks fails at once, naming it."""
+    with pytest.raises(KeyError, match=f"no liveness rule {re.escape(repr(name))}"):
         rule(name)
