@@ -500,7 +500,9 @@ async def test_at_two_seats_a_host_that_stalls_the_match_is_left_after_an_abando
 
     timers = Timers(turn_ms=1_000, declare_ms=30, grace_ms=500)
     table = await play(tmp_path, 2, host_cls=Stall, timers=timers, watch=stop_the_host,
-                       peer_options={"censor_ms": 1_000}, limit=60)
+                       peer_options={"censor_ms": 1_000,  # (stuck_ms 8 s, not 22 s)
+                                     "constants": {"silence_ms": 5_000, "probe_ms": 1_000}},
+                       limit=60)
     assert isinstance(table.errors[1], HostLost) and "stuck" in str(table.errors[1])
     assert table.host.holding and ("abandon", None) in table.peers[1].votes_sent
     records = transcripts(tmp_path, [1])[1]
