@@ -569,6 +569,25 @@ CASES = {
         "(39, 236670138, 1699763265590)], constants={}), faults=[Partition(at=9939, group=(2,"
         " 3), until=64973)])"
     ),
+    # Eight seats; host 0 stalls for good from 10.1 s; seat 6 killed at 11.2 s and back at
+    # 11.4 s, resumed with host 0. The others deposed 0 and took seat 2 over at 37.7 s; seat 6,
+    # owing nothing, stayed with host 0 (which sent nothing at all), was lent seat 2's
+    # host_change over a link and still played on with the host its chain had replaced, until
+    # seat 2's table timed it out while it was connected. Fix: a host change lent over a link
+    # while the seat plays on with the host it replaced closes that connection; the seat
+    # resumes with the new host.
+    "a-host-change-lent-while-playing-on-with-the-replaced-host": (
+        "verdict",
+        "Case(seed=1000145, setup=Setup(players=8, variant='dernier', options={'match': "
+        "['hands', 2], 'hand_size': 2}, timers={'turn_ms': 9371, 'declare_ms': 444, "
+        "'grace_ms': 8132}, listens=[True, False, True, True, True, True, True, True], "
+        "speeds=None, clocks=[(-112, 358577359, 1699641433008), (-120, 194386406, "
+        "1699805614645), (-156, 212438975, 1699787451769), (-56, 116361577, 1699883732358), "
+        "(158, 620781324, 1699379239496), (-115, 738356396, 1699261684098), (32, 299016331, "
+        "1699701092143), (117, 361995438, 1699638093992)], constants={}), "
+        "faults=[Hostile(at=10109, pid=0, kind='stall', target=3, until=4611686018427387904),"
+        " Kill(at=11221, pid=6, until=11360, clean=True)])"
+    ),
 }
 
 _EQUIVOCATE_605508 = (

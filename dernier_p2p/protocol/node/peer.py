@@ -598,6 +598,11 @@ class PeerNode:
             self.lent = rec["i"]
         assert self.watch is not None
         self.watch.record(rec, now)
+        if not from_host and self.up and self.watch.host_up and \
+                self.up_host != self.own.session.host:
+            # a host change lent over a link while this seat plays on with the host it
+            # replaced (which may send it nothing more, 7.6): resume with the new host
+            self._leave_stale_host(self.up_host, now)
         for env in envs:
             self.send_own(env, now)
         if not self.caught_up and self.own.last >= self.catch_to:

@@ -669,3 +669,28 @@ def test_a_malformed_beat_or_error_from_the_host_is_ignored_and_logged(table: Be
     logs = [e.text for e in out if isinstance(e, fx.Log)]
     assert "host refused a message: UNEXPECTED: d" in logs and not any("malformed" in t
                                                                       for t in logs)
+
+
+def test_a_host_change_lent_while_playing_on_with_the_replaced_host_resumes_with_the_new():
+    """Seed 1000145: a seat playing on with host 0 (not deposing it) is lent seat 1's
+    ``host_change`` over a link. Host 0, deposed, may send it nothing more (a stalling host
+    sends nothing at all, so no stale record of it ever shows the change): the seat closes
+    that connection and resumes with the new host (7.6), instead of staying with a host its
+    chain replaced until the new host's table times it out."""
+    bed = Bed.opened()
+    bed.accept(0, 2, 1)
+    node = node_of(bed, 2, len(bed.records))
+    s1 = bed.sessions[1]
+    votes = [bed.sessions[v].vote("depose", 0) for v in (1, 2)]
+    env = s1.sign_again([s1.votes_body("depose", 0, votes)])[0]
+    rec = Sequencer(identity_for(bed.t.seeds[1]), bed.t.game, 1,
+                    records=list(bed.records)).submit(env, 1, 10)
+    node.from_link(1, rec, 10)
+    out = run(node, 10)
+    assert persisted(out) == [rec] and node.own.session.host == 1
+    assert not node.up and [e.conn for e in out if isinstance(e, fx.Close)] == [fx.UP]
+    dials = []
+    for t in range(10, 2_000, 50):
+        node.advance(t)
+        dials += [e.seat for e in node.take() if isinstance(e, act.Dial)]
+    assert dials and set(dials) == {1}
