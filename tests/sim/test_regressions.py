@@ -588,6 +588,27 @@ CASES = {
         "faults=[Hostile(at=10109, pid=0, kind='stall', target=3, until=4611686018427387904),"
         " Kill(at=11221, pid=6, until=11360, clean=True)])"
     ),
+    # Ten seats; latency 377 ms between host 0 and seat 1 until 13 s; host 0 equivocates to
+    # seat 4 (no address) at 12.8 s. Seat 4 showed the refused head, six seats stopped on the
+    # fork naming the host and lent both records to every seat with an address, but seat 1,
+    # lagging its host, did not yet hold the index before them and dropped the lend (a gap
+    # waits for nothing); it never learnt of the fork and ended the match stuck. Fix: a seat
+    # keeps the host's records lent ahead of it (a few per lender) and takes them again once
+    # it reaches their index.
+    "a-proof-lent-ahead-of-a-lagging-seat": (
+        "no-contest",
+        "Case(seed=1001488, setup=Setup(players=10, variant='originale', options={'match': "
+        "['hands', 1], 'hand_size_range': [3, 4]}, timers={'turn_ms': 10459, 'declare_ms': "
+        "219, 'grace_ms': 9861}, listens=[True, True, True, False, False, True, True, True, "
+        "True, True], speeds=[1.99, 0.69, 1.93, 1.63, 1.0, 0.73, 1.29, 1.34, 1.02, 1.43], "
+        "clocks=[(-65, 242392979, 1699757592364), (37, 103092578, 1699896901098), (-24, "
+        "520706377, 1699479318558), (-167, 106338811, 1699893600539), (87, 430002860, "
+        "1699569920725), (-112, 201441988, 1699798674189), (-38, 433504464, 1699566555737), "
+        "(3, 930832724, 1699069195764), (-172, 689971546, 1699310015953), (70, 955998520, "
+        "1699043922231)], constants={}), faults=[Latency(at=8573, a=0, b=1, latency_ms=377, "
+        "jitter_ms=39, until=13004), Hostile(at=12821, pid=0, kind='equivocate', target=4, "
+        "until=14696)])"
+    ),
 }
 
 _EQUIVOCATE_605508 = (

@@ -49,6 +49,8 @@ from dernier_p2p.wire.identity import IdentityKey
 ACK_MS = 2_000
 """An idle seat echoes the head with an ``ack`` this long after records came (5.3)."""
 MAX_FROM_LINK = 1024
+MAX_AHEAD = 4
+"""The most records of the host lent ahead of this seat's last that a seat keeps per lender."""
 """Records from one seat's links waiting in the queue at most (those past it are ignored: the
 seat lends them again, or another does)."""
 PASSED_ON = (act.Dial, act.Probe, act.Urge, act.Lend, act.Note, act.End, act.LookForHost)
@@ -86,6 +88,7 @@ class PeerNode:
         self.from_links: dict[int, tuple[int, int]] = {}  # seat -> (top index, queued)
         self.lent: int | None = None  # first record applied from a link since the host's last
         self.bad_lenders: set[int] = set()  # seats that lent a record not validly signed
+        self.ahead: dict[int, list[dict[str, Any]]] = {}  # seat -> host records lent ahead
         self.up = False  # this seat's connection to a host is welcomed
         self.up_host: int | None = None
         self.caught_up = True  # the records up to the welcome's ``last`` are applied
@@ -449,7 +452,12 @@ class PeerNode:
                     rec.get("h") != held["h"]:
                 return
         elif i != max(top, own.last) + 1 or queued >= MAX_FROM_LINK:
-            return  # (a seat's records come in order: a repeat, or a gap, waits for nothing)
+            # (a seat's records come in order: a repeat, or a gap, waits for nothing; but a
+            # record of the host ahead of this seat, a proof lent before this seat caught up
+            # with its host, is kept and taken again once this seat reaches its index)
+            if i > own.last + 1 and rec.get("h") == own.session.chain.host:
+                self._keep_ahead(seat, rec)
+            return
         else:
             top = i
         if not own.session.chain.signed(rec):
@@ -457,6 +465,30 @@ class PeerNode:
             return
         self.from_links[seat] = (top, queued + 1)
         self.queue.append(FromLink(seat, rec))
+
+    def _keep_ahead(self, seat: int, rec: dict[str, Any]) -> None:
+        """Keep a record of the host lent ahead of this seat's last (at most
+        :data:`MAX_AHEAD` per lender, the first ones: a proof lent to every seat at once,
+        4.6, reaches a seat that lags its host); :meth:`_retake_ahead` offers them again."""
+        kept = self.ahead.setdefault(seat, [])
+        if len(kept) < MAX_AHEAD and rec not in kept:
+            kept.append(rec)
+
+    def _retake_ahead(self, now: int) -> None:
+        """Offer again the records kept ahead whose index this seat has now reached (the
+        next one, or one it holds: a second record there is a fork)."""
+        own = self.own
+        if not self.ahead or own is None:
+            return
+        for seat in sorted(self.ahead):
+            due = [r for r in self.ahead[seat] if r["i"] <= own.last + 1]
+            if not due:
+                continue
+            self.ahead[seat] = [r for r in self.ahead[seat] if r["i"] > own.last + 1]
+            if not self.ahead[seat]:
+                del self.ahead[seat]
+            for rec in sorted(due, key=lambda r: r["i"]):
+                self.from_link(seat, rec, now)
 
     def probed(self, now: int) -> None:
         """This stopped seat answered a probe at ``now``: it goes on answering for
@@ -607,6 +639,7 @@ class PeerNode:
             self.send_own(env, now)
         if not self.caught_up and self.own.last >= self.catch_to:
             self._caught_up(now)
+        self._retake_ahead(now)
         if self.own.finished and not self.said_done and self.up:
             self.said_done = True
             self._to_host({"k": "done", "last": self.own.last}, now)

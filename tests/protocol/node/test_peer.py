@@ -206,6 +206,35 @@ def test_a_lent_second_record_for_a_held_index_stops_the_seat_and_both_are_lent_
     assert lends(out) == [(1, [other, table.records[3]])]
 
 
+def test_a_proof_lent_ahead_of_a_lagging_seat_stops_it_once_it_reaches_that_index(
+    table: Bed,
+) -> None:
+    """Seed 1001488: the host equivocated at index 5 and the seats it showed both records
+    lent them at once (4.6); this seat, slower to hear its host, held only up to 3 and could
+    not check them then. It keeps the host's records lent ahead (a few per lender) and takes
+    them again once it reaches their index: its host's record 5 comes, the other one is a
+    second record for a held index, and it stops on the fork naming the host."""
+    node = node_of(table, 2, 4)
+    other = second(table, 5)
+    node.from_link(1, other, 50)
+    node.from_link(1, other, 50)  # (the same again: kept once)
+    assert stops(run(node, 50)) == [] and node.ahead == {1: [other]}
+    node.from_host({"k": "rec", "rec": table.records[4]}, 60)
+    node.from_host({"k": "rec", "rec": table.records[5]}, 60)
+    out = run(node, 60)
+    assert stops(out) == [("FORK", HOST)] and node.own.last == 5 and not node.ahead
+
+
+def test_records_lent_ahead_are_kept_within_a_bound_and_only_the_hosts(table: Bed) -> None:
+    node = node_of(table, 2, 3)
+    ahead = [second(table, i) for i in (5, 6)] + [second(table, 6, t=10**6 + k)
+                                                  for k in range(4)]
+    for rec in ahead:
+        node.from_link(1, rec, 50)
+    node.from_link(1, second(table, 5, signer=1), 50)  # not the host's: not kept
+    assert node.ahead == {1: ahead[:peer.MAX_AHEAD]}
+
+
 @pytest.mark.parametrize("bad", ["bad signature", "another prev", "the same hash", "not the "
                                  "signer of that index", "beyond"])
 def test_a_proof_that_proves_nothing_is_ignored(table: Bed, bad: str) -> None:
