@@ -53,6 +53,7 @@ then applies that very record without verifying or hashing it again.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 
 from dernier_p2p.protocol.envelope import (
@@ -123,6 +124,9 @@ class ChainChecker:
         self._last_by = [-1] * self.n  # last record each seat authored (its presence)
         self._last_moved = [-1] * self.n  # last one other than an ack (its play, 7.5)
         self._last_signed = [-1] * self.n  # last record each seat signed as host
+        self._echo_by = [-1] * self.n  # the head index each seat's last record echoed
+        self._news = [0]  # _news[i + 1]: records 0..i other than acks
+        self._news_by: list[list[int]] = [[] for _ in range(self.n)]  # their indices, by seat
         self._signers: list[int] = []  # the seat that signed each record
         self._changes: list[tuple[int, int]] = []  # (index, old host) of each host_change
         self._last_use: dict[tuple[str, int | None], int] = {}  # last record using such votes
@@ -209,6 +213,20 @@ class ChainChecker:
             since=self.vote_since(kind, target), at_table=self._at_table,
             keys=self.player_keys, game=self.game, fault=fault, verified=self._vote_sigs,
         )
+
+    def echo_of(self, seat: int) -> int:
+        """The index of the head ``seat``'s last record echoed (-1: none, or the genesis)."""
+        return self._echo_by[seat]
+
+    def news_for(self, seat: int, since: int, upto: int) -> bool:
+        """Whether a record of another seat than ``seat``, other than an ``ack``, lies after
+        index ``since`` up to index ``upto`` (4.9: what an ack of ``seat`` may echo)."""
+        lo, hi = max(since + 1, 0), min(upto, len(self._hashes) - 1)
+        if hi < lo:
+            return False
+        mine = self._news_by[seat]
+        own = bisect_right(mine, hi) - bisect_left(mine, lo)
+        return self._news[hi + 1] - self._news[lo] - own > 0
 
     def next_counter(self, seat: int) -> int:
         """The ``n`` the next envelope of ``seat`` must carry."""
@@ -494,6 +512,12 @@ class ChainChecker:
         self._checked = self._checked_rec = None
         env = rec["env"]
         body = env["body"]
+        echoed = self._index.get(env["head"])
+        self._echo_by[env["seat"]] = -1 if echoed is None else echoed
+        ack = body["type"] == "ack"
+        self._news.append(self._news[-1] + (0 if ack else 1))
+        if not ack:
+            self._news_by[env["seat"]].append(rec["i"])
         self._hashes.append(h)
         self._index[h] = rec["i"]
         self._next_n[env["seat"]] += 1

@@ -20,11 +20,32 @@ from dernier_p2p.protocol.session import Session
 HOST_BODIES = frozenset({"table", "timeout", "left", "no_contest", "host_change"})
 
 
-def would_sequence(session: Session, envelope: Any, lead: int = 0) -> ProtocolError | None:
+def ack_without_news(chain: Any, env: dict[str, Any],
+                     before: list[dict[str, Any]] | None = None) -> bool:
+    """Whether ``env`` (checked) is an ``ack`` the host refuses as echoing nothing new (4.9):
+    no record of another seat but an ack lies after the head echoed by its author's previous
+    envelope (the last of ``before``, its author's envelopes sequenced just before it, or its
+    last record) up to the head it echoes."""
+    if env["body"]["type"] != "ack":
+        return False
+    head = chain.index_of(env["head"])
+    if head is None:
+        return False  # (refused as a head not held, by the chain's checks)
+    author = env["seat"]
+    prev = chain.echo_of(author)
+    if before:
+        last = chain.index_of(before[-1].get("head")) if isinstance(before[-1], dict) else None
+        prev = -1 if last is None else last
+    return not chain.news_for(author, prev, head)
+
+
+def would_sequence(session: Session, envelope: Any, lead: int = 0,
+                   before: list[dict[str, Any]] | None = None) -> ProtocolError | None:
     """The refusal the host owes ``envelope`` if it came now, as the next envelope of its
     author, to a host holding ``session``'s records; None if it would sequence it. ``lead``:
     judged after that many chats and acks of its author before it (sequenced first, they change
-    nothing but the counter, PROTOCOL.md 4.6). Nothing of ``session`` changes."""
+    nothing but the counter, PROTOCOL.md 4.6), ``before`` those envelopes if known (an ack's
+    news is judged after the last of them, 4.9). Nothing of ``session`` changes."""
     if session.fault is not None:
         return session.fault
     if session.finished:
@@ -46,6 +67,8 @@ def would_sequence(session: Session, envelope: Any, lead: int = 0) -> ProtocolEr
         if not session.legal_at(head_i, author, body):
             return ProtocolError("ILLEGAL_MOVE", author, "not legal at the head it echoes")
         return None
+    if body["type"] == "ack" and ack_without_news(session.chain, env, before):
+        return ProtocolError("UNEXPECTED", author, "ack with nothing new")
     if body["type"] in ("chat", "ack", "resign"):
         return None
     trial = copy.copy(session)  # the deck and the coin are checked on copies

@@ -208,6 +208,18 @@ def test_signed_by_is_a_well_formed_envelope_of_this_game_signed_by_its_author(g
     assert not c.signed_by("junk", 1)
 
 
+def test_news_for_and_echo_of_follow_the_records():
+    """(4.9) Records 0 (the table, seat 0), 1 and 2 (the accepts of seats 1 and 2), then an
+    ack of seats 0, 1 and 2 (3, 4, 5), each echoing the record before it."""
+    c = fed(game_with_acks(3, rounds=1))
+    assert [c.echo_of(s) for s in range(3)] == [2, 3, 4]
+    assert c.news_for(1, 0, 2)  # seat 2's accept
+    assert not c.news_for(1, 2, 5)  # acks only
+    assert not c.news_for(1, 0, 1)  # its own accept
+    assert c.news_for(2, -1, 0) and c.news_for(0, 0, 99)  # (clipped to the chain)
+    assert not c.news_for(0, 5, 9) and not c.news_for(0, 3, 2)
+
+
 def test_replayed_envelope_in_a_new_record_is_a_duplicate(g):
     c = fed(g)
     refused(c, _seq_raw(g, g.seq.records[-1]["env"], c), "DUPLICATE", 0)

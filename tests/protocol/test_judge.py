@@ -230,3 +230,24 @@ def test_coin_messages_judged_on_a_copy_of_the_coin():
     assert code(s2, twice) == "DECK_FAULT"
     records += [bed.put(bed.take(0, "coin_commit")), bed.put(bed.take(2, "coin_commit"))]
     same_after(judged, control, records)
+
+
+# ---------------------------------------------------------------------- the pace of acks
+def test_an_ack_with_nothing_new_is_refused_as_the_host_refuses_it(bed):
+    """(4.9) An ack passes only after news: a record of another seat, not an ack, after the
+    head its author's previous envelope echoed (its last record's, or the last of ``before``,
+    its envelopes sequenced just before it). A seat judges it as the host does, so an
+    envelope behind an ack the host refuses is no envelope to pass on, nor evidence."""
+    judge = bed.sessions[2]
+    first = bed.sessions[1].ack()
+    assert code(judge, first) is None  # the deal came since seat 1 last echoed
+    bed.put(first)
+    assert code(judge, copy.deepcopy(bed.sessions[1]).ack()) == "UNEXPECTED"  # its own ack
+    bed.put(bed.sessions[0].chat("hello"))
+    c = copy.deepcopy(bed.sessions[1])
+    a, b = c.ack(), c.ack()  # (the second echoes the same head as the first)
+    assert code(judge, a) is None
+    assert would_sequence(judge, b, 1) is None  # judged after its last record: a chat since
+    err = would_sequence(judge, b, 1, [a])  # judged after the ack just before it
+    assert err is not None and (err.code, err.seat) == ("UNEXPECTED", 1)
+    assert would_sequence(judge, c.chat("x"), 2, [a, b]) is None  # a chat has no such rule

@@ -609,6 +609,25 @@ CASES = {
         "jitter_ms=39, until=13004), Hostile(at=12821, pid=0, kind='equivocate', target=4, "
         "until=14696)])"
     ),
+    # Ten seats; host 0 killed at 8.5 s (seat 1 hosts); seat 3 withholds its moves from 19.6 s
+    # and shows them when probed, behind an ack with nothing new. The seats passed both on; the
+    # host refused the ack (4.9), so the move, out of order behind it, could never be
+    # sequenced, yet each seat judged only the move and took it for evidence: they deposed
+    # honest seat 1. Fix: a seat judges the ack as the host does (its news, after the
+    # envelopes of its author just before it) and judges every chat and ack ahead of an
+    # envelope too; a move behind a refused ack is no evidence and shows nothing.
+    "a-withheld-move-behind-an-ack-with-nothing-new": (
+        "verdict",
+        "Case(seed=1004340, setup=Setup(players=10, variant='moderno', options={'match': "
+        "['hands', 1], 'hand_size': 3}, timers={'turn_ms': 12523, 'declare_ms': 724, "
+        "'grace_ms': 5234}, listens=None, speeds=None, clocks=[(115, 248106075, "
+        "1699751917266), (46, 340849521, 1699659193152), (197, 48598350, 1699951424791), (79,"
+        " 384197173, 1699615757501), (116, 878053743, 1699121853657), (-161, 238139285, "
+        "1699761745740), (-200, 35785522, 1699964262796), (1, 557437842, 1699442460719), (25,"
+        " 251155081, 1699748886513), (63, 520906107, 1699479056639)], constants={}), "
+        "faults=[Hostile(at=19642, pid=3, kind='withhold', target=None, until=49642), "
+        "Kill(at=8462, pid=0, until=15279, clean=True)])"
+    ),
 }
 
 _EQUIVOCATE_605508 = (

@@ -21,8 +21,9 @@ NOT_EVIDENCE = frozenset({"chat", "ack"})
 """Bodies whose pace is the host's policy (7.10): never evidence."""
 
 Judge = Callable[..., bool]
-"""``judge(env, lead=0)``: whether the host's checks (5.4) pass ``env`` at this peer's chain
-now, after ``lead`` chats and acks of its author before it."""
+"""``judge(env, lead=0, before=None)``: whether the host's checks (5.4) and its pace of acks
+(4.9) pass ``env`` at this peer's chain now, after ``lead`` chats and acks of its author
+before it (``before``: those envelopes)."""
 
 
 def _quiet(env: dict[str, Any]) -> bool:
@@ -31,9 +32,18 @@ def _quiet(env: dict[str, Any]) -> bool:
     return isinstance(body, dict) and body.get("type") in NOT_EVIDENCE
 
 
-def judged(judge: Judge, env: dict[str, Any], lead: int) -> bool:
-    """``judge`` on ``env`` after ``lead`` chats and acks of its author (plain, at none)."""
-    return judge(env, lead) if lead else judge(env)
+def judged(judge: Judge, env: dict[str, Any], before: list[dict[str, Any]]) -> bool:
+    """``judge`` on ``env`` after the chats and acks ``before`` of its author (plain, at
+    none)."""
+    return judge(env, len(before), before) if before else judge(env)
+
+
+def judged_all(judge: Judge, lead: list[dict[str, Any]], env: dict[str, Any]) -> bool:
+    """Whether every chat and ack of ``lead`` passes in turn, and ``env`` after them: one
+    the host refuses (an ack with nothing new, 4.9) leaves its counter untaken, and the
+    envelopes after it can never be sequenced, the author's own doing."""
+    return all(judged(judge, e, lead[:k]) for k, e in enumerate(lead)) and \
+        judged(judge, env, lead)
 
 
 def passable(envs: Iterable[Any], seat: int, judge: Judge) -> list[dict[str, Any]]:
@@ -46,7 +56,7 @@ def passable(envs: Iterable[Any], seat: int, judge: Judge) -> list[dict[str, Any
     for env in envs:
         if not isinstance(env, dict) or env.get("seat") != seat:
             continue
-        if not judged(judge, env, len(before)):
+        if not judged(judge, env, before):
             continue
         if _quiet(env):
             before.append(env)
@@ -115,19 +125,19 @@ class Delivered:
         """``seat``'s delivered envelopes still unsequenced, oldest counter first."""
         return [d.env for (s, _), d in sorted(self._by_key.items()) if s == seat]
 
-    def lead_of(self, key: tuple[int, int]) -> int | None:
-        """How many chats and acks of its author this peer delivered with the counters just
+    def lead_of(self, key: tuple[int, int]) -> list[dict[str, Any]] | None:
+        """The chats and acks of its author this peer delivered with the counters just
         before envelope ``key`` (every envelope of that author it delivered with a lower
-        counter, none missing between them), or None if one of those is another body (that one
-        is judged first)."""
+        counter, none missing between them), oldest first, or None if one of those is another
+        body (that one is judged first)."""
         seat, n = key
         lower = sorted(k for k in self._by_key if k[0] == seat and k[1] < n)
         if not lower:
-            return 0
+            return []
         if lower[0][1] != n - len(lower) or not all(
                 _quiet(self._by_key[k].env) for k in lower):
             return None
-        return len(lower)
+        return [self._by_key[k].env for k in lower]
 
     def evidence(
         self,
@@ -159,7 +169,7 @@ class Delivered:
             if not idle and d.newer < 2 * seats_at_table:
                 continue
             lead = self.lead_of((d.env["seat"], d.env["n"]))
-            if lead is not None and judged(judge, d.env, lead):
+            if lead is not None and judged_all(judge, lead, d.env):
                 return d.env
         return None
 

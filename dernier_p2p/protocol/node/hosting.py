@@ -33,6 +33,7 @@ from typing import Any
 from dernier_p2p.protocol.envelope import Author
 from dernier_p2p.protocol.errors import ProtocolError
 from dernier_p2p.protocol.frames import FRAME_FIELDS
+from dernier_p2p.protocol.judge import ack_without_news
 from dernier_p2p.protocol.liveness import actions as act
 from dernier_p2p.protocol.liveness.budgets import Budgets
 from dernier_p2p.protocol.liveness.host import HostWatch, status_frame
@@ -734,27 +735,11 @@ class Hosting:
         self._publish(rec, out, now)
 
     def _ack_without_news(self, seat: int, env: dict[str, Any]) -> bool:
-        """An ``ack`` of ``seat`` echoing nothing new (4.9): no record of another seat but an
-        ack lies after the head echoed by the last envelope of ``seat`` sequenced, up to the
-        head this one echoes. An ack shows which history its author holds; its pace is the
-        table's progress, not the author's wish (an honest client acks only after such news)."""
-        if env["body"]["type"] != "ack":
-            return False
+        """An ``ack`` of ``seat`` echoing nothing new (4.9, :func:`~.judge.ack_without_news`):
+        an ack shows which history its author holds; its pace is the table's progress, not
+        the author's wish (an honest client acks only after such news)."""
         assert self.own is not None
-        records = self.own.records
-        chain = self.own.session.chain
-        head = chain.index_of(env["head"])
-        if head is None:
-            return False  # (refused as an unknown head by the sequencer)
-        prev = -1
-        for i in range(len(records) - 1, 0, -1):
-            if records[i]["env"]["seat"] == seat:
-                prev = chain.index_of(records[i]["env"]["head"])
-                prev = -1 if prev is None else prev
-                break
-        return not any(records[i]["env"]["seat"] != seat and
-                       records[i]["env"]["body"]["type"] != "ack"
-                       for i in range(max(prev + 1, 0), head + 1))
+        return ack_without_news(self.own.session.chain, env)
 
     def _chat_too_soon(self, seat: int, env: Any, now: int) -> bool:
         body = env.get("body") if isinstance(env, dict) else None

@@ -162,9 +162,10 @@ class PeerNode:
         self.watch = self.watch_cls(session, self._budgets(), self._judge, cards, now,
                                     connected=connected, records=self.own.records)
 
-    def _judge(self, env: dict[str, Any], lead: int = 0) -> bool:
+    def _judge(self, env: dict[str, Any], lead: int = 0,
+               before: list[dict[str, Any]] | None = None) -> bool:
         assert self.own is not None
-        return would_sequence(self.own.session, env, lead) is None
+        return would_sequence(self.own.session, env, lead, before) is None
 
     def start_match(self, now: int) -> None:
         """The host's lobby is full: record 0 and the host's own first envelopes."""

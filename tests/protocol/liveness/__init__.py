@@ -213,8 +213,8 @@ class Bed:
                    judge: Any = None, connected: bool = True) -> SeatWatch:
         session = self.sessions[seat]
         if judge is None:
-            def judge(env: dict, lead: int = 0) -> bool:
-                return would_sequence(session, env, lead) is None
+            def judge(env: dict, lead: int = 0, before: Any = None) -> bool:
+                return would_sequence(session, env, lead, before) is None
         return SeatWatch(session, b or budgets(), judge, CARDS, now, connected=connected,
                          records=self.records)
 

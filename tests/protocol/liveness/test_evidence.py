@@ -5,6 +5,8 @@ brought a frame ``BEAT_MS`` after the delivery or later."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from dernier_p2p.protocol.envelope import sign_envelope
@@ -311,15 +313,21 @@ def test_an_envelope_behind_its_authors_chats_and_acks_is_judged_after_them(envs
     d = Delivered()
     for env in (ack, chat, late):
         d.sent(env, 0, 100)
-    assert [d.lead_of((1, n)) for n in (0, 1, 2)] == [0, 1, 2]
+    assert [d.lead_of((1, n)) for n in (0, 1, 2)] == [[], [ack], [ack, chat]]
     leads = []
 
-    def judge(env: dict, lead: int = 0) -> bool:
+    def judge(env: dict, lead: int = 0, before: Any = None) -> bool:
         leads.append((env["n"], lead))
         return lead == env["n"]
 
     assert evidence(d, 100 + CENSOR, judge=judge) is late
-    assert leads == [(2, 2)]  # (the chat and the ack are never evidence themselves)
+    # (the chat and the ack are never evidence themselves, but each is judged first: one the
+    # host refuses, an ack with nothing new, leaves its counter untaken, 4.9)
+    assert leads == [(0, 0), (1, 1), (2, 2)]
+    # seed 1004340: a seat withholding its move behind an ack with nothing new, shown and
+    # passed on; the host refuses the ack, so the move can never be sequenced: no evidence
+    assert evidence(d, 100 + CENSOR, judge=lambda env, lead=0, before=None:
+                    env["n"] != 0) is None
     # a gap, or another body before it: not judged as a follower
     d = Delivered()
     d.sent(ack, 0, 100)
@@ -387,22 +395,23 @@ def test_passable_is_the_first_that_passes_after_the_chats_and_acks_before_it(en
     before it, those first; another seat's envelope, or anything but a map, is not the seat's.)"""
     leads = []
 
-    def judge(env: dict, lead: int = 0) -> bool:
+    def judge(env: dict, lead: int = 0, before: Any = None) -> bool:
         leads.append((env["n"], lead))
         return True
 
     assert passable(behind, 1, judge) == behind
     assert leads == [(0, 0), (1, 1), (2, 2)]
-    def passes(env: dict, lead: int = 0) -> bool:
+    def passes(env: dict, lead: int = 0, before: Any = None) -> bool:
         return True
 
     assert passable(["junk", envs["e2"], *behind], 1, passes) == behind
     assert passable(behind, 2, passes) == []
     assert passable(behind[:2], 1, passes) == []  # a chat or an ack alone holds nothing up
-    assert passable(behind, 1, lambda env, lead=0: False) == []
+    assert passable(behind, 1, lambda env, lead=0, before=None: False) == []
 
 
 def test_passable_passes_over_an_envelope_the_host_would_refuse(envs, behind):
     late = behind[2]
     refused = envs["e1"]  # (say, sequenced since the probe showed it)
-    assert passable([refused, late], 1, lambda env, lead=0: env is not refused) == [late]
+    assert passable([refused, late], 1,
+                    lambda env, lead=0, before=None: env is not refused) == [late]

@@ -1649,7 +1649,7 @@ def test_a_machine_built_without_a_connection_dials_and_deposes_gone_ms_after_it
     bed = Bed.opened()
     bed.accept(0, 2)
     session = bed.sessions[2]
-    w = SeatWatch(session, budgets(), lambda env, lead=0: True, CARDS, 1_000,
+    w = SeatWatch(session, budgets(), lambda env, lead=0, before=None: True, CARDS, 1_000,
                   records=bed.records)
     assert not w.host_up
     assert said(w.advance(1_000)) == [("Dial", "reconnect", 0, 2)]
@@ -1930,8 +1930,8 @@ def test_a_machine_restored_from_its_records_sets_the_limits_of_one_that_applied
     bed = Bed.dealt()
     records = bed.records
     session = bed.fresh_session(0, 1)
-    live = SeatWatch(session, budgets(), lambda env, lead=0: True, CARDS, 0, connected=True,
-                     records=records[:1])
+    live = SeatWatch(session, budgets(), lambda env, lead=0, before=None: True, CARDS, 0,
+                     connected=True, records=records[:1])
     for k, rec in enumerate(records[1:], 1):
         session.receive(rec, rec["t"])
         live.record(rec, 10 * k)
@@ -2025,7 +2025,7 @@ def test_a_seat_whose_shown_envelope_no_longer_passes_does_not_keep_the_rules_fr
     passing = [True]
     bed = Bed.opened((True,) * 4)
     bed.accept(0)
-    w = bed.seat_watch(1, judge=lambda env, lead=0: passing[0])  # waits on seats 1, 2 and 3
+    w = bed.seat_watch(1, judge=lambda env, lead=0, before=None: passing[0])  # seats 1, 2, 3
     end = w.waits.ends(2)
     assert end == w.waits.ends(3)
     assert said(w.advance(end)) == [probe(2), probe(3)]
