@@ -45,3 +45,21 @@ def test_a_take_over_keeps_a_pending_move_still_legal():
     votes = [bed.sessions[v].vote("depose", 0) for v in range(1, 3)]
     out = own.take_over(0, votes)
     assert [e["body"] for e in out][1:] == [env["body"]] and own.in_flight
+
+
+def test_a_refused_ack_is_dropped_and_the_envelopes_after_it_signed_again():
+    """(4.9) The host may refuse an ack that echoes nothing new: as for a refused chat line,
+    the seat drops it and signs its later envelopes again from its counter (its move goes on
+    at the ack's counter), rather than leave every later envelope out of order for good."""
+    bed = Bed.dealt()
+    mover = to_act(bed.sessions[0].state)
+    own = _own(bed, mover)
+    ack = own.session.ack()
+    move = own.session.intend(own.session.legal()[0])
+    own.sent(ack)
+    own.sent(move)
+    own.in_flight = True
+    again = own.refused("UNEXPECTED", "ack with nothing new")
+    assert [e["body"] for e in again] == [move["body"]] and again[0]["n"] == ack["n"]
+    assert list(own.unsequenced.values()) == again and own.refusals == 0
+    assert own.refused("OUT_OF_ORDER", "the move sent before") == []  # (its stale error)
