@@ -205,7 +205,7 @@ class ChainChecker:
             return
         if kind == "abandon" and body["seat"] is not None:
             raise ProtocolError("MALFORMED", fault, "a no contest by abandon votes names no seat")
-        if target is not None and target not in self._at_table:
+        if kind != "depose" and target is not None and target not in self._at_table:
             raise ProtocolError("WRONG_SEAT", fault, f"{body['type']} of seat {target}, not at "
                                 "the table")
         check_votes(

@@ -492,6 +492,23 @@ def test_once_seats_have_left_the_next_still_there_is_next():
     refused(c, make_record(g.ids[1], env, 1, c.next_index, c.head, g.t + 1), "BAD_CHAIN", 1)
 
 
+def test_a_host_that_resigned_is_deposed_by_a_quorum_of_the_seats_still_at_the_table():
+    """7.6: a host whose seat left the table (its ``resign``) hosts on; a ``depose`` vote's
+    target is the host, at the table or not, and the quorum counts the seats at the table (two
+    of the three left), while a ``timeout`` of it stays WRONG_SEAT."""
+    g = game_with_acks(4, rounds=1)
+    g.submit(0, {"type": "resign"})
+    c = fed(g)
+    assert c.at_table == {1, 2, 3} and c.host == 0
+    gone = {"type": "timeout", "seat": 0, "votes": g.votes("timeout", 0, [1, 2])}
+    _refused_envelope(c, _host_body(g, c, gone, author=1), "WRONG_SEAT", fault=1)
+    change = {"type": "host_change", "old": 0, "new": 1, "votes": g.votes("depose", 0, [1])}
+    refused(c, _seq_raw(g, _host_body(g, c, change, author=1), c), "NO_QUORUM", 0)
+    change["votes"] = g.votes("depose", 0, [1, 2])
+    c.feed(_seq_raw(g, _host_body(g, c, change, author=1), c))
+    assert c.host == 1 and c.at_table == {1, 2, 3}
+
+
 def test_host_change_naming_another_old_host(g):
     c = fed(g)
     change = {"type": "host_change", "old": 2, "new": 1, "votes": g.votes("depose", 2, [0, 1])}

@@ -628,6 +628,21 @@ CASES = {
         "faults=[Hostile(at=19642, pid=3, kind='withhold', target=None, until=49642), "
         "Kill(at=8462, pid=0, until=15279, clean=True)])"
     ),
+    # Four seats; host 0 resigns at 0.7 s and hosts on (the match goes on at three seats), then
+    # is killed for good at 6.4 s. Every candidate gathered a quorum and took over, but its
+    # `host_change` was refused, WRONG_SEAT: the vote check wanted the deposed host at the
+    # table, and a host that resigned is not. Fix: a `depose` vote's target is the host, at the
+    # table or not (7.5, 7.6); the quorum counts the seats at the table.
+    "a-host-that-resigned-then-died": (
+        "no-contest",
+        "Case(seed=1101911, setup=Setup(players=4, variant='standard', options={'match': "
+        "['hands', 1], 'hand_size': 3}, timers={'turn_ms': 17227, 'declare_ms': 287, "
+        "'grace_ms': 9406}, listens=[True, True, True, True], speeds=[1.71, 0.7, 0.79, 1.4], "
+        "clocks=[(-55, 38560169, 1699961375296), (54, 731472490, 1699268646698), (-109, "
+        "157327309, 1699842775481), (46, 300890862, 1699699177571)], constants={}), "
+        "faults=[Hostile(at=671, pid=0, kind='resign', target=None, until=15671), "
+        "Kill(at=6393, pid=0, until=4611686018427387904, clean=True)])"
+    ),
 }
 
 _EQUIVOCATE_605508 = (
