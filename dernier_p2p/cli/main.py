@@ -8,6 +8,7 @@ interrupted.
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from collections.abc import Awaitable, Callable
@@ -18,7 +19,8 @@ import click
 
 from dernier_p2p import __version__
 from dernier_p2p.net.address import host_port, is_loopback
-from dernier_p2p.rules import VARIANTS, MatchFormat, get_variant
+from dernier_p2p.rules import BUILD, VARIANTS, MatchFormat, get_variant
+from dernier_p2p.wire.version import describe
 
 EXIT_FAULT = 1
 EXIT_UNREADABLE = 2
@@ -26,7 +28,7 @@ _VERBOSE = [False]  # set by the -v option of the command group
 
 
 @click.group()
-@click.version_option(__version__, prog_name="dernier")
+@click.version_option(__version__, prog_name="dernier", message=describe(__version__, BUILD))
 @click.option("-v", "--verbose", is_flag=True, help="Log the network's notices to stderr.")
 def main(verbose: bool) -> None:
     """Dernier: the Italian shedding card game, peer to peer."""
@@ -228,7 +230,10 @@ def _run(
         if leaf.filename is not None:  # a file, not the network
             _fail(f"Cannot use {leaf.filename}: {leaf.strerror or leaf}")
         verb = "Cannot listen" if where.startswith(" on ") else "Cannot connect"  # host, relay
-        _fail(f"{verb}{where}: {leaf.strerror or leaf}")
+        hint = ""
+        if verb == "Cannot listen" and leaf.errno == errno.EADDRINUSE:
+            hint = f": {PORT_HINT}"
+        _fail(f"{verb}{where}: {leaf.strerror or leaf}{hint}")
 
 
 def _screen(plain: bool) -> Any:
@@ -392,6 +397,7 @@ def host(
         assert transcript is not None
         _come_back(identity, transcript, name, bot, no_colour, offer_seconds, relay_at)
         return
+    _check_port_free(bind, port)
     path = _transcript_path(transcript, variant)
     if advertise is None:
         if bind in ("0.0.0.0", ""):
@@ -422,6 +428,28 @@ def host(
         f" on {host_port(bind, port)}", screen=screen, header=variant,
     )
     _final(seat, path)
+
+
+PORT_HINT = ("another program (or another `dernier host`) is listening there: choose another "
+             "port with --port N, or --port 0 for any free one")
+
+
+def _check_port_free(bind: str, port: int) -> None:
+    """Fail with a hint, before any file is made or any line printed, when ``port`` cannot be
+    listened on at ``bind`` (the host's listener binds it the same way moments later)."""
+    import socket
+
+    if port == 0:
+        return
+    family = socket.AF_INET6 if ":" in bind else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as trio's listeners
+            sock.bind((bind or "0.0.0.0", port))
+            sock.listen(1)
+    except OSError as exc:
+        hint = f": {PORT_HINT}" if exc.errno == errno.EADDRINUSE else ""
+        _fail(f"Cannot listen on {host_port(bind, port)}: {exc.strerror or exc}{hint}.")
 
 
 def _come_back(
@@ -718,10 +746,11 @@ def verify(file: Path, envelopes: Path | None) -> None:
     try:
         verdict = verify_file(file, envelopes=envelopes)
     except Exception as exc:  # a file the checks did not foresee: a message, never a traceback
-        _fail(f"Cannot read the transcript: {type(exc).__name__}: {exc}", EXIT_UNREADABLE)
+        _fail(f"Cannot read {file}: {type(exc).__name__}: {exc}", EXIT_UNREADABLE)
     if verdict.code == UNREADABLE:
-        _fail(f"Cannot read the transcript: {verdict.detail}", EXIT_UNREADABLE)
+        _fail(f"Cannot read {verdict.detail}", EXIT_UNREADABLE)
     names = verdict.summary.names
+    _say_torn(verdict.torn)
 
     def label(seat: int) -> str:
         return names[seat] if seat < len(names) else "?"
@@ -748,6 +777,19 @@ def verify(file: Path, envelopes: Path | None) -> None:
     sys.exit(0 if verdict.ok else EXIT_FAULT)
 
 
+def _say_torn(torn: Any) -> None:
+    """Say that the file ends inside a record (a crash while it was written), if it does."""
+    if torn is None:
+        return
+    if torn.index is None:
+        click.echo(f"The file ends inside its header ({torn.size} bytes): it was cut off by a "
+                   "crash before its first record.")
+        return
+    click.echo(f"The file ends inside record {torn.index} (byte {torn.offset}, {torn.size} bytes "
+               f"of it): it was cut off by a crash while that record was written; the "
+               f"{torn.index} records before it are the ones checked.")
+
+
 @main.command()
 @transcript_argument
 @colour_option
@@ -760,9 +802,10 @@ def replay(file: Path, no_colour: bool) -> None:
     try:
         rp = replay_file(file)
     except Exception as exc:  # a file the checks did not foresee: a message, never a traceback
-        _fail(f"Cannot read the transcript: {type(exc).__name__}: {exc}", EXIT_UNREADABLE)
+        _fail(f"Cannot read {file}: {type(exc).__name__}: {exc}", EXIT_UNREADABLE)
     if rp.verdict.code == UNREADABLE:
-        _fail(f"Cannot read the transcript: {rp.verdict.detail}", EXIT_UNREADABLE)
+        _fail(f"Cannot read {rp.verdict.detail}", EXIT_UNREADABLE)
+    _say_torn(rp.verdict.torn)
     for line in replay_lines(rp, _colour(no_colour)):
         click.echo(line)
     if not rp.verdict.ok:

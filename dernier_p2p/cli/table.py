@@ -224,6 +224,8 @@ async def _announce_joins(host: Host, echo: Callable[..., None]) -> None:
         if event.kind == "join":
             echo(f"Seat {event.seat}: {event.name} sits down "
                  f"({event.taken} of {host.config.players}).")
+        elif event.kind == "version":
+            echo(event.name[:1].upper() + event.name[1:] + ".")
         else:
             echo(f"Seat {event.seat}: {event.name} leaves the lobby.")
     echo("The table is full; the match begins.")

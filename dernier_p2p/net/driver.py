@@ -53,6 +53,11 @@ BEAT = {"k": "beat"}
 Event = Callable[[PeerNode, int], Any]
 
 
+MAX_VERSION_NOTES = 8
+"""Version refusals told to the host's player (one per source address): a stranger's flood of
+wrong-version openings cannot fill the screen."""
+
+
 class ConnIO:
     """One connection's outgoing side: a queue drained by a sender task, bounded to
     ``max_queued`` unsent bytes (a reader slower than that is dropped)."""
@@ -192,6 +197,7 @@ class Driver:
         self.routes: Routes | None = None
         self.nursery: trio.Nursery | None = None
         self.on_lobby: Callable[[str, int, str], None] | None = None
+        self._version_noted: set[str] = set()
         self.on_hosting: Callable[[bool], None] | None = None
         self.on_full: Callable[[], None] | None = None
         self.on_rebuilt: Callable[[], None] | None = None
@@ -783,6 +789,8 @@ class Driver:
                 log.info("%s gave up the handshake: %s", address, exc)
                 return None
             except hs.NetError as exc:
+                if exc.code == hs.VERSION_MISMATCH:
+                    self._version_refused(address, exc.detail)
                 await self._refuse(stream, address, exc.code, exc.detail)
                 return None
             except FrameError as exc:
@@ -791,6 +799,16 @@ class Driver:
         if not ticket.evicted:
             await self._refuse(stream, address, "TIMEOUT", "no hello in time")
         return None
+
+    def _version_refused(self, address: str, detail: str) -> None:
+        """Tell the host's player (through ``on_lobby``) that someone could not join for the
+        protocol version, once per source address and at most :data:`MAX_VERSION_NOTES` times."""
+        source = firewall.source_of(address)
+        if (self.on_lobby is None or source in self._version_noted
+                or len(self._version_noted) >= MAX_VERSION_NOTES):
+            return
+        self._version_noted.add(source)
+        self.on_lobby("version", -1, f"a player at {address} could not join: {detail}")
 
     def _gathering(self) -> bool:
         node = self.node

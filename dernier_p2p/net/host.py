@@ -118,7 +118,8 @@ class NoQuorum(Exception):
 @dataclass(frozen=True)
 class LobbyEvent:
     """A seat taken (``kind`` "join") or freed ("leave") before the match, and how many seats
-    are taken after it (the host's included)."""
+    are taken after it (the host's included); or ("version", seat -1) a player refused for
+    another protocol version, ``name`` then saying who and why."""
 
     kind: str
     seat: int
@@ -251,6 +252,7 @@ class Host:
             return
         if kind == "leave":
             name = next((e.name for e in reversed(self.lobby) if e.seat == seat), name)
+        # kind "version": ``name`` is the refusal's text (a player of another release)
         self.lobby.append(LobbyEvent(kind, seat, name, len(self.hosting.players)))
         self._lobby_changed.set()
         self._lobby_changed = trio.Event()

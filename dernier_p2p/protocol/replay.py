@@ -127,9 +127,11 @@ def replay_records(records: Sequence[Any]) -> Replay:
 
 
 def replay_file(path: str | os.PathLike[str]) -> Replay:
-    """Read and replay the transcript at ``path`` (an unreadable file gives no steps and an
-    ``UNREADABLE`` verdict)."""
+    """Read and replay the transcript at ``path`` up to a torn tail (the verdict's ``torn``);
+    an unreadable file gives no steps and an ``UNREADABLE`` verdict."""
     records = read_records(path)
     if isinstance(records, Verdict):
         return Replay([], records)
-    return replay_records(records)
+    replay = replay_records(records)
+    replay.verdict.torn = records.torn
+    return replay

@@ -13,9 +13,11 @@ first fault with its code, the seat at fault, the detail and the index of the re
 was found. A transcript that checks but stops before the match is over is ``INCOMPLETE``:
 nobody is at fault for an unfinished transcript (PROTOCOL.md 22), so no seat is named, and
 ``waiting`` lists the seat(s) the table was waiting on. A file that cannot be read as a
-transcript is ``UNREADABLE`` (no seat). The summary tells what the transcript holds: the
-protocol version of its table, variant, players, hands played, scores and winner, or that the
-match ended as no contest (nobody ranked).
+transcript is ``UNREADABLE`` (no seat); a crash while writing its last record (a *torn tail*:
+that record's prefix, then nothing or zeros) does not make it unreadable: the records before
+the tail are checked and the verdict's ``torn`` describes the tail. The summary tells what the
+transcript holds: the protocol version of its table, variant, players, hands played, scores and
+winner, or that the match ended as no contest (nobody ranked).
 
 A transcript of an older version whose records version 3 still checks unchanged
 (:data:`~dernier_p2p.wire.version.READABLE_VERSIONS`: version 2, PROTOCOL.md 20) is checked
@@ -36,7 +38,7 @@ from typing import Any
 from dernier_p2p.protocol.errors import ProtocolError
 from dernier_p2p.protocol.session import Session
 from dernier_p2p.rules import events as ev
-from dernier_p2p.wire.transcript import TranscriptError, read_transcript
+from dernier_p2p.wire.transcript import TornTail, Transcript, TranscriptError, read_transcript
 from dernier_p2p.wire.version import READABLE_VERSIONS
 
 UNREADABLE = "UNREADABLE"
@@ -85,6 +87,9 @@ class Verdict:
     index: int | None = None
     summary: Summary = field(default_factory=Summary)
     waiting: tuple[int, ...] = ()
+    torn: TornTail | None = None
+    """The transcript's torn tail (a crash cut off its last record): the records before it
+    are the ones checked."""
 
     @property
     def readable(self) -> bool:
@@ -173,16 +178,19 @@ def judge_envelopes(session: Session, envelopes: Sequence[Any]) -> ProtocolError
     return None
 
 
-def read_records(path: str | os.PathLike[str]) -> list[Any] | Verdict:
-    """The records of the transcript at ``path``, or an ``UNREADABLE`` verdict."""
+def read_records(
+    path: str | os.PathLike[str], what: str = "the transcript"
+) -> Transcript | Verdict:
+    """The records of the file at ``path`` (``what`` it is, for a refusal), up to a torn
+    tail (the result's ``torn``), or an ``UNREADABLE`` verdict."""
     try:
-        return list(read_transcript(path))
+        return read_transcript(path, allow_torn_tail=True)
     except TranscriptError as exc:
-        return Verdict(False, UNREADABLE, None, f"{path}: {exc}")
+        return Verdict(False, UNREADABLE, None, f"{what} {path}: {exc}")
     except IsADirectoryError:
-        return Verdict(False, UNREADABLE, None, f"{path}: is a directory")
+        return Verdict(False, UNREADABLE, None, f"{what} {path}: is a directory")
     except OSError as exc:
-        return Verdict(False, UNREADABLE, None, f"{path}: {exc.strerror or exc}")
+        return Verdict(False, UNREADABLE, None, f"{what} {path}: {exc.strerror or exc}")
 
 
 def verify_file(
@@ -197,8 +205,10 @@ def verify_file(
         return records
     side: list[Any] = []
     if envelopes is not None:
-        side_read = read_records(envelopes)
+        side_read = read_records(envelopes, "the envelope side file")
         if isinstance(side_read, Verdict):
             return side_read
         side = side_read
-    return check_records(records, on_record, side)
+    verdict = check_records(records, on_record, side)
+    verdict.torn = records.torn
+    return verdict

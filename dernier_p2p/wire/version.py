@@ -31,7 +31,8 @@ def version_mismatch(
     line = f"{what} speaks protocol version {version!r}; "
     if tuple(accepted) == (PROTOCOL_VERSION,):
         line += f"this client speaks {PROTOCOL_VERSION}"
-        advice = "both players need the same release"
+        advice = ("every player at a table needs a release that speaks the same version: "
+                  "compare `dernier --version` on both machines and install the same release")
     else:
         line += (f"this client speaks {PROTOCOL_VERSION} and verifies versions "
                  f"{_versions(tuple(accepted))}")
@@ -39,3 +40,10 @@ def version_mismatch(
     if isinstance(version, int) and not isinstance(version, bool) and version in _RETIRED:
         return f"{line} ({_RETIRED[version]})"
     return f"{line}: {advice}"
+
+
+def describe(program: str, engine: str) -> str:
+    """The ``dernier --version`` line: the release ``program``, the protocol it speaks, the
+    transcript versions it verifies, and which build of the rules ``engine`` runs."""
+    return (f"dernier {program}: protocol version {PROTOCOL_VERSION} (verifies transcripts of "
+            f"versions {_versions(READABLE_VERSIONS)}); rules engine {engine}")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import re
 import select
+import socket
 import subprocess
 import sys
 import time
@@ -350,3 +351,21 @@ def test_a_host_that_cannot_listen_says_so(tmp_path: Path) -> None:
     assert done.returncode == 1, done
     assert "Cannot listen on 999.1.1.1:0: " in done.stderr + done.stdout, done
     assert "Traceback" not in done.stderr + done.stdout
+
+
+def test_a_host_whose_port_is_taken_suggests_another_and_leaves_no_file(tmp_path: Path) -> None:
+    """The port in use is found before the match is set up: one line naming the
+    port, what to do (--port), and no transcript or side file left behind."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        path = tmp_path / "t.dnt"
+        done = dernier(tmp_path, "host", "--bind", "127.0.0.1", "--port", str(port), "--no-map",
+                       "--no-announce", "--key", str(tmp_path / "k.pem"), "--transcript",
+                       str(path), "--plain", timeout=60)
+    assert done.returncode == 1, done
+    assert "Transcript" not in done.stdout, done
+    assert f"Cannot listen on 127.0.0.1:{port}: " in done.stderr, done
+    assert "choose another port with --port N" in done.stderr
+    assert not path.exists() and not Path(f"{path}.envelopes").exists()

@@ -83,22 +83,52 @@ def test_a_transcript_cut_after_a_record_is_incomplete(transcript: Path, tmp_pat
         proc.stdout.splitlines()[0]), proc.stdout
 
 
-def test_unreadable_files_exit_2(transcript: Path, tmp_path: Path) -> None:
+def test_a_transcript_cut_off_by_a_crash_is_checked_up_to_the_cut(
+    transcript: Path, tmp_path: Path
+) -> None:
+    """A crash while record 40 was written: the 40 records before it are checked, and the
+    verdict is INCOMPLETE (nobody at fault), saying where the file ends; replay plays them."""
     data = transcript.read_bytes()
     offset, body = frames(data)[40]
     torn = tmp_path / "torn"
     torn.write_bytes(data[: offset + LENGTH_SIZE + len(body) // 2])
+    proc = dernier(tmp_path, "verify", str(torn))  # as a real process
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc
+    lines = proc.stdout.splitlines()
+    assert lines[0] == (
+        f"The file ends inside record 40 (byte {offset}, {LENGTH_SIZE + len(body) // 2} bytes "
+        "of it): it was cut off by a crash while that record was written; the 40 records "
+        "before it are the ones checked.")
+    assert lines[1].startswith("INCOMPLETE: the transcript ends before the match is over")
+    assert "Records: 40" in proc.stdout and "FAULT" not in proc.stdout
+    result = CliRunner().invoke(main, ["replay", str(torn)])
+    assert result.exit_code == 1 and result.output.startswith("The file ends inside record 40")
+    assert "Replay stops: INCOMPLETE" in result.output
+
+
+def test_an_unreadable_side_file_is_named_as_such(transcript: Path, tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        main, ["verify", str(transcript), "--envelopes", str(tmp_path / "none")])
+    assert result.exit_code == 2
+    assert result.output.startswith(f"Cannot read the envelope side file {tmp_path / 'none'}: ")
+
+
+def test_unreadable_files_exit_2(transcript: Path, tmp_path: Path) -> None:
+    data = transcript.read_bytes()
+    offset, _ = frames(data)[40]
+    damaged = tmp_path / "damaged"  # a record of length 0 in the middle: not a crash's cut
+    damaged.write_bytes(data[:offset] + bytes(LENGTH_SIZE) + data[offset:])
     junk = tmp_path / "junk"
     junk.write_bytes(b"PK\x03\x04 not a transcript")
     cases = [
-        (torn, "file ends inside a record"),
+        (damaged, "record of length 0"),
         (junk, "not a transcript file"),
         (tmp_path / "missing", "No such file"),
         (tmp_path, "is a directory"),
     ]
-    proc = dernier(tmp_path, "verify", str(torn))  # one as a real process
-    assert proc.returncode == 2 and "file ends inside a record" in proc.stderr
-    assert "Traceback" not in proc.stderr
+    proc = dernier(tmp_path, "verify", str(damaged))  # one as a real process
+    assert proc.returncode == 2 and "Cannot read the transcript " in proc.stderr
+    assert "record of length 0" in proc.stderr and "Traceback" not in proc.stderr
     for path, message in cases:
         for command in ("verify", "replay"):
             result = CliRunner().invoke(main, [command, str(path)])

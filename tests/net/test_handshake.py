@@ -123,8 +123,9 @@ async def test_each_bad_hello_gets_its_typed_error_and_the_host_keeps_serving(
 async def test_a_version_2_hello_is_refused_naming_both_versions() -> None:
     """A live table runs version 3 alone (PROTOCOL.md 20): the refusal says which version it
     met, which it speaks and what to do, in one line."""
-    want = ("this player speaks protocol version 2; this client speaks 3: both players need the "
-            "same release")
+    want = ("this player speaks protocol version 2; this client speaks 3: every player at a table "
+            "needs a release that speaks the same version: compare `dernier --version` on both "
+            "machines and install the same release")
     with pytest.raises(hs.NetError) as info:
         hs.check_opening(_hello(KEYS[0], version=2)(bytes(32)), bytes(32))
     assert (info.value.code, info.value.detail) == (hs.VERSION_MISMATCH, want)
@@ -133,6 +134,13 @@ async def test_a_version_2_hello_is_refused_naming_both_versions() -> None:
             with pytest.raises(hs.RemoteError) as remote:
                 await opening(host.port, _hello(KEYS[0], version=2))
             assert (remote.value.code, remote.value.detail) == (hs.VERSION_MISMATCH, want)
+            # the host's player is told too, once per address (a flood cannot fill its screen)
+            with pytest.raises(hs.RemoteError):
+                await opening(host.port, _hello(KEYS[0], version=2))
+            told = [e for e in host.lobby if e.kind == "version"]
+            assert len(told) == 1 and told[0].seat == -1
+            assert told[0].name.startswith("a player at 127.0.0.1:")
+            assert told[0].name.endswith(f"could not join: {want}")
 
 
 def test_a_version_2_challenge_is_refused_naming_both_versions() -> None:
@@ -141,8 +149,9 @@ def test_a_version_2_challenge_is_refused_naming_both_versions() -> None:
         hs.check_challenge(challenge)
     assert (info.value.code, info.value.detail) == (
         hs.VERSION_MISMATCH,
-        "this table speaks protocol version 2; this client speaks 3: both players need the "
-        "same release")
+        "this table speaks protocol version 2; this client speaks 3: every player at a table "
+        "needs a release that speaks the same version: compare `dernier --version` on both "
+        "machines and install the same release")
     assert hs.check_challenge({**challenge, "version": 3})[0] == bytes(32)
 
 

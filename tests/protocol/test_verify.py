@@ -201,10 +201,13 @@ def test_files_unreadable_or_read(tmp_path: Path, match: list[dict]) -> None:
     junk = tmp_path / "junk"
     junk.write_bytes(b"hello, world\n")
     assert verify_file(junk).code == UNREADABLE
-    torn = tmp_path / "torn"
+    torn = tmp_path / "torn"  # a crash while record 0 was written: no record to check
     torn.write_bytes(HEADER + (100).to_bytes(4, "big") + b"\x81")
     verdict = verify_file(torn)
-    assert verdict.code == UNREADABLE and not verdict.readable
+    assert (verdict.code, verdict.summary.records) == ("EMPTY", 0) and verdict.readable
+    assert (verdict.torn.offset, verdict.torn.index, verdict.torn.size) == (len(HEADER), 0, 5)
+    torn.write_bytes(HEADER + (0).to_bytes(4, "big") + b"\x01")  # damage, not a crash
+    assert verify_file(torn).code == UNREADABLE
     good = tmp_path / "good"
     with TranscriptWriter(good) as w:
         for rec in match:
@@ -258,10 +261,10 @@ def test_a_file_that_cannot_be_read_is_unreadable_naming_no_seat(tmp_path: Path)
                       (bad, "transcript")):
         verdict = verify_file(path)
         assert (verdict.ok, verdict.code, verdict.seat) == (False, UNREADABLE, None)
-        assert verdict.detail.startswith(f"{path}: ") and why in verdict.detail
+        assert verdict.detail.startswith(f"the transcript {path}: ") and why in verdict.detail
     # the system's words alone, not Python's rendering of the exception
     missing = tmp_path / "missing"
-    assert verify_file(missing).detail == f"{missing}: No such file or directory"
+    assert verify_file(missing).detail == f"the transcript {missing}: No such file or directory"
 
 
 def test_a_side_file_of_envelopes_is_read_and_judged_past_malformed_entries(

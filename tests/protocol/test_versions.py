@@ -75,8 +75,9 @@ def test_a_live_session_refuses_a_version_2_table_naming_both_versions() -> None
     """A seat (or an observer of a live table) takes a table of version 3 only (PROTOCOL.md 20)."""
     rec0 = read_transcript(MATCH_3P)[0]
     seed = bytes([0x20]) * 32
-    want = ("the table speaks protocol version 2; this client speaks 3: both players need the "
-            "same release")
+    want = ("the table speaks protocol version 2; this client speaks 3: every player at a table "
+            "needs a release that speaks the same version: compare `dernier --version` on both "
+            "machines and install the same release")
     for seat, identity in ((None, None), (0, identity_for(seed))):
         with pytest.raises(ProtocolError) as info:
             Session(identity, seat, rec0, bytes(32))
