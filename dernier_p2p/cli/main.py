@@ -483,7 +483,56 @@ def _parse_address(value: str, hint: str = "ADDRESS") -> tuple[str, int]:
     return host, int(port)
 
 
-def _discover(seconds: float) -> tuple[str, int]:
+_BOX = {chr(c) for c in range(0x2500, 0x2580)} | {"|"}
+"""Box-drawing characters (and ``|``): a code copied out of a panel brings its borders."""
+
+
+def pasted_target(text: str) -> str:
+    """What a person pasted as the table to join, made whole: box-drawing characters and
+    line breaks (a code copied across a panel's wrap) removed, a leading ``dernier join`` (the
+    whole printed line pasted) dropped, and the pieces of a code split by spaces joined; an
+    address (``HOST:PORT``) is kept as it is. Empty when nothing is left."""
+    words = "".join(" " if ch in _BOX else ch for ch in text).split()
+    if len(words) >= 2 and [w.lower() for w in words[:2]] == ["dernier", "join"]:
+        words = words[2:]
+    elif words and words[0].lower() == "join":
+        words = words[1:]
+    if len(words) == 1 or (words and words[0].lower().startswith("dn")):
+        return "".join(words)
+    return " ".join(words)
+
+
+def _ask_target() -> str:
+    """Ask a person at a terminal for the host's invite code or address; the code may be
+    pasted over several lines (copied out of a panel), an empty line ends it."""
+    from dernier_p2p.net.invite import InviteError, decode
+
+    click.echo("Paste the invite code (or HOST:PORT) the host gave you, then Enter "
+               "(a code over several lines: an empty line ends it):")
+    lines: list[str] = []
+    while True:
+        try:
+            line = input()
+        except (EOFError, KeyboardInterrupt):
+            _fail("\nNo table given.", 130)
+        lines.append(line)
+        text = pasted_target(" ".join(lines))
+        if not line.strip() and text:
+            return text
+        if ":" in text and not text.lower().startswith("dn"):
+            return text
+        try:
+            decode(text)
+        except InviteError:
+            continue
+        return text
+
+
+def _discover(seconds: float, interactive: bool = False) -> tuple[str, int] | str:
+    """A table heard on the LAN (HOST, PORT): a choice among those heard, or at a terminal
+    when none is heard the code or address the person pastes (a str). Without a terminal one
+    table heard is taken, a choice among several is read from standard input, and none, or no
+    choice read, is a failure naming what to give instead."""
     import trio
 
     from dernier_p2p.net.discovery import listen
@@ -497,16 +546,26 @@ def _discover(seconds: float) -> tuple[str, int]:
         _fail("\nInterrupted.", 130)
     tables = [t for t in listing.tables.values() if t.free > 0]
     if not tables:
-        _fail("No open table heard on the LAN; give the host's address: dernier join HOST:PORT")
+        if interactive:
+            click.echo("No open table heard on the LAN.")
+            return _ask_target()
+        _fail("No open table heard on the LAN; give the host's invite code or address: "
+              "dernier join CODE, or dernier join HOST:PORT")
     for k, t in enumerate(tables, 1):
         click.echo(f"  {k}. {t.name} ({t.variant}, {t.free} seat(s) free) at {t.reach}:{t.port}")
-    choice = click.prompt("Join which table", type=click.IntRange(1, len(tables)), default=1)
+    if len(tables) == 1 and not interactive:
+        return tables[0].reach, tables[0].port
+    try:  # without a terminal the choice may still come on standard input (a script's)
+        choice = click.prompt("Join which table", type=click.IntRange(1, len(tables)), default=1)
+    except click.Abort:
+        _fail(f"\nNo choice among the {len(tables)} open tables heard on the LAN; name one: "
+              "dernier join HOST:PORT")
     table = tables[choice - 1]
     return table.reach, table.port
 
 
 @main.command()
-@click.argument("address", required=False)
+@click.argument("address", nargs=-1)
 @click.option("--name", default="Player", show_default=True, callback=_check_name,
               help="Your name at the table.")
 @click.option("--listen", "listen_on", default=None, metavar="HOST[:PORT]",
@@ -525,7 +584,7 @@ def _discover(seconds: float) -> tuple[str, int]:
 @offer_option
 @peer_options
 def join(
-    address: str | None, name: str, listen_on: str | None, no_listen: bool, no_map: bool,
+    address: tuple[str, ...], name: str, listen_on: str | None, no_listen: bool, no_map: bool,
     wait: float, censor_ms: int | None, offer_seconds: float, key: Path | None,
     transcript: Path | None, bot: bool, no_colour: bool, plain: bool,
 ) -> None:
@@ -545,15 +604,21 @@ def join(
     from dernier_p2p.cli.table import Seating, join_table
     from dernier_p2p.net.peer import PeerConfig
 
-    dialer = _invite_dialer(address) if address is not None else None
-    where = _parse_address(address) if address is not None and dialer is None else None
+    target = pasted_target(" ".join(address))
+    dialer = _invite_dialer(target) if target else None
+    where = _parse_address(target) if target and dialer is None else None
 
     identity = _identity(key)
     restore = exists_with_records(transcript)
     path = transcript if restore and transcript is not None else _transcript_path(transcript,
                                                                                   "table")
     if where is None and dialer is None and not restore:
-        where = _discover(wait)
+        found = _discover(wait, interactive=not bot and sys.stdin.isatty())
+        if isinstance(found, str):
+            dialer = _invite_dialer(found)
+            where = None if dialer is not None else _parse_address(found)
+        else:
+            where = found
     table_port = where[1] if where is not None else 47630
     listen = None
     if listen_on is not None and not no_listen:
@@ -652,8 +717,9 @@ def _invite_dialer(text: str) -> Any:
     try:
         return Dialer(decode(text))
     except InviteError as exc:
-        detail = (f"that invite code does not work: {exc}. Ask the host to send it again (copy "
-                  "and paste it whole).")
+        detail = (f"that invite code does not work: {exc}. Copy and paste it whole (a code "
+                  "over two lines: run `dernier join` alone and paste it at its prompt), or "
+                  "ask the host to send it again.")
         raise click.BadParameter(detail, param_hint="ADDRESS") from None
 
 
@@ -695,13 +761,33 @@ def relay(port: int, bind: str, record: Path | None) -> None:
         try:
             async with trio.open_nursery() as nursery:
                 await nursery.start(serve_relay, Relay(sink), port, bind)
-                click.echo(f"Relay listening on {bind}:{port}. Hosts use: dernier host "
-                           f"--relay THIS-MACHINE'S-ADDRESS:{port}")
+                click.echo(relay_banner(bind, port, _local_address(ipv6=":" in bind)))
         finally:
             if sink is not None:
                 sink.close()
 
     _run(serve, f" on {bind}:{port}", interrupted="Relay stopped.")
+
+
+def relay_banner(bind: str, port: int, local: str) -> str:
+    """What ``dernier relay`` tells its operator: where it listens and the exact ``--relay``
+    for hosts, at the bound address, or at ``local`` (this machine's address) when it listens
+    on every address; a private or loopback address is said to be one."""
+    import ipaddress
+
+    at = local if bind in ("", "0.0.0.0", "::") else bind
+    line = (f"Relay listening on {host_port(bind or '0.0.0.0', port)}. Hosts use: dernier host "
+            f"--relay {host_port(at, port)}")
+    try:
+        ip = ipaddress.ip_address(at)
+    except ValueError:
+        return line
+    if ip.is_loopback:
+        return f"{line} (a loopback address: only players on this machine reach it)"
+    if ip.is_private or ip.is_link_local:
+        return (f"{line} ({at} is an address on this network: players elsewhere reach the relay "
+                f"at this network's public address, with port {port} forwarded to this machine)")
+    return line
 
 
 # --------------------------------------------------------------------------- verify / replay

@@ -121,12 +121,15 @@ def test_join_without_address_hears_no_table(tmp_path: Path) -> None:
     assert "No open table heard on the LAN" in proc.stderr
 
 
-def _read_until(proc: subprocess.Popen[bytes], text: str, limit: float = 30) -> str:
-    """Read the process's stdout (a pipe) until ``text`` shows."""
+def _read_until(
+    proc: subprocess.Popen[bytes], text: str, limit: float = 30, stop: str | None = None
+) -> str:
+    """Read the process's stdout (a pipe) until ``text`` (or ``stop``) shows."""
     seen = b""
     deadline = time.monotonic() + limit
     fd = proc.stdout.fileno()  # type: ignore[union-attr]
-    while time.monotonic() < deadline and text.encode() not in seen:
+    ends = [text.encode()] + ([stop.encode()] if stop else [])
+    while time.monotonic() < deadline and not any(e in seen for e in ends):
         ready, _, _ = select.select([fd], [], [], 0.1)
         if ready:
             chunk = os.read(fd, 65536)
@@ -152,12 +155,15 @@ def test_join_picks_a_table_heard_on_the_lan(tmp_path: Path) -> None:
     )
     try:
         port = _port(host, out)
-        listing = _read_until(join, "Join which table")
+        listing = _read_until(join, "Join which table", stop="\nJoining ")
         mine = re.search(rf"(\d+)\. lan-{os.getpid()} \(dernier, 1 seat\(s\) free\) at (.*)",
                          listing)
         assert mine is not None, listing
         assert mine.group(2).strip() == f"127.0.0.1:{port}"  # the advertised address
         assert join.stdin is not None
+        # tables of other tests may be heard too: then the choice is read from stdin; this
+        # table alone, without a terminal, is joined without asking
+        assert ("Join which table" in listing) == (len(re.findall(r"\n  \d+\. ", listing)) > 1)
         join.stdin.write(f"{mine.group(1)}\n".encode())
         join.stdin.close()
         rest = join.stdout.read().decode()  # type: ignore[union-attr]
