@@ -395,7 +395,7 @@ def host(
     identity = _identity(key)
     if exists_with_records(transcript):
         assert transcript is not None
-        _come_back(identity, transcript, name, bot, no_colour, offer_seconds, relay_at)
+        _come_back(identity, transcript, name, bot, no_colour, offer_seconds, relay_at, plain)
         return
     _check_port_free(bind, port)
     path = _transcript_path(transcript, variant)
@@ -454,7 +454,7 @@ def _check_port_free(bind: str, port: int) -> None:
 
 def _come_back(
     identity: Any, transcript: Path, name: str, bot: bool, no_colour: bool, offer_s: float,
-    relay: tuple[str, int] | None = None,
+    relay: tuple[str, int] | None = None, plain: bool = False,
 ) -> None:
     """``dernier host`` run again with the transcript of a match it hosted: the seat comes back
     as a player of the next host (PROTOCOL.md 7.6), found at its listen address or, given the
@@ -467,8 +467,10 @@ def _come_back(
                "player with the seat that hosts it now.")
     config = PeerConfig(name=name, transcript=transcript, restore=True, seed=seat_seed(identity),
                         connect_s=10.0, listen_optional=True, relay=relay)
-    seating = Seating(bot=bot, colour=_colour(no_colour), offer_s=offer_s)
-    seat = _run(lambda: join_table(identity, ("", 0), config, seating), " to the new host")
+    screen = _screen(plain or bot)  # the same table as the match began with
+    seating = Seating(bot=bot, colour=_colour(no_colour), offer_s=offer_s, screen=screen)
+    seat = _run(lambda: join_table(identity, ("", 0), config, seating), " to the new host",
+                screen=screen, header="dernier")
     _final(seat, transcript)
 
 
