@@ -1,11 +1,17 @@
-"""Build: compile the rules engine's hot modules with Cython, when a C compiler is at hand.
+"""Build: compile the rules engine's hot modules with Cython, when asked (``DERNIER_COMPILE=1``)
+and a C compiler is at hand.
+
+A plain ``pip install .`` compiles nothing and takes seconds: at a table of people the compiled
+engine makes no difference anyone notices (docs/PERFORMANCE.md), while compiling adds most of a
+minute to an install on a small machine. Simulations, benchmarks and the search bot's thinking
+gain from it: ``DERNIER_COMPILE=1 pip install .`` (the test command does).
 
 The modules are compiled from their Python sources unchanged; each compiled source's SHA-256
 goes into dernier_p2p/rules/compiled.json, which dernier_p2p/rules/accel.py checks before it
 lets the compiled modules run. Every build compiles afresh (no reuse of an earlier build's
 output) and records only the modules compiled in that build, from the bytes it compiled. A
 module that fails to compile is left out (the extensions are optional) and the engine runs
-from its Python sources. DERNIER_PURE_PYTHON=1 at build time skips compiling.
+from its Python sources. DERNIER_PURE_PYTHON=1 at build time skips compiling even when asked.
 """
 
 from __future__ import annotations
@@ -57,6 +63,8 @@ class BuildAndRecord(build_ext):
 def extensions() -> list:
     if os.environ.get("DERNIER_PURE_PYTHON", "") not in ("", "0"):
         return []
+    if os.environ.get("DERNIER_COMPILE", "") in ("", "0"):
+        return []  # a plain install stays quick: compiling is asked for
     try:
         from Cython.Build import cythonize
     except ImportError:
