@@ -72,7 +72,6 @@ class SeatWatch:
         self.host_up = connected
         self.down_since: int | None = None if connected else now
         self.last_in = now
-        self.last_out = now
         self.dialing = False
         self.next_dial = now
         self.pause = min(50, budgets.retry_ms)
@@ -149,7 +148,6 @@ class SeatWatch:
         self.voted[key] = (self._now, frame)
         self.first_sent.setdefault(key, self._now)
         self._emit(act.ToHost(rule(why), frame, kind))
-        self.last_out = self._now
         return True
 
     def _forget_unsent(self) -> None:
@@ -256,14 +254,9 @@ class SeatWatch:
         """A frame came on the host connection."""
         self.last_in = max(self.last_in, now)
 
-    def sent_frame(self, now: int) -> None:
-        """A frame went on the host connection."""
-        self.last_out = max(self.last_out, now)
-
     def sent_env(self, env: dict[str, Any], now: int) -> None:
         """This seat's own envelope went to the host (or again after a resume)."""
         self.delivered.sent(env, self.chain.index_of(env["head"]), now)
-        self.sent_frame(now)
 
     def connected(self, host: int, now: int) -> None:
         """A resume with ``host`` as the host succeeded (its welcome came)."""
@@ -272,7 +265,7 @@ class SeatWatch:
         self.down_since = None
         self.dialing = False
         self.pause = min(50, self.b.retry_ms)
-        self.last_in = self.last_out = now
+        self.last_in = now
         self.last_progress = now  # the stuck clock counts while connected
         self.delivered.resent(now)
         for env in self.delivered.passed(self.me):  # (the node sends its own again)

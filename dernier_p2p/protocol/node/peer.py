@@ -380,8 +380,6 @@ class PeerNode:
 
     def _to_host(self, frame: dict[str, Any], now: int) -> None:
         self.out.append(fx.Send(fx.UP, frame))
-        if self.watch is not None:
-            self.watch.sent_frame(now)
 
     def ready(self, frame: dict[str, Any], now: int) -> None:
         """This seat's own ``ready`` frame (18.1)."""
