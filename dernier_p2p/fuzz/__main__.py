@@ -6,6 +6,7 @@ Exit 0 when no case crashed or hung, 1 otherwise. ``all`` runs every in-process 
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from pathlib import Path
 
@@ -25,6 +26,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hang", type=float, default=10.0, help="seconds before a hang")
     parser.add_argument("--progress", action="store_true")
     args = parser.parse_args(argv)
+    quiet = logging.getLogger("dernier_p2p")  # the relay's notices at its caps, say: not news
+    quiet.addHandler(logging.NullHandler())
+    quiet.propagate = False
     if args.cases is None and args.seconds is None and args.only is None:
         args.cases = 100_000
     if args.target == "live":

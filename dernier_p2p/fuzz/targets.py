@@ -21,6 +21,7 @@ from typing import Any
 import msgpack
 
 from dernier_p2p.bots.random_bot import RandomBot
+from dernier_p2p.fuzz import relay_target
 from dernier_p2p.fuzz.mutate import mutate_bytes, mutate_value
 from dernier_p2p.net import handshake as hs
 from dernier_p2p.net import links, relay
@@ -521,8 +522,10 @@ class Targets:
             "datagram": Target("datagram", self.make_datagram, self.run_datagram),
             "router": Target("router", self.make_router, self.run_router),
             "watch": Target("watch", self.make_watch, self.run_watch),
+            "relay": Target("relay", relay_target.make, relay_target.run, relay_target.dump),
         }
         return table[name]
 
 
-IN_PROCESS = ("frames", "handshake", "records", "transcript", "datagram", "router", "watch")
+IN_PROCESS = ("frames", "handshake", "records", "transcript", "datagram", "router", "watch",
+              "relay")

@@ -23,7 +23,7 @@ def test_a_short_budget_finds_no_crash(targets: Targets, name: str, tmp_path: Pa
     report = run(targets.get(name), cases=150, seconds=20, seed=1, out=tmp_path)
     assert report.crashes == 0 and report.hangs == 0, report.saved
     assert report.cases > 0 and report.peak_kib > 0
-    if name != "transcript":  # a transcript always gets a verdict, never an exception
+    if name not in ("transcript", "relay"):  # a verdict, or the relay's own refusals
         assert report.refused > report.cases // 2  # the mutations reach the checks
 
 
@@ -78,3 +78,47 @@ def test_records_of_chat_votes_a_host_change_a_seat_out_and_a_resign_are_fuzzed(
     m = targets.matches[1]
     fuzzed = {m.records[at]["env"]["body"]["type"] for k, at in targets.spots if k == 1}
     assert {"chat", "timeout", "host_change", "left", "resign"} <= fuzzed
+
+
+def _relay_runs(cases: int) -> list:
+    import random
+
+    import trio
+    import trio.testing
+
+    from dernier_p2p.fuzz import relay_target
+
+    runs = []
+    for k in range(cases):
+        one = relay_target._Run(relay_target.make(random.Random(f"1:{k}")))
+        trio.run(one.main, clock=trio.testing.MockClock(autojump_threshold=0))
+        runs.append(one.relay)
+    return runs
+
+
+def test_the_relay_target_pairs_tables_and_reaches_every_cap() -> None:
+    """Besides the clean pair each case ends with, the scripts pair hosts and joiners, forward
+    frames, and evict at the small caps (every admission gate)."""
+    relays = _relay_runs(200)
+    assert sum(r.stats.pairs - 1 for r in relays) >= 5
+    assert sum(r.stats.frames - 1 for r in relays) >= 5
+    for gate in ("pending", "registrations", "joining"):
+        assert sum(getattr(r, gate).evictions for r in relays) > 0, gate
+
+
+def test_the_relay_target_finds_a_relay_that_keeps_a_gone_table(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+) -> None:
+    from dernier_p2p.fuzz import relay_target
+
+    class Leaky(relay_target.rl.Relay):
+        async def _host(self, stream, token, source):  # noqa: ANN001, ANN202
+            try:
+                await super()._host(stream, token, source)
+            finally:
+                self.tables.setdefault(token, None)  # kept after its host has gone
+
+    monkeypatch.setattr(relay_target.rl, "Relay", Leaky)
+    report = run(Targets().get("relay"), cases=60, seed=1, out=tmp_path)
+    assert report.crashes > 0
+    assert "still registered" in Path(report.saved[0]).with_suffix(".txt").read_text()
