@@ -643,6 +643,22 @@ CASES = {
         "faults=[Hostile(at=671, pid=0, kind='resign', target=None, until=15671), "
         "Kill(at=6393, pid=0, until=4611686018427387904, clean=True)])"
     ),
+    # Three seats, seat 1 without an address; host 0 mutes seat 2 from 3.1 s to 33.1 s, and
+    # (1, 2) are cut off from it from 3.3 s to 16.4 s. Seat 2 took over and gathered; seat 1,
+    # back with host 0, probed seat 2 at its limit and lent it the records it lacked, but a
+    # gathering candidate takes no records over a link, and that was the wait's one lend. At
+    # the next limit seat 2 (stepped back, still muted) showed the same `have` and nothing lent,
+    # and seat 1 voted it out while it was connected. Fix: a lend that never reached the seat
+    # (same `have`, `lent` nil) is given once more in the wait (PROTOCOL.md 7.5, `lend`).
+    "a-lend-to-a-gathering-candidate": (
+        "verdict",
+        "Case(seed=1202693, setup=Setup(players=3, variant='dernier', options={'match': "
+        "['hands', 2], 'hand_size': 2}, timers={'turn_ms': 3290, 'declare_ms': 913, "
+        "'grace_ms': 9686}, listens=[True, False, True], speeds=None, clocks=[(193, 707071025, "
+        "1699292919405), (-29, 589246195, 1699410659362), (-28, 977478968, 1699022517732)], "
+        "constants={}), faults=[Partition(at=3340, group=(1, 2), until=16374), Hostile(at=3089, "
+        "pid=0, kind='mute', target=2, until=33089), Stall(at=803, src=0, dst=1, until=3957)])"
+    ),
 }
 
 _EQUIVOCATE_605508 = (

@@ -354,7 +354,7 @@ class SeatWatch:
                 self.lent_to[seat] = have
         if seat in (self.me, self.chain.host) or not short:
             return
-        if self.waits.on_lend(seat, now):
+        if self.waits.on_lend(seat, now, have, took=lent is not None):
             self.lent_to[seat] = have
             self._emit(act.Lend(rule("lend"), seat, have))
 

@@ -17,6 +17,10 @@ from typing import Any
 from dernier_p2p.protocol.liveness.budgets import Budgets, answer_units, record_units
 from dernier_p2p.protocol.messages import is_progress
 
+MAX_LENDS = 2
+"""Lends (and restarts) per wait on a seat: one, and one more when the first never reached it;
+a seat feigning that cannot hold the table longer than two catch-up budgets."""
+
 
 @dataclass
 class Wait:
@@ -27,6 +31,8 @@ class Wait:
     echo: int = -1  # the newest head the seat had echoed when the wait began
     back_used: bool = False
     lent: bool = False  # this peer lent the seat the records it lacked in this wait
+    lent_have: int | None = None  # the seat's ``have`` when it was last lent to
+    lends: int = 0  # lends in this wait (a second only when the first never reached it)
     catchup: int = 0  # units granted on coming back (or on a lend)
     answer: int = 0  # units of what the seat owes
 
@@ -112,14 +118,24 @@ class Waits:
         self._grant(wait)
         return True
 
-    def on_lend(self, seat: int, now: int) -> bool:
+    def on_lend(self, seat: int, now: int, have: int | None = None, took: bool = True) -> bool:
         """This peer lends ``seat`` the records it lacks at ``now`` (7.5, ``lend``): once per
         wait, the wait restarts with the catch-up budget (a restart ``back`` gave does not
-        count). Whether it did (False: not awaited, or lent to already in this wait)."""
+        count); once more in the same wait if the seat's answer now shows that the first lend
+        never reached it (``have`` no further than at that lend, and it ``took`` nothing over
+        a link: it was gathering as a candidate, which takes no records over links, or the
+        link broke). Whether it did (False: not awaited, or lent to already in this wait)."""
         wait = self._waits.get(seat)
-        if wait is None or wait.lent:
+        if wait is None:
             return False
+        if wait.lent:
+            missed = (have is not None and not took and wait.lent_have is not None
+                      and have <= wait.lent_have)
+            if wait.lends >= MAX_LENDS or not missed:
+                return False
         wait.lent = True
+        wait.lends += 1
+        wait.lent_have = have
         wait.start = now
         self._grant(wait)
         return True

@@ -543,7 +543,9 @@ def test_a_have_past_it_allows_the_timeout_vote_too():
     assert said(w.advance(LIMIT + 30)) == [vote("timeout", 1)]
 
 
-def test_a_have_one_short_lends_the_records_after_it_and_restarts_the_wait_once():
+def test_a_have_one_short_lends_the_records_after_it_and_restarts_the_wait_at_most_twice():
+    """A lend restarts the wait once; a seat that shows the same ``have`` and nothing lent at
+    the next limit (the lend never reached it) is lent to once more, and never a third time."""
     bed, w = accepting()
     assert said(w.advance(LIMIT)) == [probe(1)]
     w.probe_answer(1, (1, []), LIMIT + 30)
@@ -555,10 +557,25 @@ def test_a_have_one_short_lends_the_records_after_it_and_restarts_the_wait_once(
     assert w.waits.ends(1) == end
     assert said(w.advance(end - 1)) == []
     assert said(w.advance(end)) == [probe(1)]
-    w.probe_answer(1, (1, []), end + 30)  # short again in the same wait: lent already
+    w.probe_answer(1, (1, []), end + 30, lent=1)  # short, having taken the lend: no more
     out = w.advance(end + 30)
     assert lends(out) == [] and said(out) == [vote("timeout", 1)]
     assert w.waits.ends(1) == end  # no second restart
+    bed, w = accepting()
+    w.advance(LIMIT)
+    w.probe_answer(1, (1, []), LIMIT + 30)
+    assert lends(w.advance(LIMIT + 30)) == [(1, 1)]
+    end = w.waits.ends(1)
+    w.advance(end)
+    w.probe_answer(1, (1, []), end + 30)  # the same have, nothing lent: it never arrived
+    out = w.advance(end + 30)
+    assert lends(out) == [(1, 1)] and vote("timeout", 1) not in said(out)
+    second = w.waits.ends(1)
+    assert second == end + 30 + LIMIT + CATCH_UP
+    w.advance(second)
+    w.probe_answer(1, (1, []), second + 30)  # and again: no third lend
+    out = w.advance(second + 30)
+    assert lends(out) == [] and said(out) == [vote("timeout", 1)]
 
 
 def test_after_a_lend_a_seat_that_caught_up_and_shows_nothing_is_voted_timeout():

@@ -298,6 +298,21 @@ def test_a_lend_restarts_the_wait_once_with_the_catch_up_budget():
     assert w.started(2) is None
 
 
+def test_a_lend_that_never_reached_the_seat_is_given_once_more():
+    """A seat lent to while it could take nothing over a link (gathering as a candidate, say)
+    shows the same ``have`` and no ``lent`` at the next probe: one more lend and restart, and
+    no third; a lend it took, or a ``have`` that moved, uses up the wait's lend."""
+    w = started()
+    assert w.on_lend(1, 3_000, have=2, took=False)
+    assert not w.on_lend(1, 4_000, have=2, took=True)  # it took records over a link
+    assert not w.on_lend(1, 4_000, have=3, took=False)  # it moved on: the lend reached it
+    assert not w.on_lend(1, 4_000)  # nothing known of its answer
+    assert w.on_lend(1, 5_000, have=2, took=False)  # never reached it: once more
+    assert w.started(1) == 5_000
+    assert not w.on_lend(1, 6_000, have=2, took=False)  # a seat feigning it gets no third
+    assert w.started(1) == 5_000
+
+
 def test_a_lend_and_a_back_restart_one_wait_once_each():
     w = started()
     assert w.on_lend(1, 3_000)
