@@ -425,13 +425,14 @@ class Session:
             return {"type": "host_change", "old": target, "new": self.seat, "votes": votes}
         return {"type": "no_contest", "seat": None, "votes": votes}
 
-    def legal_at(self, head_index: int, seat: int, body: dict) -> bool:
+    def legal_at(self, head_index: int, seat: int, body: dict, face: Card | None = None) -> bool:
         """Whether ``body`` (a ``move`` body of ``seat``) was legal in the state after record
-        ``head_index`` (a play: for some face), that state being quiescent. The host may refuse
-        before sequencing a move that fails this; a move that passes can at worst lose a race."""
+        ``head_index`` (a play: with ``face``, or for some face when it is not known), that
+        state being quiescent. The host may refuse before sequencing a move that fails this; a
+        move that passes can at worst lose a race."""
         if body.get("type") != "move":
             return False
-        return self._legal_at(head_index, seat, body, None)
+        return self._legal_at(head_index, seat, body, face)
 
     def held_at(self, head_index: int, seat: int, slot: int) -> bool:
         """Whether ``seat`` holds ``slot`` now or held it after record ``head_index``. A play

@@ -659,6 +659,22 @@ CASES = {
         "constants={}), faults=[Partition(at=3340, group=(1, 2), until=16374), Hostile(at=3089, "
         "pid=0, kind='mute', target=2, until=33089), Stall(at=803, src=0, dst=1, until=3957)])"
     ),
+    # Five seats, `moderno`; host 0 censors seat 1 from 7.8 s. Seat 1's play of 8Y, signed in
+    # its turn and never sequenced, was still pending when it took over at 38.8 s, by then out
+    # of its turn: signed again at the new head it was judged "legal for some face" (a jump-in
+    # with a card identical to the top, REVERSEY, would be) and sequenced, and when its face
+    # was revealed every seat stopped on seat 1's ILLEGAL_MOVE. Fix: a new host judges its own
+    # pending play with the card it is (OwnSeat.take_over), and ignores a copy of its own
+    # envelope another seat passes on (it holds them, and signs them again, 7.6).
+    "a-pending-play-judged-with-its-own-face-at-a-take-over": (
+        "blamed-honest",
+        "Case(seed=1206491, setup=Setup(players=5, variant='moderno', options={'match': "
+        "['hands', 1], 'hand_size': 6}, timers={'turn_ms': 19927, 'declare_ms': 894, "
+        "'grace_ms': 6305}, listens=None, speeds=[0.83, 0.66, 1.03, 0.65, 1.34], clocks=[(0, "
+        "743132084, 1699256760302), (0, 656700606, 1699343354583), (0, 300893765, "
+        "1699699045788), (0, 306139156, 1699693852411), (0, 882786076, 1699117098313)], "
+        "constants={}), faults=[Hostile(at=7840, pid=0, kind='censor', target=1, until=37840)])"
+    ),
 }
 
 _EQUIVOCATE_605508 = (

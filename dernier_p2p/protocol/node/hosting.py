@@ -444,6 +444,8 @@ class Hosting:
             self._count_error(seat, "WRONG_SEAT", "a passed envelope of the passer itself",
                               now)
             return
+        if author == self.seat:  # its own: it holds them, and a new host signs again those
+            return  # the old host never sequenced (7.6); an old copy may no longer be legal
         first = chain.next_counter(author)
         if n < first or self._queued(author, n):
             return  # held already, or sequenced: nothing to do

@@ -154,14 +154,19 @@ class OwnSeat:
         """This seat becomes the host: its ``host_change`` envelope carrying the ``depose``
         ``votes``, then its own envelopes the old host never sequenced, signed again after it
         (the counter goes back to the chain's next one, so nothing is skipped). A move among
-        them is signed again only if it is legal at the head it now echoes (it was legal at its
-        old one; a hand may have ended since): otherwise it is dropped and the player asked
-        again, as after a restart, rather than signed as an illegal move."""
+        them is signed again only if it is legal at the head it now echoes, a play with the card
+        it is (it was legal at its old one; the turn may have passed, a hand may have ended
+        since): otherwise it is dropped and the player asked again, as after a restart, rather
+        than signed as an illegal move (a play legal for some other face, a jump-in with an
+        identical card say, is not legal with this one)."""
         head = self.session.count - 1
         bodies = []
+        view = self.session.view  # its own faces: a play is judged with the card it is
         for env in self.resend():
             body = env["body"]
-            if body.get("type") == "move" and not self.session.legal_at(head, self.seat, body):
+            face = view.get(body["slot"]) if body.get("move") == "play" else None
+            if body.get("type") == "move" and not self.session.legal_at(head, self.seat, body,
+                                                                         face):
                 self.in_flight = False
                 continue
             bodies.append(body)
