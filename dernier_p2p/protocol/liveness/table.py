@@ -36,7 +36,8 @@ RULES: tuple[Rule, ...] = (
          "wait on X; or this seat stopped with a proof; or the match ended, to a seat it lent "
          "to; or its host refused an own envelope as echoing a head that host signed (FORK)",
          "send X the records after its have over a link (once per wait, and once more if a "
-         "later probe shows the first never reached X: the same have, lent nil) and restart "
+         "probe when the restarted wait ran out shows the first never reached X: the same "
+         "have, lent nil) and restart "
          "the wait with the catch-up budget; a proof (both records of a fork), or the refused "
          "head, to every seat with an address but the host"),
     Rule("timeout", "seat; the host for its own vote", "the wait on X reached limit(X); X not "

@@ -121,18 +121,20 @@ class Waits:
     def on_lend(self, seat: int, now: int, have: int | None = None, took: bool = True) -> bool:
         """This peer lends ``seat`` the records it lacks at ``now`` (7.5, ``lend``): once per
         wait, the wait restarts with the catch-up budget (a restart ``back`` gave does not
-        count); once more in the same wait if the seat's answer now shows that the first lend
-        never reached it (``have`` no further than at that lend, and it ``took`` nothing over
-        a link: it was gathering as a candidate, which takes no records over links, or the
-        link broke). Whether it did (False: not awaited, or lent to already in this wait)."""
+        count); once more in the same wait if the seat's answer, once the restarted wait has
+        run out, shows that the first lend never reached it (``have`` no further than at that
+        lend, and it ``took`` nothing over a link: it was gathering as a candidate, which takes
+        no records over links, or the link broke). Whether it did (False: not awaited, or lent
+        to already in this wait)."""
         wait = self._waits.get(seat)
         if wait is None:
             return False
         if wait.lent:
             missed = (have is not None and not took and wait.lent_have is not None
                       and have <= wait.lent_have)
-            if wait.lends >= MAX_LENDS or not missed:
-                return False
+            ends = self.ends(seat)
+            if wait.lends >= MAX_LENDS or not missed or ends is None or now < ends:
+                return False  # (before the restarted wait ran out, the lend may be on its way)
         wait.lent = True
         wait.lends += 1
         wait.lent_have = have

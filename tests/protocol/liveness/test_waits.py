@@ -304,13 +304,15 @@ def test_a_lend_that_never_reached_the_seat_is_given_once_more():
     no third; a lend it took, or a ``have`` that moved, uses up the wait's lend."""
     w = started()
     assert w.on_lend(1, 3_000, have=2, took=False)
-    assert not w.on_lend(1, 4_000, have=2, took=True)  # it took records over a link
-    assert not w.on_lend(1, 4_000, have=3, took=False)  # it moved on: the lend reached it
-    assert not w.on_lend(1, 4_000)  # nothing known of its answer
-    assert w.on_lend(1, 5_000, have=2, took=False)  # never reached it: once more
-    assert w.started(1) == 5_000
-    assert not w.on_lend(1, 6_000, have=2, took=False)  # a seat feigning it gets no third
-    assert w.started(1) == 5_000
+    end = w.ends(1)
+    assert not w.on_lend(1, end - 1, have=2, took=False)  # the lend may be on its way
+    assert not w.on_lend(1, end, have=2, took=True)  # it took records over a link
+    assert not w.on_lend(1, end, have=3, took=False)  # it moved on: the lend reached it
+    assert not w.on_lend(1, end)  # nothing known of its answer
+    assert w.on_lend(1, end, have=2, took=False)  # never reached it: once more
+    assert w.started(1) == end
+    assert not w.on_lend(1, w.ends(1), have=2, took=False)  # a seat feigning it: no third
+    assert w.started(1) == end
 
 
 def test_a_lend_and_a_back_restart_one_wait_once_each():
