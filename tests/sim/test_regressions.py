@@ -675,6 +675,23 @@ CASES = {
         "1699699045788), (0, 306139156, 1699693852411), (0, 882786076, 1699117098313)], "
         "constants={}), faults=[Hostile(at=7840, pid=0, kind='censor', target=1, until=37840)])"
     ),
+    # Seven seats; (3, 4) cut off for good from 2.7 s; host 0 stalls from 8.1 s (sequences
+    # nothing, drops every frame but beats) and closes seat 1's connection as silent every
+    # 15 s. The table waited on seat 3; seats 1, 2, 5 and 6 voted it out, but seat 1's
+    # host-late clock started again with each resume, and censor_ms + grace_ms (22 s) never
+    # passed on one connection: no quorum deposed the host and the table was abandoned. Fix:
+    # the clock runs over every connection to the same host (PROTOCOL.md 7.5, host-late).
+    "a-host-closing-connections-to-stay-on-time": (
+        "no-contest",
+        "Case(seed=1209207, setup=Setup(players=7, variant='moderno', options={'match': "
+        "['hands', 1], 'hand_size': 2}, timers={'turn_ms': 19947, 'declare_ms': 602, "
+        "'grace_ms': 12225}, listens=[True, True, True, True, True, True, True], speeds=None, "
+        "clocks=[(8192, 361947963, 1699638103161), (4899, 303029571, 1699697006528), (-6553, "
+        "340333383, 1699659589646), (-1341, 976845202, 1699023190558), (-4258, 66852877, "
+        "1699933228184), (-868, 930275075, 1699069607600), (-190, 958446659, 1699041473277)], "
+        "constants={}), faults=[Partition(at=2735, group=(3, 4), until=4611686018427387904), "
+        "Hostile(at=8145, pid=0, kind='stall', target=6, until=4611686018427387904)])"
+    ),
 }
 
 _EQUIVOCATE_605508 = (

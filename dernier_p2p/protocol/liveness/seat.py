@@ -79,6 +79,9 @@ class SeatWatch:
         self.voted: dict[tuple[str, int | None, int], tuple[int, dict[str, Any]]] = {}
         # (kind, target, after) -> when its vote last went to the host, and its frame
         self.first_sent: dict[tuple[str, int | None, int], int] = {}
+        # the host the votes of ``first_sent`` went to
+        self.votes_host: int | None = session.chain.host if connected else None
+        self.conn_since = now  # when the present host connection was made
         # (kind, target, after) -> when its vote first went on this host connection
         self.grounds: set[tuple[str, int | None, int]] = set()
         # the timeout and left votes whose rule held at the last look (``_absence``)
@@ -156,14 +159,18 @@ class SeatWatch:
         self.grounds &= set(self.voted)
 
     def _unserved(self, now: int) -> bool:
-        """``host-late`` for a verdict: a ``timeout`` or ``left`` vote of this seat went to its
-        host ``censor_ms + grace_ms`` ago on this connection and still stands (its rule held at
+        """``host-late`` for a verdict: a ``timeout`` or ``left`` vote of this seat first went to
+        its host ``censor_ms + grace_ms`` ago (over any connection to that host: one that closes
+        the seat's connection does not put the clock back), went again on the present one at
+        least ``revote_ms`` ago, and still stands (its rule held at
         the last look, with the same ``after``): a host holding a quorum of such votes MUST
         sequence the record, so, if one did, every voter deposes it (a voter alone changes
         nothing: no quorum tries a candidate; ``grace_ms`` more covers the spread of the
         voters' limits).
         Its own seat's time-out keeps ``limit + grace_ms``."""
         host = self.chain.host
+        if now - self.conn_since < self.b.revote_ms:
+            return False  # sent again on this connection: the host gets that long to serve it
         return any(now - self.first_sent.get(k, now) >= self.b.censor_ms + self.b.grace_ms
                    for k in self.grounds if k[1] != host and k in self.voted)
 
@@ -275,8 +282,11 @@ class SeatWatch:
             for env in passable(waiting, seat, self.judge):  # away: passed on if still due
                 self._pass_on(env, now)
         self.depose_after = None
-        self.voted.clear()  # votes sent before went to a host that may not hold them
-        self._forget_unsent()
+        self.voted.clear()  # votes sent before went to a host that may not hold them: again
+        if host != self.votes_host:  # a new host: their clocks start again
+            self._forget_unsent()
+        self.votes_host = host  # (the same host: a closed connection does not put them back)
+        self.conn_since = now
         if self.phase == FAILOVER:
             if host == self.deposing:
                 self.deposing = None
@@ -762,7 +772,8 @@ class SeatWatch:
                 times.append(at + self.b.revote_ms)
             for key in self.grounds:
                 if key in self.first_sent:
-                    times.append(self.first_sent[key] + self.b.censor_ms + self.b.grace_ms)
+                    times.append(max(self.first_sent[key] + self.b.censor_ms + self.b.grace_ms,
+                                     self.conn_since + self.b.revote_ms))
             times.append(self.delivered.next_due(now, self.b.censor_ms, self.m,
                                                  self.s.waiting_on(), self.last_progress))
             times.append(self.last_progress + self.b.stuck_ms)

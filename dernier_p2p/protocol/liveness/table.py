@@ -55,7 +55,8 @@ RULES: tuple[Rule, ...] = (
          "if the evidence goes"),
     Rule("host-late", "seat, m >= 3", "the wait on the host's seat reached limit + grace_ms; "
          "or a timeout or left vote of this seat about another seat has stood "
-         "censor_ms + grace_ms since it first went on this host connection",
+         "censor_ms + grace_ms since it first went to this host (over any connection to "
+         "it), and revote_ms since it went again on the present one",
          "vote depose; failover as for censored, until the host's seat is no longer late and "
          "no such vote stands"),
     Rule("failover", "a seat that voted depose", "(7.6)",

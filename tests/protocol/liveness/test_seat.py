@@ -945,6 +945,32 @@ def test_a_timeout_vote_the_host_leaves_standing_for_censor_ms_deposes_it():
     assert no_close(out) and w.host_up and w.phase == FAILOVER
 
 
+def test_a_host_closing_the_connection_does_not_put_back_the_clock_of_a_standing_vote():
+    """The clock of a standing ``timeout`` vote runs from its first sending to this host, over
+    every connection to it (seed 1209207: a stalling host that closed the seat's connection as
+    silent every 15 s, with censor_ms + grace_ms longer than that, was never late); after a
+    resume the vote goes again at once and the host has ``revote_ms`` on that connection."""
+    bed, w = accepting(listen=(True, False, True))
+    assert said(w.advance(LIMIT)) == [vote("timeout", 1)]
+    t = LIMIT + CENSOR + GRACE
+    drop = t - REVOTE // 2  # the host closes the connection just before the vote is late
+    w.disconnected(drop)
+    w.connected(0, drop + 10)
+    assert vote("timeout", 1) in said(w.advance(drop + 10))  # again, at once
+    back = drop + 10 + REVOTE
+    assert w.deadline() == back  # not t: revote_ms on this connection first
+    w.heard(back)
+    out = w.advance(back)  # (its revote falls due too)
+    assert said(out) == [vote("timeout", 1), *failover_start("host-late", 2, FIRST_TRY, 2)[:2]]
+    bed, w = accepting(listen=(True, False, True))  # another host: its clock starts again
+    w.advance(LIMIT)
+    w.disconnected(t - 1)
+    w.connected(2, t)
+    w.advance(t)
+    w.heard(t + REVOTE)
+    assert vote("depose", 0, "host-late") not in said(w.advance(t + REVOTE))
+
+
 def test_a_timeout_vote_whose_ground_went_deposes_nobody():
     bed, w = accepting(listen=(True, False, True))
     assert said(w.advance(LIMIT)) == [vote("timeout", 1)]
