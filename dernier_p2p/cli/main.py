@@ -288,7 +288,8 @@ def play(
     """Sit at a table on this machine: you against bot peers (bots only with --auto).
 
     Every bot is a peer of its own speaking the protocol over loopback TCP; the deck is
-    shuffled by all of them together."""
+    shuffled by all of them together. If you leave (q), you resign: the bots finish the match
+    without you and the result is shown."""
     from dernier_p2p.cli.table import Seating, play_local
 
     options = _match_options(variant, players, hands, target)
@@ -302,6 +303,11 @@ def play(
     seating = Seating(bot=auto, colour=colour, offer_s=offer_seconds, screen=screen)
     seat = _run(lambda: play_local(variant, players, options, seed, name, path, seating),
                 screen=screen, header=variant)
+    left = seating.how_left()
+    if left == "ended":
+        click.echo("You left the table: your resignation ended the match.")
+    elif left == "bots":
+        click.echo("You left the table; the bots finished the match without you.")
     _final(seat, path)
 
 
