@@ -424,14 +424,18 @@ async def _play_peer(
 
 
 def listen_note(peer: Peer) -> str:
-    """Whether this seat can take over as host, and where (or why not)."""
-    if peer.listen_problem is not None:
-        return (f"This seat cannot host if the host goes away ({peer.listen_problem}); "
-                "the match goes on with another host.")
+    """For whom this seat can take over as host if the host goes away, or why it cannot (see
+    :func:`.internet.takeover_note`)."""
+    from dernier_p2p.cli.internet import takeover_note
+
+    config = peer.config
+    listen = None
     if peer.listeners:
-        port = peer.listeners[0].socket.getsockname()[1]
-        return f"If the host goes away, this seat can host the table (port {port})."
-    return "This seat does not offer to host if the host goes away."
+        host, port = peer.listeners[0].socket.getsockname()[:2]
+        listen = (config.listen[0] if config.listen is not None else str(host), port)
+    relay = config.relay if config.relay_standby else None
+    return takeover_note(listen, problem=peer.listen_problem, mapped=config.announce,
+                         relay=relay)
 
 
 async def watch_table(
