@@ -305,9 +305,9 @@ def play(
                 screen=screen, header=variant)
     left = seating.how_left()
     if left == "ended":
-        click.echo("You left the table: your resignation ended the match.")
+        click.echo("You left the table. Your resignation ended the match.")
     elif left == "bots":
-        click.echo("You left the table; the bots finished the match without you.")
+        click.echo("You left the table. The bots finished the match without you.")
     _final(seat, path)
 
 

@@ -158,11 +158,11 @@ class Seating:
         await self._leave.wait()
         seat.leave()
         with trio.move_on_after(RESIGN_WAIT_S):
-            while not (seat.resigned.is_set() or seat.finished or seat.stopped is not None):
-                await seat.changed.wait()
-        if seat.stopped is not None:
-            return  # a fault ends the run and is told
-        if not self.bots or not (seat.resigned.is_set() or seat.finished):
+            await seat.done_acting.wait()  # resigned, or the match was over first
+        resigned = seat.resigned.is_set()
+        if seat.stopped is not None or (seat.finished and not resigned):
+            return  # a fault, or the match was over first: the run ends as it does
+        if not self.bots or not resigned:
             raise QuitGame
         if seat.finished:
             return

@@ -143,6 +143,7 @@ class LocalSeat:
         self.chat_pace = ChatPace()
         self.leaving = False  # the player asked to leave (see :meth:`leave`)
         self.resigned = trio.Event()  # set once :meth:`act` has resigned for the player
+        self.done_acting = trio.Event()  # set once :meth:`act` has ended, for any reason
         self.send_ready: Callable[[dict[str, Any]], None] | None = None
         self._windows_seen = 0
         self._told = 0
@@ -397,6 +398,13 @@ class LocalSeat:
         offer go, says ``ready``; a turn move waits for the others' window unless the agent
         has ``waits_for_offers = False`` (a person, whose own pace is slower). Once the player
         asked to leave (:meth:`leave`) it resigns and ends."""
+        try:
+            await self._act(send)
+        finally:
+            self.done_acting.set()
+            self._wake()
+
+    async def _act(self, send: Send) -> None:
         assert self.agent is not None
         seen: tuple[int, int] = (-1, -1)
         waits = getattr(self.agent, "waits_for_offers", True)
@@ -404,7 +412,6 @@ class LocalSeat:
             if self.leaving:
                 await self.resign(send)
                 self.resigned.set()
-                self._wake()
                 return
             if self.busy or (self.version, self.refusals) == seen:
                 await self.changed.wait()

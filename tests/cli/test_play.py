@@ -166,9 +166,9 @@ def test_leaving_at_three_seats_lets_the_bots_finish_and_the_transcript_checks(
     assert "Ann has left the match and ranks last" in out
     after = out.split("Ann has left the match", 1)[1]
     assert "The bots finish the match without you, without pauses" in after
-    assert "You left the table; the bots finished the match without you." in after
+    assert "You left the table. The bots finished the match without you." in after
     assert "Final scores: Ann " in after and "Match points: Ann -1, Bot 1 1, Bot 2 1" in after
-    assert "lost connection" not in out and "You left the table." not in out
+    assert "lost connection" not in out
     # the seat that left shuffles no more: the next deal is the two bots'
     assert "your shuffle" not in after and "shuffle 2 of 2 verified" in after
     assert "Verifying Bot 1's shuffle (seat 1, 1 of 2)" in after
@@ -180,7 +180,7 @@ def test_leaving_at_two_seats_ends_the_match_and_says_so(tmp_path: Path) -> None
     assert "You resign: the match ends here and you rank last." in out
     assert "play on" not in out and "finish the match" not in out
     assert "Ann forfeits (left the table)." in out and "Bot 1 wins the match!" in out
-    assert "You left the table: your resignation ended the match." in out
+    assert "You left the table. Your resignation ended the match." in out
     assert "Match points: Ann -1, Bot 1 1" in out
     assert check.startswith("OK") and "Winner: Bot 1" in check
 
