@@ -67,7 +67,7 @@ class Seating:
     screen: Any = None  # a tui.link.ScreenLink when the full-screen table shows the seat
     agent_echo: Callable[..., None] | None = None
     bots: bool = False
-    leaving: bool = False  # the person asked to leave
+    leaving: bool = field(default=False, init=False)  # the person asked to leave
 
     def __post_init__(self) -> None:
         self._leave = trio.Event()
@@ -169,7 +169,6 @@ class Seating:
         self.echo("You have left the table and rank last. The bots finish the match without "
                   "you, without pauses; the result follows (Ctrl-C stops here, leaving the "
                   "transcript unfinished).")
-
 
     def how_left(self) -> str | None:
         """After the match: "ended" when this seat's leaving ended it (two players in play,
