@@ -50,8 +50,8 @@ class Seating:
 
     ``bots``: the other seats are bots in this process (``dernier play``): when the person
     leaves, the seat resigns and the bots finish the match without pauses (:meth:`how_left`
-    then says how it ended); without it the seat resigns and the run ends with
-    :class:`QuitGame`."""
+    then says how it ended); without it the seat resigns and, unless that ended the match, the
+    run ends with :class:`QuitGame` (the others play on in their own processes)."""
 
     bot: bool
     colour: bool
@@ -152,9 +152,9 @@ class Seating:
         self._leave.set()
 
     async def _leave_when_asked(self, seat: LocalSeat) -> None:
-        """Once the person asked to leave and the seat has resigned: with ``bots``, say that
-        they finish the match; else (or if no resignation went through) end the run with
-        :class:`QuitGame`."""
+        """Once the person asked to leave and the seat has resigned: if the match goes on, say
+        that the bots finish it (``bots``) or end the run with :class:`QuitGame`; so too if no
+        resignation went through."""
         await self._leave.wait()
         seat.leave()
         with trio.move_on_after(RESIGN_WAIT_S):
@@ -162,10 +162,10 @@ class Seating:
         resigned = seat.resigned.is_set()
         if seat.stopped is not None or (seat.finished and not resigned):
             return  # a fault, or the match was over first: the run ends as it does
-        if not self.bots or not resigned:
-            raise QuitGame
+        if not resigned or (not self.bots and not seat.finished):
+            raise QuitGame  # the others play on, in their own processes
         if seat.finished:
-            return
+            return  # the resignation ended the match: its result is shown
         self.echo("You have left the table and rank last. The bots finish the match without "
                   "you, without pauses; the result follows (Ctrl-C stops here, leaving the "
                   "transcript unfinished).")
