@@ -21,6 +21,7 @@ import trio
 from dernier_p2p.cli.narrate import narrate, reveal_lines, session_notice
 from dernier_p2p.cli.pacing import Pacer
 from dernier_p2p.net.seat import LocalSeat, Notice, Presence
+from dernier_p2p.protocol.node.own import shufflers
 from dernier_p2p.protocol.session import SessionEvent
 from dernier_p2p.rules import events as ev
 
@@ -110,7 +111,8 @@ COUNTDOWN_EVERY = 15.0
 
 
 def progress_line(body: dict[str, Any], counts: dict[tuple[int, int], int], n: int) -> str | None:
-    """A progress line for a verified ``shuffle`` body (``counts`` per hand and epoch)."""
+    """A progress line for a verified ``shuffle`` body (``counts`` per hand and epoch; ``n``
+    seats shuffle)."""
     if body.get("type") != "shuffle":
         return None
     key = (body["hand"], body["epoch"])
@@ -186,7 +188,8 @@ class Narrator:
         records = seat.records
         if self.progress:
             for rec in records[self._records :]:
-                line = progress_line(rec["env"]["body"], self._counts, session.n)
+                line = progress_line(rec["env"]["body"], self._counts,
+                                     len(shufflers(session)))
                 if line:
                     self.echo(line)
         self._records = len(records)
@@ -261,7 +264,7 @@ class Narrator:
         if not self.progress or self.seat is None:
             return
         self.flush()
-        n = self.seat.session.n
+        n = len(shufflers(self.seat.session))
         if what == "shuffle":
             self.echo(f"Shuffling the deck: your shuffle, {number} of {n}…")
         else:

@@ -38,6 +38,7 @@ from dernier_p2p.rules import (
     Move,
     NameSuit,
     Pass,
+    Phase,
     Play,
     State,
     Suit,
@@ -48,11 +49,21 @@ from dernier_p2p.rules import (
 SUIT_KEYS = "yrgb"
 HELP_WORDS = ("?", "h", "help")
 WARN_S = 10.0  # a warning this long before the turn's time runs out
-LEAVE_WARNING = (
-    "Leave the table? You resign: you rank last (at three or more players the others play "
-    "on). "
-    "y = leave, anything else = stay > "
-)
+LEAVE_ASK = "Leave the table?"
+"""How the question to leave begins (see :func:`leave_warning`)."""
+
+
+def leave_warning(state: State | None, bots: bool = False) -> str:
+    """The question before leaving, saying what the resignation does at this table: at two
+    players in play, or before the first dealer is chosen, the match ends; else the others
+    play on (``bots``: the other seats are bots in this process, which finish the match)."""
+    if state is None or state.players - len(state.out) <= 2 or state.phase is Phase.DEALER:
+        what = "You resign: the match ends here and you rank last."
+    elif bots:
+        what = "You resign and rank last; the bots finish the match without you."
+    else:
+        what = "You resign and rank last; the others play on without you."
+    return f"{LEAVE_ASK} {what} y = leave, anything else = stay > "
 
 
 class QuitGame(Resign):
@@ -286,6 +297,8 @@ class HumanAgent:
         self.colour = colour
         self._last_offer: str | None = None
         self.say: Callable[[str], None] | None = None  # sends a chat line (once seated)
+        self.bots = False  # the other seats are bots in this process (``dernier play``)
+        self.gone = False  # the seat has left: no prompt opens again
 
     def chat(self, line: str) -> None:
         """A ``/text`` line typed at a prompt: ``text`` goes to the table as a chat line (shown
@@ -313,6 +326,8 @@ class HumanAgent:
 
         def stale() -> bool:
             nonlocal warn_at
+            if self.gone:
+                return True
             if self.current() is not state or (pacer is not None and pacer.hand_held):
                 return True
             now = trio.current_time()
@@ -354,7 +369,7 @@ class HumanAgent:
         """Ask before leaving; raise :class:`QuitGame` unless the answer keeps the seat (the end
         of input leaves)."""
         try:
-            answer = await self._ask(LEAVE_WARNING, state)
+            answer = await self._ask(leave_warning(state, self.bots), state)
         except Stale:
             answer = ""
         except QuitGame:
@@ -398,6 +413,8 @@ class HumanAgent:
     async def __call__(self, state: State, seat: int, view: Mapping[int, Card]) -> Move | None:
         if self.pacer is not None:
             await self.pacer.clear_hand()
+        if self.gone:
+            return None
         try:
             return await self._offer(state, seat, view)
         finally:

@@ -3,7 +3,9 @@
 :func:`open_routes` runs beside a :class:`~dernier_p2p.net.host.Host`: it asks the router for a
 port mapping (UPnP, then NAT-PMP), registers the table with a relay if one is given (and again
 if the relay goes away), tells the user what worked and what to do when nothing did, and
-builds the invite code. The mapping is removed when the table closes.
+builds the invite code. The mapping is removed when the table closes. :func:`seat_routes` does
+the same for a joining seat that offers to host if the host goes away, and
+:func:`takeover_note` says, once, for whom that seat can take over.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any
 
 import trio
 
-from dernier_p2p.net.address import is_loopback
+from dernier_p2p.net.address import host_port, is_loopback
 from dernier_p2p.net.invite import Invite, Route, fingerprint, show_fingerprint
 from dernier_p2p.net.portmap import Attempt, Mapping, mapped
 from dernier_p2p.net.relay import keep_registered, new_token
@@ -122,8 +124,9 @@ async def seat_routes(
     """Make a joining seat reachable as a candidate host (PROTOCOL.md 7.6) while the block
     lasts: ask the router to forward its fixed ``listen`` port and announce the mapping
     (``config.announce``, a PeerConfig's), else stand by at the code's relay
-    (``config.relay_standby``), telling the user which. A loopback or public listen address,
-    or port 0, needs neither."""
+    (``config.relay_standby``), telling the user how the router answered (for whom the seat
+    can then take over is said once seated: :func:`takeover_note`). A loopback or public
+    listen address, or port 0, needs neither."""
     listen = config.listen
     if listen is None or listen[1] == 0 or is_loopback(listen[0]) or _is_public(listen[0]):
         yield
@@ -131,23 +134,54 @@ async def seat_routes(
     port = listen[1]
     attempt = Attempt()
     relay = config.relay
-    via = "" if relay is None else f"{relay[0]}:{relay[1]}"
     if map_port:
         echo(f"Opening port {port} on your router, so that this seat can host if the host "
              "goes away (UPnP, then NAT-PMP)...")
     async with _maybe_mapped(map_port, port, attempt, map_timeout_s) as mapping:
         if mapping is not None:
             config.announce = (mapping.external_ip, mapping.external_port)
-            echo(f"  done ({mapping.method}): this seat is reachable at "
-                 f"{mapping.external_ip}:{mapping.external_port}")
+            echo(f"  done ({mapping.method}): the router forwards "
+                 f"{host_port(mapping.external_ip, mapping.external_port)} to this machine")
         else:
             if map_port:
                 echo("  no router mapping (" + "; ".join(attempt.notes) + ")")
             if relay is not None:
                 config.relay_standby = True
-                echo(f"If this seat hosts after the host goes away, the others reach it through "
-                     f"the relay {via}.")
-            else:
-                echo("If the host goes away, players outside your network cannot reach this "
-                     "seat; another seat hosts if it can.")
         yield
+
+
+def takeover_note(
+    listen: tuple[str, int] | None,
+    *,
+    problem: str | None = None,
+    mapped: tuple[str, int] | None = None,
+    relay: tuple[str, int] | None = None,
+) -> str:
+    """The one line a joiner reads about hosting the table if the host goes away: for whom
+    this seat can take over (every player, the players on this network, on this machine),
+    or why it cannot. ``listen``: the address the table lists for this seat, with the port it
+    listens on (None: it offers none); ``problem``: why it could not listen; ``mapped``: the
+    router's address forwarded to it; ``relay``: the relay where it stands by."""
+    head = "If the host goes away, this seat"
+    others = "another seat takes over if one can"
+    if problem is not None:
+        return f"{head} cannot take over as host ({problem}); {others}."
+    if listen is None:
+        return f"{head} does not offer to take over as host; {others}."
+    at = host_port(*listen)
+    if mapped is not None:
+        return (f"{head} can take over as host for every player: the router forwards "
+                f"{host_port(*mapped)} to it.")
+    if relay is not None:
+        return (f"{head} can take over as host for every player: players on this network "
+                f"reach it at {at}, the others through the relay {host_port(*relay)}.")
+    if is_loopback(listen[0]):
+        return f"{head} can take over as host only for players on this machine ({at})."
+    if _is_public(listen[0]):
+        return f"{head} can take over as host for every player, at {at}."
+    try:
+        ipaddress.ip_address(listen[0])
+    except ValueError:  # a name: whoever it leads to
+        return f"{head} can take over as host for the players who reach {at}."
+    return (f"{head} can take over as host only for players on this network ({at}): "
+            f"players elsewhere cannot reach that address; {others}.")

@@ -246,11 +246,23 @@ def _screen(plain: bool) -> Any:
     return ScreenLink()
 
 
-def _final(seat: Any, transcript: Path | None) -> None:
+LEFT = {
+    "ended": "You left the table. Your resignation ended the match.",
+    "bots": "You left the table. The bots finished the match without you.",
+}
+"""What the player reads after a match it left that went on to its end (see
+``Seating.how_left``)."""
+
+
+def _final(seat: Any, transcript: Path | None, seating: Any = None) -> None:
+    """The match's result for the player (after how it left it, if it did)."""
     from dernier_p2p.cli.follow import names_of
 
     if seat is None:
         return
+    left = None if seating is None else seating.how_left()
+    if left is not None:
+        click.echo(LEFT[left])
     result = seat.session.result
     names = names_of(seat)
     if result is not None and result.get("no_contest"):
@@ -288,7 +300,8 @@ def play(
     """Sit at a table on this machine: you against bot peers (bots only with --auto).
 
     Every bot is a peer of its own speaking the protocol over loopback TCP; the deck is
-    shuffled by all of them together."""
+    shuffled by all of them together. If you leave (q), you resign: the bots finish the match
+    without you and the result is shown."""
     from dernier_p2p.cli.table import Seating, play_local
 
     options = _match_options(variant, players, hands, target)
@@ -302,7 +315,7 @@ def play(
     seating = Seating(bot=auto, colour=colour, offer_s=offer_seconds, screen=screen)
     seat = _run(lambda: play_local(variant, players, options, seed, name, path, seating),
                 screen=screen, header=variant)
-    _final(seat, path)
+    _final(seat, path, seating)
 
 
 # --------------------------------------------------------------------------- host / join
@@ -427,7 +440,7 @@ def host(
         lambda: host_table(identity, config, seating, relay=relay_at, map_port=not no_map),
         f" on {host_port(bind, port)}", screen=screen, header=variant,
     )
-    _final(seat, path)
+    _final(seat, path, seating)
 
 
 PORT_HINT = ("another program (or another `dernier host`) is listening there: choose another "
@@ -471,7 +484,7 @@ def _come_back(
     seating = Seating(bot=bot, colour=_colour(no_colour), offer_s=offer_s, screen=screen)
     seat = _run(lambda: join_table(identity, ("", 0), config, seating), " to the new host",
                 screen=screen, header="dernier")
-    _final(seat, transcript)
+    _final(seat, transcript, seating)
 
 
 def _parse_address(value: str, hint: str = "ADDRESS") -> tuple[str, int]:
@@ -673,7 +686,7 @@ def join(
     seat = _run(play, place, screen=screen, header="dernier")
     if seat is None:
         _fail("The table never started.")
-    _final(seat, Path(config.transcript) if config.transcript is not None else path)
+    _final(seat, Path(config.transcript) if config.transcript is not None else path, seating)
 
 
 @main.command()

@@ -3,7 +3,8 @@
 A :class:`Pacer` is shared by the human's agent and the bots' agents. While the human has an
 out-of-turn offer open (a jump-in, a late declaration, a catch) the bots hold their moves until
 the human answers, lets it go, or the offer's window (``offer_s``) runs out; at the end of a hand
-they hold until the human has seen every hand and pressed a key. Times come from trio's clock.
+they hold until the human has seen every hand and pressed a key. Once the human has left the
+table (:meth:`Pacer.leave`) the bots wait for nobody. Times come from trio's clock.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ class Pacer:
         self.offer_until: float | None = None
         self._offer_for: object = None
         self.hand_held = False
+        self.gone = False  # the human left the table: the bots play on without pauses
         self.on_release: Callable[[], None] | None = None  # the table is told of the key
         self._changed = trio.Event()
         # where the human's seat is: (hand, clock) of the state it has applied, None while it
@@ -57,6 +59,15 @@ class Pacer:
             return 0.0
         return max(0.0, self.offer_until - trio.current_time())
 
+    def leave(self) -> None:
+        """The human has left the table: no offer, no hand's end and no pause holds the bots
+        from now on."""
+        self.gone = True
+        self.hand_key = False
+        self.offer_until = None
+        self.hand_held = False  # (no key was pressed: the table is not told of one)
+        self._wake()
+
     def hold_hand(self) -> None:
         """A hand has ended: hold the bots until :meth:`release_hand` (if ``hand_key``)."""
         if self.hand_key and not self.hand_held:
@@ -78,9 +89,9 @@ class Pacer:
     async def caught_up(self, position: tuple[int, int]) -> None:
         """Wait until the human's seat has applied the table up to ``position`` and had the
         chance to open an offer on it."""
-        if self.human_at is None:
+        if self.human_at is None or self.gone:
             return
-        while True:
+        while not self.gone:
             at = self.human_at()
             if at is not None and at >= position:
                 break
@@ -94,7 +105,7 @@ class Pacer:
 
     async def clear(self) -> None:
         """Wait until no offer is open and no hand's end is held."""
-        while True:
+        while not self.gone:
             if self.offer_until is not None and trio.current_time() >= self.offer_until:
                 self.offer_until = None
             if self.offer_until is None and not self.hand_held:
@@ -104,10 +115,12 @@ class Pacer:
 
 
 def paced_bot(policy: Policy, pacer: Pacer, delay: float) -> Agent:
-    """A bot agent that waits ``delay`` seconds, then for the pacer to be clear, then moves."""
+    """A bot agent that waits ``delay`` seconds, then for the pacer to be clear, then moves (at
+    once when the human has left)."""
 
     async def agent(state: State, seat: int, view: Mapping[int, Card]) -> Move | None:
-        await trio.sleep(delay)
+        if not pacer.gone:
+            await trio.sleep(delay)
         await pacer.caught_up((state.hand_number, state.clock))
         await pacer.clear()
         return policy(state, seat, view)

@@ -23,7 +23,7 @@ import trio
 
 from dernier_p2p.bots import HeuristicBot
 from dernier_p2p.cli.follow import Narrator, names_of
-from dernier_p2p.cli.human import HumanAgent, LineReader
+from dernier_p2p.cli.human import HumanAgent, LineReader, QuitGame
 from dernier_p2p.cli.pacing import DEFAULT_OFFER_S, Pacer, paced_bot
 from dernier_p2p.net.address import host_port
 from dernier_p2p.net.agent import Agent, bot_agent
@@ -33,6 +33,7 @@ from dernier_p2p.net.peer import Peer, PeerConfig
 from dernier_p2p.net.seat import LocalSeat
 from dernier_p2p.net.timers import Timers
 from dernier_p2p.net.watch import WatchConfig, Watcher
+from dernier_p2p.rules import events as ev
 from dernier_p2p.wire.hashing import digest
 from dernier_p2p.wire.identity import IdentityKey
 
@@ -40,11 +41,17 @@ LOOPBACK = "127.0.0.1"
 AUTO_TIMERS = Timers(turn_ms=30_000, declare_ms=50, grace_ms=5_000)
 HUMAN_TIMERS = Timers(turn_ms=3_600_000, declare_ms=1_500, grace_ms=15_000)
 BOT_PACE = 0.4  # seconds a bot waits before each move when a human plays along
+RESIGN_WAIT_S = 10.0  # how long a seat that leaves waits for its resignation to go through
 
 
 @dataclass
 class Seating:
-    """How the user's seat is played and shown."""
+    """How the user's seat is played and shown, and what leaving does (:meth:`ask_leave`).
+
+    ``bots``: the other seats are bots in this process (``dernier play``): when the person
+    leaves, the seat resigns and the bots finish the match without pauses (:meth:`how_left`
+    then says how it ended); without it the seat resigns and, unless that ended the match, the
+    run ends with :class:`QuitGame` (the others play on in their own processes)."""
 
     bot: bool
     colour: bool
@@ -59,12 +66,17 @@ class Seating:
     human: HumanAgent | None = None
     screen: Any = None  # a tui.link.ScreenLink when the full-screen table shows the seat
     agent_echo: Callable[..., None] | None = None
+    bots: bool = False
+    leaving: bool = field(default=False, init=False)  # the person asked to leave
 
     def __post_init__(self) -> None:
+        self._leave = trio.Event()
+        self._gate: trio.CancelScope | None = None
         if self.screen is not None:
             self.echo, self.agent_echo = self.screen.narrate, self.screen.agent_echo
             self.lines, self.colour = self.screen.lines, False
             self.log = self.screen.log
+            self.screen.ask_leave = self.ask_leave
         if self.lines is None and not self.bot:
             self.lines = LineReader()
         if self.pacer is None and not self.bot:
@@ -74,6 +86,13 @@ class Seating:
             self.narrator = Narrator(self.echo, self.log, self.colour, pacer=self.pacer)
         if self.screen is not None:
             self.screen.pacer = self.pacer
+        self.among_bots(self.bots)
+
+    def among_bots(self, bots: bool = True) -> None:
+        """Say whether the other seats are bots in this process (see ``bots``)."""
+        self.bots = bots
+        if self.screen is not None:
+            self.screen.bots = bots
 
     async def follow(self, source: SeatSource) -> None:
         """Narrate the user's seat (``source``: the Host or Peer running it) to the end; a
@@ -99,10 +118,71 @@ class Seating:
             self.pacer.on_release = lambda: pace.key_pressed(pace.window_at)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self.narrator.countdown, self.seat)
+            nursery.start_soon(self._leave_when_asked, self.seat)
             if self.pacer is not None and self.pacer.hand_key and self.human is not None:
-                nursery.start_soon(self.human.hand_gate)
+                nursery.start_soon(self._hand_gate, self.human)
             await self.narrator.follow(self.seat)
             nursery.cancel_scope.cancel()
+
+    async def _hand_gate(self, human: HumanAgent) -> None:
+        """The human's key after each hand; ``q`` there leaves as anywhere else."""
+        with trio.CancelScope() as self._gate:
+            try:
+                await human.hand_gate()
+            except QuitGame:
+                self.ask_leave()
+
+    def ask_leave(self) -> None:
+        """The person leaves (``q`` confirmed, the end of input, the screen's leave): no prompt
+        opens again and the seat resigns (:meth:`LocalSeat.leave`); with ``bots`` they stop
+        waiting for the person at once. Callable from any task of the table's run."""
+        if self.leaving:
+            return
+        self.leaving = True
+        if self.screen is not None:
+            self.screen.left = True
+        if self.human is not None:
+            self.human.gone = True
+        if self._gate is not None:
+            self._gate.cancel()
+        if self.bots and self.pacer is not None:
+            self.pacer.leave()
+        if self.seat is not None:
+            self.seat.leave()
+        self._leave.set()
+
+    async def _leave_when_asked(self, seat: LocalSeat) -> None:
+        """Once the person asked to leave and the seat has resigned: if the match goes on, say
+        that the bots finish it (``bots``) or end the run with :class:`QuitGame`; so too if no
+        resignation went through."""
+        await self._leave.wait()
+        seat.leave()
+        with trio.move_on_after(RESIGN_WAIT_S):
+            await seat.done_acting.wait()  # resigned, or the match was over first
+        resigned = seat.resigned.is_set()
+        if seat.stopped is not None or (seat.finished and not resigned):
+            return  # a fault, or the match was over first: the run ends as it does
+        if not resigned or (not self.bots and not seat.finished):
+            raise QuitGame  # the others play on, in their own processes
+        if seat.finished:
+            return  # the resignation ended the match: its result is shown
+        self.echo("You have left the table and rank last. The bots finish the match without "
+                  "you, without pauses; the result follows (Ctrl-C stops here, leaving the "
+                  "transcript unfinished).")
+
+    def how_left(self) -> str | None:
+        """After the match: "ended" when this seat's leaving ended it (two players in play,
+        or no first dealer yet), "bots" when the others played on without it, None when the
+        seat did not leave."""
+        seat = self.seat
+        if not self.leaving or seat is None:
+            return None
+        for event in seat.session.events:
+            if isinstance(event, ev.Forfeited) and event.seat == seat.seat:
+                return "ended"
+            if isinstance(event, ev.SeatOut) and event.seat == seat.seat:
+                return "bots"
+        return None
 
 
 class SeatSource(Protocol):
@@ -122,6 +202,7 @@ class _Human:
     waits_for_offers = False  # a person's turn move is not held for the others' window
 
     def __init__(self, seating: Seating, source: SeatSource) -> None:
+        self.seating = seating
         self.source = source
         self.seat: LocalSeat | None = None
         assert seating.narrator is not None
@@ -131,6 +212,7 @@ class _Human:
             colour=seating.colour, flush=seating.narrator.flush, pacer=seating.pacer,
         )
         self.agent.show_table = seating.screen is None
+        self.agent.bots = seating.bots
         if seating.screen is None:  # narration cuts into an open prompt and prints it again
             seating.narrator.open_prompt = lambda: self.agent.open_prompt
         seating.human = self.agent
@@ -145,7 +227,11 @@ class _Human:
             timers = self.seat.session.table_body.get("timers") or {}
             if timers.get("turn_ms"):
                 self.agent.turn_s = timers["turn_ms"] / 1000
-        return await self.agent(state, seat, view)
+        try:
+            return await self.agent(state, seat, view)
+        except QuitGame:  # the seat resigns (see Seating.ask_leave): no move
+            self.seating.ask_leave()
+            return None
 
     def refused(self, code: str, detail: str) -> None:
         self.agent.refused(code, detail)
@@ -178,7 +264,9 @@ async def play_local(
     seating: Seating,
 ) -> LocalSeat | None:
     """Host a loopback table, seat ``players - 1`` bot peers, play until the match is over;
-    return the user's seat. The user's QuitGame (or any fault) propagates."""
+    return the user's seat. When the user leaves, the seat resigns and the bots finish the
+    match (see :class:`Seating`); a fault propagates."""
+    seating.among_bots()
     timers = AUTO_TIMERS if seating.bot else HUMAN_TIMERS
     if not seating.bot:
         timers = Timers(timers.turn_ms, max(1, int(seating.offer_s * 1000)), timers.grace_ms)
@@ -335,14 +423,18 @@ async def _play_peer(
 
 
 def listen_note(peer: Peer) -> str:
-    """Whether this seat can take over as host, and where (or why not)."""
-    if peer.listen_problem is not None:
-        return (f"This seat cannot host if the host goes away ({peer.listen_problem}); "
-                "the match goes on with another host.")
+    """For whom this seat can take over as host if the host goes away, or why it cannot (see
+    :func:`.internet.takeover_note`)."""
+    from dernier_p2p.cli.internet import takeover_note
+
+    config = peer.config
+    listen = None
     if peer.listeners:
-        port = peer.listeners[0].socket.getsockname()[1]
-        return f"If the host goes away, this seat can host the table (port {port})."
-    return "This seat does not offer to host if the host goes away."
+        host, port = peer.listeners[0].socket.getsockname()[:2]
+        listen = (config.listen[0] if config.listen is not None else str(host), port)
+    relay = config.relay if config.relay_standby else None
+    return takeover_note(listen, problem=peer.listen_problem, mapped=config.announce,
+                         relay=relay)
 
 
 async def watch_table(

@@ -141,6 +141,9 @@ class LocalSeat:
         self.notices: list[Notice] = []
         self.to_say: deque[str] = deque()
         self.chat_pace = ChatPace()
+        self.leaving = False  # the player asked to leave (see :meth:`leave`)
+        self.resigned = trio.Event()  # set once :meth:`act` has resigned for the player
+        self.done_acting = trio.Event()  # set once :meth:`act` has ended, for any reason
         self.send_ready: Callable[[dict[str, Any]], None] | None = None
         self._windows_seen = 0
         self._told = 0
@@ -343,6 +346,12 @@ class LocalSeat:
         """Whether the agent should be asked now."""
         return self.agent is not None and not self.busy and self.own.may_act()
 
+    def leave(self) -> None:
+        """The player leaves the match on purpose (asked from any task): :meth:`act` resigns
+        for it (:meth:`resign`) and ends, then sets :attr:`resigned`."""
+        self.leaving = True
+        self._wake()
+
     async def resign(self, send: Send, wait_s: float = 5.0) -> None:
         """Leave the match on purpose: send ``resign`` and wait (up to ``wait_s``) for its
         record, so the transcript holds it and the others go on at once."""
@@ -387,11 +396,23 @@ class LocalSeat:
 
         Pacing (:mod:`.pacing`): a seat that may not act, or whose agent lets an out-of-turn
         offer go, says ``ready``; a turn move waits for the others' window unless the agent
-        has ``waits_for_offers = False`` (a person, whose own pace is slower)."""
+        has ``waits_for_offers = False`` (a person, whose own pace is slower). Once the player
+        asked to leave (:meth:`leave`) it resigns and ends."""
+        try:
+            await self._act(send)
+        finally:
+            self.done_acting.set()
+            self._wake()
+
+    async def _act(self, send: Send) -> None:
         assert self.agent is not None
         seen: tuple[int, int] = (-1, -1)
         waits = getattr(self.agent, "waits_for_offers", True)
         while not self.finished and self.stopped is None:
+            if self.leaving:
+                await self.resign(send)
+                self.resigned.set()
+                return
             if self.busy or (self.version, self.refusals) == seen:
                 await self.changed.wait()
                 continue

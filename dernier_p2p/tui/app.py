@@ -25,7 +25,7 @@ from textual.widgets import RichLog, Static
 
 from dernier_p2p.cli.follow import names_of
 from dernier_p2p.cli.help import help_lines
-from dernier_p2p.cli.human import LEAVE_WARNING
+from dernier_p2p.cli.human import LEAVE_ASK, leave_warning
 from dernier_p2p.protocol.messages import MAX_CHAT
 from dernier_p2p.rules import to_act
 from dernier_p2p.tui.link import ScreenLink
@@ -42,6 +42,8 @@ from dernier_p2p.tui.view import (
 WATCHING = "Watching: you have no seat. Each hand shows in the log once revealed."
 WATCH_KEYS = "? help · q stop watching"
 COMMAND_KEYS = {"d", "p", "c", "y", "r", "g", "b", "k", "l", "n", "q"}
+STOP_WARNING = ("Stop here? The bots' match and its transcript stay unfinished. "
+                "y = stop, anything else = stay > ")
 
 
 class HelpScreen(ModalScreen[None]):
@@ -90,7 +92,7 @@ class TableApp(App[None]):
         self.typed = ""
         self.turn_clock = TurnClock()
         self._logged = 0
-        self.leave: Callable[[], None] = self.exit  # how to leave when no prompt is open
+        self.leave: Callable[[], None] = self.exit  # how to end the run (no seat to resign)
         self.confirming = False
         self.saying: str | None = None  # the chat line being typed after "/", if any
 
@@ -125,7 +127,7 @@ class TableApp(App[None]):
         pacer = link.pacer
         offer_left = pacer.offer_left() if pacer is not None and link.prompt else 0.0
         held = bool(pacer is not None and pacer.hand_held)
-        prompt = LEAVE_WARNING if self.confirming else link.prompt
+        prompt = self._confirm_text() if self.confirming else link.prompt
         offers = self.query_one("#offers", Static)
         if seat is None or seat.session.state is None:
             offers.display = False
@@ -210,15 +212,30 @@ class TableApp(App[None]):
             self.saying = (self.saying + event.character)[:MAX_CHAT]
         self._show_say()
 
+    def _confirm_text(self) -> str:
+        """The question "q" asks when no prompt is open."""
+        if self.link.left:
+            return STOP_WARNING
+        seat = self.link.seat
+        return leave_warning(None if seat is None else seat.session.state, self.link.bots)
+
+    def _leave_table(self) -> None:
+        """Leave once confirmed: the seat resigns (see :meth:`ScreenLink.leave`); with no seat
+        to resign (not seated yet, or left already) the run ends."""
+        if not self.link.leave():
+            self.leave()
+
     def action_leave_asked(self) -> None:
         """Ctrl-C: leave as "q" does; once asked, a second Ctrl-C leaves."""
         self.saying = None
         self._show_say()
-        if self.confirming or self.link.watching:
-            self.confirming = False
+        if self.link.watching:
             self.leave()
+        elif self.confirming:
+            self.confirming = False
+            self._leave_table()
         elif self.link.prompt:
-            self._send("y" if self.link.prompt == LEAVE_WARNING else "q")
+            self._send("y" if self.link.prompt.startswith(LEAVE_ASK) else "q")
         else:
             self.confirming = True
         self.refresh_table()
@@ -237,7 +254,7 @@ class TableApp(App[None]):
         if self.confirming:  # "q" with no prompt open: the screen asks itself
             self.confirming = False
             if key == "y":
-                self.leave()
+                self._leave_table()
         elif key == "q" and self.link.watching:
             self.leave()  # a watcher gives up nothing
         elif key == "q" and not self.link.prompt:

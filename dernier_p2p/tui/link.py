@@ -4,6 +4,7 @@ agent and the narrator would print become the screen's log and prompt."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -60,6 +61,9 @@ class ScreenLink:
         self.pacer: Any = None
         self.changed_at = time.monotonic()
         self.finished = False
+        self.ask_leave: Callable[[], None] | None = None  # the table's leave (Seating's)
+        self.bots = False  # the other seats are bots in this process: they finish the match
+        self.left = False  # the seat was asked to leave (see :meth:`leave`)
 
     def narrate(self, text: str = "", nl: bool = True, **_: Any) -> None:
         """The narrator's echo: every line goes to the log (it also keeps ``log``)."""
@@ -79,6 +83,19 @@ class ScreenLink:
         else:
             self.prompt = ""  # the prompt was overtaken by the table
         self.changed_at = time.monotonic()
+
+    def leave(self) -> bool:
+        """Ask the table to let this seat leave (it resigns; callable from the screen); False
+        when there is no seat to resign (not seated yet, or asked already)."""
+        if self.left or self.watching or self.seat is None or self.token is None or \
+                self.ask_leave is None:
+            return False
+        try:
+            self.token.run_sync_soon(self.ask_leave)
+        except trio.RunFinishedError:
+            return False
+        self.left = True
+        return True
 
     def say(self, text: str) -> str | None:
         """Send a chat line to the table (callable from the screen); None once it is on its way

@@ -22,7 +22,7 @@ def run_screen(main: Callable[[], Awaitable[Any]], link: ScreenLink, header: str
             link.finished = True
 
         run = guest.start(main, on_done=done)
-        app.leave = run.cancel  # leaving with no prompt open ends the run (exit 130)
+        app.leave = run.cancel  # leaving with no seat to resign ends the run (exit 130)
         await app.run_async()
         if not run.done.done():
             run.cancel()

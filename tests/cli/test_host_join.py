@@ -204,7 +204,10 @@ def test_a_human_joins_over_the_network(tmp_path: Path) -> None:
     assert naming or "type a card number or one of the letters shown" in text, text
     assert naming or "pick a card from 1 to" in text, text
     assert any(line.startswith(("Ann plays", "Ann draws")) for line in text.splitlines()), text
-    assert "You left the table." in text
+    # leaving resigned: at two seats that ends the match, and the result is shown
+    assert "You resign: the match ends here and you rank last." in text
+    assert "You left the table. Your resignation ended the match." in text
+    assert "Match points: Host 1, Ann -1" in text
     assert "Traceback" not in proc.stderr
 
 

@@ -179,7 +179,7 @@ async def test_a_wrong_suit_letter_asks_again() -> None:
 
 
 async def test_help_shows_the_variants_rules_and_leaving_is_confirmed() -> None:
-    from dernier_p2p.cli.human import LEAVE_WARNING
+    from dernier_p2p.cli.human import leave_warning
 
     state, seat, view = _table("moderno")
     agent, out = _agent("?\nq\nn\nd\n", state)
@@ -187,7 +187,29 @@ async def test_help_shows_the_variants_rules_and_leaving_is_confirmed() -> None:
     assert isinstance(move, Draw)  # "n" kept the seat; "d" was then taken
     text = "".join(out)
     assert "Moderno (112 cards)" in text and "fewest penalty points win" in text
-    assert LEAVE_WARNING in text and "You resign: you rank last" in text
+    assert leave_warning(state) in text and "You resign and rank last" in text
+    assert "q leaves (you resign and rank last" in text and "at fault" not in text  # no fault
+
+
+def test_the_question_to_leave_says_what_leaving_does_at_this_table() -> None:
+    """Three seats in play: the others play on (at `dernier play`: the bots finish the match);
+    two in play, or no first dealer yet: the match ends."""
+    from dernier_p2p.cli.human import leave_warning
+    from dernier_p2p.rules import Leave
+
+    state, _, _ = _table("dernier")
+    assert "You resign and rank last; the others play on without you." in leave_warning(state)
+    bots = leave_warning(state, bots=True)
+    assert "You resign and rank last; the bots finish the match without you." in bots
+    two, _ = apply(state, Leave(to_act(state)))  # a seat out: two left in play
+    fresh = new_match(get_variant("dernier"), 4)  # no first dealer yet
+    for ends in (two, fresh):
+        for text in (leave_warning(ends), leave_warning(ends, bots=True)):
+            assert "You resign: the match ends here and you rank last." in text
+            assert "play on" not in text and "finish" not in text
+    for text in (leave_warning(state), bots, leave_warning(two)):
+        assert text.startswith("Leave the table? ") and text.endswith(
+            " y = leave, anything else = stay > ")
 
 
 async def test_leaving_after_the_warning() -> None:

@@ -1,6 +1,6 @@
 """The host's and joiner's messages for Internet play, over loopback: invite codes, a wrong
-host key (to join or to watch), a mistyped code, watching by code, a dead relay and routes
-that all fail."""
+host key (to join or to watch), a mistyped code, watching by code, a dead relay, routes
+that all fail, and for whom a joiner can take over as host."""
 
 from __future__ import annotations
 
@@ -68,6 +68,9 @@ def test_a_code_naming_another_key_is_refused_a_mistyped_code_is_caught_and_one_
                        "--no-colour", "--transcript", str(tmp_path / "t1"), timeout=120)
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert "connected directly at 127.0.0.1:" in proc.stdout
+        told = [x for x in proc.stdout.splitlines()
+                if "host goes away" in x and not x.startswith("Opening port")]
+        assert len(told) == 1 and "this seat" in told[0], proc.stdout  # said once
         assert host.wait(timeout=60) == 0
         assert watcher.wait(timeout=60) == 0, (tmp_path / "w.out").read_text()
         assert (tmp_path / "w").read_bytes() == (tmp_path / "t0").read_bytes()
@@ -76,6 +79,68 @@ def test_a_code_naming_another_key_is_refused_a_mistyped_code_is_caught_and_one_
             if proc is not None and proc.poll() is None:
                 proc.kill()
                 proc.wait()
+
+
+def test_a_joiner_without_a_mapping_or_a_relay_is_told_once_for_whom_it_can_host(
+    tmp_path: Path,
+) -> None:
+    """A joiner by code at an address of its network, the router left alone (--no-map) and no
+    relay in the code: one line says it can take over only for the players on its network."""
+    out = tmp_path / "host.out"
+    host = _host(tmp_path, out)
+    try:
+        code = _code(host, out)
+        port = _free_port()
+        proc = dernier(tmp_path, "join", code, "--key", str(tmp_path / "k1.pem"), "--bot",
+                       "--no-colour", "--listen", f"10.0.0.7:{port}", "--no-map",
+                       "--transcript", str(tmp_path / "t1"), timeout=120)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        told = [x for x in proc.stdout.splitlines() if "host goes away" in x]
+        assert told == [
+            f"If the host goes away, this seat can take over as host only for players on this "
+            f"network (10.0.0.7:{port}): players elsewhere cannot reach that address; another "
+            "seat takes over if one can."
+        ], proc.stdout
+        assert host.wait(timeout=60) == 0
+    finally:
+        if host.poll() is None:
+            host.kill()
+            host.wait()
+
+
+def test_the_note_on_taking_over_says_for_whom_in_each_case() -> None:
+    """Mapping made, relay, none (this network, this machine, a public address, a name),
+    --no-listen, a port that cannot be opened: each one sentence, none contradicting another."""
+    from dernier_p2p.cli.internet import takeover_note
+
+    head = "If the host goes away, this seat "
+    lan = ("192.168.1.21", 47630)
+    cases = {
+        takeover_note(lan, mapped=("203.0.113.9", 47630)):
+            "can take over as host for every player: the router forwards 203.0.113.9:47630 "
+            "to it.",
+        takeover_note(lan, relay=("relay.example.net", 47640)):
+            "can take over as host for every player: players on this network reach it at "
+            "192.168.1.21:47630, the others through the relay relay.example.net:47640.",
+        takeover_note(lan):
+            "can take over as host only for players on this network (192.168.1.21:47630): "
+            "players elsewhere cannot reach that address; another seat takes over if one can.",
+        takeover_note(("127.0.0.1", 40001)):
+            "can take over as host only for players on this machine (127.0.0.1:40001).",
+        takeover_note(("93.184.216.34", 47630)):
+            "can take over as host for every player, at 93.184.216.34:47630.",
+        takeover_note(("2001:4860::8", 47630)):
+            "can take over as host for every player, at [2001:4860::8]:47630.",
+        takeover_note(("home.example.net", 47630)):
+            "can take over as host for the players who reach home.example.net:47630.",
+        takeover_note(None):
+            "does not offer to take over as host; another seat takes over if one can.",
+        takeover_note(None, problem="cannot listen on 10.0.0.7:47630: Address already in use"):
+            "cannot take over as host (cannot listen on 10.0.0.7:47630: Address already in "
+            "use); another seat takes over if one can.",
+    }
+    for text, rest in cases.items():
+        assert text == head + rest
 
 
 def test_a_dead_relay_is_reported_and_the_host_still_serves(tmp_path: Path) -> None:

@@ -1,5 +1,6 @@
 """`dernier play`: bot tables over loopback TCP as real processes, each transcript accepted by
-`dernier verify`; usage errors; a human seat driven through the prompt by a script."""
+`dernier verify`; usage errors; a human seat driven through the prompt by a script, and what
+leaving does (the bots finish the match, or the match ends)."""
 
 from __future__ import annotations
 
@@ -137,6 +138,51 @@ def test_end_of_input_leaves_cleanly(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "You left the table." in proc.stdout
     assert "Traceback" not in proc.stderr
+
+
+def _leave_at_first_prompt(tmp_path: Path, players: int, stdin: str) -> tuple[str, str]:
+    """Ann leaves at her first prompt of a one-hand match; (what she read, verify's report)."""
+    path = tmp_path / "left.transcript"
+    proc = dernier(
+        tmp_path, "play", "--players", str(players), "--hands", "1", "--seed", "5",
+        "--no-colour", "--name", "Ann", "--transcript", str(path), stdin=stdin, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr
+    assert proc.stderr == ""
+    check = dernier(tmp_path, "verify", str(path))
+    assert check.returncode == 0, check.stdout  # complete and checked: not INCOMPLETE
+    return proc.stdout, check.stdout
+
+
+@pytest.mark.parametrize("stdin", ["q\ny\n", ""])  # "q" confirmed, or the end of input
+def test_leaving_at_three_seats_lets_the_bots_finish_and_the_transcript_checks(
+    tmp_path: Path, stdin: str
+) -> None:
+    """The bots of `dernier play` live in the person's process: after the person leaves they
+    finish the match, the result is shown, and no seat of the process is said to be lost."""
+    out, check = _leave_at_first_prompt(tmp_path, 3, stdin)
+    if stdin:
+        assert "You resign and rank last; the bots finish the match without you." in out
+    assert "Ann has left the match and ranks last" in out
+    after = out.split("Ann has left the match", 1)[1]
+    assert "The bots finish the match without you, without pauses" in after
+    assert "You left the table. The bots finished the match without you." in after
+    assert "Final scores: Ann " in after and "Match points: Ann -1, Bot 1 1, Bot 2 1" in after
+    assert "lost connection" not in out
+    # the seat that left shuffles no more: the next deal is the two bots'
+    assert "your shuffle" not in after and "shuffle 2 of 2 verified" in after
+    assert "Verifying Bot 1's shuffle (seat 1, 1 of 2)" in after
+    assert check.startswith("OK") and "Match points: Ann -1" in check
+
+
+def test_leaving_at_two_seats_ends_the_match_and_says_so(tmp_path: Path) -> None:
+    out, check = _leave_at_first_prompt(tmp_path, 2, "q\ny\n")
+    assert "You resign: the match ends here and you rank last." in out
+    assert "play on" not in out and "finish the match" not in out
+    assert "Ann forfeits (left the table)." in out and "Bot 1 wins the match!" in out
+    assert "You left the table. Your resignation ended the match." in out
+    assert "Match points: Ann -1, Bot 1 1" in out
+    assert check.startswith("OK") and "Winner: Bot 1" in check
 
 
 def test_join_addresses_put_ipv6_in_brackets() -> None:

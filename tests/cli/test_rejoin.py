@@ -151,7 +151,7 @@ def test_a_restarted_host_is_a_candidate_again_and_hosts_after_the_next(table: T
     table.host("host", 3, *grace)
     table.join(1, "--listen", f"127.0.0.1:{listen}")
     table.join(2, "--no-listen")
-    table.wait("p1", r"this seat can host the table")
+    table.wait("p1", r"this seat can take over as host")
     table.wait("p1", r" plays ")
     table.kill("host")
     table.host("host2", 3, *grace)

@@ -9,10 +9,9 @@ import time
 from collections import Counter
 from pathlib import Path
 
-import pytest
-
 from dernier_p2p.cli.table import Seating, play_local
-from dernier_p2p.rules import Play
+from dernier_p2p.protocol.verify import verify_file
+from dernier_p2p.rules import Phase, Play
 from dernier_p2p.tui.link import ScreenLink
 from tests.tui.helpers import (
     LIMIT,
@@ -27,10 +26,12 @@ from tests.tui.helpers import (
 )
 
 
-def _local(tmp_path: Path, variant: str, options: dict, seed: int, offer_s: float = 3.0):
+def _local(tmp_path: Path, variant: str, options: dict, seed: int, offer_s: float = 3.0,
+           players: int = 2):
     def main(link):
         seating = Seating(bot=False, colour=False, screen=link, offer_s=offer_s)
-        return lambda: play_local(variant, 2, options, seed, "Ann", tmp_path / "t", seating)
+        return lambda: play_local(variant, players, options, seed, "Ann", tmp_path / "t",
+                                  seating)
 
     return main
 
@@ -439,7 +440,8 @@ def test_the_top_panels_fit_80_columns_without_breaking_a_line(tmp_path: Path) -
 
 def test_ctrl_c_asks_to_leave_and_a_second_one_leaves(tmp_path: Path) -> None:
     """Ctrl-C at Ann's turn asks whether to leave, as "q" does, with the help open too;
-    another key stays; Ctrl-C twice leaves the table (the run ends)."""
+    another key stays; Ctrl-C twice leaves the table: Ann resigns, which at two seats ends
+    the match (the run ends, its transcript complete)."""
 
     async def scenario(pilot, link) -> None:
         await until(pilot, lambda: in_turn(link), "Ann's first turn")
@@ -454,11 +456,42 @@ def test_ctrl_c_asks_to_leave_and_a_second_one_leaves(tmp_path: Path) -> None:
                     "Ann's turn again")
         await pilot.press("ctrl+c")
         await until(pilot, lambda: "y = leave" in link.prompt, "the question again")
+        assert "the match ends here" in link.prompt  # two seats: leaving ends the match
         await pilot.press("ctrl+c")
         await until(pilot, lambda: link.finished, "the end of the run")
 
-    from dernier_p2p.cli.human import QuitGame
+    run_screen_test(_local(tmp_path, "dernier", {"match": ["hands", 1]}, 3), scenario)
+    verdict = verify_file(tmp_path / "t")
+    assert verdict.ok and verdict.summary.standings[-1] == 0, verdict  # Ann resigned: last
 
-    with pytest.raises(BaseExceptionGroup) as ended:  # the run ends as a resignation
-        run_screen_test(_local(tmp_path, "dernier", {"match": ["hands", 1]}, 3), scenario)
-    assert ended.group_contains(QuitGame, depth=None)
+
+def test_leaving_with_no_prompt_open_resigns_and_the_bots_finish(tmp_path: Path) -> None:
+    """Three seats: "q" while no prompt is open (the screen asks itself) tells what leaving
+    does here; "y" resigns the seat, the bots finish the match at once, and the transcript is
+    complete, Ann last."""
+
+    def no_prompt() -> bool:
+        seat = link_box[0].seat
+        return (seat is not None and seat.session.state is not None
+                and seat.session.state.phase is Phase.PLAY and not link_box[0].prompt)
+
+    link_box: list = []
+
+    async def scenario(pilot, link) -> None:
+        link_box.append(link)
+        await until(pilot, no_prompt, "a moment with no prompt open")
+        await pilot.press("q")
+        await until(pilot, lambda: "y = leave" in pilot.app.screen_text(), "the question")
+        assert "the bots finish the match without you" in pilot.app.screen_text()
+        await pilot.press("y")
+        await until(pilot, lambda: link.left, "the seat leaving")
+        await until(pilot, lambda: any("The bots finish the match" in x for x in link.log),
+                    "the word that the bots finish")
+        await until(pilot, lambda: link.finished, "the end of the match")
+
+    run_screen_test(_local(tmp_path, "dernier", {"match": ["hands", 1]}, 5, players=3),
+                    scenario)
+    verdict = verify_file(tmp_path / "t")
+    assert verdict.ok and verdict.summary.finished, verdict
+    assert verdict.summary.standings[-1] == 0, verdict
+    assert not any("lost connection" in x for x in link_box[0].log), link_box[0].log

@@ -26,8 +26,9 @@ class RestoreError(ValueError):
 def long_work(session: Session, record: Any) -> list[tuple[str, int, int]]:
     """What applying ``record`` will take long for, as ``(what, seat, number)``: "verify"
     (``seat``'s shuffle is being checked) or "shuffle" (this seat computes its own; ``number``
-    is the shuffle's place, 1..n). The record is not checked here: a wrong guess only changes a
-    progress line or where the record is applied."""
+    is the shuffle's place, 1..m, among the m seats in play, see :func:`shufflers`). The record
+    is not checked here: a wrong guess only changes a progress line or where the record is
+    applied."""
     env = record.get("env") if isinstance(record, dict) else None
     body = env.get("body") if isinstance(env, dict) else None
     author = env.get("seat") if isinstance(env, dict) else None
@@ -37,14 +38,23 @@ def long_work(session: Session, record: Any) -> list[tuple[str, int, int]]:
     turn = next((s for s, what in pending if what.startswith("shuffle")), None)
     out = []
     me = session.seat
-    if body["type"] == "shuffle" and author == turn and isinstance(author, int):
+    parts = shufflers(session)
+    if body["type"] == "shuffle" and author == turn and author in parts:
+        k = parts.index(author)
         if author != me:
-            out.append(("verify", author, author + 1))
-        if me is not None and author + 1 == me:
-            out.append(("shuffle", me, me + 1))
-    elif body["type"] == "key_reveal" and me == 0 and pending == [(author, "key_reveal")]:
+            out.append(("verify", author, k + 1))
+        if me is not None and parts[k + 1 : k + 2] == (me,):
+            out.append(("shuffle", me, k + 2))
+    elif (body["type"] == "key_reveal" and me is not None and parts[:1] == (me,)
+          and pending == [(author, "key_reveal")]):
         out.append(("shuffle", me, 1))
     return out
+
+
+def shufflers(session: Session) -> tuple[int, ...]:
+    """The seats that shuffle the deck of the hand, in order: those still in play."""
+    state = session.state
+    return tuple(range(session.n)) if state is None else state.in_play
 
 
 class OwnSeat:
