@@ -6,8 +6,10 @@ to name, a player to swap hands with), refusing anything not legal with a short
 :mod:`dernier_p2p.net.agent`): asked while the seat may act, it shows the table and prompts;
 wrong input is refused and changes nothing. Out of turn (a jump-in, a late declaration, a
 catch) it shows a one-line offer; a line typed then is taken as the move, and the offer is
-dropped as soon as the table moves on. Lines come from a :class:`LineReader` (a thread reading
-standard input), so the prompt never blocks the table's networking.
+dropped as soon as the table moves on. A late declaration open while the seat is in turn (after
+a card that gave it the turn back) is offered the same way beside the turn's prompt. Lines
+come from a :class:`LineReader` (a thread reading standard input), so the prompt never blocks
+the table's networking.
 """
 
 from __future__ import annotations
@@ -421,6 +423,18 @@ class HumanAgent:
             if self.pacer is not None:
                 self.pacer.close_offer()
 
+    def _late_offer(self, state: State) -> None:
+        """In turn with a late declaration open (a card that gave this seat the turn back): it
+        is offered as out of turn, for the table's window, the other seats held meanwhile (the
+        full-screen table shows it in its box with the countdown); the turn's prompt stays."""
+        word = "SOLO!" if state.rules.name == "moderno" else "DERNIER!"
+        line = f"  (late declaration) you have not declared: ! = declare {word}"
+        if self.pacer is not None:
+            self.pacer.open_offer(state)
+            line = f"{line} ({self.pacer.offer_left():.0f} s)"
+        if self.show_table:
+            self.echo(line)
+
     async def _offer(self, state: State, seat: int, view: Mapping[int, Card]) -> Move | None:
         moves = legal_moves(state, seat, view)
         if not moves:
@@ -461,6 +475,8 @@ class HumanAgent:
                 self.echo(render_table(state, seat, view, self.names, self.log, self.colour,
                                        playable, width))
             prompt = options(state, moves, in_turn=True)
+            if any(isinstance(m, Declare) for m in moves):
+                self._late_offer(state)
         while True:
             try:
                 line = await self._ask(prompt, state, until)

@@ -1,10 +1,12 @@
 """Human pacing of a table whose other seats run in this process (``dernier play``).
 
 A :class:`Pacer` is shared by the human's agent and the bots' agents. While the human has an
-out-of-turn offer open (a jump-in, a late declaration, a catch) the bots hold their moves until
-the human answers, lets it go, or the offer's window (``offer_s``) runs out; at the end of a hand
-they hold until the human has seen every hand and pressed a key. Once the human has left the
-table (:meth:`Pacer.leave`) the bots wait for nobody. Times come from trio's clock.
+out-of-turn offer open (a jump-in, a late declaration, a catch; a late declaration also while
+the human is in turn, after a card that gave the turn back) the bots hold their moves, catches
+and jump-ins included, until the human answers, lets it go, or the offer's window (``offer_s``)
+runs out; at the end of a hand they hold until the human has seen every hand and pressed a key.
+Once the human has left the table (:meth:`Pacer.leave`) the bots wait for nobody. Times come
+from trio's clock.
 """
 
 from __future__ import annotations

@@ -19,20 +19,20 @@ import os
 import queue
 import threading
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import trio
 
 from dernier_p2p.net.agent import Agent, Resign, tell_refused
-from dernier_p2p.net.pacing import Pace
+from dernier_p2p.net.pacing import Pace, owed_windows
 from dernier_p2p.protocol.errors import ProtocolError
 from dernier_p2p.protocol.node.own import OwnSeat, long_work
 from dernier_p2p.protocol.node.pacing import ChatPace
 from dernier_p2p.protocol.ready import ready_frame
 from dernier_p2p.protocol.session import Session
-from dernier_p2p.rules import IllegalMove, to_act
+from dernier_p2p.rules import IllegalMove, State, to_act
 from dernier_p2p.wire.transcript import TranscriptWriter
 
 log = logging.getLogger("dernier_p2p.net")
@@ -391,13 +391,30 @@ class LocalSeat:
             self.chat_pace.note(now)
             await send(env)
 
+    async def _window(self, others: Callable[[], Iterable[int]], state: State) -> None:
+        """Wait for the out-of-turn window of ``others()`` (:meth:`.pacing.Pace.wait`), or
+        until the table has moved past ``state`` (the move is then asked for again)."""
+        with trio.CancelScope() as scope:
+
+            async def moved() -> None:
+                while self.own.session.state is state:
+                    await self.changed.wait()
+                scope.cancel()
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(moved)
+                await self.pace.wait(others)
+                nursery.cancel_scope.cancel()
+
     async def act(self, send: Send) -> None:
         """Ask the agent for moves until the match is over; send each through ``send``.
 
         Pacing (:mod:`.pacing`): a seat that may not act, or whose agent lets an out-of-turn
-        offer go, says ``ready``; a turn move waits for the others' window unless the agent
-        has ``waits_for_offers = False`` (a person, whose own pace is slower). Once the player
-        asked to leave (:meth:`leave`) it resigns and ends."""
+        offer go, says ``ready``; a turn move waits for the others' window, and a move out of
+        turn that would cost another seat its late declaration (a catch, a jump-in) for that
+        seat's, unless the agent has ``waits_for_offers = False`` (a person, whose own pace is
+        slower). A move the window overtook (the table moved meanwhile) is not sent: the agent
+        is asked again. Once the player asked to leave (:meth:`leave`) it resigns and ends."""
         try:
             await self._act(send)
         finally:
@@ -425,6 +442,7 @@ class LocalSeat:
             own = self.own
             state, view = own.session.state, dict(own.session.view)
             in_turn = to_act(state) == self.seat
+            self.pace.settled()  # the window is shown from now (or from its first ask)
             try:
                 move = await self.agent(state, self.seat, view)
             except Resign:
@@ -434,13 +452,15 @@ class LocalSeat:
                 if not in_turn:
                     self.pace.say_ready(at)
                 continue
-            if in_turn and waits:
-                await self.pace.wait(self.others_at_table)
+            owed = owed_windows(state, self.seat, move)
+            waited = waits and (in_turn or bool(owed))
+            if waited:
+                await self._window(self.others_at_table if in_turn else lambda o=owed: o, state)
             while self.busy:
                 await self.changed.wait()
             if self.own is not own or (self.version != seen[0] and not self.may_act()):
                 continue  # the table moved on while the agent thought
-            if in_turn and waits and own.session.state is not state:
+            if waited and own.session.state is not state:
                 continue  # someone moved in the window: ask again
             try:
                 env = own.session.intend(move)

@@ -143,11 +143,12 @@ class TableApp(App[None]):
         except Exception:  # noqa: BLE001 - the screen never fails on a passing state
             moves = []
         keys = Text()
-        if link.prompt and not self.confirming and to_act(state) != seat.seat:
-            keys = offer_keys(state, seat.seat, session.view, moves, names, offer_left)
+        my_turn = to_act(state) == seat.seat
+        if link.prompt and not self.confirming and seat.seat is not None:
+            keys = offer_keys(state, seat.seat, session.view, moves, names, offer_left, my_turn)
         offers.display = bool(keys.plain)
         offers.update(keys)
-        if keys.plain:
+        if keys.plain and not my_turn:
             prompt = "Out of turn: press a key above, or Enter to let it go > "
         now = time.monotonic()
         turn_s = session.table_body.get("timers", {}).get("turn_ms", 0) / 1000

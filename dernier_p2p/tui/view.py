@@ -153,18 +153,21 @@ def offer_text(
 
 def offer_keys(
     state: State, me: int, view: Mapping[int, Card], moves: Sequence[Move],
-    names: Sequence[str], left: float,
+    names: Sequence[str], left: float, in_turn: bool = False,
 ) -> Text:
     """An out-of-turn offer as keys, each with the window's countdown: a jump-in per card
     (its hand key), a late declaration (``!`` then Enter), a catch (``c``), Enter to let it
-    go. Empty when nothing is offered or the window is over."""
+    go. In turn (a late declaration after a card that gave the turn back) only the declaration
+    and catches: the cards are the turn's, and the prompt below stays the turn's. Empty when
+    nothing is offered or the window is over."""
     out = Text()
     if left <= 0:
         return out
     hand = list(state.hands[me])
     tick = f" ⏱ {clock(left)}"
     chips: list[Text] = []
-    for slot in sorted({m.slot for m in moves if isinstance(m, Play)}, key=hand.index):
+    jumps = () if in_turn else {m.slot for m in moves if isinstance(m, Play)}
+    for slot in sorted(jumps, key=hand.index):
         chip = Text(f" [{card_key(hand.index(slot)) or '·'}] jump in with ", style="bold")
         chip.append_text(card_rich(view.get(slot), state.rules))
         chips.append(chip)
@@ -179,5 +182,8 @@ def offer_keys(
         chip.append(tick, style="bold yellow")
         out.append_text(chip)
         out.append("\n")
-    out.append(" [Enter] let it go", style="dim")
+    if in_turn:
+        out.right_crop(1)  # no Enter to let it go: the turn goes on below
+    else:
+        out.append(" [Enter] let it go", style="dim")
     return out

@@ -133,6 +133,74 @@ def test_refusal_late_declaration_and_end_of_hand_reveal(tmp_path: Path) -> None
     assert seen["refused"]
 
 
+TURN_BACK = ("SKIP", "DRAW2", "WILD4", "REVERSE")  # at two seats, with reverse_skips_with_two
+LATE_SEED = 1  # a deal where Ann soon gets the turn back with her second-last card
+
+
+def test_in_turn_again_a_late_declaration_has_its_box_and_the_catch_waits_for_it(
+    tmp_path: Path,
+) -> None:
+    """``standard``, two seats, two-card hands: Ann plays a card that gives her the turn back
+    without "!". In turn again, the box shows the late declaration with its countdown above
+    her turn's prompt; she lets it run, and the bot catches her only once it is over."""
+    offer_s = 1.5
+
+    async def scenario(pilot, link) -> None:
+        log = lambda: "\n".join(link.log)  # noqa: E731
+        while True:
+            await until(pilot, lambda: link.prompt or link.pacer.hand_held or link.finished,
+                        "a prompt or the end of a hand")
+            assert not link.finished, "the match ended first:\n" + log()
+            seat = link.seat
+            if link.pacer.hand_held:
+                await until(pilot, lambda: "Press Enter for the next hand" in link.prompt,
+                            "the key to go on")
+                await pilot.press("enter")
+                await until(pilot, lambda: not link.pacer.hand_held, "the next hand")
+                continue
+            if not in_turn(link):
+                await pilot.press("enter")  # let any offer go
+                await pilot.pause(0.1)
+                continue
+            if seat.seat in seat.session.state.owes:  # in turn again, owing her declaration
+                break
+            if "Name a suit" in link.prompt:
+                await pilot.press("y")
+                continue
+            plays = [m for m in legal(link) if isinstance(m, Play)]
+            back = [m.slot for m in plays if m.card.rank.name in TURN_BACK]
+            if len(my_hand(link)) == 2 and back:
+                await pilot.press(key_of(link, back[0]))  # without "!": declare late
+            elif plays:
+                await pilot.press(key_of(link, plays[0].slot))
+            elif any(type(m).__name__ == "Pass" for m in legal(link)):
+                await pilot.press("p")
+            else:
+                await pilot.press("d")
+            await pilot.pause(0.1)
+        played = [r for r in seat.records
+                  if r["env"]["seat"] == 0 and r["env"]["body"]["type"] == "move"][-1]
+        keys = pilot.app.query_one("#offers")
+
+        def box() -> bool:
+            return keys.display and "[!]+Enter declare DERNIER! ⏱" in keys.render().plain
+
+        def catch() -> dict | None:
+            return next((r for r in seat.records[played["i"]:]
+                         if r["env"]["body"].get("move") == "catch"), None)
+
+        await until(pilot, lambda: box() or catch(), "the late declaration's box")
+        assert box() and not catch(), "caught before the box was shown:\n" + log()
+        assert "let it go" not in keys.render().plain
+        assert "! = declare DERNIER/SOLO" in link.prompt  # the turn's own prompt, below it
+        await until(pilot, catch, "the catch")
+        assert catch()["t"] - played["t"] >= offer_s * 1000, (played, catch())
+        await until(pilot, lambda: "Bot 1 catches Ann" in log(), "the catch told")
+
+    options = {"match": ["hands", 12], "hand_size": 2, "reverse_skips_with_two": True}
+    run_screen_test(_local(tmp_path, "standard", options, LATE_SEED, offer_s), scenario)
+
+
 GAME = bytes(range(16))
 
 

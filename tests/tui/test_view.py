@@ -1,8 +1,9 @@
-"""The screen's turn clock keeps the table's rule (PROTOCOL.md 18)."""
+"""The screen's turn clock keeps the table's rule (PROTOCOL.md 18); the offer's keys."""
 
 from __future__ import annotations
 
-from dernier_p2p.tui.view import TurnClock, clock, offer_text
+from dernier_p2p.rules import Card, Catch, Declare, Draw, Play, Rank, Suit, get_variant, new_match
+from dernier_p2p.tui.view import TurnClock, clock, offer_keys, offer_text
 
 
 def _recs(*authors: int, kind: str = "move") -> list[dict]:
@@ -39,3 +40,16 @@ def test_a_held_hand_warns_when_the_next_hand_already_waits_on_this_seat() -> No
     assert "The next hand has begun with your turn: its clock runs ⏱ 1:35" in warned
     # with a prompt open, the prompt is shown (the turn's own clock is beside the seat)
     assert "begun" not in offer_text("Your turn > ", 0.0, True, "", 95.0).plain
+
+
+def test_a_late_declaration_in_turn_has_its_key_and_countdown_without_the_turns_cards() -> None:
+    state = new_match(get_variant("standard"), 2)._replace(hands=((7,), (8, 9)))
+    card = Card(Rank.N5, Suit.RED)
+    moves = [Play(0, 7, card), Draw(0), Declare(0), Catch(0, 1)]
+    names = ["Ann", "Bot 1"]
+    keys = offer_keys(state, 0, {7: card}, moves, names, 2.5, in_turn=True).plain
+    assert keys.splitlines() == [" [!]+Enter declare DERNIER! ⏱ 2.5 s",
+                                 " [c] catch Bot 1 ⏱ 2.5 s"]
+    assert offer_keys(state, 0, {7: card}, moves, names, 0.0, in_turn=True).plain == ""
+    out_of_turn = offer_keys(state, 0, {7: card}, moves, names, 2.5).plain
+    assert "jump in with" in out_of_turn and out_of_turn.endswith("[Enter] let it go")
