@@ -154,6 +154,7 @@ class TableApp(App[None]):
         self.typed = ""
         self.turn_clock = TurnClock()
         self._logged = 0
+        self._log_width = 0  # the log's width when its lines were wrapped
         self.leave: Callable[[], None] = self.exit  # how to leave when no prompt is open
         self.confirming = False
         self.saying: str | None = None  # the chat line being typed after "/", if any
@@ -213,6 +214,12 @@ class TableApp(App[None]):
             self.exit()
             return
         log = self.query_one("#log", RichLog)
+        wraps_at = log.scrollable_content_region.width
+        if wraps_at and wraps_at != self._log_width:  # resized: the log wrapped anew
+            if self._log_width:
+                log.clear()
+                self._logged = 0
+            self._log_width = wraps_at
         for line in link.log[self._logged :]:
             log.write(Text(line))
         self._logged = len(link.log)

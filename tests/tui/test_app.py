@@ -441,7 +441,8 @@ def test_the_panels_fit_80_columns_without_breaking_a_line(tmp_path: Path) -> No
 
 def test_the_log_keeps_five_rows_at_every_size_from_60x20_to_200x60(tmp_path: Path) -> None:
     """Four players, Ann's turn, the terminal resized from 60x20 to 200x60: the log always
-    has five rows or more, no panel's line wraps, Ann's line is one row with her name."""
+    has five rows or more and its lines wrap at its width, no panel's line wraps, Ann's line
+    is one row with her name."""
 
     def main(link):
         seating = Seating(bot=False, colour=False, screen=link)
@@ -452,12 +453,16 @@ def test_the_log_keeps_five_rows_at_every_size_from_60x20_to_200x60(tmp_path: Pa
         await until(pilot, lambda: in_turn(link), "Ann's first turn")
         app = pilot.app
         log = app.query_one("#log")
-        for width in (60, 70, 80, 100, 140, 200):
+        link.log.append("Bea has left the match and ranks last. Hand 1 does not count; the "
+                        "others play on with a new deal, and Bea's transcript names her.")
+        for width in (200, 140, 100, 80, 70, 60):  # wider, then narrower and narrower
             for height in (20, 24, 30, 45, 60):
                 await pilot.resize_terminal(width, height)
                 size = (width, height)
-                await until(pilot, lambda s=size: app.size == s and _whole(app),
-                            f"whole panels at {width}x{height}", limit=5)
+                await until(pilot, lambda s=size: app.size == s and _whole(app) and all(
+                    line.cell_length <= log.scrollable_content_region.width
+                    for line in log.lines), f"whole panels and log lines at {width}x{height}",
+                    limit=5)  # the log's lines wrapped anew at its width
                 rows = log.scrollable_content_region.height
                 assert rows >= 5, (width, height, rows, capture(app))
                 players = app.query_one("#players").render().plain.splitlines()
