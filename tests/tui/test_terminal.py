@@ -76,12 +76,16 @@ class Seen:
 
 
 def _check(table: Table, seen: Seen) -> None:
-    """What must hold on every screen: the log's rows, whole lines, the players' lines."""
+    """What must hold on every screen: the log's rows and how to scroll it, the player's own
+    line whole, a prompt's phrases whole."""
     seen.frames += 1
     seen.log_rows.append(len(table.log.rows))
     assert len(table.log.rows) >= MIN_LOG, table
+    assert "PgUp/PgDn scroll" in table.log.title  # how to see what has scrolled away
     for row in table.log.rows:
         seen.moves.update(re.findall(r"(?:Player|Bot 1) (?:plays|draws)", row))
+    if any("Waiting for the table to fill" in box.text() for box in table.players):
+        return  # the deal has not come yet
     names = [row for box in table.players for row in box.rows if "(you)" in row]
     assert len(names) == 1, table.players  # own line, whole
     seen.clocks.extend(row for box in table.players for row in box.rows if "⏱" in row)
@@ -120,7 +124,7 @@ def test_a_whole_hand_reads_whole_at_each_size(tmp_path: Path, cols: int, rows: 
     the log, the late declaration's box comes (the player never declares with the card), the
     prompts break between phrases, and no clock counts down an hour against the bots."""
     term = Terminal(tmp_path, cols, rows, "play", "--players", "2", "--hands", "1", "--seed",
-                    SEED, "--offer-seconds", "1", "--transcript", str(tmp_path / "t"))
+                    SEED, "--transcript", str(tmp_path / "t"))
     seen = Seen()
     try:
         deadline = time.monotonic() + 120
