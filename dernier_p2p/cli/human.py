@@ -26,7 +26,7 @@ import trio
 
 from dernier_p2p.cli.help import help_lines
 from dernier_p2p.cli.pacing import Pacer
-from dernier_p2p.cli.render import card_text, render_table, suit_text
+from dernier_p2p.cli.render import card_text, phrase_lines, render_table, suit_text
 from dernier_p2p.cli.words import RULE_WORDS, play_refusal, rule_words
 from dernier_p2p.net.agent import Resign
 from dernier_p2p.protocol.messages import clean_chat
@@ -266,6 +266,14 @@ class Stale(Exception):
     """The table moved on while a prompt was open."""
 
 
+def fit_terminal(prompt: str) -> str:
+    """``prompt`` broken into lines that fit the terminal, between its phrases (see
+    :func:`~.render.phrase_lines`), not where the terminal would cut a word."""
+    width = shutil.get_terminal_size((80, 24)).columns - 1
+    fitted = "\n".join(phrase_lines(prompt, width))
+    return fitted + " " if prompt.endswith(" ") and not fitted.endswith(" ") else fitted
+
+
 class HumanAgent:
     """The network agent of a human seat (see the module docstring).
 
@@ -301,6 +309,7 @@ class HumanAgent:
         self.say: Callable[[str], None] | None = None  # sends a chat line (once seated)
         self.bots = False  # the other seats are bots in this process (``dernier play``)
         self.gone = False  # the seat has left: no prompt opens again
+        self.fit: Callable[[str], str] = lambda prompt: prompt  # a prompt laid out to show
 
     def chat(self, line: str) -> None:
         """A ``/text`` line typed at a prompt: ``text`` goes to the table as a chat line (shown
@@ -317,6 +326,7 @@ class HumanAgent:
         if self.lines.interactive:
             self.lines.drain()  # what was typed before this prompt is not an answer to it
         if prompt:
+            prompt = self.fit(prompt)
             self.echo(prompt, nl=False)
             self.open_prompt = prompt
         pacer = self.pacer

@@ -498,15 +498,17 @@ def _parse_address(value: str, hint: str = "ADDRESS") -> tuple[str, int]:
     return host, int(port)
 
 
-_BOX = {chr(c) for c in range(0x2500, 0x2580)} | {"|"}
-"""Box-drawing characters (and ``|``): a code copied out of a panel brings its borders."""
+_BOX = {chr(c) for c in range(0x2500, 0x25A0)} | {"|"}
+"""Box-drawing characters and block elements (and ``|``): a code copied out of a panel brings
+its borders and the thumb of its scrollbar ("▂▂")."""
 
 
 def pasted_target(text: str) -> str:
-    """What a person pasted as the table to join, made whole: box-drawing characters and
-    line breaks (a code copied across a panel's wrap) removed, a leading ``dernier join`` (the
-    whole printed line pasted) dropped, and the pieces of a code split by spaces joined; an
-    address (``HOST:PORT``) is kept as it is. Empty when nothing is left."""
+    """What a person pasted as the table to join, made whole: box-drawing characters, a
+    scrollbar's blocks and line breaks (a code copied across a panel's wrap) removed, a
+    leading ``dernier join`` (the whole printed line pasted) dropped, and the pieces of a code
+    split by spaces joined; an address (``HOST:PORT``) is kept as it is. Empty when nothing
+    is left."""
     words = "".join(" " if ch in _BOX else ch for ch in text).split()
     if len(words) >= 2 and [w.lower() for w in words[:2]] == ["dernier", "join"]:
         words = words[2:]

@@ -1,4 +1,5 @@
-"""Text rendering of cards, the table and the move log for the terminal (ANSI colours).
+"""Text rendering of cards, the table and the move log for the terminal (ANSI colours), and
+prompts laid out in lines broken between their phrases (:func:`phrase_lines`).
 
 The seeds pair each suit with a colour: Quadri/diamonds yellow, Cuori/hearts red, Fiori/clubs
 green, Picche/spades blue. Black cards (Jolly/Matta, wild, wild draw-four, rotate) show in bold.
@@ -6,9 +7,12 @@ green, Picche/spades blue. Black cards (Jolly/Matta, wild, wild draw-four, rotat
 
 from __future__ import annotations
 
+import re
+import textwrap
 from collections.abc import Collection, Mapping, Sequence
 
 import click
+from rich.cells import cell_len
 
 from dernier_p2p.rules import Card, Rank, Rules, State, Suit
 
@@ -85,6 +89,55 @@ def wrap_items(
         line += ("" if gap == 0 else sep) + item
         size += gap + w
         fresh = False
+    lines.append(line)
+    return lines
+
+
+def width_of(text: str) -> int:
+    """The columns ``text`` takes on a terminal (colour codes take none)."""
+    return cell_len(click.unstyle(text))
+
+
+NBSP = "\u00a0"
+_KEYED = re.compile(r"(?<![\w!?/])([a-z0-9!?/]) (?=\S)")  # "y Quadri ♦", "! with the play"
+_SYMBOL = re.compile(r" (?=[^\w\s(](?:[\s,.;)]|$))")  # "Picche ♠", "stay >"
+_SAID = re.compile(r" = [^,.;()>·]{1,24}(?=$|[,.;()>·])")  # "d = take the pending cards"
+
+
+def _bind(phrase: str) -> str:
+    """``phrase`` with the spaces that must not break made non-breaking: in "d = draw", after a
+    one-key name ("y Quadri ♦"), before a lone symbol ("Picche ♠"), inside a short
+    parenthesis ("(add ! to declare)")."""
+    phrase = _SAID.sub(lambda m: m.group(0).replace(" ", NBSP), phrase)
+    phrase = phrase.replace(" = ", f"{NBSP}={NBSP}")
+    phrase = _KEYED.sub(lambda m: m.group(1) + NBSP, phrase)
+    phrase = _SYMBOL.sub(NBSP, phrase)
+    return re.sub(r"\([^()]{1,24}\)", lambda m: m.group(0).replace(" ", NBSP), phrase)
+
+
+def phrase_lines(text: str, width: int) -> list[str]:
+    """``text`` in lines of at most ``width`` columns, broken between its phrases (" · ", the
+    line then ending with "·") and, in a phrase longer than a line, between words, never inside
+    "d = draw", "y Quadri ♦" or a short parenthesis."""
+    width = max(12, width)
+    phrases = text.split(" · ")
+    lines: list[str] = []
+    line = ""
+    for k, phrase in enumerate(phrases):
+        room = width if k == len(phrases) - 1 else width - 2  # room for a closing " ·"
+        joined = f"{line} · {phrase}" if line else phrase
+        if width_of(joined) <= room:
+            line = joined
+            continue
+        if line:
+            lines.append(line + " ·")
+        if width_of(phrase) <= room:
+            line = phrase
+            continue
+        parts = textwrap.wrap(_bind(phrase), width - 2, break_long_words=False,
+                              break_on_hyphens=False) or [""]
+        lines.extend(p.replace(NBSP, " ") for p in parts[:-1])
+        line = parts[-1].replace(NBSP, " ")
     lines.append(line)
     return lines
 

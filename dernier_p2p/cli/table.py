@@ -12,6 +12,7 @@ by the heuristic bot; a :class:`~.follow.Narrator` narrates the match.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from contextlib import aclosing
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ import trio
 
 from dernier_p2p.bots import HeuristicBot
 from dernier_p2p.cli.follow import Narrator, names_of
-from dernier_p2p.cli.human import HumanAgent, LineReader, QuitGame
+from dernier_p2p.cli.human import HumanAgent, LineReader, QuitGame, fit_terminal
 from dernier_p2p.cli.pacing import DEFAULT_OFFER_S, Pacer, paced_bot
 from dernier_p2p.net.address import host_port
 from dernier_p2p.net.agent import Agent, bot_agent
@@ -215,6 +216,8 @@ class _Human:
         self.agent.bots = seating.bots
         if seating.screen is None:  # narration cuts into an open prompt and prints it again
             seating.narrator.open_prompt = lambda: self.agent.open_prompt
+            if seating.lines.interactive and sys.stdout.isatty():
+                self.agent.fit = fit_terminal  # a person reads it: broken between phrases
         seating.human = self.agent
 
     def _state(self) -> Any:
@@ -348,14 +351,23 @@ async def host_table(
         )
         async with open_routes(host, seating.echo, advertise=where, relay=relay,
                                map_port=map_port) as invite:
-            # each command alone on its line, whole within the screen's 76-column log, so it
-            # can be copied in one piece
-            seating.echo("Others join with:")
-            seating.echo(f"  dernier join {invite.encode()}")
+            # each command alone on its line, with nothing around it: a copy of it whole, or
+            # of its pieces where the screen folds a long code, joins (``dernier join`` takes
+            # the pieces); the full-screen table also copies it with a key
+            join = f"dernier join {invite.encode()}"
+            copy = ""
+            if seating.screen is not None:
+                from dernier_p2p.tui.link import COPY_KEY
+
+                seating.screen.invite = join
+                copy = f" ({COPY_KEY} copies it)"
+            seating.echo(f"Others join with{copy}:")
+            seating.echo(f"  {join}")
             if config.max_watchers:
                 seating.echo("and watch with:")
                 seating.echo(f"  dernier watch {invite.encode()}")
-            seating.echo(f"On this network also: dernier join {address}")
+            seating.echo("On this network also:")
+            seating.echo(f"  dernier join {address}")
             nursery.start_soon(_announce_joins, host, seating.echo)
             nursery.start_soon(seating.follow, host)
             await finished.wait()  # relayed connections and the mapping last until then

@@ -13,6 +13,9 @@ import trio
 from dernier_p2p.cli.human import LineReader
 from dernier_p2p.protocol.messages import clean_chat
 
+COPY_KEY = "Ctrl+Y"
+"""The key that copies the host's join command on the full-screen table."""
+
 
 class KeyLines(LineReader):
     """A :class:`LineReader` fed by the screen's keys instead of standard input. A person is
@@ -57,6 +60,7 @@ class ScreenLink:
         self.notices: list[str] = []  # the agent's own lines (refusals, warnings), newest last
         self.seat: Any = None
         self.watching = False  # a watcher's screen: no seat, nothing to play or say
+        self.invite = ""  # the host's "dernier join CODE", copied by a key
         self.token: trio.lowlevel.TrioToken | None = None  # the table's trio run, once seated
         self.pacer: Any = None
         self.changed_at = time.monotonic()

@@ -214,19 +214,21 @@ def test_the_relay_survives_hostile_bytes_and_stops_cleanly(tmp_path: Path) -> N
 def test_the_host_prints_each_command_whole_on_a_line_of_the_80_column_screen(
     tmp_path: Path,
 ) -> None:
-    """The join and watch commands stand alone on their lines, each within the 76 columns
-    of the full screen's log, so a person copies a whole command."""
+    """The join and watch commands, and the local address's, stand alone on their lines with
+    nothing around them, each within the 76 columns of the full screen's log, so a person
+    copies a whole command."""
     out = tmp_path / "host.out"
     host = _host(tmp_path, out)
     try:
         code = _code(host, out)
         deadline = time.monotonic() + 30
-        while "On this network also" not in out.read_text() and time.monotonic() < deadline:
+        while "join 127.0.0.1:" not in out.read_text() and time.monotonic() < deadline:
             time.sleep(0.05)
         lines = out.read_text().splitlines()
         assert f"  dernier join {code}" in lines
         assert f"  dernier watch {code}" in lines
-        assert any(x.startswith("On this network also: dernier join 127.0.0.1:") for x in lines)
+        local = lines.index("On this network also:") + 1  # the command on a line of its own
+        assert re.fullmatch(r"  dernier join 127\.0\.0\.1:\d+", lines[local]), lines
         assert all(len(x) <= 76 for x in lines if "dernier " in x), lines  # paths may be long
     finally:
         host.kill()

@@ -37,7 +37,8 @@ def test_a_pasted_code_is_made_whole() -> None:
     assert len(code) > 76  # a relay route: longer than the log's line at 80 columns
     cut = 40
     panel = f"│   dernier join {code[:cut]}│\n│{code[cut:]}         │"
-    for text in (code, f"dernier join {code}", panel, f"  {code[:cut]} {code[cut:]}  ",
+    scrolled = f"│ dernier join {code[:cut]} ▂▂ │\n│ {code[cut:]}    ▆▆ │"  # a log's scrollbar
+    for text in (code, f"dernier join {code}", panel, scrolled, f"  {code[:cut]} {code[cut:]}  ",
                  f"Dernier Join {code.upper()}", f"join {code}"):
         assert pasted_target(text).lower() == code, text
         assert _invite_dialer(pasted_target(text)).invite.encode() == code

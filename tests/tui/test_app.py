@@ -55,7 +55,7 @@ def test_a_jump_in_is_taken_within_its_window(tmp_path: Path) -> None:
         keys = pilot.app.query_one("#offers")
         await until(pilot, lambda: keys.render().plain.strip(), "the offer's keys drawn")
         chip = keys.render().plain.splitlines()[0]
-        assert keys.display and chip.startswith(f" [{key_of(link, second)}] jump in with Wild+4")
+        assert keys.display and chip.startswith(f"[{key_of(link, second)}] jump in with Wild+4")
         assert "⏱" in chip  # the key's own countdown
         await pilot.press(key_of(link, second))
         await until(pilot, lambda: "Name a suit" in link.prompt, "the suit prompt again")
@@ -476,24 +476,26 @@ def test_a_joiner_and_a_bot_host_in_another_process_share_the_window_and_the_clo
         proc.wait()
 
 
-def test_the_top_panels_fit_80_columns_without_breaking_a_line(tmp_path: Path) -> None:
-    """At 80x24 each player is one line, the turn countdown included, and the centre panel's
-    lines are whole phrases: no line of either panel wraps."""
+def _whole(app) -> bool:
+    """No line of the panels shown wraps: each takes as many rows as it has lines."""
+    for wid in ("#players", "#centre", "#hand", "#offers", "#offer"):
+        widget = app.query_one(wid)
+        if widget.display and widget.content_size.height != len(
+                widget.render().plain.split("\n")):
+            return False
+    return True
+
+
+def test_the_panels_fit_80_columns_without_breaking_a_line(tmp_path: Path) -> None:
+    """At 80x24 each player is one line and the centre panel's lines are whole phrases: no
+    line of any panel wraps; the hour that ``dernier play`` gives a turn shows no clock; no
+    log line hides under the scrollbar."""
 
     async def scenario(pilot, link) -> None:
         await until(pilot, lambda: in_turn(link), "Ann's first turn")
-        await until(pilot, lambda: "⏱" in pilot.app.query_one("#players").render().plain,
-                    "the turn countdown")
-
-        def fits() -> bool:  # the layout follows a redraw by a frame: asked until it holds
-            for wid in ("#players", "#centre"):
-                widget = pilot.app.query_one(wid)
-                lines = widget.render().plain.split("\n")
-                if widget.content_size.height != len(lines):  # a line wrapped
-                    return False
-            return True
-
-        await until(pilot, fits, "both top panels without a wrapped line", limit=5)
+        await until(pilot, lambda: _whole(pilot.app), "every panel without a wrapped line",
+                    limit=5)  # the layout follows a redraw by a frame: asked until it holds
+        assert "⏱" not in pilot.app.query_one("#players").render().plain
         long = "Bea has left the match and ranks last. Hand 1 does not count; the others play on."
         link.log.extend([long] * 3 + [f"line {i}" for i in range(20)] + [long] * 3)
         log = pilot.app.query_one("#log")
@@ -504,6 +506,39 @@ def test_the_top_panels_fit_80_columns_without_breaking_a_line(tmp_path: Path) -
 
     run_screen_test(_local(tmp_path, "dernier", {"match": ["hands", 1]}, 3), scenario,
                     size=(80, 24))
+
+
+def test_the_log_keeps_five_rows_at_every_size_from_60x20_to_200x60(tmp_path: Path) -> None:
+    """Four players, Ann's turn, the terminal resized from 60x20 to 200x60: the log always
+    has five rows or more and its lines wrap at its width, no panel's line wraps, Ann's line
+    is one row with her name."""
+
+    def main(link):
+        seating = Seating(bot=False, colour=False, screen=link)
+        return lambda: play_local("dernier", 4, {"match": ["hands", 1]}, 3, "Ann",
+                                  tmp_path / "t", seating)
+
+    async def scenario(pilot, link) -> None:
+        await until(pilot, lambda: in_turn(link), "Ann's first turn")
+        app = pilot.app
+        log = app.query_one("#log")
+        link.log.append("Bea has left the match and ranks last. Hand 1 does not count; the "
+                        "others play on with a new deal, and Bea's transcript names her.")
+        for width in (200, 140, 100, 80, 70, 60):  # wider, then narrower and narrower
+            for height in (20, 24, 30, 45, 60):
+                await pilot.resize_terminal(width, height)
+                size = (width, height)
+                await until(pilot, lambda s=size: app.size == s and _whole(app) and all(
+                    line.cell_length <= log.scrollable_content_region.width
+                    for line in log.lines), f"whole panels and log lines at {width}x{height}",
+                    limit=5)  # the log's lines wrapped anew at its width
+                rows = log.scrollable_content_region.height
+                assert rows >= 5, (width, height, rows, capture(app))
+                players = app.query_one("#players").render().plain.splitlines()
+                assert any(line.startswith("▶ Ann (you)") or "Ann (you)" in line
+                           for line in players), players
+
+    run_screen_test(main, scenario, size=(60, 20))
 
 
 def test_ctrl_c_asks_to_leave_and_a_second_one_leaves(tmp_path: Path) -> None:

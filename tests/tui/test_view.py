@@ -2,8 +2,31 @@
 
 from __future__ import annotations
 
-from dernier_p2p.rules import Card, Catch, Declare, Draw, Play, Rank, Suit, get_variant, new_match
-from dernier_p2p.tui.view import TurnClock, clock, offer_keys, offer_text
+from rich.cells import cell_len
+
+from dernier_p2p.rules import (
+    Card,
+    Catch,
+    ChooseDealer,
+    Declare,
+    Draw,
+    Play,
+    Rank,
+    Suit,
+    apply,
+    get_variant,
+    new_match,
+)
+from dernier_p2p.tui.app import keys_line
+from dernier_p2p.tui.view import (
+    TurnClock,
+    clock,
+    offer_keys,
+    offer_text,
+    players_text,
+    table_title,
+    turn_clock,
+)
 
 
 def _recs(*authors: int, kind: str = "move") -> list[dict]:
@@ -48,8 +71,42 @@ def test_a_late_declaration_in_turn_has_its_key_and_countdown_without_the_turns_
     moves = [Play(0, 7, card), Draw(0), Declare(0), Catch(0, 1)]
     names = ["Ann", "Bot 1"]
     keys = offer_keys(state, 0, {7: card}, moves, names, 2.5, in_turn=True).plain
-    assert keys.splitlines() == [" [!]+Enter declare DERNIER! ⏱ 2.5 s",
-                                 " [c] catch Bot 1 ⏱ 2.5 s"]
+    assert keys == "[!]+Enter declare DERNIER! ⏱ 2.5 s   [c] catch Bot 1 ⏱ 2.5 s"
     assert offer_keys(state, 0, {7: card}, moves, names, 0.0, in_turn=True).plain == ""
     out_of_turn = offer_keys(state, 0, {7: card}, moves, names, 2.5).plain
     assert "jump in with" in out_of_turn and out_of_turn.endswith("[Enter] let it go")
+
+
+def test_an_hour_long_turn_shows_no_clock_until_its_last_minutes() -> None:
+    assert turn_clock(3599.0, 3600.0) is None  # `dernier play`: an hour against the bots
+    assert turn_clock(301.0, 3600.0) is None
+    assert turn_clock(299.5, 3600.0) == 299.5  # its last five minutes count down
+    assert turn_clock(119.0, 120.0) == 119.0  # a host's two minutes: always shown
+    assert turn_clock(None, 120.0) is None
+
+
+def test_each_player_keeps_one_line_with_the_clock_whatever_the_name() -> None:
+    state, _ = apply(new_match(get_variant("moderno"), 4), ChooseDealer(0))
+    names = ["A" * 32, "Bea", "B" * 32, "Cy"]
+    for width in (56, 76):
+        for mover in range(4):
+            text = players_text(state, names, 0, 59.0, mover, width).plain
+            lines = text.split("\n")
+            assert len(lines) == 4 and all(cell_len(x) <= width for x in lines), lines
+            assert "⏱ 0:59" in lines[mover] and "(you)" in lines[0]
+        short = ["Ann", "Bea", "Cy", "Dan"]  # packed: several to a line, each whole
+        packed = players_text(state, short, 0, 59.0, 0, width, packed=True).plain.split("\n")
+        assert len(packed) < 4 and all(cell_len(x) <= width for x in packed), packed
+        assert "Ann (you) · 0 cards · 0 pts  ⏱ 0:59" in packed[0]
+    title = table_title(state, names, "moderno", 40)
+    assert cell_len(title) <= 40 and title.startswith("moderno · hand")
+
+
+def test_the_keys_line_keeps_whole_keys_that_fit() -> None:
+    keys = ("? help", "Enter: let an offer go / next hand", "/ chat", "q leave")
+    assert keys_line(keys, 80) == " · ".join(keys)
+    assert keys_line(keys, 56) == "? help · Enter: let an offer go / next hand · q leave"
+    assert keys_line(keys, 20) == "? help · q leave"
+    copy = (*keys[:-1], "Ctrl+Y copy the invite", keys[-1])
+    assert keys_line(copy, 78) == "? help · Enter: let an offer go / next hand · Ctrl+Y copy the " \
+        "invite · q leave"
