@@ -4,7 +4,7 @@ prompts broken between phrases."""
 import click
 from rich.cells import cell_len
 
-from dernier_p2p.cli.human import LEAVE_WARNING
+from dernier_p2p.cli.human import leave_warning
 from dernier_p2p.cli.render import phrase_lines, render_table, wrap_items
 from dernier_p2p.rules import Card, Rank, Suit
 from tests.cli.test_human import _table
@@ -43,7 +43,8 @@ def test_one_card_is_singular() -> None:
 PROMPTS = [
     "card number to play (add ! to declare) · d = take the pending cards · "
     "! = declare DERNIER/SOLO · c = catch a player who did not declare · q = leave  > 12",
-    LEAVE_WARNING + " y",
+    leave_warning(None, bots=True) + " y",
+    leave_warning(None) + " y",
     "Name a suit: y Quadri ♦, r Cuori ♥, g Fiori ♣, b Picche ♠ (Enter: same suit)  > ",
     "Swap hands with: 2 = Bot 1, 3 = Bot 2, 4 = Bot 3 > ",
 ]
