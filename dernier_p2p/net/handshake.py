@@ -216,6 +216,15 @@ def check_challenge(message: dict[str, Any]) -> tuple[bytes, dict[str, Any]]:
     return nonce, table
 
 
+def summary_host_key(table: dict[str, Any]) -> bytes:
+    """The host's identity key from a challenge's table summary (4.2), for a peer that expects
+    a particular host; :class:`NetError` MALFORMED when the summary carries none."""
+    key = table.get("key")
+    if not isinstance(key, bytes):
+        raise NetError(MALFORMED, "the challenge's table summary carries no host key")
+    return key
+
+
 def _hello_signed(nonce: bytes, name: str, key: bytes, listen: list[Any] | None) -> dict[str, Any]:
     return {"nonce": nonce, "name": name, "key": key, "listen": listen}
 
@@ -359,10 +368,7 @@ async def _receive_challenge(
     its table summary (it raises to refuse the host). Return the nonce and the summary."""
     nonce, table = check_challenge(await receive_message(stream))
     if check_host is not None:
-        key = table.get("key")
-        if not isinstance(key, bytes):
-            raise NetError(MALFORMED, "the challenge's table summary carries no host key")
-        check_host(key)
+        check_host(summary_host_key(table))
     return nonce, table
 
 

@@ -261,7 +261,7 @@ def on_reveal(st: State, s: list, mv: Reveal, ev: Events) -> None:
     pts = rules._info["points"]
     points = [sum([pts.get(given[x].rank, 0) for x in hand]) for hand in st.hands]
     winner = st.hand_winner
-    deltas = scoring.hand_deltas(rules, points, winner)
+    deltas = scoring.hand_deltas(rules, points, winner, st.out)
     scores = tuple(a + b for a, b in zip(st.scores, deltas, strict=True))
     s[SCORES] = scores
     if winner is not None:

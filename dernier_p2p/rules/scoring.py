@@ -7,20 +7,26 @@ from collections.abc import Sequence
 from dernier_p2p.rules.variants import Rules
 
 
-def hand_deltas(rules: Rules, points: Sequence[int], winner: int | None) -> tuple[int, ...]:
-    """Score changes of one hand from each seat's card points left in hand."""
+def hand_deltas(
+    rules: Rules, points: Sequence[int], winner: int | None, out: Sequence[int] = ()
+) -> tuple[int, ...]:
+    """Score changes of one hand from each seat's card points left in hand. A seat in ``out``
+    (out of play, docs/RULES.md "A seat out") holds no cards and scores nothing: its score
+    stays as it was."""
     total = sum(points)
     n = len(points)
     kind = rules.scoring
     if kind == "dernier":
-        out = []
+        deltas = []
         for s in range(n):
             others = total - points[s]
-            if s == winner:
-                out.append(rules.out_bonus + others)
+            if s in out:
+                deltas.append(0)
+            elif s == winner:
+                deltas.append(rules.out_bonus + others)
             else:
-                out.append(others if rules.others_score else 0)
-        return tuple(out)
+                deltas.append(others if rules.others_score else 0)
+        return tuple(deltas)
     if kind == "wins":
         return tuple(int(s == winner) for s in range(n))
     if kind == "penalty":

@@ -125,6 +125,18 @@ def tie_keys(st: State) -> set[str]:
     return out
 
 
+def renumbered_boxes(table: LocalTable) -> set[str]:
+    """``Box:renumbered`` when a box of the last hand was given by a seat that the deck layer
+    numbers otherwise than the table (a seat out before it, PROTOCOL.md 7.9): its commitment,
+    its encryption data and the ``owner`` in its plaintext carry the deck layer's number."""
+    host = table.sessions[table.host_seat]
+    parts = host.state.in_play
+    boxes = [] if host.pub is None else host.pub.boxes
+    if any(parts[b.transfer.giver] != b.transfer.giver for b in boxes):
+        return {"Box:renumbered"}
+    return set()
+
+
 SKIPS = ["Q", "3", "4", "5", "6", "8", "9", "10"]
 """``dernier`` skip ranks that make a skip of a one-card seat common (the Q is the default)."""
 
@@ -150,6 +162,13 @@ SCENARIOS: list[Scenario] = [
     Scenario("standard-4p-resign", "standard", 4, frozenset({"SeatOut"}), script={3: resign(1)},
              comment="standard: a seat resigns at a table of four; the hand is void and the "
              "other three play a new hand"),
+    Scenario("originale-3p-resign", "originale", 3, frozenset({"SeatOut", "Box:renumbered"}),
+             options={"match": ["hands", 1], "hand_size_range": None, "hand_size": 3},
+             script={1: resign(1)}, forget=0.0, trials=8, whole=True, probe=renumbered_boxes,
+             comment="originale: seat 1 resigns at a table of three; the hand is void and seats "
+             "0 and 2 play a hand, which the deck layer numbers 0 and 1: the cut's peek box "
+             "from table seat 2 binds its number 1, and the secrets derive the transfer keys "
+             "from those numbers"),
     Scenario("dernier-3p-hostchange", "dernier", 3, frozenset(), script={2: host_change(1)},
              listen=frozenset({0, 1}),
              comment="the host is deposed; seat 1 takes over with host_change and the depose "

@@ -15,27 +15,36 @@ from typing import Any
 
 import pytest
 
+from dernier_p2p.deck import audit as audit_module
+from dernier_p2p.deck import keys as keys_module
 from dernier_p2p.deck import shuffle as shuffle_module
+from dernier_p2p.deck import transfer as transfer_module
 from dernier_p2p.deck.errors import BadElement
 from dernier_p2p.deck.group import IDENTITY
 from dernier_p2p.deck.table import DeckTable
+from dernier_p2p.deck.transfer import BadTransfer
+from dernier_p2p.net import handshake as hs
 from dernier_p2p.protocol import bridge
 from dernier_p2p.protocol import session as session_module
+from dernier_p2p.protocol.chain import ChainChecker
 from dernier_p2p.protocol.session import Session
 from dernier_p2p.rules import (
     Cut,
     Dealt,
     Drew,
+    HandScored,
     HandsRotated,
     HandsSwapped,
     IllegalMove,
+    Play,
     Timeout,
     to_act,
 )
 from dernier_p2p.rules import apply as rules_apply
-from dernier_p2p.rules.cards import deck_cards
+from dernier_p2p.rules.cards import Rank, deck_cards
 from dernier_p2p.rules.scoring import standings
-from dernier_p2p.wire.canonical import decode
+from dernier_p2p.wire.canonical import decode, encode
+from dernier_p2p.wire.hashing import digest
 from interop.adapters.dernier_p2p_adapter import Verifier
 from interop.cases import adapter_input, load_cases
 
@@ -62,9 +71,12 @@ def expected(case_id: str) -> tuple[str, str | None, Any]:
 @contextmanager
 def reading(monkeypatch: pytest.MonkeyPatch, patches: dict[str, Any]) -> Iterator[None]:
     """Patches named ``Session.method`` (the observer), ``DeckTable.method`` (its deck),
-    ``shuffle.name`` (the shuffle proof's module) or ``name`` (a bridge function the session
-    module imported)."""
-    owners = {"Session": Session, "shuffle": shuffle_module, "DeckTable": DeckTable}
+    ``ChainChecker.method`` (its chain), ``shuffle.name``, ``keys.name``, ``transfer.name`` or
+    ``audit.name`` (deck modules) or ``name`` (a bridge or rules function the session module
+    imported)."""
+    owners = {"Session": Session, "shuffle": shuffle_module, "DeckTable": DeckTable,
+              "ChainChecker": ChainChecker, "keys": keys_module, "transfer": transfer_module,
+              "audit": audit_module}
     with monkeypatch.context() as m:
         for name, value in patches.items():
             owner, _, attr = name.rpartition(".")
@@ -272,6 +284,115 @@ def engine_drawing_after_a_draw(original):
     return _engine
 
 
+# the readings of the deck layer's numbering after a seat goes out (points 19 and 20) need the
+# table seat of each deck-layer number: the observer's running hand records it here
+NUMBERING: dict[str, tuple[int, ...]] = {"parts": ()}
+NORMATIVE_NEW_HAND = Session._new_hand
+NORMATIVE_TRANSFER_KEY = keys_module.transfer_private_key
+NORMATIVE_CHECK_TOKEN = transfer_module.check_transfer_token
+NORMATIVE_APPLY_RECORD = ChainChecker._apply
+NORMATIVE_VOTE_SINCE = ChainChecker.vote_since
+
+
+def remembering_numbering(self: Session, count: int, first: int) -> None:
+    NORMATIVE_NEW_HAND(self, count, first)
+    NUMBERING["parts"] = self._parts
+
+
+def table_seat(c: int) -> int:
+    """The table seat of the running hand's deck-layer number ``c``."""
+    parts = NUMBERING["parts"]
+    return parts[c] if c < len(parts) else c
+
+
+def transfer_key_of_table_seat(game: bytes, hand: int, seat: int, x: int) -> bytes:
+    """Point 19, the other reading: ``d_i`` (section 10) derives from the table seat, not from
+    the deck layer's number of the seat (7.9)."""
+    return NORMATIVE_TRANSFER_KEY(game, hand, table_seat(seat), x)
+
+
+def commitment_of_table_seats(game: bytes, hand: int, giver: int, receiver: int,
+                              position: int, plaintext: bytes) -> bytes:
+    """Point 20, the other reading: a box's commitment binds the giver and the receiver as table
+    seats (the context keeps the deck layer's number, as 8.1 says of every context)."""
+    ctx = transfer_module._ctx(game, hand, giver)
+    return digest(transfer_module.COMMIT_LABEL,
+                  [ctx, position, table_seat(giver), table_seat(receiver), plaintext])
+
+
+def aad_of_table_seats(game: bytes, hand: int, t: transfer_module.Transfer) -> bytes:
+    """Point 20, the other reading: a box's associated data names table seats."""
+    return encode([transfer_module.AAD_LABEL, transfer_module._ctx(game, hand, t.giver),
+                   t.position, table_seat(t.giver), table_seat(t.receiver), t.commit])
+
+
+def owner_as_table_seat(game, hand, t, token, owner, share, ct) -> None:
+    """Point 20, the other reading: the ``owner`` inside a box's plaintext is a table seat, as
+    the ``owner`` of a token on the wire is (15), and is renumbered like it."""
+    if token.owner != table_seat(owner):
+        raise BadTransfer("transfer carries the token of the wrong seat", t.giver)
+    NORMATIVE_CHECK_TOKEN(game, hand, t, dataclasses.replace(token, owner=owner), owner, share,
+                          ct)
+
+
+NUMBERED_BY_TABLE_SEAT = {"Session._new_hand": remembering_numbering}
+
+
+def seats_out_score(state: Any, move: Any):
+    """Point 21, the other reading: a seat out goes on scoring in later hands, as every seat but
+    the winner does under ``dernier`` scoring (the points of the others' cards)."""
+    new, events = rules_apply(state, move)
+    scored = [e for e in events if isinstance(e, HandScored)]
+    rules = state.rules
+    if scored and state.out and rules.scoring == "dernier" and rules.others_score:
+        deltas, winner = scored[0].deltas, state.hand_winner
+        live = [s for s in range(state.players) if s not in state.out]
+        total = (deltas[winner] - rules.out_bonus if winner is not None
+                 else sum(deltas) // (len(live) - 1))
+        scores = tuple(v + (total if s in state.out else 0) for s, v in enumerate(new.scores))
+        new = new._replace(scores=scores)
+    return new, events
+
+
+def replaced_host_off_the_table(self: ChainChecker, rec: dict, h: bytes) -> bytes:
+    """Point 22, the other reading: a replaced host is off the table (5.3 step 4 and 7.5 said
+    so): its envelopes are refused, it does not vote and does not count in ``m``."""
+    out = NORMATIVE_APPLY_RECORD(self, rec, h)
+    body = rec["env"]["body"]
+    if body["type"] == "host_change":
+        self._at_table.discard(body["old"])
+    return out
+
+
+def abandon_stale_after_ack(self: ChainChecker, kind: str, target: int | None) -> int:
+    """Point 23, the other reading: only chats may lie between an ``abandon`` vote's ``after``
+    and its record (an ack makes the vote stale)."""
+    if target is None:
+        return max(self._last_by)
+    return NORMATIVE_VOTE_SINCE(self, kind, target)
+
+
+def _last_card_swap(state: Any, move: Any) -> bool:
+    return (isinstance(move, Play) and move.card is not None and move.card.rank is Rank.SWAP
+            and len(state.hands[move.seat]) == 1)
+
+
+def last_swap_needs_target(state: Any, move: Any):
+    """Point 25, the other reading: a swap always names the seat it swaps with, even played as
+    the last card."""
+    if _last_card_swap(state, move) and move.target is None:
+        raise IllegalMove("must-choose-target", "a swap names a seat to swap hands with")
+    return rules_apply(state, move)
+
+
+def last_swap_names_no_target(state: Any, move: Any):
+    """Point 25, the other reading: a swap played as the last card swaps nothing, so it names no
+    seat (a target is refused)."""
+    if _last_card_swap(state, move) and move.target is not None:
+        raise IllegalMove("cannot-target", "a last card swaps with nobody")
+    return rules_apply(state, move)
+
+
 # ---------------------------------------------------------------- the cases fail them
 OTHER_READINGS = [
     # (point, case, the reading's patches)
@@ -291,11 +412,32 @@ OTHER_READINGS = [
     (16, "ambiguity-solo-swap-second-last", {"rules_from_table": exchange_before_declaration}),
     (17, "ambiguity-two-penalties-one-move",
      {"ops_for_events": ops_reading(later_window_first)}),
+    *[(19, case, {**NUMBERED_BY_TABLE_SEAT, "keys.transfer_private_key":
+                  transfer_key_of_table_seat,
+                  "audit.transfer_private_key": transfer_key_of_table_seat})
+      for case in ("dernier-4p-left-match", "standard-4p-resign-match",
+                   "originale-3p-resign-match")],
+    (20, "originale-3p-resign-match",
+     {**NUMBERED_BY_TABLE_SEAT, "transfer.transfer_commitment": commitment_of_table_seats}),
+    (20, "originale-3p-resign-match",
+     {**NUMBERED_BY_TABLE_SEAT, "transfer._aad": aad_of_table_seats}),
+    (20, "originale-3p-resign-match",
+     {**NUMBERED_BY_TABLE_SEAT, "audit.check_transfer_token": owner_as_table_seat}),
+    (21, "dernier-4p-left-match", {"apply": seats_out_score}),
+    (21, "dernier-3p-hostchange-match", {"apply": seats_out_score}),
+    (22, "ambiguity-replaced-host-votes", {"ChainChecker._apply": replaced_host_off_the_table}),
+    (22, "ambiguity-replaced-host-counts", {"ChainChecker._apply": replaced_host_off_the_table}),
+    (22, "hostchange-old-host-stays-a-seat",
+     {"ChainChecker._apply": replaced_host_off_the_table}),
+    (23, "ambiguity-abandon-after-ack", {"ChainChecker.vote_since": abandon_stale_after_ack}),
+    (25, "moderno-2p-target-match", {"apply": last_swap_needs_target}),
+    (25, "ambiguity-last-swap-target", {"apply": last_swap_names_no_target}),
 ]
 
 
 @pytest.mark.parametrize(("point", "case_id", "patches"), OTHER_READINGS,
-                         ids=[f"{p}-{c}" for p, c, _ in OTHER_READINGS])
+                         ids=[f"{p}-{c}-{list(x)[-1].rsplit('.', 1)[-1]}"
+                              for p, c, x in OTHER_READINGS])
 def test_the_case_fails_the_other_reading(monkeypatch, point, case_id, patches):
     with reading(monkeypatch, patches):
         got = verdict(case_id)
@@ -337,3 +479,22 @@ def test_ties_past_the_documented_keys(case_id):
     else:
         short = sorted(losers, key=lambda s: (-st.scores[s], -st.hands_won[s], s))
         assert short != losers
+
+
+def test_a_host_challenge_names_its_key_for_a_peer_that_expects_it():
+    """Point 24: the table summary of a host's challenge carries ``key`` (4.1, 4.2), which a
+    joiner with an invite code (4.8), a watcher with one (4.10) or a seat resuming with a new
+    host (7.6) compares before sending anything. The suite's valid challenge carries it; the
+    other reading (a summary without ``key``, as a seat link's challenge is, 4.6) is refused
+    by such a peer."""
+    frame = bytes.fromhex(CASES["frame-challenge-valid"].input["frame"])
+    message = decode(frame[4:])
+    _, table = hs.check_challenge(message)
+    assert len(hs.summary_host_key(table)) == 32
+    other = {**message, "table": {k: v for k, v in table.items() if k != "key"}}
+    _, table = hs.check_challenge(other)
+    with pytest.raises(hs.NetError) as info:
+        hs.summary_host_key(table)
+    assert info.value.code == hs.MALFORMED
+    link = decode(bytes.fromhex(CASES["frame-challenge-link-valid"].input["frame"])[4:])
+    assert "key" not in hs.check_challenge(link)[1]

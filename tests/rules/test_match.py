@@ -100,6 +100,13 @@ def test_dernier_hand_score_reading():
     assert hand_deltas(alt, (10, 0, 25), 1) == (0, 85, 0)
 
 
+def test_a_seat_out_scores_nothing():
+    d = get_variant("dernier")
+    assert hand_deltas(d, (10, 0, 0, 25), 1, (2,)) == (25, 50 + 35, 0, 10)
+    assert hand_deltas(d, (10, 4, 0, 25), None, (2,)) == (29, 35, 0, 14)
+    assert hand_deltas(get_variant("moderno"), (10, 0, 0, 25), 1, (2,)) == (10, 0, 0, 25)
+
+
 def test_other_scorings():
     assert hand_deltas(get_variant("moderno"), (10, 0, 25), 1) == (10, 0, 25)
     assert hand_deltas(get_variant("standard"), (10, 0, 25), 1) == (0, 35, 0)

@@ -8,6 +8,7 @@ from dernier_p2p.rules import (
     Dealt,
     Draw,
     Forfeited,
+    HandScored,
     HandStarted,
     IllegalMove,
     Leave,
@@ -150,3 +151,28 @@ def test_a_dernier_leaver_at_three_seats_loses_a_match_point_and_the_match_goes_
     assert not t.state.match_over and t.state.match_points == (1, -1, 1, 1)
     t.move(Leave(3))  # a seat already out gains nothing
     assert not t.state.match_over and t.state.match_points == (2, -1, 2, 0)
+
+
+def test_a_seat_out_scores_nothing_in_later_hands_under_dernier_scoring() -> None:
+    """Its score stays as it was (RULES.md "A seat out"): dernier scoring gives each seat the
+    points of the others' cards, and a seat out, holding none, is not one of the scorers."""
+    rng = random.Random(7)
+    for seed in range(6):
+        state = new_match(D, 4)
+        dealer = Dealer(D, seed)
+        state, _ = answer_chance(state, dealer)
+        state, _ = apply(state, Leave(1))
+        state, _ = answer_chance(state, dealer)
+        scored = []
+        for _ in range(2000):
+            if state.match_over or state.hand_number > 3:
+                break
+            seat = to_act(state)
+            moves = legal_moves(state, seat, dealer.view(state, seat))
+            plays = [m for m in moves if isinstance(m, Play)] or moves
+            state, ev = apply(state, plays[int(rng.random() * len(plays))])
+            state, more = answer_chance(state, dealer)
+            scored += [e for e in [*ev, *more] if isinstance(e, HandScored)]
+        assert scored, seed
+        assert all(e.deltas[1] == 0 for e in scored) and state.scores[1] == 0
+        assert any(sum(e.deltas) > 0 for e in scored)

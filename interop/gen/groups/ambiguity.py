@@ -10,8 +10,9 @@ import sys
 from dernier_p2p.net import handshake as hs
 from dernier_p2p.protocol.envelope import record_hash
 from dernier_p2p.protocol.session import Session
-from dernier_p2p.protocol.votes import sign_vote
+from dernier_p2p.protocol.votes import quorum, sign_vote
 from dernier_p2p.rules import to_act
+from dernier_p2p.rules.cards import Rank
 from dernier_p2p.wire.canonical import encode
 from dernier_p2p.wire.hashing import digest
 from interop.gen.forge import SPECS, Spec, add, as_record, new_env, resign_env, seal, with_body
@@ -30,6 +31,12 @@ def build(bases: dict[str, Base]) -> None:
         stall_cases(bases["dernier-3p-timeout"])
     if "moderno-3p" in bases:
         solo_swap_case(bases["moderno-3p"])
+    if "dernier-3p-timeout" in bases:
+        abandon_after_ack_case(bases["dernier-3p-timeout"])
+    if "dernier-4p-hostskip" in bases:
+        replaced_host_cases(bases["dernier-4p-hostskip"])
+    if "moderno-2p-target" in bases:
+        last_swap_target_case(bases["moderno-2p-target"])
 
 
 def _follow(b: Base, k: int, first: dict, env: dict) -> dict:
@@ -209,3 +216,108 @@ def solo_swap_case(b: Base) -> None:
         "card without SOLO!: the player draws two (the tokens of those cards follow), although "
         "the exchange leaves several cards", ["Ambiguity", "Rules", "Declaration"], b, k, nxt,
         None)
+
+
+def abandon_after_ack_case(b: Base) -> None:
+    """Point 5: an ``ack`` between an ``abandon`` vote's ``after`` and the ``no_contest`` leaves
+    the vote fresh (an ack is presence, not progress: 7.5); only a record other than a chat or
+    an ack makes it stale. In place of the first time-out: an ack of a seat, then the host's
+    ``no_contest`` with the abandon votes of a quorum stating the table stuck at the record
+    before the ack."""
+    k = b.body_type("timeout")
+    if k is None:
+        print("  ambiguity: no time-out to put an abandon in place of", file=sys.stderr)
+        return
+    h = b.records[k]["h"]
+    n = len(b.identities)
+    voters = [h, *[s for s in range(n) if s != h]][: quorum(n)]
+    acker = voters[-1]
+    ack = as_record(b, k, new_env(b, k, acker, {"type": "ack"}))
+    votes = [sign_vote(b.identities[s], b.game, "abandon", None, s, k - 1) for s in voters]
+    body = {"type": "no_contest", "seat": None, "votes": votes}
+    add("ambiguity-abandon-after-ack", "7.5",
+        "an ack, then no contest with the abandon votes of a quorum stating the table stuck at "
+        "the record before the ack: an ack does not make an abandon vote stale",
+        ["Ambiguity", "Vote", "NoContest"], b, k,
+        [ack, _follow(b, k, ack, new_env(b, k, h, body))], None)
+
+
+def replaced_host_cases(b: Base) -> None:
+    """Point 4: a replaced host stays at the table as an ordinary seat (7.6): it votes and
+    counts in the quorum's ``m``. Right after the host change (four seats, host 0 replaced by
+    seat 2), a ``left`` of seat 3 with the votes of seats 2, 0 and 1 is valid (q(4) = 3); with
+    the votes of seats 2 and 1 alone it lacks a quorum. A reading that takes the replaced host
+    off the table refuses the first (a vote of a seat not at the table) and accepts the
+    second (q(3) = 2)."""
+    hc = b.body_type("host_change")
+    if hc is None:
+        print("  ambiguity: no host change recorded", file=sys.stderr)
+        return
+    r = b.records[hc]
+    new, old = r["h"], r["env"]["body"]["old"]
+    k = hc + 1
+    n = len(b.identities)
+    target = next(s for s in range(n - 1, -1, -1) if s not in (new, old))
+    since = max((i for i in range(k) if b.records[i]["env"]["seat"] == target
+                 and b.records[i]["env"]["body"]["type"] != "chat"), default=-1)
+
+    def left(voters: list[int]) -> dict:
+        votes = [sign_vote(b.identities[v], b.game, "left", target, v, since) for v in voters]
+        return as_record(b, k, new_env(b, k, new, {"type": "left", "seat": target,
+                                                   "votes": votes}))
+
+    others = [s for s in range(n) if s not in (new, old, target)]
+    add("ambiguity-replaced-host-votes", "7.5",
+        f"right after the host change, a left of seat {target} with the votes of the new host, "
+        f"the replaced host (seat {old}) and seat {others[0]}: the replaced host is at the "
+        "table, votes and counts in m (a quorum of 3 at four seats)",
+        ["Ambiguity", "Vote", "HostChange", "Valid"], b, k, [left([new, old, *others])], None)
+    add("ambiguity-replaced-host-counts", "7.5",
+        f"right after the host change, a left of seat {target} with the votes of the new host "
+        f"and seat {others[0]} only: the replaced host still counts in m, so 3 votes are needed",
+        ["Ambiguity", "Vote", "HostChange", "NoQuorum"], b, k, [left([new, *others])],
+        "NO_QUORUM", new)
+
+
+def last_swap_target_case(b: Base) -> None:
+    """Point 7: a swap played as the last card ends the hand before any exchange, and its
+    ``target`` may be nil or a seat in play (RULES.md ``moderno``). The recorded match plays
+    one with no target (its ``-match`` case); here the match is replayed with that play naming
+    the other seat, to the end of the match. A reading that requires a target refuses the
+    recorded match; one that forbids it refuses this case."""
+    seen: dict = {}
+
+    def tamper(table):
+        def hook(env: dict) -> dict:
+            body = env["body"]
+            if (seen or body.get("type") != "move" or body.get("move") != "play"
+                    or body.get("target") is not None):
+                return env
+            seat = env["seat"]
+            s = table.sessions[seat]
+            face = s.view.get(body["slot"])
+            if face is None or face.rank is not Rank.SWAP or len(s.state.hands[seat]) != 1:
+                return env
+            other = next(t for t in s.state.in_play if t != seat)
+            seen.update(k=len(table.records), seat=seat)
+            return resign_env(table, {**env, "body": {**body, "target": other}})
+
+        return hook
+
+    try:
+        run = drive(b.sc, b.trial, tamper=tamper)
+    except Exception as exc:  # a bot's move refused after the change: no case
+        print(f"  ambiguity: the last-card swap replay failed: {exc!r}", file=sys.stderr)
+        return
+    if not seen:
+        print("  ambiguity: no last-card swap without a target to replay", file=sys.stderr)
+        return
+    k = seen["k"]
+    recs = run.table.records
+    assert [encode(x) for x in recs[:k]] == b.raw[:k], "the replay left the recorded match"
+    assert b.records[k]["env"]["body"]["target"] is None
+    assert run.table.sessions[run.table.host_seat].finished
+    add("ambiguity-last-swap-target", "17", "moderno: a swap played as the last card, naming "
+        "the other seat: it ends the hand before any exchange, the target changes nothing; the "
+        "recorded match (moderno-2p-target) plays the same card with no target",
+        ["Ambiguity", "Rules", "Swap"], b, k, list(recs[k:]), None)

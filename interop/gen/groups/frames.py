@@ -35,7 +35,8 @@ def frame_cases(b: Base) -> None:
         "hello": hs.hello_message(ident, nonce, "seat one", None),
         "resume": hs.resume_message(ident, nonce, 41),
         "challenge": hs.challenge_message(nonce, {"name": "t", "variant": "dernier",
-                                                  "players": 3, "taken": 1}),
+                                                  "players": 3, "taken": 1,
+                                                  "key": b.identities[0].public_bytes()}),
         "welcome": {"k": "welcome", "seat": 2},
         "welcome-resume": {"k": "welcome", "seat": 2, "last": 57},
         "watch": hs.watch_message(41),
@@ -51,6 +52,8 @@ def frame_cases(b: Base) -> None:
         "present": links.present_message(ident, b.game, 1, nonce, 11, []),
     }
     said = {"present": "a well-formed present frame: proof nil, lent nil (4.6)",
+            "challenge": "a well-formed challenge frame as a host sends it: its table summary "
+            "carries the host's identity key (4.2)",
             "welcome-resume": "a well-formed welcome frame answering a resume (with last)"}
     for name, msg in good.items():
         frame_case(f"frame-{name}-valid", said.get(name, f"a well-formed {name} frame"),
@@ -60,6 +63,11 @@ def frame_cases(b: Base) -> None:
                "host) and the first record it took over a link (4.6)", ["Frame", "Valid", "Link"],
                fr(encode(links.present_message(ident, b.game, 1, nonce, 11, [pending], proof, 9))),
                None)
+    link_challenge = hs.challenge_message(nonce, {"name": "link", "variant": "dernier",
+                                                  "players": 3, "taken": 3})
+    frame_case("frame-challenge-link-valid", "a challenge as a seat link's acceptor sends it "
+               "(4.6): its informative table summary carries no key", ["Frame", "Valid", "Link"],
+               fr(encode(link_challenge)), None)
     frame_case("frame-rec-link-valid", "a rec frame lending a record over a seat link (4.6)",
                ["Frame", "Valid", "Link"], fr(encode({"k": "rec", "rec": b.records[6]})), None)
     for kind, fields in FRAME_FIELDS.items():
