@@ -175,6 +175,41 @@ def test_setup_compiles_the_modules_accel_checks() -> None:
     assert tuple(listed) == accel.MODULES
 
 
+def test_a_plain_install_compiles_nothing_and_compiling_is_asked_for(monkeypatch) -> None:
+    """A newcomer's ``pip install .`` takes seconds (no Cython build); ``DERNIER_COMPILE=1``
+    asks for the build, and ``DERNIER_PURE_PYTHON=1`` refuses it whatever else is set."""
+    import runpy
+
+    import setuptools
+
+    monkeypatch.setattr(setuptools, "setup", lambda **kwargs: None)
+    monkeypatch.chdir(Path(__file__).parents[2])
+    setup = runpy.run_path("setup.py")
+    for value in ("", "0"):
+        monkeypatch.setenv("DERNIER_COMPILE", value)
+        assert setup["extensions"]() == []
+    monkeypatch.setenv("DERNIER_COMPILE", "1")
+    monkeypatch.setenv("DERNIER_PURE_PYTHON", "1")
+    assert setup["extensions"]() == []
+
+
+def test_asked_to_compile_the_build_lists_every_engine_module(monkeypatch) -> None:
+    """(Cython is a build-time tool: where it is not importable here, pip's build
+    environment has it.)"""
+    import runpy
+
+    import setuptools
+
+    pytest.importorskip("Cython")
+    monkeypatch.setattr(setuptools, "setup", lambda **kwargs: None)
+    monkeypatch.chdir(Path(__file__).parents[2])
+    setup = runpy.run_path("setup.py")
+    monkeypatch.setenv("DERNIER_COMPILE", "1")
+    monkeypatch.delenv("DERNIER_PURE_PYTHON", raising=False)
+    names = sorted(ext.name.rpartition(".")[2] for ext in setup["extensions"]())
+    assert names == sorted(accel.MODULES)
+
+
 def test_the_sources_finder_claims_only_sources_that_exist(tmp_path, monkeypatch) -> None:
     finder = accel._SourcesFirst()
     monkeypatch.setattr(accel, "_HERE", str(tmp_path))
