@@ -343,7 +343,7 @@ def test_a_version_2_transcript_is_read_and_says_so(tmp_path: Path) -> None:
     got = read_transcript(path)
     assert got == [{"a": 1}, 2] and got.version == 2 and got.torn is None
     assert list(iter_transcript(path)) == [{"a": 1}, 2]
-    with pytest.raises(TranscriptError, match="version 2; this client speaks 3: both players"):
+    with pytest.raises(TranscriptError, match="version 2; this client speaks 3: every player"):
         read_transcript(path, versions=(3,))
     with pytest.raises(TranscriptError, match="version 2; this client speaks 3"):
         TranscriptWriter(path)
