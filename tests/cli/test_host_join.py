@@ -378,3 +378,28 @@ def test_a_host_whose_port_is_taken_suggests_another_and_leaves_no_file(tmp_path
     assert f"Cannot listen on 127.0.0.1:{port}: " in done.stderr, done
     assert "choose another port with --port N" in done.stderr
     assert not path.exists() and not Path(f"{path}.envelopes").exists()
+
+
+def test_join_without_a_terminal_and_several_tables_names_what_to_give(tmp_path: Path) -> None:
+    """Two tables heard on the LAN and no terminal (a bot's seat, stdin closed): no question
+    left unanswered ("Aborted!"), but a one-line failure naming what to give."""
+    hosts, outs = [], [tmp_path / f"host{k}.out" for k in range(2)]
+    try:
+        for k in range(2):
+            hosts.append(spawn(
+                tmp_path, outs[k], "host", "--players", "2", "--hands", "1", "--port", "0",
+                "--bind", "0.0.0.0", "--advertise", "127.0.0.1", "--table-name",
+                f"two-{os.getpid()}-{k}", "--key", str(tmp_path / f"k{k}.pem"),
+                "--transcript", str(tmp_path / f"t{k}"), "--bot", "--no-colour"))
+        for k in range(2):
+            _port(hosts[k], outs[k])
+        done = subprocess.run(
+            [sys.executable, "-m", "dernier_p2p", "join", "--bot", "--wait", "2.5", "--key",
+             str(tmp_path / "kj.pem"), "--transcript", str(tmp_path / "tj"), "--no-colour"],
+            stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+            env=env_for(tmp_path))
+    finally:
+        _reap(*hosts)
+    assert done.returncode == 1, done
+    assert "open tables heard on the LAN; name one: dernier join HOST:PORT" in done.stderr, done
+    assert "Aborted!" not in done.stdout + done.stderr and "Traceback" not in done.stderr
