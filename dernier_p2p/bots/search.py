@@ -303,8 +303,11 @@ def playout(
         if phase is REVEAL_PHASE or phase is MATCH_OVER_PHASE or moves >= limit:
             return _result(state, faces, tab)
         if state.chance is not None or state.owes:
-            state = _settle(state, faces, rng, tab, False)
-            continue
+            settled = _settle(state, faces, rng, tab, False)
+            if settled is not state:
+                state = settled
+                moves += 1
+                continue
         actor = to_act(state)
         move = default_move(state, actor, faces, rng, tab)
         state = apply(state, move)[0]
@@ -357,12 +360,8 @@ class Option:
     """One choice at the root and what the search made of it."""
 
     move: Move | None  # None: let the table go on (out of turn)
-    visits: int
-    wins: float  # mean result for the searching seat
-
-    @property
-    def share(self) -> float:
-        return self.wins
+    visits: int  # worlds it was played out in
+    wins: float  # its mean result for the searching seat: the share of those worlds won
 
 
 @dataclass(frozen=True)

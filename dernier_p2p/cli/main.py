@@ -442,6 +442,8 @@ def host(
 
         config.game, config.seed = local_seed(seed, "game", 0)[:16], local_seed(seed, "drbg", 0)
     click.echo(f"Transcript: {path}")
+    if bot:
+        click.echo(f"The {level} bot plays your seat.")
     screen = _screen(plain or bot)
     seating = Seating(bot=bot, colour=_colour(no_colour), offer_s=offer_seconds, screen=screen,
                       level=level)
@@ -681,6 +683,8 @@ def join(
         assert where is not None
         place = f" to {host_port(*where)}"
         click.echo(f"Joining {host_port(*where)}. Transcript: {path}")
+    if bot:
+        click.echo(f"The {level} bot plays your seat.")
     screen = _screen(plain or bot)
     seating = Seating(bot=bot, colour=_colour(no_colour), offer_s=offer_seconds, screen=screen,
                       level=level)
