@@ -83,7 +83,9 @@ class Belief:
         self.voids: dict[int, frozenset[Card]] = {
             x: v for x, v in (voids or {}).items() if x in set(hidden)
         }
-        # slots with a belief first: each takes a fitting card while any is left
+        # slots with a belief first: each takes a fitting card while any is left (cards are
+        # the deck's canonical objects: compared by id, which hashes fast)
+        self._void_ids = {x: frozenset(map(id, v)) for x, v in self.voids.items()}
         self._constrained = tuple(x for x in hidden if x in self.voids)
         self._free = tuple(x for x in hidden if x not in self.voids)
 
@@ -96,8 +98,8 @@ class Belief:
         getrandbits = rng.getrandbits
         i = 0
         for x in self._constrained:  # a random fitting card from those left, if any
-            void = self.voids[x]
-            fits = [k for k in range(i, n) if cards[k] not in void]
+            void = self._void_ids[x]
+            fits = [k for k in range(i, n) if id(cards[k]) not in void]
             if fits:
                 j = fits[_below(getrandbits, len(fits))]
             else:

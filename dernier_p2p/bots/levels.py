@@ -3,8 +3,8 @@
 ``easy`` is the random bot (any card that fits), ``normal`` the heuristic bot, ``strong`` the
 search bot at its default budget. A spec is a level, a bot's name (``random``,
 ``heuristic``, ``search``) or a search with its budget: ``search@200`` (worlds per decision)
-or ``search@0.25s`` (seconds per decision); ``search-flat`` is the search without a tree
-(every choice played out in the same worlds).
+or ``search@0.25s`` (seconds per decision); ``search-tree`` is the search by ISMCTS (see
+:mod:`~dernier_p2p.bots.search`).
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ def make_bot(spec: str, seed: int) -> Policy:
         return RandomBot(seed)
     if name == "heuristic" and not at:
         return HeuristicBot(seed)
-    if name in ("search", "search-flat"):
-        method = "flat" if name == "search-flat" else "tree"
+    if name in ("search", "search-tree"):
+        method = "tree" if name == "search-tree" else "flat"
         if not at:
             return SearchBot(seed, method=method)
         try:

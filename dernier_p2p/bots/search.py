@@ -1,24 +1,37 @@
-"""A player that searches: information-set Monte Carlo tree search from its own view.
+"""A player that searches: Monte Carlo search over the worlds its own view allows.
 
 :class:`SearchBot` decides each move by playing the hand on many times with the real rules
 engine. Each time, the cards it cannot see are dealt at random among the hidden slots
 (:class:`~dernier_p2p.bots.belief.Belief`: the deck less its own hand, every public card and
-what it remembers), so every play-out is a possible world consistent with what the seat has
-seen. One tree is shared by all those worlds (single-observer ISMCTS, Cowling, Powley and
-Whitehouse 2012): a node is a sequence of moves as the seat would see them (a card by its
-face, not its slot), each seat's choice at a node goes to the move best for that seat, and a
-move is scored only against the worlds where it was possible (its availability). Past the
-tree, the hand is played to its end by a fast default policy close to the heuristic bot's
-habits (answer chains, keep wild cards, shed attacks and costly cards, name the suit held
-most, always declare, jump in). A world's result is 1 for the seat that wins the hand (the
-one going out, or with a blocked or exhausted pile the fewest points left in hand) and 0 for
-the others.
+what it remembers), in keeping with what it has inferred of the others' hands from their moves
+(:class:`~dernier_p2p.bots.tracker.Tracker`: a player who drew rather than play held nothing
+that fitted), so every play-out is a world consistent with what the seat has seen. Past its
+own choice, the hand is played to its end by a fast default policy close to the heuristic
+bot's habits (answer chains, keep wild cards, shed attacks and costly cards, name the suit held
+most, always declare, jump in), each seat seeing only its own hand. A world's result is 1 for
+the seat that wins the hand (the one going out, or with a blocked or exhausted pile the fewest
+points left in hand) and 0 for the others.
+
+Two searches over those worlds (``method``):
+
+- ``flat`` (the default): every choice is played out in the same worlds, with the same random
+  choices after it (common random numbers, so that choices are compared on equal luck), and
+  the weaker half of the choices is dropped after each round (sequential halving, Karnin,
+  Koren and Somekh 2013). The choice with the best share of wins is the move.
+- ``tree``: single-observer information-set Monte Carlo tree search (ISMCTS, Cowling, Powley
+  and Whitehouse 2012): one tree shared by all the worlds, whose nodes are sequences of moves
+  as the seat sees them (a card by its face, not its slot); each seat's choice at a node goes
+  to the move best for that seat by UCB1, and a move is scored only against the worlds where
+  it was possible (its availability). At the same budget it won fewer hands against the
+  heuristic bot than ``flat`` (docs/PERFORMANCE.md): with a few hundred worlds a move, the tree's
+  deeper nodes see too few visits, and the exploration of weak moves there drags down the
+  estimates of the choices that lead to many options.
 
 Some choices are never searched: declaring DERNIER/SOLO and catching a player who did not are
 always made at once, a play that may declare always declares, and a single legal move is made
 without a thought.
 
-:func:`hint` gives a person the bot's choice and its reasons in plain words.
+:func:`dernier_p2p.bots.hint.hint` gives a person the bot's choice and its reasons in words.
 """
 
 from __future__ import annotations
@@ -61,16 +74,22 @@ from dernier_p2p.rules.state import (
     REVEAL_PHASE,
 )
 
-DEFAULT_ITERATIONS = 400
+DEFAULT_ITERATIONS = 500
 """Play-outs per decision at the default level."""
 EXPLORE = 0.7
 """The UCB exploration constant (results lie in [0, 1])."""
 ROLLOUT_LIMIT = 500
 """Moves a play-out may run before it is judged by the cards left in hand."""
+SOFT = 0.6
+"""A play-out cut short gives each seat in play a share of the win proportional to
+exp(-SOFT x its cards)."""
 GREEDY = 0.7
 """How often a default-policy seat plays its best-ranked card rather than any fitting one."""
-METHODS = ("tree", "flat")
-"""``tree``: ISMCTS; ``flat``: every option in the same worlds, with sequential halving."""
+CONFIDENCE = 1.0
+"""How many standard errors a choice must lead the default policy's own choice by, in the
+same worlds, to be made instead of it (``flat``)."""
+METHODS = ("flat", "tree")
+"""``flat``: every choice in the same worlds, with sequential halving; ``tree``: ISMCTS."""
 
 
 # --------------------------------------------------------------------------- the default policy
@@ -274,6 +293,11 @@ def _result(state: State, faces: Mapping[int, Card], tab: _Tables) -> list[float
         out[winner] = 1.0
         return out
     finished = state.phase is REVEAL_PHASE
+    if not finished:  # cut short: the fewer cards a seat holds, the likelier it goes out
+        weights = [0.0 if seat in state.out else math.exp(-SOFT * len(state.hands[seat]))
+                   for seat in range(n)]
+        total = sum(weights)
+        return [w / total for w in weights]
     points = tab.points
     best: list[int] = []
     low = 1 << 30
@@ -281,7 +305,7 @@ def _result(state: State, faces: Mapping[int, Card], tab: _Tables) -> list[float
         if seat in state.out:
             continue
         hand = state.hands[seat]
-        value = sum(points.get(faces[x].rank, 0) for x in hand) if finished else len(hand)
+        value = sum(points.get(faces[x].rank, 0) for x in hand)
         if value < low:
             best, low = [seat], value
         elif value == low:
@@ -475,20 +499,28 @@ def _flat_search(
     rng: random.Random,
     iterations: int | None,
     seconds: float | None,
-) -> tuple[list[tuple[int, float]], int]:
+    horizon: int = ROLLOUT_LIMIT,
+    base: int = 0,
+) -> tuple[list[tuple[int, float]], int, int]:
     """Every option played out in the same worlds (common random numbers: the same deal of
     the hidden cards and the same random choices after the move), the weaker half dropped
-    after each round (sequential halving); (visits, total) per option and play-outs made."""
+    after each round (sequential halving; the ``base`` option, the default policy's own
+    choice, is never dropped). Returns (visits, total) per option, the play-outs made and the
+    option chosen: the one whose lead over ``base`` in the same worlds is largest, if that lead
+    stands :data:`CONFIDENCE` standard errors above nothing, else ``base``."""
     tab = _tables(state.rules)
     k = len(options)
     visits = [0] * k
     totals = [0.0] * k
+    lead = [0.0] * k  # sum over shared worlds of (option's result - base's result)
+    lead_sq = [0.0] * k
     alive = list(range(k))
     deadline = None if seconds is None else time.perf_counter() + seconds
     done = 0
     rounds = max(1, math.ceil(math.log2(k)))
     budget = iterations if iterations is not None else 1 << 62
     per_round = budget // rounds if iterations is not None else 1 << 62
+    got = [0.0] * k
     for r in range(rounds):
         worlds = max(1, per_round // len(alive))
         if r == rounds - 1 and iterations is not None:
@@ -504,15 +536,58 @@ def _flat_search(
                 move = options[i]
                 st = state if move is None else apply(state, move)[0]
                 st = _settle(st, world, local, tab, move.__class__ is Play)
-                totals[i] += playout(st, world, local, tab)[seat]
+                got[i] = result = playout(st, world, local, tab, horizon)[seat]
+                totals[i] += result
                 visits[i] += 1
                 done += 1
+            at_base = got[base]
+            for i in alive:
+                d = got[i] - at_base
+                lead[i] += d
+                lead_sq[i] += d * d
         if deadline is not None and time.perf_counter() >= deadline:
             break
-        if len(alive) > 1 and r < rounds - 1:
-            alive.sort(key=lambda i: -totals[i] / max(1, visits[i]))
-            alive = alive[: max(1, math.ceil(len(alive) / 2))]
-    return [(visits[i], totals[i]) for i in range(k)], done
+        if len(alive) > 2 and r < rounds - 1:
+            alive.sort(key=lambda i: -lead[i] / max(1, visits[i]))
+            keep = alive[: max(1, math.ceil(len(alive) / 2))]
+            if base not in keep:
+                keep.append(base)
+            alive = keep
+    best, best_score = base, 0.0
+    for i in range(k):
+        n = visits[i]
+        if i == base or n < 2:
+            continue
+        mean = lead[i] / n
+        var = max(0.0, lead_sq[i] / n - mean * mean)
+        score = mean - CONFIDENCE * math.sqrt(var / (n - 1))
+        if score > best_score:
+            best, best_score = i, score
+    return [(visits[i], totals[i]) for i in range(k)], done, best
+
+
+def baseline(state: State, seat: int, faces: Mapping[int, Card], options: Sequence[Move | None]
+             ) -> int:
+    """The index in ``options`` of the default policy's own choice (its best-ranked card,
+    without chance), which a search keeps unless another choice beats it clearly."""
+    tab = _tables(state.rules)
+    moves = legal_moves(state, seat, faces)
+    choice: Move | None = None
+    plays = [m for m in moves if m.__class__ is Play]
+    if state.phase is PLAY_PHASE and plays:
+        worth = tab.worth
+        slot = max(plays, key=lambda m: worth[m.card.rank]).slot
+        choice = _options_of(moves, slot, state, faces)
+    elif state.phase is PLAY_PHASE and to_act(state) == seat:
+        choice = next((m for m in moves if m.__class__ is Draw or m.__class__ is Pass), None)
+    elif state.phase is NAME_SUIT_PHASE:
+        suit = _best_suit(state.hands[seat], faces)
+        choice = next((m for m in moves if m.suit == suit), None)
+    elif state.phase is HAND_SIZE_PHASE and moves:
+        choice = min(moves, key=lambda m: m.size)
+    keys = [None if m is None else move_key(m) for m in options]
+    key = None if choice is None else move_key(choice)
+    return keys.index(key) if key in keys else 0
 
 
 # --------------------------------------------------------------------------- the bot
@@ -541,19 +616,23 @@ def root_options(state: State, seat: int, view: Mapping[int, Card]) -> tuple[lis
 class SearchBot:
     """A policy that searches (see the module docstring); usable with ``play_match``.
 
-    ``iterations``: worlds played per decision; ``seconds``: a time limit per decision (the
-    first reached ends the search; neither given: :data:`DEFAULT_ITERATIONS`). ``seed`` makes
-    its choices reproducible: with an iteration budget the same view gives the same move.
-    It remembers, within a hand, the faces it has held (a card given away in a swap is still
-    known where it went). ``last`` holds the last :class:`Decision`.
+    ``iterations``: play-outs per decision (a hand played on to its end in one world after one
+    choice); ``seconds``: a time limit per decision (the first reached ends the search; neither
+    given: :data:`DEFAULT_ITERATIONS`). ``method``: ``flat`` or ``tree`` (module docstring).
+    ``infer``: use what the tracker inferred of the others' hands. ``seed`` makes its choices
+    reproducible: with an iteration budget the same view, after the same public states seen
+    before it in the hand, gives the same move. Within a hand it remembers the faces it has
+    held (a card given away in a swap is still known where it went) and what it inferred.
+    ``last`` holds the last :class:`Decision`.
     """
 
     slow = True  # a live table runs it off the network's thread
 
     def __init__(
         self, seed: int = 0, *, iterations: int | None = None, seconds: float | None = None,
-        method: str = "tree", infer: bool = True,
+        method: str = "flat", infer: bool = True, horizon: int = ROLLOUT_LIMIT,
     ) -> None:
+        self.horizon = horizon
         if method not in METHODS:
             raise ValueError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
         self.method = method
@@ -603,17 +682,18 @@ class SearchBot:
             self.last = Decision(move, (), 0, time.perf_counter() - start, False)
             return self.last
         if self.method == "flat":
-            found, done = _flat_search(state, seat, belief, options, self.rng,
-                                       self.iterations, self.seconds)
+            base = baseline(state, seat, own_faces(state, seat, view), options)
+            found, done, best = _flat_search(state, seat, belief, options, self.rng,
+                                             self.iterations, self.seconds, self.horizon, base)
         else:
             roots, done = _search(state, seat, belief, options, self.rng, self.iterations,
                                   self.seconds)
             found = [(n.visits, n.total) for n in roots]
+            best = max(range(len(found)), key=lambda i: (found[i][0], found[i][1], -i))
         stats = tuple(
             Option(m, n, total / n if n else 0.0)
             for m, (n, total) in zip(options, found, strict=True)
         )
-        best = max(range(len(stats)), key=lambda i: (stats[i].visits, stats[i].wins, -i))
         self.tracker.moved(state, options[best])
         self.last = Decision(options[best], stats, done, time.perf_counter() - start, True)
         return self.last

@@ -21,7 +21,8 @@ def test_specs_with_a_budget() -> None:
     assert isinstance(bot, SearchBot) and bot.iterations == 120 and bot.seconds is None
     bot = make_bot("search@0.25s", 0)
     assert isinstance(bot, SearchBot) and bot.seconds == 0.25 and bot.iterations is None
-    assert make_bot("search-flat@50", 0).method == "flat"
+    assert make_bot("search@50", 0).method == "flat"
+    assert make_bot("search-tree@50", 0).method == "tree"
 
 
 @pytest.mark.parametrize("spec", ["hard", "search@", "search@x", "search@-3", "random@5", ""])

@@ -222,24 +222,32 @@ def test_it_chooses_a_hand_size_and_cuts_in_originale() -> None:
 def test_it_jumps_in_to_go_out(variant: str) -> None:
     """Out of turn with one card identical to the top card: jumping in wins the hand."""
     rules = get_variant(variant)
-    if variant == "originale":
-        hands, first, card = ["7R 3B 5B 9B 2Y 4Y 6Y", "7R 6B 8R 9G QG 2G 3G"], "KR", "7R"
-        then = "8Y"
-    else:
-        hands = ["7R 3B 5B 9B 2Y 4Y 6Y 8Y", "7R 6B 8R 9G 1G 2G 3G 4G"]
-        first, card, then = "5R", "7R", "8B"
-    table = Table(rules, hands + [hands[1].replace("7R", "1B")], first=first, then=then,
-                  dealer=2)
+    if variant == "originale":  # dealer 0, seat 2 cuts, seat 1 plays first, seat 2 next
+        table = Table(rules, ["7R 3Y 4Y 5Y 6Y", "7R 3B 5B 9B 2Y", "8G 6B 8R 9G QG"],
+                      first="9R", then="8Y", bottom="10B")
+        table.move(Cut(2, False, parse_card("10B")))
+        table.move(ChooseHandSize(0, 5))
+        actor, jumper = 1, 0
+    else:  # dealer 2, seat 0 plays first, seat 1 next
+        table = Table(rules, ["7R 3B 5B 9B 2Y 4Y 6Y 8Y", "1B 6B 8R 9G 1G 2G 3G 5G",
+                              "7R 6B 8R 9G 1G 2G 3G 4G"], first="5R", then="8B", dealer=2)
+        actor, jumper = 0, 2
+    assert to_act(table.state) == actor
     s = table.state
-    keep = (table.slot(1, card),)
-    rest = tuple(x for x in s.hands[1] if x not in keep)
-    table.state = s._replace(hands=(s.hands[0], keep, s.hands[2] + rest))
-    table.play(0, card)
-    assert to_act(table.state) != 1
-    options, in_turn = root_options(table.state, 1, table.dealer.view(table.state, 1))
+    keep = (table.slot(jumper, "7R"),)
+    rest = tuple(x for x in s.hands[jumper] if x not in keep)
+    hands = list(s.hands)
+    hands[jumper] = keep
+    third = 3 - actor - jumper
+    hands[third] = hands[third] + rest
+    table.state = s._replace(hands=tuple(hands))
+    table.play(actor, "7R")
+    assert to_act(table.state) != jumper
+    view = table.dealer.view(table.state, jumper)
+    options, in_turn = root_options(table.state, jumper, view)
     assert not in_turn and options[0] is None and len(options) >= 2
-    move = SearchBot(0, iterations=100)(table.state, 1, table.dealer.view(table.state, 1))
-    assert isinstance(move, Play) and str(move.card) == card and move.seat == 1
+    move = SearchBot(0, iterations=100)(table.state, jumper, view)
+    assert isinstance(move, Play) and str(move.card) == "7R" and move.seat == jumper
 
 
 def test_it_declares_and_catches_at_once() -> None:
