@@ -77,9 +77,13 @@ def explain(
         )
         others = [o for o in ranked if o.move != move]
         if others:
-            nxt = others[0]
-            text += (f"; the next best choice, to {move_words(state, seat, nxt.move, who)}, "
-                     f"won {_pct(nxt.wins)}")
+            nxt = others[0]  # the choice that went furthest in the search
+            words = move_words(state, seat, nxt.move, who)
+            if nxt.wins > best.wins:
+                text += (f"; to {words} won {_pct(nxt.wins)}, a lead too small to be sure of, "
+                         "so the usual choice stands")
+            else:
+                text += f"; the next best choice, to {words}, won {_pct(nxt.wins)}"
         text += "."
     elif not decision.searched and move is not None:
         text += " Nothing else is worth weighing here."
