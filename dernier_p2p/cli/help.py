@@ -54,7 +54,8 @@ PLAIN_KEYS = (
     "Keys: a card number plays it (add ! to declare with it: 3!), d draws or takes the pending "
     "cards, p passes after drawing, ! declares, c catches a player who did not declare, "
     "y/r/g/b names a suit, Enter lets an out-of-turn offer go, /words says words to the "
-    "table, ? shows this help, q leaves (you resign and rank last; you are asked first).",
+    "table, hint says what the strong bot would play here and why, ? shows this help, q "
+    "leaves (you resign and rank last; you are asked first).",
 )
 
 SCREEN_KEYS = (

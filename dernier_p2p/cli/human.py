@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import shutil
 import sys
+import textwrap
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -50,6 +51,7 @@ from dernier_p2p.rules import (
 
 SUIT_KEYS = "yrgb"
 HELP_WORDS = ("?", "h", "help")
+HINT_WORDS = ("hint",)
 WARN_S = 10.0  # a warning this long before the turn's time runs out
 LEAVE_ASK = "Leave the table?"
 """How the question to leave begins (see :func:`leave_warning`)."""
@@ -422,6 +424,19 @@ class HumanAgent:
         for line in help_lines(state.rules.name):
             self.echo(f"  {line}")
 
+    async def show_hint(self, state: State, seat: int, view: Mapping[int, Card]) -> None:
+        """What the search bot would do in this seat now, and why (it sees only this seat's
+        view); thought out in a worker thread, so the table goes on meanwhile."""
+        from dernier_p2p.bots.hint import hint
+
+        self.echo("  Thinking…")
+        words = await trio.to_thread.run_sync(
+            lambda: hint(state, seat, dict(view), self.names or None)
+        )
+        width = max(40, shutil.get_terminal_size((80, 24)).columns) - 2
+        for line in textwrap.wrap(f"Hint: {words}", width):
+            self.echo(f"  {line}")
+
     async def __call__(self, state: State, seat: int, view: Mapping[int, Card]) -> Move | None:
         if self.pacer is not None:
             await self.pacer.clear_hand()
@@ -506,6 +521,12 @@ class HumanAgent:
                 continue
             if text in HELP_WORDS:
                 self.show_help(state)
+                prompt = options(state, moves, in_turn)
+                continue
+            if text in HINT_WORDS:
+                await self.show_hint(state, seat, view)
+                if self.current() is not state:
+                    return None  # the table moved on while it thought: asked again
                 prompt = options(state, moves, in_turn)
                 continue
             if text == "" and not in_turn:

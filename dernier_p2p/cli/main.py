@@ -18,6 +18,7 @@ from typing import Any, NoReturn
 import click
 
 from dernier_p2p import __version__
+from dernier_p2p.bots.levels import DEFAULT_LEVEL, LEVELS
 from dernier_p2p.net.address import host_port, is_loopback
 from dernier_p2p.rules import BUILD, VARIANTS, MatchFormat, get_variant
 from dernier_p2p.wire.version import describe
@@ -96,6 +97,13 @@ def _transcript_path(path: Path | None, variant: str) -> Path:
     return path
 
 
+def _level(bot: bool, level: str | None) -> str:
+    """The level of the bot that plays the user's seat; ``--level`` needs ``--bot``."""
+    if level is not None and not bot:
+        raise click.UsageError("--level says how the bot plays your seat: add --bot")
+    return level or DEFAULT_LEVEL
+
+
 def _colour(no_colour: bool) -> bool:
     return not no_colour and sys.stdout.isatty()
 
@@ -119,6 +127,12 @@ key_option = click.option(
     help="Identity key file (default: identity.pem in the data folder, created on first use).",
 )
 bot_option = click.option("--bot", is_flag=True, help="Let the bot play this seat.")
+LEVEL_HELP = ("easy (any card that fits), normal (the heuristic bot: keeps wild cards, sheds "
+              "costly ones) or strong (it plays the hand on many times before each move)")
+level_option = click.option(
+    "--level", type=click.Choice(LEVELS), default=None,
+    help=f"With --bot: how the bot plays, {LEVEL_HELP}. Default: {DEFAULT_LEVEL}.",
+)
 SEED = click.IntRange(-(2**63), 2**64 - 1)
 """A table seed: any integer the canonical encoding carries (the seeds are hashed with it)."""
 plain_option = click.option(
@@ -136,8 +150,10 @@ FILE_DAMAGE = ("BAD_SIGNATURE", "BAD_CHAIN", "MALFORMED")
 
 
 def peer_options(command: Callable) -> Callable:
-    """The options of a networked seat (host or join): key, transcript, bot, colour."""
-    for option in (plain_option, colour_option, bot_option, transcript_option, key_option):
+    """The options of a networked seat (host or join): key, transcript, bot and its level,
+    colour."""
+    for option in (plain_option, colour_option, level_option, bot_option, transcript_option,
+                   key_option):
         command = option(command)
     return command
 
@@ -286,6 +302,8 @@ def _final(seat: Any, transcript: Path | None, seating: Any = None) -> None:
 @target_option
 @click.option("--seed", type=SEED, default=None, help="Seed for a reproducible table.")
 @click.option("--auto", is_flag=True, help="All seats played by bots; no prompts.")
+@click.option("--bots", "bots", type=click.Choice(LEVELS), default=DEFAULT_LEVEL,
+              show_default=True, help=f"How the bots play: {LEVEL_HELP}.")
 @click.option("--name", default="Player", show_default=True, callback=_check_name,
               help="Your name at the table.")
 @transcript_option
@@ -294,8 +312,8 @@ def _final(seat: Any, transcript: Path | None, seating: Any = None) -> None:
 @plain_option
 def play(
     variant: str, players: int, hands: int | None, target: int | None, seed: int | None,
-    auto: bool, name: str, transcript: Path | None, no_colour: bool, offer_seconds: float,
-    plain: bool,
+    auto: bool, bots: str, name: str, transcript: Path | None, no_colour: bool,
+    offer_seconds: float, plain: bool,
 ) -> None:
     """Sit at a table on this machine: you against bot peers (bots only with --auto).
 
@@ -310,10 +328,11 @@ def play(
     path = _transcript_path(transcript, variant)
     colour = _colour(no_colour)
     name = "Bot 0" if auto else name
-    click.echo(f"{variant}: {players} players, seed {seed}. Transcript: {path}")
+    click.echo(f"{variant}: {players} players, seed {seed}, {bots} bots. Transcript: {path}")
     screen = _screen(plain or auto)
-    seating = Seating(bot=auto, colour=colour, offer_s=offer_seconds, screen=screen)
-    seat = _run(lambda: play_local(variant, players, options, seed, name, path, seating),
+    seating = Seating(bot=auto, colour=colour, offer_s=offer_seconds, screen=screen,
+                      level=bots)
+    seat = _run(lambda: play_local(variant, players, options, seed, name, path, seating, bots),
                 screen=screen, header=variant)
     _final(seat, path, seating)
 
@@ -391,7 +410,7 @@ def host(
     turn_seconds: int, offer_seconds: float, send_first: bool, send_first_old: bool,
     relay: str | None,
     no_map: bool, grace_seconds: int, watchers: int, seed: int | None, key: Path | None,
-    transcript: Path | None, bot: bool, no_colour: bool, plain: bool,
+    transcript: Path | None, bot: bool, level: str | None, no_colour: bool, plain: bool,
 ) -> None:
     """Host a table for players on other machines (you play seat 0).
 
@@ -404,11 +423,13 @@ def host(
     from dernier_p2p.net.timers import Timers
 
     options = _match_options(variant, players, hands, target)
+    level = _level(bot, level)
     relay_at = None if relay is None else _parse_address(relay, "--relay")
     identity = _identity(key)
     if exists_with_records(transcript):
         assert transcript is not None
-        _come_back(identity, transcript, name, bot, no_colour, offer_seconds, relay_at, plain)
+        _come_back(identity, transcript, name, bot, no_colour, offer_seconds, relay_at, plain,
+                   level)
         return
     _check_port_free(bind, port)
     path = _transcript_path(transcript, variant)
@@ -434,8 +455,11 @@ def host(
 
         config.game, config.seed = local_seed(seed, "game", 0)[:16], local_seed(seed, "drbg", 0)
     click.echo(f"Transcript: {path}")
+    if bot:
+        click.echo(f"The {level} bot plays your seat.")
     screen = _screen(plain or bot)
-    seating = Seating(bot=bot, colour=_colour(no_colour), offer_s=offer_seconds, screen=screen)
+    seating = Seating(bot=bot, colour=_colour(no_colour), offer_s=offer_seconds, screen=screen,
+                      level=level)
     seat = _run(
         lambda: host_table(identity, config, seating, relay=relay_at, map_port=not no_map),
         f" on {host_port(bind, port)}", screen=screen, header=variant,
@@ -467,7 +491,7 @@ def _check_port_free(bind: str, port: int) -> None:
 
 def _come_back(
     identity: Any, transcript: Path, name: str, bot: bool, no_colour: bool, offer_s: float,
-    relay: tuple[str, int] | None = None, plain: bool = False,
+    relay: tuple[str, int] | None = None, plain: bool = False, level: str = DEFAULT_LEVEL,
 ) -> None:
     """``dernier host`` run again with the transcript of a match it hosted: the seat comes back
     as a player of the next host (PROTOCOL.md 7.6), found at its listen address or, given the
@@ -481,7 +505,8 @@ def _come_back(
     config = PeerConfig(name=name, transcript=transcript, restore=True, seed=seat_seed(identity),
                         connect_s=10.0, listen_optional=True, relay=relay)
     screen = _screen(plain or bot)  # the same table as the match began with
-    seating = Seating(bot=bot, colour=_colour(no_colour), offer_s=offer_s, screen=screen)
+    seating = Seating(bot=bot, colour=_colour(no_colour), offer_s=offer_s, screen=screen,
+                      level=level)
     seat = _run(lambda: join_table(identity, ("", 0), config, seating), " to the new host",
                 screen=screen, header="dernier")
     _final(seat, transcript, seating)
@@ -603,7 +628,7 @@ def _discover(seconds: float, interactive: bool = False) -> tuple[str, int] | st
 def join(
     address: tuple[str, ...], name: str, listen_on: str | None, no_listen: bool, no_map: bool,
     wait: float, censor_ms: int | None, offer_seconds: float, key: Path | None,
-    transcript: Path | None, bot: bool, no_colour: bool, plain: bool,
+    transcript: Path | None, bot: bool, level: str | None, no_colour: bool, plain: bool,
 ) -> None:
     """Join a table by its invite code (dn1-...), at ADDRESS (HOST:PORT), or pick one heard on
     the LAN.
@@ -621,6 +646,7 @@ def join(
     from dernier_p2p.cli.table import Seating, join_table
     from dernier_p2p.net.peer import PeerConfig
 
+    level = _level(bot, level)
     target = pasted_target(" ".join(address))
     dialer = _invite_dialer(target) if target else None
     where = _parse_address(target) if target and dialer is None else None
@@ -672,8 +698,11 @@ def join(
         assert where is not None
         place = f" to {host_port(*where)}"
         click.echo(f"Joining {host_port(*where)}. Transcript: {path}")
+    if bot:
+        click.echo(f"The {level} bot plays your seat.")
     screen = _screen(plain or bot)
-    seating = Seating(bot=bot, colour=_colour(no_colour), offer_s=offer_seconds, screen=screen)
+    seating = Seating(bot=bot, colour=_colour(no_colour), offer_s=offer_seconds, screen=screen,
+                      level=level)
 
     async def play() -> Any:
         from dernier_p2p.cli.internet import seat_routes

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 
 import trio
 
-from dernier_p2p.net.agent import Agent, Policy
+from dernier_p2p.net.agent import Agent, Policy, think
 from dernier_p2p.rules import Card, Move, State
 
 DEFAULT_OFFER_S = 3.0
@@ -118,13 +118,29 @@ class Pacer:
 
 def paced_bot(policy: Policy, pacer: Pacer, delay: float) -> Agent:
     """A bot agent that waits ``delay`` seconds, then for the pacer to be clear, then moves (at
-    once when the human has left)."""
+    once when the human has left).
+
+    Its move is for the state it was asked about, so a bot that takes time to think (a
+    ``slow`` policy, run in a worker thread) thinks while it waits: the human's pacing is the
+    same at every level, and only a search longer than ``delay`` adds to it."""
 
     async def agent(state: State, seat: int, view: Mapping[int, Card]) -> Move | None:
-        if not pacer.gone:
-            await trio.sleep(delay)
-        await pacer.caught_up((state.hand_number, state.clock))
-        await pacer.clear()
-        return policy(state, seat, view)
+        pause = 0.0 if pacer.gone else delay
+        if not getattr(policy, "slow", False):
+            await trio.sleep(pause)
+            await pacer.caught_up((state.hand_number, state.clock))
+            await pacer.clear()
+            return policy(state, seat, view)
+        box: list[Move | None] = []
+
+        async def ask() -> None:
+            box.append(await think(policy, state, seat, view))
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(ask)
+            await trio.sleep(pause)
+            await pacer.caught_up((state.hand_number, state.clock))
+            await pacer.clear()
+        return box[0]
 
     return agent

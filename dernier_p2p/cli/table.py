@@ -6,7 +6,8 @@ seat, each a :class:`~dernier_p2p.net.peer.Peer` task in this process with its o
 session and deck secrets. :func:`host_table` and :func:`join_table` serve the ``host`` and
 ``join`` commands, :func:`watch_table` the ``watch`` command (an observer without a seat). The
 user's seat is played by a :class:`~.human.HumanAgent` or, with ``bot``,
-by the heuristic bot; a :class:`~.follow.Narrator` narrates the match.
+by a bot of the seating's ``level`` (:mod:`dernier_p2p.bots.levels`); a
+:class:`~.follow.Narrator` narrates the match.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any, Protocol
 import click
 import trio
 
-from dernier_p2p.bots import HeuristicBot
+from dernier_p2p.bots.levels import DEFAULT_LEVEL, make_bot
 from dernier_p2p.cli.follow import Narrator, names_of
 from dernier_p2p.cli.human import HumanAgent, LineReader, QuitGame, fit_terminal
 from dernier_p2p.cli.pacing import DEFAULT_OFFER_S, Pacer, paced_bot
@@ -56,6 +57,7 @@ class Seating:
 
     bot: bool
     colour: bool
+    level: str = DEFAULT_LEVEL  # how the bot plays the user's seat (with ``bot``)
     echo: Callable[..., None] = click.echo
     bot_seed: int = 0
     lines: LineReader | None = None
@@ -247,7 +249,7 @@ def _bot(policy: Any, pace: float, pacer: Pacer | None) -> Agent:
 
 def _user_agent(seating: Seating, source: SeatSource) -> Agent:
     if seating.bot:
-        return bot_agent(HeuristicBot(seating.bot_seed))
+        return bot_agent(make_bot(seating.level, seating.bot_seed))
     return _Human(seating, source)
 
 
@@ -265,10 +267,11 @@ async def play_local(
     name: str,
     transcript: Path,
     seating: Seating,
+    bots: str = DEFAULT_LEVEL,
 ) -> LocalSeat | None:
-    """Host a loopback table, seat ``players - 1`` bot peers, play until the match is over;
-    return the user's seat. When the user leaves, the seat resigns and the bots finish the
-    match (see :class:`Seating`); a fault propagates."""
+    """Host a loopback table, seat ``players - 1`` bot peers of level ``bots``, play until the
+    match is over; return the user's seat. When the user leaves, the seat resigns and the bots
+    finish the match (see :class:`Seating`); a fault propagates."""
     seating.among_bots()
     timers = AUTO_TIMERS if seating.bot else HUMAN_TIMERS
     if not seating.bot:
@@ -298,7 +301,7 @@ async def play_local(
             peer = Peer(
                 IdentityKey.generate(local_seed(seed, "identity", seat)),
                 (LOOPBACK, host.port),
-                _bot(HeuristicBot(seed * 31 + seat), pace, seating.pacer),
+                _bot(make_bot(bots, seed * 31 + seat), pace, seating.pacer),
                 PeerConfig(name=f"Bot {seat}", seed=local_seed(seed, "drbg", seat),
                            linger_s=0.2, censor_ms=LOCAL_CENSOR_MS),
             )

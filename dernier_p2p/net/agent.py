@@ -33,13 +33,35 @@ def tell_refused(agent: object, code: str, detail: str) -> bool:
     return True
 
 
+async def think(policy: Policy, state: State, seat: int, view: Mapping[int, Card]) -> Move | None:
+    """Ask a synchronous bot ``policy`` for its move. A policy marked ``slow`` (one that searches
+    for a noticeable time) runs in a worker thread, so the table's networking goes on meanwhile
+    (it cannot be cut short: a cancelled call waits for the answer and drops it)."""
+    if getattr(policy, "slow", False):
+        import trio
+
+        return await trio.to_thread.run_sync(policy, state, seat, dict(view))
+    return policy(state, seat, view)
+
+
 def bot_agent(policy: Policy, delay: float = 0.0) -> Agent:
-    """An agent that asks a synchronous bot ``policy`` (optionally after ``delay`` seconds)."""
+    """An agent that asks a synchronous bot ``policy`` (optionally after ``delay`` seconds;
+    a ``slow`` policy thinks during the delay, so it moves after the longer of the two)."""
     import trio
 
     async def agent(state: State, seat: int, view: Mapping[int, Card]) -> Move | None:
-        if delay:
+        if not delay or not getattr(policy, "slow", False):
+            if delay:
+                await trio.sleep(delay)
+            return await think(policy, state, seat, view)
+        box: list[Move | None] = []
+
+        async def ask() -> None:
+            box.append(await think(policy, state, seat, view))
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(ask)
             await trio.sleep(delay)
-        return policy(state, seat, view)
+        return box[0]
 
     return agent

@@ -90,6 +90,41 @@ def test_host_and_two_joins_play_and_agree(tmp_path: Path) -> None:
         assert table is not None and set(table.groups()) == {"J1", "J2"}, check.stdout
 
 
+def test_bots_of_two_levels_play_a_host_and_a_join(tmp_path: Path) -> None:
+    """``--bot --level``: the host's seat played by the strong bot, the joiner's by the easy
+    one, over loopback TCP; both seats' transcripts verify. ``--level`` alone is refused."""
+    outs = [tmp_path / "out0", tmp_path / "out1"]
+    host = spawn(
+        tmp_path, outs[0], "host", "--players", "2", "--hands", "1", "--port", "0",
+        "--bind", "127.0.0.1", "--no-announce", "--key", str(tmp_path / "k0.pem"),
+        "--transcript", str(tmp_path / "t0"), "--bot", "--level", "strong", "--no-colour",
+    )
+    procs = [host]
+    try:
+        port = _port(host, outs[0])
+        procs.append(spawn(
+            tmp_path, outs[1], "join", f"127.0.0.1:{port}", "--key", str(tmp_path / "k1.pem"),
+            "--transcript", str(tmp_path / "t1"), "--bot", "--level", "easy", "--no-colour",
+        ))
+        codes = [p.wait(timeout=180) for p in procs]
+    finally:
+        _reap(*procs)
+    texts = [o.read_text() for o in outs]
+    assert codes == [0, 0], texts
+    assert "The strong bot plays your seat." in texts[0]
+    assert "The easy bot plays your seat." in texts[1]
+    for k in (0, 1):
+        assert "wins the match" in texts[k] and "Traceback" not in texts[k]
+        check = dernier(tmp_path, "verify", str(tmp_path / f"t{k}"))
+        assert check.returncode == 0, check.stdout
+    for command in ("host", "join"):
+        proc = dernier(tmp_path, command, "--level", "strong", "--key", str(tmp_path / "k.pem"))
+        assert proc.returncode == 2 and "add --bot" in proc.stderr, proc.stderr
+        assert "Traceback" not in proc.stderr
+    proc = dernier(tmp_path, "join", "127.0.0.1:1", "--bot", "--level", "hard")
+    assert proc.returncode == 2 and "Invalid value for '--level'" in proc.stderr
+
+
 def test_a_refused_connection_is_a_clear_failure(tmp_path: Path) -> None:
     proc = dernier(tmp_path, "join", "127.0.0.1:1", "--bot", "--key", str(tmp_path / "k.pem"))
     assert proc.returncode == 1

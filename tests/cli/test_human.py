@@ -305,3 +305,19 @@ def test_the_suit_prompt_fits_eighty_columns(variant: str, rank: Rank) -> None:
     plain = click.unstyle(choice.prompt)
     assert len(plain) <= 80, plain
     assert plain.startswith("Name a suit: y ") and plain.endswith(" > ")
+
+
+async def test_hint_says_what_the_strong_bot_would_play_and_why() -> None:
+    """`hint` at the prompt: the search bot's move for this seat in words, from the seat's own
+    view; the prompt stays open and the next line is the move."""
+    from dernier_p2p.cli.help import help_lines
+
+    state, seat, view = _table("dernier")
+    agent, out = _agent("hint\nd\n", state)
+    assert isinstance(await agent(state, seat, view), Draw)
+    text = "".join(out)
+    assert "  Hint: " in text
+    assert "won the hand" in text or "Nothing else is worth weighing" in text
+    assert text.count("q = leave > ") == 2  # the prompt came back after the hint
+    assert any("hint says what the strong bot would play" in line
+               for line in help_lines("dernier"))

@@ -14,11 +14,12 @@ from tests.cli.helpers import dernier
 VARIANTS = ["dernier", "originale", "moderno", "standard"]
 
 
-def _auto(tmp_path: Path, variant: str, players: int, timeout: float = 120) -> None:
+def _auto(tmp_path: Path, variant: str, players: int, timeout: float = 120,
+          *extra: str) -> str:
     path = tmp_path / f"{variant}-{players}.transcript"
     proc = dernier(
         tmp_path, "play", "--auto", "--variant", variant, "--players", str(players),
-        "--hands", "1", "--seed", "7", "--no-colour", "--transcript", str(path),
+        "--hands", "1", "--seed", "7", "--no-colour", "--transcript", str(path), *extra,
         timeout=timeout,
     )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
@@ -32,6 +33,7 @@ def _auto(tmp_path: Path, variant: str, players: int, timeout: float = 120) -> N
     assert check.returncode == 0, check.stdout + check.stderr
     assert check.stdout.startswith("OK")
     assert f"{players} players" in check.stdout
+    return proc.stdout
 
 
 @pytest.mark.parametrize(
@@ -60,6 +62,14 @@ def test_auto_full_table_runs_to_the_end_and_verifies(
     _auto(tmp_path, variant, players, timeout=1200)
 
 
+@pytest.mark.parametrize("level", ["easy", "strong"])
+def test_bots_of_each_level_play_a_match_that_verifies(tmp_path: Path, level: str) -> None:
+    """``--bots``: the level of every bot at the table (with ``--auto`` the user's seat too);
+    the strong bot searches in a worker thread while its peer keeps the protocol going."""
+    out = _auto(tmp_path, "dernier", 3, 240, "--bots", level)
+    assert f"seed 7, {level} bots." in out
+
+
 def test_default_transcript_goes_to_the_data_folder(tmp_path: Path) -> None:
     proc = dernier(tmp_path, "play", "--auto", "--players", "2", "--target", "1", "--seed", "2")
     assert proc.returncode == 0, proc.stderr
@@ -79,6 +89,7 @@ def test_default_transcript_goes_to_the_data_folder(tmp_path: Path) -> None:
         (["--hands", "0"], "must be at least 1"),
         (["--seed", "x"], "is not a valid integer"),
         (["--name", ""], "1 to 32 printable characters"),
+        (["--bots", "hard"], "Invalid value for '--bots'"),
     ],
 )
 def test_wrong_arguments_get_a_usage_error(tmp_path: Path, args: list[str], message: str) -> None:
@@ -131,6 +142,23 @@ def test_human_seat_driven_by_a_script(tmp_path: Path) -> None:
     check = dernier(tmp_path, "verify", str(path))
     assert check.returncode == 0, check.stdout
     assert "Winner: Bot 1" in check.stdout and "Ann -1" in check.stdout
+
+
+def test_a_human_asks_for_a_hint_against_strong_bots(tmp_path: Path) -> None:
+    """``hint`` at the prompt: the strong bot's move for the seat and why, in words; the
+    prompt comes back and the game goes on against strong bots, who keep the table's pace."""
+    path = tmp_path / "hint.transcript"
+    script = "hint\n" + "\n".join(["d", "p", "1", "2", "3", "hint", "q"]) + "\n"
+    proc = dernier(
+        tmp_path, "play", "--players", "2", "--seed", "4", "--no-colour", "--name", "Ann",
+        "--bots", "strong", "--plain", "--transcript", str(path), stdin=script, timeout=120,
+    )
+    out = proc.stdout
+    assert proc.returncode == 0, out[-2000:] + proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "seed 4, strong bots." in out
+    assert out.count("  Hint: ") == 2, out
+    assert "You left the table." in out
 
 
 def test_end_of_input_leaves_cleanly(tmp_path: Path) -> None:

@@ -1,0 +1,186 @@
+"""What a seat can tell of the others' hands from the moves it sees.
+
+A player who draws instead of playing usually holds nothing that fits; one who takes a draw
+chain holds nothing that answers it; one who keeps the card just drawn could not play it. A
+:class:`Tracker` follows the public states one seat is shown (a bot is shown the table only
+when it may act), finds the moves the others made in between by replaying them with the rules
+engine (the cards played are public, draws come off the front of the pile), and notes for each
+slot of the drawer's hand the cards it is believed not to hold (``voids``). Only public
+information is used; when the moves in between cannot be told (a refused move, a reshuffle
+ordered otherwise, too many possibilities), nothing is inferred.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from dernier_p2p.bots.belief import fitting
+from dernier_p2p.rules import (
+    Card,
+    Catch,
+    Declare,
+    Draw,
+    IllegalMove,
+    Move,
+    Pass,
+    Play,
+    Shuffle,
+    State,
+    apply,
+    deck_cards,
+    legal_moves,
+    to_act,
+)
+from dernier_p2p.rules.state import PLAY_PHASE
+
+MAX_STEPS = 4000
+"""States a replay may try before it gives up."""
+
+
+def _played(state: State) -> list[tuple[int, Card]]:
+    """The cards played or turned up this hand, oldest first."""
+    out = []
+    node = state.played
+    while node is not None:
+        out.append((node[0], node[1]))
+        node = node[2]
+    out.reverse()
+    return out
+
+
+def _same(a: State, b: State) -> bool:
+    return (
+        a.clock == b.clock and a.hands == b.hands and a.pile == b.pile
+        and a.discard == b.discard and a.turn == b.turn and a.phase is b.phase
+        and a.named_suit == b.named_suit and a.pending_draw == b.pending_draw
+    )
+
+
+def replay(start: State, end: State) -> list[tuple[State, Move]] | None:
+    """The moves that lead from ``start`` to ``end`` (same hand), each with the state it was
+    made in; None when none is found within :data:`MAX_STEPS`."""
+    if start.hand_number != end.hand_number or start.clock > end.clock:
+        return None
+    plays = _played(end)
+    budget = [MAX_STEPS]
+    path: list[tuple[State, Move]] = []
+
+    def seek(x: State, played: int) -> bool:
+        if x.clock == end.clock:
+            return _same(x, end)
+        budget[0] -= 1
+        if budget[0] <= 0:
+            return False
+        for move in _candidates(x, plays, played):
+            try:
+                y = apply(x, move)[0]
+            except IllegalMove:
+                continue
+            path.append((x, move))
+            if seek(y, played + (move.__class__ is Play)):
+                return True
+            path.pop()
+        return False
+
+    if seek(start, len(_played(start))):
+        return path
+    return None
+
+
+def _candidates(x: State, plays: Sequence[tuple[int, Card]], played: int) -> list[Move]:
+    """The public moves that could come next in ``x`` on the way to the recorded plays."""
+    req = x.chance
+    if req is not None:
+        if req.kind == "shuffle" and req.source is not None:
+            return [Shuffle(tuple(range(req.first_slot, req.first_slot + req.count)))]
+        return []
+    out: list[Move] = []
+    if played < len(plays):
+        slot, card = plays[played]
+        for seat, hand in enumerate(x.hands):
+            if slot in hand:
+                ms = legal_moves(x, seat, {slot: card})
+                found = [m for m in ms if m.__class__ is Play and m.slot == slot]
+                found.sort(key=lambda m: not m.declare)
+                out.extend(found)
+                break
+    for seat in x.owes:
+        out.append(Declare(seat))
+        if x.rules.declaration == "catch" and len(x.hands[seat]) == 1:
+            out.extend(Catch(s, seat) for s in range(x.players) if s != seat)
+    actor = to_act(x)
+    if actor is not None and x.phase is PLAY_PHASE:
+        if x.drawn < 0:
+            out.append(Draw(actor))
+        out.append(Pass(actor))  # after a draw, or with nothing left to draw
+    return out
+
+
+class Tracker:
+    """Follows one seat's observations through a hand and keeps the inferred ``voids``."""
+
+    def __init__(self) -> None:
+        self.hand = -1
+        self.seat = -1
+        self.last: State | None = None
+        self.voids: dict[int, frozenset[Card]] = {}
+
+    def observe(self, state: State, seat: int) -> dict[int, frozenset[Card]]:
+        """Take in the state ``seat`` is shown now; the voids known so far."""
+        if state.hand_number != self.hand or seat != self.seat:
+            self.hand, self.seat, self.last, self.voids = state.hand_number, seat, None, {}
+        last = self.last
+        if last is not None and last.clock < state.clock:
+            path = replay(last, state)
+            if path is not None:
+                for x, move in path:
+                    self._infer(x, move, seat)
+        self.last = state
+        return self.voids
+
+    def moved(self, state: State, move: Move | None) -> None:
+        """The seat chose ``move`` in ``state``: replays start after it."""
+        if move is None or self.last is not state:
+            return
+        try:
+            after = apply(state, move)[0]
+        except IllegalMove:
+            return
+        self.last = after
+
+    def _infer(self, x: State, move: Move, me: int) -> None:
+        actor = getattr(move, "seat", None)
+        if actor is None or actor == me or x.phase is not PLAY_PHASE:
+            return
+        cards = _faces(x)
+        if move.__class__ is Draw:
+            if x.pending_draw:
+                answers = x.rules._info["answers"].get(x.pending_kind, frozenset())
+                void = frozenset(c for c in cards if c.rank in answers)
+                if x.rules.cancel_rank is not None and x.pending_kind == x.rules.cancel_chain:
+                    void |= frozenset(c for c in cards if c.rank == x.rules.cancel_rank
+                                      and (not x.rules.cancel_same_suit
+                                           or c.suit is x.top.suit))
+            else:
+                void = fitting(x, cards)
+            for slot in x.hands[actor]:
+                self._add(slot, void)
+        elif move.__class__ is Pass and x.drawn >= 0:
+            self._add(x.drawn, fitting(x, cards))
+
+    def _add(self, slot: int, void: frozenset[Card]) -> None:
+        if void:
+            have = self.voids.get(slot)
+            self.voids[slot] = void if have is None else have | void
+
+
+_FACES: dict[str, frozenset[Card]] = {}
+
+
+def _faces(x: State) -> frozenset[Card]:
+    """The distinct faces of ``x``'s deck."""
+    deck = x.rules.deck
+    found = _FACES.get(deck)
+    if found is None:
+        found = _FACES[deck] = frozenset(deck_cards(deck))
+    return found

@@ -1,0 +1,31 @@
+"""Bot levels and specs: easy, normal and strong are the random, heuristic and search bots."""
+
+from __future__ import annotations
+
+import pytest
+
+from dernier_p2p.bots import HeuristicBot, RandomBot, SearchBot
+from dernier_p2p.bots.levels import DEFAULT_LEVEL, LEVELS, make_bot
+
+
+def test_each_level_is_its_bot() -> None:
+    assert LEVELS == ("easy", "normal", "strong") and DEFAULT_LEVEL == "normal"
+    assert isinstance(make_bot("easy", 1), RandomBot)
+    assert isinstance(make_bot("normal", 1), HeuristicBot)
+    strong = make_bot("strong", 1)
+    assert isinstance(strong, SearchBot) and strong.slow
+
+
+def test_specs_with_a_budget() -> None:
+    bot = make_bot("search@120", 0)
+    assert isinstance(bot, SearchBot) and bot.iterations == 120 and bot.seconds is None
+    bot = make_bot("search@0.25s", 0)
+    assert isinstance(bot, SearchBot) and bot.seconds == 0.25 and bot.iterations is None
+    assert make_bot("search@50", 0).method == "flat"
+    assert make_bot("search-tree@50", 0).method == "tree"
+
+
+@pytest.mark.parametrize("spec", ["hard", "search@", "search@x", "search@-3", "random@5", ""])
+def test_a_bad_spec_is_named(spec: str) -> None:
+    with pytest.raises(ValueError, match="unknown bot"):
+        make_bot(spec, 0)

@@ -1,0 +1,53 @@
+"""The bot arena (benchmarks/bench_bots.py) with a tiny budget: every cell printed with its
+share, confidence interval and think times; the interval is Wilson's."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("bench_bots", ROOT / "benchmarks" /
+                                                  "bench_bots.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_bots"] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_wilson_interval_and_percentiles() -> None:
+    bench = _bench()
+    lo, hi = bench.wilson(60, 100)
+    assert round(lo, 3) == 0.502 and round(hi, 3) == 0.691
+    assert bench.wilson(0, 10)[0] == 0.0 and round(bench.wilson(10, 10)[1], 9) == 1.0
+    assert bench.percentile([3.0, 1.0, 2.0, 4.0], 0.5) == 2.0
+    assert bench.percentile([float(k) for k in range(1, 101)], 0.95) == 95.0
+
+
+def test_a_small_arena_runs_every_cell(tmp_path: Path) -> None:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    csv = tmp_path / "cells.csv"
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "bench_bots.py"), "--bots",
+         "search@5,heuristic", "--variants", "dernier,standard", "--players", "2,3",
+         "--hands", "3", "--matches", "1", "--quiet", "--csv", str(csv)],
+        capture_output=True, text=True, env=env, timeout=300,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    lines = [line for line in run.stdout.splitlines() if not line.startswith("#")]
+    assert len(lines) == 8  # 2 variants x 2 table sizes x (hands, matches)
+    assert all("fair" in line and "think" in line for line in lines)
+    assert "search@5 vs heuristic vs heuristic" in run.stdout
+    assert "decisions/s; think time median" in run.stdout
+    assert len(csv.read_text().splitlines()) == 8
+    bad = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "bench_bots.py"), "--bots", "search,nobot"],
+        capture_output=True, text=True, env=env, timeout=60,
+    )
+    assert bad.returncode == 2 and "unknown bot 'nobot'" in bad.stderr
