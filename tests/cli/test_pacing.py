@@ -174,7 +174,7 @@ def test_a_jump_in_that_would_cost_the_late_declaration_waits_for_the_window() -
     assert f"! = declare SOLO! ({OFFER_S:.0f} s)" in got["text"]
 
 
-def _table() -> tuple:
+def _search_table() -> tuple:
     table = Table(get_variant("standard"), ["7R 3R 5B 9B 2Y 4Y 6Y", "8R 6B 8G 9G 1G 2G 3G"],
                   first="9R", dealer=1)
     return table.state, 0, table.dealer.view(table.state, 0)
@@ -202,7 +202,7 @@ async def _ask(agent, state, seat, view) -> tuple[object, float, float]:
 
 
 def test_a_searching_bot_thinks_in_a_thread_while_the_table_runs() -> None:
-    state, seat, view = _table()
+    state, seat, view = _search_table()
 
     async def main() -> None:
         move, took, gap = await _ask(bot_agent(SearchBot(0, seconds=0.6)), state, seat, view)
@@ -216,7 +216,7 @@ def test_a_searching_bot_thinks_in_a_thread_while_the_table_runs() -> None:
 def test_a_searching_bot_thinks_during_the_human_pace() -> None:
     """The pause before a bot's move (0.8 s here) and its search (0.8 s) overlap: the move
     comes after about the longer of the two, not their sum."""
-    state, seat, view = _table()
+    state, seat, view = _search_table()
 
     async def main() -> None:
         pacer = Pacer(3.0, hand_key=False)
