@@ -131,7 +131,7 @@ def test_a_joiner_killed_mid_hand_comes_back_with_the_same_command(table: Table)
     for k in (1, 2, 3):
         table.join(k)
     table.wait("p2", r"First card turned up")
-    table.wait("p2", r" plays ")
+    table.wait("p2", r"\b(Ann|P\d) plays ")  # a card played (not "The bot plays your seat")
     table.kill("p2")  # the process dies mid-hand: only its transcript and key survive
     table.join(2, name="p2b", seated=False)
     texts = table.finish("host", "p1", "p3", "p2b")
@@ -152,7 +152,7 @@ def test_a_restarted_host_is_a_candidate_again_and_hosts_after_the_next(table: T
     table.join(1, "--listen", f"127.0.0.1:{listen}")
     table.join(2, "--no-listen")
     table.wait("p1", r"this seat can take over as host")
-    table.wait("p1", r" plays ")
+    table.wait("p1", r"\b(Ann|P\d) plays ")  # a card played (not "The bot plays your seat")
     table.kill("host")
     table.host("host2", 3, *grace)
     table.wait("p1", r"You host the table from now on\.")
@@ -256,7 +256,7 @@ def test_a_joiner_gone_for_good_at_four_seats_leaves_and_three_finish(table: Tab
     table.host("host", 4, "--grace-seconds", "3")
     for k in (1, 2, 3):
         table.join(k)
-    table.wait("p2", r" plays ")
+    table.wait("p2", r"\b(Ann|P\d) plays ")  # a card played (not "The bot plays your seat")
     table.kill("p2")  # gone for good: never started again
     texts = table.finish("host", "p1", "p3")
     for text in texts.values():
