@@ -3,8 +3,8 @@
 :func:`hint` runs the search bot from the seat's own view (so it knows no more than the person
 does) and says its move, what the move does at the table, and how it fared in the search
 against the next best choice: "Play Q♠: it makes Bot 1 miss a turn, and it sheds a card worth 10
-points. Played out 600 times to the end of the hand, with the cards you cannot see dealt at
-random, it won the hand 61 % of the time; the next best choice, to draw a card, won 44 %."
+points. In 600 play-outs to the end of the hand, with the cards you cannot see dealt at random,
+it won 61 % of the 300 it was played in; the next best choice, to draw a card, won 44 %."
 """
 
 from __future__ import annotations
@@ -72,14 +72,15 @@ def explain(
         ranked = sorted(decision.options, key=lambda o: (-o.visits, -o.wins))
         best = next(o for o in ranked if o.move == move)
         text += (
-            f" Played out {decision.iterations} times to the end of the hand, with the cards "
-            f"you cannot see dealt at random, it won the hand {_pct(best.wins)} of the time"
+            f" In {decision.iterations} play-outs to the end of the hand, with the cards you "
+            f"cannot see dealt at random, it won {_pct(best.wins)} of the {best.visits} it was "
+            "played in"
         )
         others = [o for o in ranked if o.move != move]
         if others:
             nxt = others[0]  # the choice that went furthest in the search
             words = move_words(state, seat, nxt.move, who)
-            if nxt.wins > best.wins:
+            if _pct(nxt.wins) != _pct(best.wins) and nxt.wins > best.wins:
                 text += (f"; to {words} won {_pct(nxt.wins)}, a lead too small to be sure of, "
                          "so the usual choice stands")
             else:

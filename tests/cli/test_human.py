@@ -317,7 +317,7 @@ async def test_hint_says_what_the_strong_bot_would_play_and_why() -> None:
     assert isinstance(await agent(state, seat, view), Draw)
     text = "".join(out)
     assert "  Hint: " in text
-    assert "won the hand" in text or "Nothing else is worth weighing" in text
+    assert "play-outs to the end of the hand" in text or "Nothing else is worth weighing" in text
     assert text.count("q = leave > ") == 2  # the prompt came back after the hint
     assert any("hint says what the strong bot would play" in line
                for line in help_lines("dernier"))
