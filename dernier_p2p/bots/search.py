@@ -23,7 +23,8 @@ Two searches over those worlds (``method``):
   as the seat sees them (a card by its face, not its slot); each seat's choice at a node goes
   to the move best for that seat by UCB1, and a move is scored only against the worlds where
   it was possible (its availability). At the same budget it won fewer hands against the
-  heuristic bot than ``flat`` (docs/PERFORMANCE.md): with a few hundred worlds a move, the tree's
+  heuristic bot than ``flat`` in the short arenas run while it was built (too few hands to
+  record; ``benchmarks/bench_bots.py`` measures it): with a few hundred worlds a move, the tree's
   deeper nodes see too few visits, and the exploration of weak moves there drags down the
   estimates of the choices that lead to many options.
 
