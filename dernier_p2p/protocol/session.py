@@ -224,6 +224,7 @@ class Session:
         self.fault: ProtocolError | None = None
         self.hand_cards: dict[int, list[int]] = {}  # audited card of every position, per hand
         self.no_contest = False  # the match ended as no contest (7.5)
+        self.unfinal = False  # over by the rules, its end not yet final (7.11)
         self._wait: list[int] = []
         self.waiting_since: int = rec["t"]  # host time of the record that began the wait
         # the seats that take part in the running hand's deck (all, until a seat goes out):
@@ -249,6 +250,12 @@ class Session:
     @property
     def finished(self) -> bool:
         return self.no_contest or self.state.match_over
+
+    @property
+    def concluded(self) -> bool:
+        """Over and final (PROTOCOL.md 7.11): the liveness rules run until then. The seat
+        that holds the records says whether the end is final (:attr:`unfinal`)."""
+        return self.finished and not self.unfinal
 
     @property
     def result(self) -> dict | None:

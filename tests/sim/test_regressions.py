@@ -692,6 +692,30 @@ CASES = {
         "constants={}), faults=[Partition(at=2735, group=(3, 4), until=4611686018427387904), "
         "Hostile(at=8145, pid=0, kind='stall', target=6, until=4611686018427387904)])"
     ),
+    # (7.11) Five seats; host 0 cut off with seat 2 from 4.7 s to 25.6 s, holding every seat's
+    # end-of-hand secret sent just before the cut: it finished the match on its side while the
+    # other three deposed it and went on from the record before. Two results, both verifying.
+    "a-minority-host-finishing-the-match": (
+        "one-chain",
+        "Case(seed=1202569, setup=Setup(players=5, variant='dernier', options={'match': "
+        "['hands', 1], 'hand_size': 3}, timers={'turn_ms': 4843, 'declare_ms': 639, "
+        "'grace_ms': 2363}, listens=None, speeds=None, clocks=[(0, 738387658, 1699261549771), "
+        "(0, 286439900, 1699713524540), (0, 348543812, 1699651509439), (0, 924935019, "
+        "1699075065935), (0, 422440707, 1699577612955)], constants={}), "
+        "faults=[Partition(at=4730, group=(0, 2), until=25574)])"
+    ),
+    # (7.11) Eight seats; host 0 frozen from 8.0 s to 26.2 s, thawing 1 ms before seat 1 sequenced
+    # its host change: most seats went back to host 0, seat 3 kept the host change.
+    "a-host-thawing-as-its-successor-takes-over": (
+        "verdict",
+        "Case(seed=1209195, setup=Setup(players=8, variant='dernier', options={'match': "
+        "['hands', 1], 'hand_size': 3}, timers={'turn_ms': 11271, 'declare_ms': 780, "
+        "'grace_ms': 14043}, listens=None, speeds=None, clocks=[(5763, 160969757, "
+        "1699838927015), (2051, 504114841, 1699495918883), (2122, 722383711, 1699277541980), "
+        "(-5057, 900506389, 1699099541091), (-161, 727374544, 1699272514431), (-5401, "
+        "592071115, 1699407941594), (-5197, 623350614, 1699376592541), (-3963, 11200946, "
+        "1699988793579)], constants={}), faults=[Freeze(at=7950, pid=0, until=26172)])"
+    ),
 }
 
 _EQUIVOCATE_605508 = (
@@ -848,36 +872,6 @@ closed): name -> (the invariant it broke, strict (its target counted as protecte
 case)."""
 
 
-OPEN_CASES = {
-    # Five seats; host 0 cut off with seat 2 from 4.7 s to 25.6 s, holding every seat's
-    # end-of-hand secret sent just before the cut: it finished the match on its side while the
-    # other three deposed it and went on from the record before. Two results, both verifying.
-    "a-minority-host-finishing-the-match": (
-        "one-chain",
-        "Case(seed=1202569, setup=Setup(players=5, variant='dernier', options={'match': "
-        "['hands', 1], 'hand_size': 3}, timers={'turn_ms': 4843, 'declare_ms': 639, "
-        "'grace_ms': 2363}, listens=None, speeds=None, clocks=[(0, 738387658, 1699261549771), "
-        "(0, 286439900, 1699713524540), (0, 348543812, 1699651509439), (0, 924935019, "
-        "1699075065935), (0, 422440707, 1699577612955)], constants={}), "
-        "faults=[Partition(at=4730, group=(0, 2), until=25574)])"
-    ),
-    # Eight seats; host 0 frozen from 8.0 s to 26.2 s, thawing 1 ms before seat 1 sequenced
-    # its host change: most seats went back to host 0, seat 3 kept the host change.
-    "a-host-thawing-as-its-successor-takes-over": (
-        "verdict",
-        "Case(seed=1209195, setup=Setup(players=8, variant='dernier', options={'match': "
-        "['hands', 1], 'hand_size': 3}, timers={'turn_ms': 11271, 'declare_ms': 780, "
-        "'grace_ms': 14043}, listens=None, speeds=None, clocks=[(5763, 160969757, "
-        "1699838927015), (2051, 504114841, 1699495918883), (2122, 722383711, 1699277541980), "
-        "(-5057, 900506389, 1699099541091), (-161, 727374544, 1699272514431), (-5401, "
-        "592071115, 1699407941594), (-5197, 623350614, 1699376592541), (-3963, 11200946, "
-        "1699988793579)], constants={}), faults=[Freeze(at=7950, pid=0, until=26172)])"
-    ),
-}
-"""Failures of the design as it stands (docs/LIVENESS.md: no history is final until a quorum
-has echoed it): kept as expected failures, so that the fix shows here."""
-
-
 def _replay(literal: str, strict: bool = False) -> list[tuple[str, str]]:
     with insecure_small_group(), shared_checks():
         out = run_case(parse(literal), strict=strict)
@@ -895,9 +889,3 @@ def test_hostile_host_against_one_seat(name: str) -> None:
     invariant, strict, literal = HOST_CASES[name]
     assert not _replay(literal, strict), invariant
 
-
-@pytest.mark.parametrize("name", sorted(OPEN_CASES))
-@pytest.mark.xfail(strict=True, reason="open: no finality of a history (docs/LIVENESS.md)")
-def test_open_case(name: str) -> None:
-    invariant, literal = OPEN_CASES[name]
-    assert invariant not in {inv for inv, _ in _replay(literal)}

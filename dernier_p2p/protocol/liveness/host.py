@@ -114,7 +114,7 @@ class HostWatch:
         self._now = now
         self.up[seat] = False
         self.forwarding.discard(seat)
-        if seat == self.me or seat not in self.chain.at_table or self.s.finished:
+        if seat == self.me or seat not in self.chain.at_table or self.s.concluded:
             return
         if self.drops.is_dropped(seat):
             return
@@ -186,7 +186,7 @@ class HostWatch:
     def advance(self, now: int) -> list[act.Action]:
         """Apply every rule due at ``now``; the actions to carry out, in order."""
         self._now = now
-        if not self.s.finished and not self.stepped_back:
+        if not self.s.concluded and not self.stepped_back:
             self._connections(now)
             if self.gathering:
                 self._gather(now)
@@ -303,7 +303,7 @@ class HostWatch:
     def deadline(self) -> int | None:
         """When :meth:`advance` must be called next if nothing happens before (ms), or None."""
         now = self._now
-        if self.s.finished or self.stepped_back:
+        if self.s.concluded or self.stepped_back:
             return None
         times: list[int | None] = []
         for seat, up in self.up.items():

@@ -230,7 +230,7 @@ class SeatWatch:
             if seat in self.chain.at_table:
                 self._emit(act.Lend(rule("lend"), seat, have))
                 self.lent_to[seat] = rec["i"]
-        if self.s.finished:
+        if self.s.concluded:
             self.lent_to.clear()
 
     def _new_host_over_link(self, now: int) -> None:
@@ -322,7 +322,7 @@ class SeatWatch:
             self.phase = FAILOVER  # the candidate it resumed with is gone: the next one
             self._next_target(now)
             return
-        if self.phase == PLAY and not self.s.finished:
+        if self.phase == PLAY and not self.s.concluded:
             lasting = self.m <= 2 or not self.chain.candidates()
             wait = 2 * self.b.grace_ms if lasting else self.b.gone_ms
             self._emit(act.Note(rule("reconnect"), "host-lost", self.chain.host, wait, why))
@@ -499,7 +499,7 @@ class SeatWatch:
     def advance(self, now: int) -> list[act.Action]:
         """Apply every rule due at ``now``; the actions to carry out, in order."""
         self._now = now
-        if self.phase not in (HOSTING, HOSTED, ENDED) and not self.s.finished:
+        if self.phase not in (HOSTING, HOSTED, ENDED) and not self.s.concluded:
             self._connection(now)
             if self.phase == PLAY:
                 self._play(now)
@@ -745,7 +745,7 @@ class SeatWatch:
     def deadline(self) -> int | None:
         """When :meth:`advance` must be called next if nothing happens before (ms), or None."""
         now = self._now
-        if self.phase in (HOSTING, HOSTED, ENDED) or self.s.finished:
+        if self.phase in (HOSTING, HOSTED, ENDED) or self.s.concluded:
             return None
         times: list[int | None] = []
         if self.host_up:

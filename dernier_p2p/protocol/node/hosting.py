@@ -804,9 +804,11 @@ class Hosting:
     def _after_record(self, rec: dict[str, Any], now: int) -> None:
         assert self.own is not None
         session = self.own.session
-        if self.own.finished:
+        if self.own.final:
             self.done = True
             return
+        if self.own.finished:
+            return  # the seats' acks of the end are still sequenced (7.11)
         owes = tuple(session.state.owes) if session.state is not None else ()
         if owes and any(s not in self._owes for s in owes):
             self.window.open(now)

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from dernier_p2p.protocol.envelope import Author, genesis_hash
+from dernier_p2p.protocol.envelope import Author, genesis_hash, record_hash
 from dernier_p2p.protocol.errors import ProtocolError
 from dernier_p2p.protocol.session import Session
+from dernier_p2p.protocol.votes import quorum
 from dernier_p2p.rules import events as ev
 from dernier_p2p.wire.identity import IdentityKey
 
@@ -87,6 +88,9 @@ class OwnSeat:
         self.windows: list[tuple[int, bool]] = []  # (record, scored) that opened windows
         self._state_seen: object = None
         self._events_seen = 0
+        self.end_at: int | None = None  # the record that ended the match (7.11)
+        self._late: set[bytes] = set()  # hashes of the records from it on
+        self._holders: set[int] = set()  # the seats the chain shows holding it
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -265,6 +269,7 @@ class OwnSeat:
             if env["body"].get("type") == "move":
                 self.in_flight = False
         self._pacing(record)
+        self._finality(record)
         return out
 
     def _pacing(self, record: dict[str, Any]) -> None:
@@ -279,10 +284,42 @@ class OwnSeat:
         self._events_seen = len(events)
         self.windows.append((record["i"], scored))
 
+    def _finality(self, record: dict[str, Any]) -> None:
+        """Count the seats this chain shows holding the record that ended the match (7.11):
+        the signers of it and of every later record, and the authors of later envelopes whose
+        head is one of them (:mod:`~dernier_p2p.protocol.finality`, incrementally)."""
+        session = self.session
+        if not session.finished:
+            return
+        if self.end_at is None:
+            self.end_at = record["i"]
+        self._late.add(record_hash(record))
+        self._holders.add(record["h"])
+        env = record["env"]
+        if record["i"] > self.end_at and env["head"] in self._late:
+            self._holders.add(env["seat"])
+        session.unfinal = not self.final
+
     # ------------------------------------------------------------------ queries
     @property
     def finished(self) -> bool:
+        """Over by the rules (the result may not be final yet: :attr:`final`)."""
         return bool(self.session.finished)
+
+    @property
+    def final(self) -> bool:
+        """Over, and the record that ended it final (7.11): ``q(m)`` seats at the table shown
+        holding it (at once at two seats, and for a no contest, which a quorum's votes made)."""
+        session = self.session
+        if not session.finished:
+            return False
+        m = len(session.chain.at_table)
+        return session.no_contest or m <= 2 or len(self._holders) >= quorum(m)
+
+    @property
+    def end_holders(self) -> frozenset[int]:
+        """The seats this chain shows holding the record that ended the match."""
+        return frozenset(self._holders)
 
     @property
     def last(self) -> int:

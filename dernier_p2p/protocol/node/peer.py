@@ -30,6 +30,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
+from dernier_p2p.protocol import finality
 from dernier_p2p.protocol.errors import ProtocolError
 from dernier_p2p.protocol.frames import FRAME_FIELDS
 from dernier_p2p.protocol.judge import would_sequence
@@ -42,7 +43,7 @@ from dernier_p2p.protocol.node.hosting import Hosting, HostingConfig
 from dernier_p2p.protocol.node.own import OwnSeat, long_work
 from dernier_p2p.protocol.ready import check_ready_frame
 from dernier_p2p.protocol.session import Session
-from dernier_p2p.protocol.votes import check_vote_frame, vote_ok
+from dernier_p2p.protocol.votes import check_vote_frame, quorum, vote_ok
 from dernier_p2p.rules.cards import deck_cards
 from dernier_p2p.wire.identity import IdentityKey
 
@@ -97,6 +98,8 @@ class PeerNode:
         self.rebuild: list[dict[str, Any]] | None = None  # records gathered to rebuild from
         self.rebuild_last = -1
         self.rebuild_suffix = ".replaced"
+        self.acked_end = False  # this seat's ack of the record that ended the match (7.11)
+        self.stale_holders: dict[int, set[int]] = {}  # replaced host -> holders shown (7.11)
         self.stopped: ProtocolError | None = None
         self.proof: dict[str, Any] | None = None  # the record that proves the stop (4.6)
         self.shown_heads: set[int] = set()  # own records shown after a FORK refusal (4.6)
@@ -191,7 +194,7 @@ class PeerNode:
 
     @property
     def finished(self) -> bool:
-        return self.own is not None and self.own.finished
+        return self.own is not None and self.own.final
 
     def take(self) -> list[Any]:
         """The effects and actions produced since the last call, in order."""
@@ -438,7 +441,7 @@ class PeerNode:
         self._now = now
         own = self.own
         if own is None or self.stopped is not None or self.ended is not None or \
-                own.finished or self.hosting_now or self.rebuild is not None or \
+                own.final or self.hosting_now or self.rebuild is not None or \
                 seat in self.bad_lenders or not isinstance(rec, dict):
             return
         i = rec.get("i")
@@ -525,7 +528,11 @@ class PeerNode:
             if isinstance(body, dict) and body.get("type") == "host_change" and \
                     body.get("new") == self.up_host:
                 return True
-        return False
+        # or its history is final after the split and this seat's is not (7.11): a new host
+        # that lost its table to the old host come back, whose chain a quorum followed
+        own = self.own
+        return own is not None and finality.goes_over(
+            own.records, records, len(own.session.chain.at_table))
 
     def has_work(self) -> bool:
         if self._rebuild_ready():
@@ -586,8 +593,16 @@ class PeerNode:
             return  # held already: a resume from an older index raced the records before it
         if self.up_host != self.own.session.host and self.own.session.chain.stale(rec):
             # a record of a host this seat's chain replaced, not from this seat's host: from
-            # that old host itself, which has not seen the host change (7.6)
-            self._leave_stale_host(self.up_host, now)
+            # that old host itself, which has not seen the host change (7.6); unless its
+            # records show its history final where this seat's is not (7.11): go over to it
+            if self._stale_shows_final(rec):
+                assert self.up_host is not None
+                self.out.append(fx.Log("warning", f"seat {self.up_host}'s history is final "
+                                       "where this seat's host change is not: rebuilding "
+                                       "from it"))
+                self._diverged(self.up_host, now)
+            elif rec.get("i", 0) >= self.catch_to:
+                self._leave_stale_host(self.up_host, now)
             return
         if self.check_fork:
             self.check_fork = False
@@ -596,6 +611,26 @@ class PeerNode:
                 self._diverged(self.up_host, now)
                 return
         self._apply(rec, now, from_host=True)
+
+    def _stale_shows_final(self, rec: dict[str, Any]) -> bool:
+        """Count the seats that stale records of the replaced host connected now show holding
+        its history after the split (7.11): the host, and the author of every envelope in them
+        (its signature checked) whose head is a record this seat does not hold (an honest host
+        sequences only envelopes whose head it holds, and below the split the two histories
+        are one). True once they make ``q(m)`` and this seat's records from the host change
+        on are not final."""
+        own = self.own
+        assert own is not None
+        chain = own.session.chain
+        j = chain.replaced_at(rec["h"], rec["i"]) if isinstance(rec.get("h"), int) else None
+        if j is None or not chain.signed(rec):
+            return False
+        env = rec["env"]
+        seats = self.stale_holders.setdefault(rec["h"], {rec["h"]})
+        if chain.index_of(env.get("head")) is None and chain.signed_by(env, env.get("seat")):
+            seats.add(env["seat"])
+        m = len(chain.at_table)
+        return len(seats) >= quorum(m) and not finality.is_final(own.records, j, m)
 
     def _diverges(self, rec: dict[str, Any]) -> bool:
         """Whether ``rec``, the first record a new host sent after its welcome that this seat
@@ -639,7 +674,12 @@ class PeerNode:
         if not self.caught_up and self.own.last >= self.catch_to:
             self._caught_up(now)
         self._retake_ahead(now)
-        if self.own.finished and not self.said_done and self.up:
+        if self.own.finished and not self.acked_end and self.own.seat is not None and \
+                self.own.end_at is not None and self.own.seat not in self.own.end_holders:
+            # the end is final once q(m) seats are shown holding it (7.11): say so at once
+            self.acked_end = True
+            self.send_own(self.own.session.ack(), now)
+        if self.own.final and not self.said_done and self.up:
             self.said_done = True
             self._to_host({"k": "done", "last": self.own.last}, now)
 
@@ -787,6 +827,7 @@ class PeerNode:
             self.host = None
             self.out.append(fx.Hosting(listening=False))
         self.own = seat
+        self.acked_end = False
         self.out.append(fx.Restart(records, self.rebuild_suffix))
         self.out.append(fx.Rebuilt())
         self.rebuild_suffix = ".replaced"
