@@ -859,6 +859,15 @@ def _summary_lines(summary: Any) -> list[str]:
         out.append("Result: no contest (nobody ranked, no scores or match points changed)")
     elif summary.winner is not None:
         out.append(f"Winner: {names[summary.winner]}")
+    if summary.end_holders is not None and summary.end_quorum:
+        held = f"{summary.end_holders} seat{'s' if summary.end_holders != 1 else ''}"
+        if summary.end_holders >= summary.end_quorum:
+            out.append(f"Final: {held} shown holding the record that ended the match "
+                       f"(a quorum is {summary.end_quorum})")
+        else:
+            out.append(f"Not final: only {held} shown holding the record that ended the "
+                       f"match (a quorum is {summary.end_quorum}); another result may stand "
+                       "at the table")
     return out
 
 

@@ -35,8 +35,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from dernier_p2p.protocol import finality
 from dernier_p2p.protocol.errors import ProtocolError
 from dernier_p2p.protocol.session import Session
+from dernier_p2p.protocol.votes import quorum
 from dernier_p2p.rules import events as ev
 from dernier_p2p.wire.transcript import TornTail, Transcript, TranscriptError, read_transcript
 from dernier_p2p.wire.version import READABLE_VERSIONS
@@ -66,6 +68,8 @@ class Summary:
     standings: tuple[int, ...] = ()  # best first, once finished
     finished: bool = False
     no_contest: bool = False  # the match ended as no contest (7.5): nobody ranked
+    end_holders: int | None = None  # seats shown holding the record that ended it (7.11)
+    end_quorum: int | None = None  # the quorum that makes it final; 0: final at once
 
     @property
     def players(self) -> int:
@@ -141,6 +145,7 @@ def check_records(
     if on_record is not None:
         on_record(0, records[0], session, [])
     seen = len(session.events)
+    end_at: int | None = None
     for i in range(1, len(records)):
         try:
             session.receive(records[i])
@@ -154,8 +159,14 @@ def check_records(
         if on_record is not None:
             on_record(i, records[i], session, session.events[seen:])
         seen = len(session.events)
+        if end_at is None and session.finished:
+            end_at = i
     found = judge_envelopes(session, envelopes)
     _summarise(session, summary)
+    if end_at is not None:
+        m = len(session.chain.at_table)
+        summary.end_holders = len(finality.holders(records, end_at))
+        summary.end_quorum = 0 if session.no_contest or m <= 2 else quorum(m)
     if found is not None:
         return Verdict(False, found.code, found.seat, found.detail, None, summary)
     if not session.finished:

@@ -4,6 +4,7 @@ at its record and names the seat at fault."""
 from __future__ import annotations
 
 import copy
+import random
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ import pytest
 from dernier_p2p.bots import HeuristicBot
 from dernier_p2p.protocol.envelope import sign_envelope
 from dernier_p2p.protocol.errors import ProtocolError
-from dernier_p2p.protocol.local import LocalTable, run_local_match
+from dernier_p2p.protocol.local import LocalTable, play_round, run_local_match
 from dernier_p2p.protocol.session import Session
 from dernier_p2p.protocol.verify import (
     EMPTY,
@@ -312,3 +313,22 @@ def test_a_record_no_check_foresaw_is_uncheckable_naming_no_seat(match: list[dic
         s = verdict.summary
         assert (s.records, s.names, s.variant) == (len(match), ["seat 0", "seat 1"], "dernier")
         assert s.match_points == ((0, 0) if at else ())  # the observer's state, once it exists
+
+
+def test_the_summary_says_how_many_seats_hold_the_end() -> None:
+    """PROTOCOL.md 7.11: a finished match's end is final once a quorum is shown holding it;
+    the seats' acks after the end show them."""
+    table = LocalTable("dernier", SEEDS, ONE_HAND)
+    table.deliver()
+    rng = random.Random(0)
+    bots = [HeuristicBot(k) for k in range(3)]
+    while not table.sessions[0].finished:
+        assert play_round(table, bots, rng) > 0
+    end = check_records(table.records).summary
+    assert end.finished and end.end_quorum == 2  # q(3)
+    assert end.end_holders == 1  # its host alone
+    table.send(table.sessions[1].ack())
+    table.deliver()
+    acked = check_records(table.records)
+    assert acked.ok and acked.summary.end_holders == 2
+    assert check_records(table.records[:-1]).summary.end_holders == 1
