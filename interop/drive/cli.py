@@ -85,7 +85,7 @@ def _telling(ev: Event, client: int) -> bool:
 async def run_all(scenarios: list[Scenario], command: str, timeout: float | None, jobs: int,
                   out: TextIO, verbose: bool = False) -> int:
     """Run the scenarios, ``jobs`` at a time; print each result; return the failures."""
-    limiter = trio.CapacityLimiter(max(1, jobs))
+    slots = trio.Semaphore(max(1, jobs))
     failures = 0
 
     async def one(sc: Scenario) -> None:
@@ -96,7 +96,7 @@ async def run_all(scenarios: list[Scenario], command: str, timeout: float | None
             verdict, text, lines = Verdict(False, f"the driver failed: {type(exc).__name__}: "
                                                   f"{exc}"), "", []
         finally:
-            limiter.release_on_behalf_of(sc)
+            slots.release()
         if verdict.passed:
             print(f"PASS  {sc.name:22} {sc.section:28} {verdict.seconds:5.1f} s", file=out)
         else:
@@ -111,7 +111,7 @@ async def run_all(scenarios: list[Scenario], command: str, timeout: float | None
 
     async with trio.open_nursery() as nursery:
         for sc in scenarios:  # started in their order, ``jobs`` at a time
-            await limiter.acquire_on_behalf_of(sc)
+            await slots.acquire()
             nursery.start_soon(one, sc)
     return failures
 

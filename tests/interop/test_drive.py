@@ -41,7 +41,7 @@ def test_every_scenario_passes_against_dernier_join() -> None:
 
 def test_a_client_that_never_votes_fails_and_the_missing_vote_is_named() -> None:
     run = _drive("--client", NONVOTING, "--only", "join", "--only", "timeout",
-                 "--timeout", "25", timeout=120)
+                 "--timeout", "20", timeout=120)
     out = run.stdout + run.stderr
     assert run.returncode == 1, out
     assert re.search(r"^PASS  join ", out, re.M), out  # it joins and plays: only votes lack
