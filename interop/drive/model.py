@@ -46,8 +46,8 @@ that comes over its links (a candidate that never gathers a quorum).
 Events (``Expect.event``), with the fields a match may test:
 
 * ``hello`` {listen}: the client's opening (the host's handshake checked its signature);
-* ``resume`` {where, have, have_ok}: a resume at the scripted host or at a scripted seat that
-  hosts now (``have_ok``: not past that host's last record);
+* ``resume`` {where, have, have_ok}: a resume at the scripted host (``have_ok``: not past its
+  last record), or {where} at a scripted seat that hosts now (the client is connected to it);
 * ``env`` {type, move, n, again, turn, waited}: an envelope of the client on its connection
   (``again``: at a counter the host refused before; ``turn``: a turn move while the client is
   to act; ``waited``: it came ``0.8 * declare_ms`` or more after the last move of another seat,
@@ -59,7 +59,8 @@ Events (``Expect.event``), with the fields a match may test:
 * ``lend`` {i} at ROLE: a record the client lent over a link;
 * ``probed`` at ROLE: ROLE answered a probe of the client;
 * ``pass`` {author}: a ``pass`` frame of the client;
-* ``ready`` {sig_ok, at_ok}, ``done`` {last_ok}, ``beat``, ``error`` {code}: its frames;
+* ``ready`` {sig_ok, at_ok}, ``done`` {last, last_ok}, ``beat``, ``error`` {code}: its frames
+  (``last_ok``: ``last`` is the host's last record, judged once the host's match is over);
 * ``refused``: the host refused the client's move (``refuse-move``);
 * ``present`` {ok, why, have_ok}: the client's answer to a probe (``probe``);
 * ``link`` {refused, code}: what the client did with a bad ``link`` (``bad-link``);

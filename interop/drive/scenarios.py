@@ -214,8 +214,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         expect=(
             Expect("resume", {"where": "host", "have_ok": True},
                    "a signed resume whose have is a record it holds"),
-            Expect("record", {"author": "@client", "type": "move"},
-                   "a move of its own after the resume"),
+            Expect("env", {"type": "move"}, "a move of its own over the resumed connection"),
         ),
         deadline=90.0,
     ),

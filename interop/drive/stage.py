@@ -147,8 +147,12 @@ class DriveHosting(Hosting):
                 self.stage.events.add("hello", "host", listen=listen)
             else:
                 self.stage.events.add("resume", "host", where="host", have=have,
-                                      have_ok=-1 <= have <= len(self.records) - 1)
+                                      have_ok=-1 <= have <= self.made() - 1)
         return full
+
+    def made(self) -> int:
+        """How many records this host has made (some may still be applied to its seat)."""
+        return len(self.records) if self.sequencer is None else len(self.sequencer.records)
 
     # ------------------------------------------------------------------ what it sends
     def own_ready(self, frame: dict[str, Any]) -> None:
@@ -251,7 +255,7 @@ class Stage:
             self.events.add(kind, "host")
             return
         s = own.session
-        last = s.count - 1
+        last = hosting.made() - 1
         try:
             if kind == "vote":
                 vkind, target, vote = check_vote_frame(msg, s.n)
@@ -263,9 +267,8 @@ class Stage:
             elif kind == "ready":
                 seat, at = check_ready_frame(msg, s.keys, s.game)
                 self.events.add("ready", "host", sig_ok=seat == self.client, at_ok=at <= last)
-            elif kind == "done":
-                self.events.add("done", "host", last_ok=msg.get("last") == last and
-                                own.finished)
+            elif kind == "done":  # judged once the host holds the match's end (_watch)
+                self.events.add("done", "host", last=msg.get("last"), last_ok=None)
             elif kind == "error":
                 self.events.add("error", "host", code=msg.get("code"), detail=msg.get("detail"))
             elif kind == "pass":
@@ -600,6 +603,11 @@ class Stage:
                     and self.client in hosting.conns:
                 self._resumed_at.add(role)
                 self.events.add("resume", role, where=role)
+        host = self.host
+        if host is not None and host.me is not None and host.me.finished:
+            for ev in self.events.items:
+                if ev.event == "done" and ev.data["last_ok"] is None:
+                    ev.data["last_ok"] = ev.data["last"] == len(host.me.records) - 1
         if self.proc is not None and self.proc.poll() is not None and not any(
                 e.event == "exit" for e in self.events.items):
             code = self.proc.returncode
