@@ -65,7 +65,8 @@ Events (``Expect.event``), with the fields a match may test:
 * ``present`` {ok, why, have_ok}: the client's answer to a probe (``probe``);
 * ``link`` {refused, code}: what the client did with a bad ``link`` (``bad-link``);
 * ``opening`` {kind}: the first frame of the client after a challenge of another version;
-* ``exit`` {code, nonzero, traceback}: the client process ended.
+* ``exit`` {code, nonzero, traceback}: the client process ended;
+* ``killed`` at ROLE: the stage killed that party (``kill``), for the timing of what follows.
 """
 
 from __future__ import annotations

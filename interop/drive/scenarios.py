@@ -208,6 +208,35 @@ SCENARIOS: tuple[Scenario, ...] = (
         deadline=90.0,
     ),
     Scenario(
+        "client-takes-over", "7.6 take-over, gather",
+        "the host is killed and the client is the first candidate: it takes over, sequences "
+        "the host_change and hosts the others",
+        seats=("host", "client", "a", "b"), others={"a": BOT, "b": BOT},
+        faults=(Fault("kill", cue="play"),),
+        expect=(
+            Expect("record", {"author": "@client", "type": "host_change"},
+                   "its host_change once the others urged it (a quorum with its own vote)"),
+            Expect("record", {"author": "@a", "after_change": True},
+                   "an envelope of another seat sequenced by it as the new host"),
+        ),
+        deadline=90.0,
+    ),
+    Scenario(
+        "two-seats", "7.6 two-seats",
+        "at two seats the host vanishes: the client ends the match for itself after "
+        "2 * grace_ms, neither sooner nor never",
+        faults=(Fault("kill", cue="play"),),
+        expect=(
+            Expect("killed", {}, "(the host is killed)", where="host"),
+            Expect("exit", {"traceback": False},
+                   "its end of the match (the process ends, with no traceback) no sooner "
+                   "than 2 * grace_ms after its host vanished", gap=3.5),
+        ),
+        forbid=(Forbid("exit", {}, "ending before 2 * grace_ms with no host", since=0,
+                       until=1),),
+        deadline=40.0,
+    ),
+    Scenario(
         "resume", "4.4",
         "the host closes the client's connection: it resumes and plays on",
         faults=(Fault("drop", cue="play"),),

@@ -507,6 +507,7 @@ class Stage:
             role = fault.role or "host"
             self.dead.add(role)
             self.scopes[role].cancel()
+            self.events.add("killed", role)
         elif fault.what == "resign":
             peer = self.peers[fault.role or ""]
             if peer.me is not None:
