@@ -221,7 +221,7 @@ class Stage:
         self.dead: set[str] = set()
         self.proc: subprocess.Popen[bytes] | None = None
         self.output = workdir / "client.out"
-        self.game: bytes = b""
+        self.client_listen = ("127.0.0.1", 0)
         self._seen: set[bytes] = set()
         self._after_change = False
         self._after_chat = False
@@ -346,7 +346,6 @@ class Stage:
         host_cls = type("ScenarioHost", (Host,), {"hosting_cls": self._hosting_cls()})
         host = host_cls(self.keys["host"], config, agent)
         self._tap_errors(host)
-        self.game = host.game
         return host
 
     def _peer(self, role: str, port: int) -> Peer:
