@@ -26,9 +26,10 @@ from typing import TextIO
 
 import trio
 
+from interop.drive.events import Event
 from interop.drive.model import Scenario
 from interop.drive.scenarios import SCENARIOS, by_name
-from interop.drive.stage import Event, Stage
+from interop.drive.stage import Stage
 from interop.drive.verdict import Verdict, early_end, judge, met
 
 DEFAULT_CLIENT = (

@@ -6,8 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from interop.drive.events import Event
 from interop.drive.model import Expect, Forbid, Scenario
-from interop.drive.stage import Event
 
 
 @dataclass(frozen=True)

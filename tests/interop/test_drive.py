@@ -14,9 +14,11 @@ from pathlib import Path
 import pytest
 
 from interop.drive.cli import main
+from interop.drive.events import Event
+from interop.drive.hosting import HOST_FAULTS
 from interop.drive.model import Expect, Forbid, Scenario
 from interop.drive.scenarios import SCENARIOS, by_name
-from interop.drive.stage import HOST_FAULTS, STAGE_FAULTS, Event, fill
+from interop.drive.stage import STAGE_FAULTS, fill
 from interop.drive.verdict import judge
 
 ROOT = Path(__file__).resolve().parents[2]
