@@ -32,6 +32,7 @@ from interop.drive.scenarios import SCENARIOS, by_name
 from interop.drive.stage import Stage
 from interop.drive.verdict import Verdict, early_end, judge, met
 
+ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_CLIENT = (
     f"{sys.executable} -m dernier_p2p join {{addr}} --bot --plain --name {{name}} "
     "--listen {listen} --key {dir}/key.pem --transcript {dir}/client.dtr"
@@ -42,7 +43,9 @@ async def run_one(sc: Scenario, command: str, timeout: float | None,
                   keep: Path | None = None) -> tuple[Verdict, str, list[str]]:
     """Run one scenario; its verdict, the client's output and the events, as lines."""
     with tempfile.TemporaryDirectory(prefix=f"drive-{sc.name}-", dir=keep) as tmp:
-        stage = Stage(sc, command, Path(tmp))
+        # this project's client runs the code of this checkout, as the scripted table does
+        path = (str(ROOT),) if command == DEFAULT_CLIENT else ()
+        stage = Stage(sc, command, Path(tmp), path)
         start = time.monotonic()
         limit = sc.deadline if timeout is None else timeout
         ended = ""

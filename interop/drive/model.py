@@ -23,7 +23,6 @@ Faults of the scripted host (``Fault.what``):
 * ``censor`` (role): it drops every envelope ROLE wrote, also those others pass on;
 * ``mute`` (role): it sends ROLE no record from the cue on;
 * ``drop`` (client): it closes the client's connection once;
-* ``silent`` (client): it sends the client nothing more on that connection (no beat either);
 * ``chat`` (arg: text): the host's seat says ``text`` (a valid chat record);
 * ``forge-chat`` (arg: text): it relays a chat record of its own seat that it did not check
   (a text past the limits of 7.10), signed as the host;
@@ -37,7 +36,8 @@ Faults the stage carries out (a scripted seat or the driver itself):
 * ``probe`` (arg: number of links): the host's seat probes the client over that many links
   at once (4.6);
 * ``bad-link``: a connection to the client's ``listen`` address answers its challenge with a
-  ``link`` whose signature is wrong.
+  ``link`` whose signature is wrong;
+* ``silent``: the host's connection to the client sends nothing more (no beat either).
 
 Scripted seat kinds (``Seat.agent``): ``bot`` plays, ``idle`` never moves (its deck work, its
 accepts and its acks go on: it is present and slow), ``deaf`` plays but drops every ``vote``

@@ -61,11 +61,15 @@ def fill(command: str, values: dict[str, str]) -> str:
 
 
 class Stage:
-    """One run of a scenario against the client command ``command``, in ``workdir``."""
+    """One run of a scenario against the client command ``command``, in ``workdir`` (the
+    client runs there: relative entries of ``PYTHONPATH`` are made absolute, and ``path`` goes
+    first)."""
 
-    def __init__(self, scenario: Scenario, command: str, workdir: Path) -> None:
+    def __init__(self, scenario: Scenario, command: str, workdir: Path,
+                 path: tuple[str, ...] = ()) -> None:
         self.sc = scenario
         self.command = command
+        self.path = path  # put before the client's PYTHONPATH (its entries made absolute)
         self.workdir = workdir
         self.events = Events()
         self.roles = scenario.seats
@@ -143,6 +147,8 @@ class Stage:
         command = fill(self.command, self._client_values(port, listen_port))
         env = dict(os.environ, PYTHONUNBUFFERED="1",
                    XDG_DATA_HOME=str(self.workdir / "data"))
+        path = [*self.path, *os.environ.get("PYTHONPATH", "").split(os.pathsep)]
+        env["PYTHONPATH"] = os.pathsep.join(os.path.abspath(p) for p in path if p)
         with open(self.output, "wb") as sink:
             self.proc = subprocess.Popen(
                 ["/bin/sh", "-c", command], stdin=subprocess.DEVNULL, stdout=sink,

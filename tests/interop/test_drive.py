@@ -6,6 +6,7 @@ README; the verdict rules."""
 from __future__ import annotations
 
 import io
+import os
 import re
 import subprocess
 import sys
@@ -27,8 +28,9 @@ CUES = re.compile(r"^(start|play|turn:\w+|record:\d+)$")
 
 
 def _drive(*args: str, timeout: float) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))  # the clients import this checkout too
     return subprocess.run([sys.executable, "-m", "interop.drive", *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=timeout)
+                          capture_output=True, text=True, timeout=timeout, env=env)
 
 
 # ---------------------------------------------------------------------------- live runs
