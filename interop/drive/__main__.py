@@ -1,0 +1,3 @@
+from interop.drive.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,165 @@
+"""The live conformance check of a client's behaviour (``python -m interop.drive``): every
+scenario passes against this project's ``dernier join``; a client that never votes fails,
+the missing vote named; the scenario definitions stay consistent with PROTOCOL.md and the
+README; the verdict rules."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from interop.drive.cli import main
+from interop.drive.events import Event
+from interop.drive.hosting import HOST_FAULTS
+from interop.drive.model import Expect, Forbid, Scenario
+from interop.drive.scenarios import SCENARIOS, by_name
+from interop.drive.stage import STAGE_FAULTS, fill
+from interop.drive.verdict import judge
+
+ROOT = Path(__file__).resolve().parents[2]
+NONVOTING = f"{sys.executable} -m tests.interop.nonvoting_seat {{addr}} {{listen}}"
+CUES = re.compile(r"^(start|play|turn:\w+|record:\d+)$")
+
+
+def _drive(*args: str, timeout: float) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))  # the clients import this checkout too
+    return subprocess.run([sys.executable, "-m", "interop.drive", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=timeout, env=env)
+
+
+# ---------------------------------------------------------------------------- live runs
+def test_every_scenario_passes_against_dernier_join() -> None:
+    run = _drive("--jobs", "4", "-v", timeout=600)
+    out = run.stdout + run.stderr
+    assert run.returncode == 0, out
+    for sc in SCENARIOS:
+        assert re.search(rf"^PASS  {re.escape(sc.name)} ", out, re.M), out
+    assert f"{len(SCENARIOS)} of {len(SCENARIOS)} scenarios passed" in out
+
+
+def test_a_client_that_never_votes_fails_and_the_missing_vote_is_named() -> None:
+    run = _drive("--client", NONVOTING, "--only", "join", "--only", "timeout",
+                 "--timeout", "20", timeout=120)
+    out = run.stdout + run.stderr
+    assert run.returncode == 1, out
+    assert re.search(r"^PASS  join ", out, re.M), out  # it joins and plays: only votes lack
+    assert re.search(r"^FAIL  timeout +7\.5\.5 timeout, 18 ", out, re.M), out
+    assert "expected a timeout vote about the seat whose time ran out" in out, out
+    assert "1 of 2 scenarios passed" in out
+
+
+# ---------------------------------------------------------------------------- the data
+def _sections() -> set[str]:
+    text = (ROOT / "PROTOCOL.md").read_text()
+    return set(re.findall(r"^#{2,4} (\d+(?:\.\d+)*)\.? ", text, re.M))
+
+
+def test_there_are_at_least_twenty_scenarios_each_naming_a_section_that_exists() -> None:
+    assert len(SCENARIOS) >= 20
+    assert len({sc.name for sc in SCENARIOS}) == len(SCENARIOS)
+    sections = _sections()
+    for sc in SCENARIOS:
+        cited = re.findall(r"\d+(?:\.\d+)*", sc.section)
+        assert cited, sc.name
+        assert all(c in sections for c in cited), (sc.name, cited)
+
+
+@pytest.mark.parametrize("sc", SCENARIOS, ids=lambda s: s.name)
+def test_a_scenario_uses_only_known_faults_cues_and_roles(sc: Scenario) -> None:
+    assert sc.seats[0] == "host" and sc.seats.count("client") == 1
+    assert set(sc.others) <= set(sc.seats)
+    for fault in sc.faults:
+        assert fault.what in HOST_FAULTS | STAGE_FAULTS, fault
+        assert CUES.match(fault.cue), fault
+        assert fault.role is None or fault.role in sc.seats, fault
+        if fault.cue.startswith("turn:"):
+            assert fault.cue[5:] in sc.seats, fault
+    for rule in (*sc.expect, *sc.forbid):
+        assert rule.missing, (sc.name, rule)
+        for value in rule.match.values():
+            if isinstance(value, str) and value.startswith("@"):
+                assert value[1:] in sc.seats, (sc.name, rule)
+    assert sc.expect, sc.name
+
+
+def test_the_readme_lists_every_scenario() -> None:
+    text = (ROOT / "interop" / "README.md").read_text()
+    for sc in SCENARIOS:
+        assert f"`{sc.name}`" in text, sc.name
+
+
+def test_list_prints_every_scenario_with_its_section() -> None:
+    out = io.StringIO()
+    assert main(["--list"], out) == 0
+    lines = out.getvalue().splitlines()
+    assert len(lines) == len(SCENARIOS)
+    for sc, line in zip(SCENARIOS, lines, strict=True):
+        assert line.split()[0] == sc.name and sc.section in line
+
+
+def test_an_unknown_scenario_or_timeout_is_a_clear_refusal() -> None:
+    out = io.StringIO()
+    assert main(["--only", "no-such-scenario"], out) == 2
+    assert "no scenario matches no-such-scenario" in out.getvalue()
+    out = io.StringIO()
+    assert main(["--only", "join", "--timeout", "0"], out) == 2
+    assert "--timeout must be positive" in out.getvalue()
+
+
+def test_only_takes_an_exact_name_before_a_part_of_one() -> None:
+    assert [s.name for s in by_name("timeout")] == ["timeout"]
+    assert {s.name for s in by_name("probe")} == {"probe"}
+    assert {s.name for s in by_name("time")} >= {"timeout", "probe-then-timeout",
+                                                  "host-seat-timeout"}
+
+
+def test_placeholders_are_filled_shell_quoted() -> None:
+    command = fill("client {addr} --dir {dir} {unknown}", {"addr": "127.0.0.1:5",
+                                                          "dir": "/tmp/a b"})
+    assert command == "client 127.0.0.1:5 --dir '/tmp/a b' {unknown}"
+
+
+# ---------------------------------------------------------------------------- verdicts
+def _ev(t: float, event: str, **data: object) -> Event:
+    return Event(t, event, "host", dict(data))
+
+
+SC = Scenario(
+    "x", "7.5", "a vote, then the same vote again",
+    seats=("host", "a", "client"),
+    expect=(Expect("vote", {"kind": "timeout", "target": "@a"}, "a timeout vote"),
+            Expect("vote", {"same": True}, "the same vote again", gap=1.5)),
+    forbid=(Forbid("vote", {"kind": "timeout", "target": 0}, "a vote about the host",
+                   until=0),),
+)
+
+
+def _seat(role: str) -> int | None:
+    return SC.seats.index(role) if role in SC.seats else None
+
+
+def test_expectations_are_met_in_order_with_their_gap_and_the_same_frame() -> None:
+    first = _ev(1.0, "vote", kind="timeout", target=1, raw={"k": "vote", "n": 1})
+    early = _ev(1.5, "vote", kind="timeout", target=1, raw={"k": "vote", "n": 1})
+    other = _ev(3.0, "vote", kind="timeout", target=1, raw={"k": "vote", "n": 2})
+    again = _ev(3.2, "vote", kind="timeout", target=1, raw={"k": "vote", "n": 1})
+    assert judge(SC, [first, early, other, again], _seat, 4.0).passed
+    verdict = judge(SC, [first, early, other], _seat, 4.0, "not within 4 s")
+    assert not verdict.passed
+    assert verdict.missing == "expected the same vote again; not within 4 s"
+
+
+def test_a_forbidden_event_fails_only_inside_its_window() -> None:
+    about_host = _ev(0.5, "vote", kind="timeout", target=0, raw={})
+    first = _ev(1.0, "vote", kind="timeout", target=1, raw={"n": 1})
+    again = _ev(3.0, "vote", kind="timeout", target=1, raw={"n": 1})
+    verdict = judge(SC, [about_host, first, again], _seat, 4.0)
+    assert not verdict.passed and verdict.missing == "it must not: a vote about the host"
+    later = _ev(3.5, "vote", kind="timeout", target=0, raw={})
+    assert judge(SC, [first, again, later], _seat, 4.0).passed
