@@ -191,7 +191,9 @@ class LocalSeat:
 
     @property
     def finished(self) -> bool:
-        return self.own.finished
+        """Over, and its end final (PROTOCOL.md 7.11): until then the records (the seats'
+        acks of the end) still come, and the result is not yet the table's."""
+        return self.own.final
 
     @property
     def stopped(self) -> ProtocolError | None:

@@ -716,6 +716,19 @@ CASES = {
         "592071115, 1699407941594), (-5197, 623350614, 1699376592541), (-3963, 11200946, "
         "1699988793579)], constants={}), faults=[Freeze(at=7950, pid=0, until=26172)])"
     ),
+    # Five seats; the host killed for 0.2 s (its connections not closed); seat 1 (a slow
+    # CPU) took over; seat 3's shuffle, passed on by seat 4 and sent again by seat 3 after
+    # its resume, was refused as DUPLICATE, which seat 3 took for a refusal of its ack in
+    # flight: it signed its next deck message at the ack's counter, refused too, and lost.
+    "a-duplicate-refusal-taken-for-the-envelope-in-flight": (
+        "verdict",
+        "Case(seed=1400198, setup=Setup(players=5, variant='standard', options={'match': ['ha"
+        "nds', 1], 'hand_size': 4}, timers={'turn_ms': 2162, 'declare_ms': 883, 'grace_ms': 8"
+        '692}, listens=None, speeds=[1.0, 0.126, 1.0, 1.0, 1.0], clocks=[(57, 895619933, 1699'
+        '104381437), (164, 519634191, 1699480420476), (122, 733918290, 1699266097893), (145, '
+        '387746264, 1699612308651), (-38, 219579763, 1699780393315)], constants={}), faults=['
+        'Kill(at=6076, pid=0, until=6258, clean=False)])'
+    ),
 }
 
 _EQUIVOCATE_605508 = (

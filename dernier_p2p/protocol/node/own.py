@@ -199,7 +199,14 @@ class OwnSeat:
         the refused one's counter and returned. The refused move is dropped: the agent is told
         (:attr:`told`) and asked again (a refused chat line or ack is dropped the same way,
         untold). An error frame while no move, chat or ack of this seat is the lowest one in
-        flight concerns nothing this seat sent honestly and changes nothing."""
+        flight concerns nothing this seat sent honestly and changes nothing.
+
+        A ``DUPLICATE`` refusal is of an envelope the host holds already (another seat passed
+        it on, or it was sent again after a resume, 4.3): its record has come or comes, and
+        nothing in flight is refused, so nothing changes (taking it for the lowest envelope
+        in flight would drop that one and sign the next at a counter the host has taken)."""
+        if code == "DUPLICATE":
+            return []
         if self._stale:
             self._stale -= 1
             return []

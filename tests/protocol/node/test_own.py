@@ -63,3 +63,21 @@ def test_a_refused_ack_is_dropped_and_the_envelopes_after_it_signed_again():
     assert [e["body"] for e in again] == [move["body"]] and again[0]["n"] == ack["n"]
     assert list(own.unsequenced.values()) == again and own.refusals == 0
     assert own.refused("OUT_OF_ORDER", "the move sent before") == []  # (its stale error)
+
+
+def test_a_duplicate_refusal_changes_nothing_in_flight():
+    """(4.3) DUPLICATE is the host refusing an envelope it holds already (another seat passed
+    it on, then the seat sent it again after a resume): the seat's ack and move in flight stay
+    as they are (seed 1400198: the ack was dropped, the next envelope was signed at the ack's
+    counter, which the host had sequenced meanwhile, and the seat's deck message was lost)."""
+    bed = Bed.dealt()
+    mover = to_act(bed.sessions[0].state)
+    own = _own(bed, mover)
+    ack = own.session.ack()
+    move = own.session.intend(own.session.legal()[0])
+    own.sent(ack)
+    own.sent(move)
+    own.in_flight = True
+    assert own.refused("DUPLICATE", f"seat {mover} counter {ack['n'] - 1} reused") == []
+    assert own.unsequenced == {ack["n"]: ack, move["n"]: move} and own.in_flight
+    assert own.refusals == 0
