@@ -346,22 +346,38 @@ async def mapped(
             log.info("%s mapping of port %d removed", mapping.method, port)
 
 
+RENEW_TIMEOUT_S = 10.0
+"""How long one renewal may wait for the router (a router that never answers is asked again at
+the next half lease)."""
+
+
 async def _renew(mapping: Mapping, lease_s: int, upnp: object) -> None:
     """Ask again at half the lease, by the same method (a router that restarted forgets)."""
     while mapping.lease_s:
         await trio.sleep(max(1.0, mapping.lease_s / 2))
-        try:
+        await _renew_once(mapping, lease_s, upnp)
+
+
+async def _renew_once(mapping: Mapping, lease_s: int, upnp: object,
+                      timeout_s: float = RENEW_TIMEOUT_S) -> bool:
+    """One renewal, within ``timeout_s``: whether the router took it (a failure is logged)."""
+    try:
+        with trio.fail_after(timeout_s):
             if mapping.method == "UPnP":
                 await trio.to_thread.run_sync(_upnp_renew, upnp, mapping, lease_s,
                                               abandon_on_cancel=True)
             else:
                 await _natpmp(mapping.gateway, pack_map(mapping.internal_port,
                                                         mapping.external_port, lease_s),
-                              OP_MAP_TCP, 2.0)
-        except (MappingError, OSError) as exc:
-            log.warning("renewing the %s mapping failed: %s", mapping.method, exc)
-        else:
-            log.info("%s mapping renewed", mapping.method)
+                              OP_MAP_TCP, min(2.0, timeout_s))
+    except trio.TooSlowError:
+        log.warning("renewing the %s mapping: no answer within %g s", mapping.method, timeout_s)
+        return False
+    except (MappingError, OSError) as exc:
+        log.warning("renewing the %s mapping failed: %s", mapping.method, exc)
+        return False
+    log.info("%s mapping renewed", mapping.method)
+    return True
 
 
 def _upnp_renew(upnp: object, mapping: Mapping, lease_s: int) -> None:

@@ -114,3 +114,16 @@ def test_an_outside_port_no_seat_can_dial_gives_no_mapping(router: Router,
     got = _play(router, AddPortMapping=fault(718, "ConflictInMappingEntry"),
                 AddAnyPortMapping=http(soap("AddAnyPortMapping", {"NewReservedPort": reserved})))
     assert isinstance(got, str), got
+
+
+def test_a_renewal_the_router_never_answers_gives_up_in_time(router: Router) -> None:
+    mapping = _play(router)
+    assert isinstance(mapping, Mapping)
+    router.set(Script(devices=device_list(router.url), replies=honest(router.port),
+                      stall="AddPortMapping"))
+    upnp = trio.run(portmap._upnp_find, 1000, router.minissdpd)[0]
+    start = time.monotonic()
+    assert trio.run(portmap._renew_once, mapping, 3600, upnp, 0.5) is False
+    assert time.monotonic() - start < 5
+    router.set(Script(devices=device_list(router.url), replies=honest(router.port)))
+    assert trio.run(portmap._renew_once, mapping, 3600, upnp, 2.0) is True
