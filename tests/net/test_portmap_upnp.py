@@ -121,7 +121,7 @@ def test_a_renewal_the_router_never_answers_gives_up_in_time(router: Router) -> 
     assert isinstance(mapping, Mapping)
     router.set(Script(devices=device_list(router.url), replies=honest(router.port),
                       stall="AddPortMapping"))
-    upnp = trio.run(portmap._upnp_find, 1000, router.minissdpd)[0]
+    upnp = portmap._upnp_find(1000, router.minissdpd)[0]
     start = time.monotonic()
     assert trio.run(portmap._renew_once, mapping, 3600, upnp, 0.5) is False
     assert time.monotonic() - start < 5
