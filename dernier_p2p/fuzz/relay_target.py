@@ -2,7 +2,8 @@
 
 A case is a short script of connections to one :class:`~dernier_p2p.net.relay.Relay`: each
 starts at a virtual time, sends its frames (openings for the tables' two tokens, mutated or
-not, frames after them, raw bytes with any length prefix), reads or never reads what comes
+not, frames after them, a joiner's ``watch`` first in half of them, raw bytes with any length
+prefix), reads or never reads what comes
 back, answers the relay's calls (as a host does, sometimes mutated) or not, and closes or
 stays. The relay runs behind trio's mock clock (autojump), so its deadlines (the opening's,
 the call's, the pings, a slow reader's) pass at once and a case takes milliseconds.
@@ -97,6 +98,13 @@ def make(rng: random.Random) -> dict[str, Any]:
     return {"conns": conns, "seed": rng.randrange(1 << 30), "limits": limits}
 
 
+def _opens(frame: bytes) -> Any:
+    try:
+        return hs.unpack(frame).get("k")
+    except hs.NetError:
+        return None
+
+
 def dump(case: dict[str, Any]) -> bytes:
     return msgpack.packb(case, use_bin_type=True)
 
@@ -107,14 +115,19 @@ class _Run:
     def __init__(self, case: dict[str, Any]) -> None:
         self.case = case
         caps = case.get("limits")
+        # which joiners open as watchers, and the watchers' caps: drawn apart, so the cases
+        # of a seed stay those of the target before watchers had a cap of their own
+        self.watch_rng = random.Random(f"{case['seed']}:watch")
         if caps is None:
             self.relay = rl.Relay()
-        else:  # (in all, per address) for openings, registrations, joiners and pairs
+        else:  # (in all, per address) for openings, registrations, joiners, pairs, watchers
+            watch = [self.watch_rng.randint(1, 3) for _ in range(2)]
             self.relay = rl.Relay(
                 pending=Limits(max(caps[0], caps[1]), caps[1], rl.OPEN_S),
                 tables=Limits(max(caps[2], caps[3]) + 1, caps[3], math.inf),
                 joining=Limits(max(caps[4], caps[5]), caps[5], rl.CALL_S),
                 pairs=Limits(max(caps[6], caps[7]) + 1, caps[7], math.inf),
+                watchers=Limits(max(watch), watch[1], math.inf),
             )
         self.rng = random.Random(case["seed"])
 
@@ -138,7 +151,11 @@ class _Run:
         token = None
         with trio.move_on_after(conn["close"]):
             try:
-                for frame in conn["frames"]:
+                frames = list(conn["frames"])
+                if self.watch_rng.random() < 0.5 and _opens(frames[0]) == "relay-join":
+                    frames.insert(1, encode({"k": "watch", "version": hs.VERSION,
+                                             "have": -1}))  # forwarded first once paired
+                for frame in frames:
                     await stream.send(frame)
                 if conn["raw"]:
                     await stream.stream.send_all(conn["raw"])
@@ -184,7 +201,8 @@ class _Run:
         relay = self.relay
         if relay.tables:
             return f"{len(relay.tables)} table(s) still registered"
-        for gate in (relay.pending, relay.registrations, relay.joining, relay.pairs):
+        for gate in (relay.pending, relay.registrations, relay.joining, relay.pairs,
+                     relay.watchers):
             if gate.pending:
                 return f"{gate.pending} slot(s) still held in {gate.name}"
         return None

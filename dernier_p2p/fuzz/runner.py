@@ -85,7 +85,8 @@ def run(
                 target.run(data)
             except EXPECTED as exc:
                 report.refused += 1
-                name = getattr(exc, "code", type(exc).__name__)
+                name = target.kind(exc) if target.kind else getattr(exc, "code",
+                                                                      type(exc).__name__)
                 report.kinds[name] = report.kinds.get(name, 0) + 1
             except Hang:
                 report.hangs += 1

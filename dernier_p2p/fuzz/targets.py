@@ -169,6 +169,8 @@ class Target:
     run: Callable[[Any], None]
     dump: Callable[[Any], bytes] = field(default=lambda x: x if isinstance(x, bytes) else
                                          msgpack.packb(x, use_bin_type=True))
+    kind: Callable[[BaseException], str] | None = None
+    """How a refusal is counted (default: its protocol code, or its type's name)."""
 
 
 class Targets:

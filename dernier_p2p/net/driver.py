@@ -688,7 +688,7 @@ class Driver:
         try:
             seat, have = await self.call(lambda node, now: node.host.admit(
                 kind, opening.key, getattr(opening, "name", ""), getattr(opening, "listen", None),
-                getattr(opening, "have", -1)))
+                getattr(opening, "have", -1), now))
         except Refusal as exc:
             await self._refuse(stream, address, exc.code, exc.detail)
             return
@@ -837,6 +837,11 @@ class Driver:
         if have >= len(node.host.records) and not node.host.gathering:
             await self._refuse(stream, address, hs.MALFORMED,
                                "watch beyond the host's last record")
+            return
+        try:
+            node.host.resend_check(source, have, self.now())
+        except Refusal as exc:
+            await self._refuse(stream, address, exc.code, exc.detail)
             return
         self._watcher_ids += 1
         number = self._watcher_ids

@@ -55,14 +55,15 @@ class MappingError(Exception):
 
 
 # ------------------------------------------------------------------------------ UPnP-IGD
-def _upnp_find(delay_ms: int) -> tuple[object, str]:
+def _upnp_find(delay_ms: int, minissdpd: str | None = None) -> tuple[object, str]:
     """Find the UPnP router (SSDP, then its description): (the client, its outside address).
-    No side effect on the router, so a caller may stop waiting for it."""
+    No side effect on the router, so a caller may stop waiting for it. ``minissdpd``: the
+    socket of a local SSDP daemon asked first (miniupnpc's default path when None)."""
     try:
         import miniupnpc
     except ImportError:
         raise MappingError("the miniupnpc library is not installed") from None
-    upnp = miniupnpc.UPnP()
+    upnp = miniupnpc.UPnP(minissdpdsocket=minissdpd) if minissdpd else miniupnpc.UPnP()
     upnp.discoverdelay = delay_ms  # per device type searched (miniupnpc waits at least 1 s)
     try:
         found = upnp.discover()
@@ -90,27 +91,68 @@ def _upnp_map(upnp: object, external: str, port: int, lease_s: int) -> Mapping:
         ok = False
         log.info("UPnP: port %d refused (%s); asking for any port", port, exc)
     external_port = port
-    if not ok:
+    lease = lease_s
+    if not ok:  # AddAnyPortMapping (IGD v2): the router picks the outside port, no lease asked
+        lease = 0
         try:
-            external_port = int(u.addanyportmapping(port, "TCP", u.lanaddr, port,
-                                                    DESCRIPTION, "", lease_s))
+            external_port = u.addanyportmapping(port, "TCP", u.lanaddr, port, DESCRIPTION, "")
         except Exception as exc:
             raise MappingError(f"the UPnP router refused the mapping: {exc}") from None
-    return _check_mapping(Mapping("UPnP", external, external_port, port, lease_s), port)
+        if type(external_port) is not int:
+            raise MappingError(f"the UPnP router gave outside port {external_port!r}")
+    mapping = _check_mapping(Mapping("UPnP", external, external_port, port, lease), port)
+    return _upnp_confirm(u, mapping, lease)
 
 
-async def _upnp_add(port: int, timeout_s: float, lease_s: int) -> tuple[Mapping, object]:
+def _upnp_confirm(u: Any, mapping: Mapping, lease_s: int) -> Mapping:
+    """The mapping as the router reads it back (GetSpecificPortMappingEntry): forwarded to this
+    machine's port, for the lease it keeps (a shorter one is renewed sooner). A router that
+    cannot read entries back (a SOAP fault) is taken at its word; one that forgot the mapping or
+    forwards it elsewhere gives no mapping."""
+    try:
+        entry = u.getspecificportmapping(mapping.external_port, "TCP")
+    except Exception as exc:  # miniupnpc raises a bare Exception for a SOAP fault
+        log.info("UPnP: the mapping could not be read back (%s)", exc)
+        return mapping
+    if entry is None:
+        raise MappingError("the UPnP router did not keep the mapping")
+    if not isinstance(entry, tuple) or len(entry) < 5:
+        raise MappingError("the UPnP router read the mapping back unreadably")
+    client, internal, _, enabled, lease = entry[:5]
+    if client != u.lanaddr:
+        raise MappingError(f"the UPnP router forwards the port to {client!r}, not to "
+                           f"{u.lanaddr!r}")
+    if internal != mapping.internal_port:
+        raise MappingError(f"the router mapped port {internal!r}, not {mapping.internal_port}")
+    if not enabled:
+        raise MappingError("the UPnP router keeps the mapping disabled")
+    if type(lease) is not int or lease < 0:
+        raise MappingError(f"the router gave a lease of {lease!r} s")
+    if 0 < lease < mapping.lease_s or (lease_s == 0 and lease > 0):
+        mapping = _check_mapping(Mapping("UPnP", mapping.external_ip, mapping.external_port,
+                                         mapping.internal_port, lease), mapping.internal_port)
+    return mapping
+
+
+async def _upnp_add(port: int, timeout_s: float, lease_s: int,
+                    minissdpd: str | None = None) -> tuple[Mapping, object]:
     """Map ``port`` by UPnP. Finding the router is given ``timeout_s`` (miniupnpc searches four
-    device types, at least a second each, when no router answers: a thread left behind ends
-    by itself); the mapping itself is one request to a router that answered."""
+    device types, at least a second each, when no router answered: a thread left behind ends
+    by itself); the mapping and its reading back as long again (a router that answers slowly
+    or never finishes an answer gives no mapping)."""
     found = None
     with trio.move_on_after(timeout_s):
         found = await trio.to_thread.run_sync(_upnp_find, min(1000, int(timeout_s * 1000)),
-                                              abandon_on_cancel=True)
+                                              minissdpd, abandon_on_cancel=True)
     if found is None:
         raise MappingError("no UPnP router answered")
     upnp, external = found
-    mapping = await trio.to_thread.run_sync(_upnp_map, upnp, external, port, lease_s)
+    mapping = None
+    with trio.move_on_after(timeout_s):
+        mapping = await trio.to_thread.run_sync(_upnp_map, upnp, external, port, lease_s,
+                                                abandon_on_cancel=True)
+    if mapping is None:
+        raise MappingError(f"the UPnP router did not answer the mapping within {timeout_s:g} s")
     return mapping, upnp
 
 
@@ -304,22 +346,38 @@ async def mapped(
             log.info("%s mapping of port %d removed", mapping.method, port)
 
 
+RENEW_TIMEOUT_S = 10.0
+"""How long one renewal may wait for the router (a router that never answers is asked again at
+the next half lease)."""
+
+
 async def _renew(mapping: Mapping, lease_s: int, upnp: object) -> None:
     """Ask again at half the lease, by the same method (a router that restarted forgets)."""
     while mapping.lease_s:
         await trio.sleep(max(1.0, mapping.lease_s / 2))
-        try:
+        await _renew_once(mapping, lease_s, upnp)
+
+
+async def _renew_once(mapping: Mapping, lease_s: int, upnp: object,
+                      timeout_s: float = RENEW_TIMEOUT_S) -> bool:
+    """One renewal, within ``timeout_s``: whether the router took it (a failure is logged)."""
+    try:
+        with trio.fail_after(timeout_s):
             if mapping.method == "UPnP":
                 await trio.to_thread.run_sync(_upnp_renew, upnp, mapping, lease_s,
                                               abandon_on_cancel=True)
             else:
                 await _natpmp(mapping.gateway, pack_map(mapping.internal_port,
                                                         mapping.external_port, lease_s),
-                              OP_MAP_TCP, 2.0)
-        except (MappingError, OSError) as exc:
-            log.warning("renewing the %s mapping failed: %s", mapping.method, exc)
-        else:
-            log.info("%s mapping renewed", mapping.method)
+                              OP_MAP_TCP, min(2.0, timeout_s))
+    except trio.TooSlowError:
+        log.warning("renewing the %s mapping: no answer within %g s", mapping.method, timeout_s)
+        return False
+    except (MappingError, OSError) as exc:
+        log.warning("renewing the %s mapping failed: %s", mapping.method, exc)
+        return False
+    log.info("%s mapping renewed", mapping.method)
+    return True
 
 
 def _upnp_renew(upnp: object, mapping: Mapping, lease_s: int) -> None:

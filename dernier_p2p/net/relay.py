@@ -20,10 +20,11 @@ at the relay its invite code named, under :func:`seat_token` (its game and key),
 frames as a host; after a host change the others find it there.
 
 Admission (PROTOCOL.md 4.7) reuses the host's gate (:mod:`.admission`): openings,
-registrations, waiting joiners and pairs are each capped in all and per source address, and at a
-cap the oldest idle one (of that address, or of the address holding the most) is closed, never
-the newcomer. The relay cannot tell a watcher from a player (its ``watch`` comes after pairing,
-in the frames forwarded undecoded): both count as pairs.
+registrations, waiting joiners and pairs are each capped in all, per source address and per
+network (IPv4 /24, IPv6 /64), and at a cap the oldest idle one (of that address, or of the
+busiest address of the network holding the most) is closed, never the newcomer. The joiner's
+first forwarded frame is read: a ``watch`` makes the pair a watcher's, which has its own cap
+besides the pairs'.
 
 The relay learns nothing a seat would keep from it: everything it forwards is signed by its
 author, and every private part (hands, the draw pile) is encrypted to its seat. It can drop or
@@ -66,8 +67,8 @@ CALL_S = 10.0  # how long a joiner waits for its call to reach the host and be a
 OPEN_S = 10.0  # how long a new connection has to send its first frame
 SEND_S = 30.0  # how long a forwarded frame may wait for its reader before the pair is closed
 MAX_OPENING = 256  # bytes of a relay opening frame (the largest is about 60)
-# Admission (PROTOCOL.md 4.7): caps in all and per source address; at a cap the oldest idle
-# slot of that address (or of the address holding the most) is closed, not the newcomer.
+# Admission (PROTOCOL.md 4.7): caps in all, per source address and per network; at a cap the
+# oldest idle slot of that address (or of the busiest network's) is closed, not the newcomer.
 MAX_TABLES = 256  # registrations (tables and standing-by seats)
 TABLES_PER_ADDRESS = 16
 MAX_JOINING = 128  # joiners waiting for their host's answer (each for CALL_S at most)
@@ -75,6 +76,9 @@ JOINING_PER_ADDRESS = 32
 MAX_PAIRS = 512  # joiner and host connections paired, forwarding (players and watchers alike)
 PAIRS_PER_ADDRESS = 32  # counted by the joiner's address
 MAX_WAITING = 16  # joiners waiting for their host, per table
+MAX_WATCHERS = 128  # pairs whose joiner opened with `watch` (4.10), in all
+WATCHERS_PER_ADDRESS = 4
+PER_PREFIX = 4  # each gate's cap per /24 or /64 network: this many times its per-address cap
 NO_TABLE = "NO_TABLE"
 TOKEN_TAKEN = "TOKEN_TAKEN"
 RELAY_BUSY = "RELAY_BUSY"
@@ -129,18 +133,21 @@ class Relay:
         tables: Limits | None = None,
         joining: Limits | None = None,
         pairs: Limits | None = None,
+        watchers: Limits | None = None,
     ) -> None:
         self.tables: dict[bytes, _Table] = {}
         self.stats = RelayStats()
         self.record = record
-        self.pending = Admission(pending or Limits(MAX_PENDING, PER_ADDRESS, OPEN_S),
+        self.pending = Admission(pending or _limits(MAX_PENDING, PER_ADDRESS, OPEN_S),
                                  "relay openings")
         self.registrations = Admission(
-            tables or Limits(MAX_TABLES, TABLES_PER_ADDRESS, math.inf), "relay registrations")
-        self.joining = Admission(joining or Limits(MAX_JOINING, JOINING_PER_ADDRESS, CALL_S),
+            tables or _limits(MAX_TABLES, TABLES_PER_ADDRESS, math.inf), "relay registrations")
+        self.joining = Admission(joining or _limits(MAX_JOINING, JOINING_PER_ADDRESS, CALL_S),
                                  "relay joiners")
-        self.pairs = Admission(pairs or Limits(MAX_PAIRS, PAIRS_PER_ADDRESS, math.inf),
+        self.pairs = Admission(pairs or _limits(MAX_PAIRS, PAIRS_PER_ADDRESS, math.inf),
                                "relay pairs")
+        self.watchers = Admission(
+            watchers or _limits(MAX_WATCHERS, WATCHERS_PER_ADDRESS, math.inf), "relayed watchers")
 
     async def handle(self, stream: FramedStream) -> None:
         """Serve one connection by its first frame, within the caps (see :data:`MAX_TABLES`)."""
@@ -266,7 +273,7 @@ class Relay:
         log.info("relay: table %s: joiner %d paired with its host", token.hex(), call)
         try:
             with self.pairs.enter(source) as pair, pair.scope:  # may close another pair
-                await self._forward(stream, other, call)
+                await self._forward(stream, other, call, source)
             if pair.evicted:
                 log.info("relay: pair %d closed: its address or the relay at the cap", call)
         finally:
@@ -285,14 +292,18 @@ class Relay:
             return
         await done.wait()  # the joiner's task forwards; this connection lives until it ends
 
-    async def _forward(self, joiner: FramedStream, host: FramedStream, call: int) -> None:
+    async def _forward(self, joiner: FramedStream, host: FramedStream, call: int,
+                       source: str = "") -> None:
         sent = [0, 0]
+        watching: list[Ticket] = []
         async with trio.open_nursery() as nursery:
 
             async def pump(src: FramedStream, dst: FramedStream, way: int) -> None:
                 try:
                     while True:
                         frame = await src.receive()
+                        if way == 0 and sent[0] == 0 and _is_watch(frame):
+                            watching.append(self._watcher(source, nursery.cancel_scope))
                         self._note(call, way, frame)
                         sent[way] += len(frame)
                         with trio.fail_after(SEND_S):  # a reader this slow ends the pair:
@@ -303,8 +314,18 @@ class Relay:
 
             nursery.start_soon(pump, joiner, host, 0)
             nursery.start_soon(pump, host, joiner, 1)
-        log.info("relay: pair %d closed after %d bytes to the host, %d from it",
-                 call, sent[0], sent[1])
+        for ticket in watching:
+            ticket.release()
+        log.info("relay: pair %d closed after %d bytes to the host, %d from it%s",
+                 call, sent[0], sent[1], " (a watcher evicted at its cap)"
+                 if any(t.evicted for t in watching) else "")
+
+    def _watcher(self, source: str, scope: trio.CancelScope) -> Ticket:
+        """A slot among the relayed watchers for the pair forwarding in ``scope`` (closed if
+        the slot is evicted: the oldest watcher of the address, or of the busiest network)."""
+        ticket = self.watchers.enter(source)
+        ticket.scope = scope
+        return ticket
 
     def _note(self, call: int, way: int, frame: bytes) -> None:
         self.stats.frames += 1
@@ -313,6 +334,22 @@ class Relay:
             entry = encode([call, way, frame])
             self.record.write(len(entry).to_bytes(4, "big") + entry)
             self.record.flush()
+
+
+def _is_watch(frame: bytes) -> bool:
+    """Whether a joiner's first frame is a watcher's opening (4.10): the relay forwards frames
+    undecoded, but it reads this one to give watchers their own cap."""
+    if len(frame) > MAX_OPENING:
+        return False
+    try:
+        msg = hs.unpack(frame)
+    except hs.NetError:
+        return False
+    return msg.get("k") == "watch"
+
+
+def _limits(total: int, per_address: int, deadline: float) -> Limits:
+    return Limits(total, per_address, deadline, min(total, PER_PREFIX * per_address))
 
 
 def _call_id(waiting: dict[int, Any]) -> int:

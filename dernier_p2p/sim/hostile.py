@@ -13,6 +13,7 @@ them, are dropped), ``stall`` (nothing is sequenced), ``mute`` (nothing is sent 
 beats included).
 
 Seat strategies: ``withhold`` (its moves are signed and never sent; probes are shown them),
+``chat-withhold`` (the same, each move behind one chat line more than the host's pace takes),
 ``flood`` (votes, passes, repeated envelopes and link votes, many a second), ``leave`` (the
 process vanishes the first time the table waits on it for a deck message or a move),
 ``resign`` (it resigns when it is to act), ``false-votes`` (``timeout`` and ``left`` votes
@@ -26,10 +27,11 @@ from typing import Any
 
 from dernier_p2p.protocol.envelope import record_signature
 from dernier_p2p.protocol.node import effects as fx
+from dernier_p2p.protocol.node.pacing import CHAT_BURST
 from dernier_p2p.protocol.votes import vote_frame
 
 HOST_KINDS = ("forge", "equivocate", "censor", "stall", "mute")
-SEAT_KINDS = ("withhold", "flood", "leave", "resign", "false-votes")
+SEAT_KINDS = ("withhold", "chat-withhold", "flood", "leave", "resign", "false-votes")
 
 
 class Strategy:
@@ -190,6 +192,34 @@ class Withhold(Strategy):
         return [frame]
 
 
+class ChatWithhold(Withhold):
+    """``withhold`` behind the host's chat pace: before each move it signs one chat line more
+    than the pace takes (7.10), then the move; none is sent to the host, a probe is shown them
+    all. Passed on together, the host refuses the last line and the move can never be
+    sequenced: a seat that took the move for evidence would depose an honest host."""
+
+    def __init__(self, fault: Any) -> None:
+        super().__init__(fault)
+        self.lined: tuple[int, int] | None = None  # (records, hand) it chatted before
+
+    def may_play(self, proc: Any) -> bool:
+        own = proc.node.own if proc.node is not None else None
+        if own is None or self.hosting(proc) or own.seat is None:
+            return True
+        at = (len(own.records), own.session.state.hand_number)
+        if at != self.lined:
+            self.lined = at
+            for k in range(CHAT_BURST + 1):
+                own.sent(own.session.chat(f"line {k}"))
+        return True
+
+    def outgoing(self, proc: Any, conn: Any, frame: dict[str, Any]) -> list[dict[str, Any]]:
+        if conn == fx.UP and frame.get("k") == "env" and \
+                frame["env"]["body"].get("type") == "chat":
+            return []
+        return super().outgoing(proc, conn, frame)
+
+
 class Flood(Strategy):
     """Many frames a second: its own votes of every kind, passes of sequenced envelopes,
     repeats of its own envelopes (now and then), and depose votes to every candidate."""
@@ -293,8 +323,8 @@ class FalseVotes(Strategy):
 
 STRATEGIES: dict[str, type[Strategy]] = {
     "forge": Forge, "equivocate": Equivocate, "censor": Censor, "stall": StallHost,
-    "mute": Mute, "withhold": Withhold, "flood": Flood, "leave": Leave, "resign": Resign,
-    "false-votes": FalseVotes,
+    "mute": Mute, "withhold": Withhold, "chat-withhold": ChatWithhold, "flood": Flood,
+    "leave": Leave, "resign": Resign, "false-votes": FalseVotes,
 }
 
 

@@ -642,7 +642,8 @@ class World:
             try:
                 if hostile is not None and not hostile.admit(target, proc.pid):
                     raise Refusal("UNEXPECTED", "not now")
-                got, known = node.host.admit("resume", proc.identity.public_bytes(), have=have)
+                got, known = node.host.admit("resume", proc.identity.public_bytes(), have=have,
+                                             now=target.now())
             except Refusal as exc:
                 code, detail = exc.code, exc.detail
                 self.at(self.now + self.latency(seat, proc.pid),

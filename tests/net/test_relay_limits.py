@@ -307,3 +307,100 @@ def test_admission_evicts_the_oldest_idle_slot_before_a_busy_one() -> None:
         assert busy.evicted and not newer.evicted
 
     trio.run(run)
+
+
+# ------------------------------------------------------------------------------ many addresses
+def _many(count: int, networks: int = 10) -> list[str]:
+    """``count`` distinct loopback addresses over ``networks`` /24 networks (127.1.N.x)."""
+    return [f"127.1.{k % networks}.{k // networks + 1}" for k in range(count)]
+
+
+async def _flood_registrations(port: int, sources: list[str]) -> list[FramedStream]:
+    return [await _register(port, os.urandom(8), source) for source in sources]
+
+
+async def test_idle_registrations_from_hundreds_of_addresses_never_push_out_a_host() -> None:
+    """(4.7) An attacker with 600 addresses (ten /24 networks) registering idle tables: a host
+    registered before the flood and one registered in the middle of it both stay registered
+    and are joined; the relay holds at most its cap, evicting the attacker's networks."""
+    the_relay = Relay()  # the reference figures
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            port = await _start(nursery, the_relay)
+            early = await _register(port, b"honest01")
+            held = await _flood_registrations(port, _many(300))
+            await wait_for(lambda: len(the_relay.tables) == relay.MAX_TABLES)
+            late = await _register(port, b"honest02", OTHER)
+            held += await _flood_registrations(port, _many(600)[300:])
+            await wait_for(lambda: len(the_relay.tables) == relay.MAX_TABLES)
+            assert the_relay.registrations.evictions == 600 + 2 - relay.MAX_TABLES
+            for token, control in ((b"honest01", early), (b"honest02", late)):
+                assert token in the_relay.tables
+                send, answers = trio.open_memory_channel[FramedStream](1)
+                nursery.start_soon(_answering, port, token, control, send)
+                joiner = await _join(port, token, "127.0.0.9")
+                assert (await hs.receive_message(joiner))["k"] == "relay-paired"
+                host_side = await answers.receive()
+                await joiner.send(b"hello")
+                assert await host_side.receive() == b"hello"
+            for stream in held:
+                await trio.aclose_forcefully(stream)
+            nursery.cancel_scope.cancel()
+
+
+async def test_one_network_holds_only_its_share_of_registrations() -> None:
+    """Addresses of one /24 together hold at most PER_PREFIX times an address's cap."""
+    the_relay = Relay()
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            port = await _start(nursery, the_relay)
+            held = await _flood_registrations(port, _many(200, networks=1))
+            await wait_for(lambda: len(the_relay.tables) ==
+                           relay.PER_PREFIX * relay.TABLES_PER_ADDRESS)
+            for stream in held:
+                await trio.aclose_forcefully(stream)
+            nursery.cancel_scope.cancel()
+
+
+async def test_relayed_watchers_have_their_own_cap_per_address() -> None:
+    """A pair whose joiner opens with ``watch`` (4.10) counts among the relayed watchers: an
+    address at its cap loses its oldest watcher; its players' pairs are not counted there."""
+    the_relay = Relay(watchers=Limits(max_pending=8, per_address=2, handshake_s=math.inf))
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            port = await _start(nursery, the_relay)
+            control = await _register(port, b"table001")
+            send, answers = trio.open_memory_channel[FramedStream](8)
+            nursery.start_soon(_answering, port, b"table001", control, send)
+            pairs = []
+            for opening in ("hello", "watch", "watch", "watch"):
+                joiner = await _join(port, b"table001", FLOOD)
+                assert (await hs.receive_message(joiner))["k"] == "relay-paired"
+                host_side = await answers.receive()
+                await hs.send_message(joiner, {"k": opening, "version": hs.VERSION, "have": -1})
+                await host_side.receive()
+                pairs.append((joiner, host_side))
+            assert await _ended(pairs[1][0]) == "closed"  # the oldest watcher of FLOOD
+            await wait_for(lambda: the_relay.watchers.pending == 2)
+            for joiner, host_side in (pairs[0], pairs[2], pairs[3]):  # the others forward
+                await joiner.send(b"more")
+                assert await host_side.receive() == b"more"
+            nursery.cancel_scope.cancel()
+
+
+def test_one_owners_addresses_count_together_at_the_total_cap() -> None:
+    from dernier_p2p.net.admission import prefix_of
+
+    assert prefix_of("203.0.113.7") == prefix_of("203.0.113.200") == "203.0.113.0/24"
+    assert prefix_of("2001:db8::1") == prefix_of("2001:db8::ffff:1") == "2001:db8::/64"
+    assert prefix_of("::ffff:203.0.113.7") == "203.0.113.0/24"
+    assert prefix_of("not an address") == "not an address"
+    gate = Admission(Limits(max_pending=4, per_address=4, handshake_s=math.inf))
+
+    async def fill() -> None:
+        honest = gate.enter("198.51.100.1")
+        flood = [gate.enter(f"203.0.113.{k}") for k in range(1, 4)]
+        gate.enter("203.0.113.200")  # at the total cap: one of the flood's network goes
+        assert not honest.evicted and sum(t.evicted for t in flood) == 1
+
+    trio.run(fill)

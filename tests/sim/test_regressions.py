@@ -628,6 +628,22 @@ CASES = {
         "faults=[Hostile(at=19642, pid=3, kind='withhold', target=None, until=49642), "
         "Kill(at=8462, pid=0, until=15279, clean=True)])"
     ),
+    # Three seats; seat 1 withholds each move behind six chat lines (`chat-withhold`), shown
+    # to probes with the move. The others passed them on together; the host's chat pace
+    # (7.10) refused the sixth, so the move behind it could never be sequenced, yet each seat
+    # judged a chat as passing, took the move for evidence and deposed honest host 0. Fix: a
+    # seat judges the pace pessimistically (the author's chat records of the last window, by
+    # their times, with the chats ahead): the sixth line and what follows show nothing.
+    "a-withheld-move-behind-a-sixth-chat-line": (
+        "verdict",
+        "Case(seed=2386, setup=Setup(players=3, variant='dernier', options={'match': "
+        "['hands', 1], 'hand_size': 2}, timers={'turn_ms': 8896, 'declare_ms': 618, "
+        "'grace_ms': 10831}, listens=[True, True, True], speeds=[0.52, 1.79, 0.89], "
+        "clocks=[(-23, 358686021, 1699641233498), (87, 255620773, 1699744424346), (-8, "
+        "212770329, 1699787179079)], constants={}), faults=[SlowCpu(at=6172, pid=2, "
+        "speed=0.188, until=29706), Hostile(at=1666, pid=1, kind='chat-withhold', "
+        "target=None, until=4611686018427387904)])"
+    ),
     # Four seats; host 0 resigns at 0.7 s and hosts on (the match goes on at three seats), then
     # is killed for good at 6.4 s. Every candidate gathered a quorum and took over, but its
     # `host_change` was refused, WRONG_SEAT: the vote check wanted the deposed host at the

@@ -8,14 +8,19 @@ evidence once it has waited ``censor_ms``, still passes the host's checks at thi
 (the ``judge`` callback), is no chat or ack, and the host passes over it: idle while the table
 waits on its author, or busy with ``2 * m`` newer envelopes. An envelope behind chats and acks
 of its author that this peer delivered too is judged after them (:func:`lead_of`): the host
-must sequence them first, and they change nothing but their author's counter.
+must sequence them first, and they change nothing but their author's counter. A chat among
+them is judged against the host's chat pace pessimistically (:func:`paced`), so a move withheld
+behind more chat lines than the host takes is never evidence.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
+
+from dernier_p2p.protocol.node.pacing import CHAT_BURST, CHAT_WINDOW_MS
 
 NOT_EVIDENCE = frozenset({"chat", "ack"})
 """Bodies whose pace is the host's policy (7.10): never evidence."""
@@ -24,6 +29,61 @@ Judge = Callable[..., bool]
 """``judge(env, lead=0, before=None)``: whether the host's checks (5.4) and its pace of acks
 (4.9) pass ``env`` at this peer's chain now, after ``lead`` chats and acks of its author
 before it (``before``: those envelopes)."""
+
+
+class ChatTimes:
+    """The host times (records' ``t``) of each author's chat records in the last chat window
+    (7.10): what a seat knows of the host's chat pace."""
+
+    def __init__(self, burst: int = CHAT_BURST, window_ms: int = CHAT_WINDOW_MS) -> None:
+        self.burst = burst
+        self.window_ms = window_ms
+        self.last: int | None = None  # the latest record time: the host's clock is no earlier
+        self._times: dict[int, deque[int]] = {}
+
+    def record(self, rec: dict[str, Any]) -> None:
+        """A record applied (any kind: each moves the host's clock on)."""
+        t = rec.get("t")
+        if not isinstance(t, int):
+            return
+        self.last = t if self.last is None else max(self.last, t)
+        env = rec.get("env")
+        body = env.get("body") if isinstance(env, dict) else None
+        if isinstance(body, dict) and body.get("type") == "chat":
+            self._times.setdefault(env["seat"], deque()).append(t)
+        for times in self._times.values():
+            while times and times[0] <= self.last - self.window_ms:
+                times.popleft()
+
+    def recent(self, author: int) -> int:
+        """``author``'s chat records within a window before the latest record time: at least
+        as many as the host counts when the next line comes (its clock is no earlier)."""
+        return len(self._times.get(author, ()))
+
+
+def paced(judge: Judge, chats: ChatTimes) -> Judge:
+    """``judge``, with the host's chat pace (7.10) judged pessimistically: a chat passes only if
+    its author's chat records of the last window (:meth:`ChatTimes.recent`) and the chats ahead
+    of it (``before``; every one of ``lead`` when they are not given) leave room for it. A
+    seat's line the host may refuse as "chat too often" leaves its counter untaken and the
+    envelopes behind it unsequenced: the author's own doing, never the host's censorship. A
+    client pacing its lines as 7.10 asks is never blamed for it: a chat judged so is only not
+    passed on, nor anything behind it taken for evidence."""
+
+    def check(env: dict[str, Any], lead: int = 0,
+              before: list[dict[str, Any]] | None = None) -> bool:
+        if _is_chat(env):
+            ahead = lead if before is None else sum(1 for e in before if _is_chat(e))
+            if chats.recent(env.get("seat")) + ahead >= chats.burst:  # type: ignore[arg-type]
+                return False
+        return judge(env, lead, before) if lead or before else judge(env)
+
+    return check
+
+
+def _is_chat(env: Any) -> bool:
+    body = env.get("body") if isinstance(env, dict) else None
+    return isinstance(body, dict) and body.get("type") == "chat"
 
 
 def _quiet(env: dict[str, Any]) -> bool:

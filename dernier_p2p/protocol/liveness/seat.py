@@ -21,7 +21,7 @@ from typing import Any
 
 from dernier_p2p.protocol.liveness import actions as act
 from dernier_p2p.protocol.liveness.budgets import Budgets
-from dernier_p2p.protocol.liveness.evidence import Delivered, Judge, passable
+from dernier_p2p.protocol.liveness.evidence import ChatTimes, Delivered, Judge, paced, passable
 from dernier_p2p.protocol.liveness.table import rule
 from dernier_p2p.protocol.liveness.waits import Drops, Waits
 from dernier_p2p.protocol.messages import is_progress
@@ -59,7 +59,8 @@ class SeatWatch:
     ) -> None:
         self.s = session
         self.b = budgets
-        self.judge = judge
+        self.chats = ChatTimes()  # the host's chat pace, judged pessimistically (7.10)
+        self.judge = paced(judge, self.chats)
         self.me: int = session.seat
         self.waits = Waits(budgets, cards)
         self.drops = Drops()
@@ -109,6 +110,7 @@ class SeatWatch:
         self._now = now
         for rec in records or []:
             env = rec["env"]
+            self.chats.record(rec)
             self.waits.count(env["body"], env["seat"], session.chain.index_of(env["head"]))
         self.waits.begin(self.s.waiting_on(), self._owed(), now)
 
@@ -195,6 +197,7 @@ class SeatWatch:
         self._now = now
         env = rec["env"]
         author, body = env["seat"], env["body"]
+        self.chats.record(rec)
         head = self.chain.index_of(env["head"])
         self.waits.on_record(rec["i"], author, body, head, self.s.waiting_on(), self._owed(), now)
         self.delivered.on_record(author, head, self.chain.next_counter)

@@ -40,6 +40,7 @@ from dernier_p2p.protocol.liveness.host import HostWatch, status_frame
 from dernier_p2p.protocol.node import effects as fx
 from dernier_p2p.protocol.node.own import OwnSeat, long_work
 from dernier_p2p.protocol.node.pacing import CHAT_BURST, CHAT_WINDOW_MS, ChatPace, Window
+from dernier_p2p.protocol.node.resends import ResendBudget
 from dernier_p2p.protocol.ready import check_ready_signature, ready_fields
 from dernier_p2p.protocol.sequencer import Sequencer
 from dernier_p2p.protocol.votes import Tally
@@ -152,6 +153,7 @@ class Hosting:
         self.confirmed: dict[int, int] = {}
         self._ready_at: dict[int, int] = {}
         self.chat_paces: dict[int, ChatPace] = {}
+        self.resends: dict[int | str, ResendBudget] = {}  # seat or watcher address (4.9)
         self._kept: dict[tuple[int, int], int] = {}  # (author, n) -> envelopes in the side file
         self.window = Window(config.timers["declare_ms"])
         self._window_at = -1
@@ -241,9 +243,10 @@ class Hosting:
 
     # ------------------------------------------------------------------ lobby and resumes
     def admit(self, kind: str, key: bytes, name: str = "", listen: Any = None,
-              have: int = -1) -> tuple[int, int | None]:
+              have: int = -1, now: int | None = None) -> tuple[int, int | None]:
         """The seat for a checked opening (``kind`` "hello" or "resume") and, for a resume,
-        the index it holds; :class:`Refusal` otherwise (4.2, 4.4)."""
+        the index it holds; :class:`Refusal` otherwise (4.2, 4.4; a resume past the seat's
+        budget of records sent again, 4.9, when ``now`` is given)."""
         if kind == "resume":
             for seat, p in self.players.items():
                 if p.key == key and self.full and seat != self.seat:
@@ -252,6 +255,8 @@ class Hosting:
                     if have >= len(self.records) and not self.gathering:
                         raise Refusal("UNEXPECTED", "resume beyond this host's last record: "
                                       "resume with have -1")
+                    if now is not None:
+                        self.resend_check(seat, have, now)
                     return seat, have
             raise Refusal("UNKNOWN_KEY", "no seat of this game has that key")
         if any(p.key == key for p in self.players.values()):
@@ -263,6 +268,15 @@ class Hosting:
         seat = min(s for s in range(self.config.players) if s not in self.players)
         self.players[seat] = Player(name, key, listen)
         return seat, None
+
+    def resend_check(self, who: int | str, have: int, now: int) -> None:
+        """Take the records after ``have`` from the budget of ``who`` (a seat, or a watcher's
+        source address) or refuse the opening: **UNEXPECTED** "resumed too often" (4.9)."""
+        cost = len(self.records) - 1 - have
+        budget = self.resends.setdefault(who, ResendBudget())
+        if not budget.take(cost, len(self.records), now):
+            raise Refusal("UNEXPECTED", f"resumed too often: {cost} records to send again, "
+                          f"try in {budget.wait_s(cost, len(self.records)):.0f} s")
 
     def set_own_player(self, name: str, key: bytes, listen: tuple[str, int] | None) -> None:
         """The host's own seat (seat 0) in the lobby."""

@@ -10,7 +10,14 @@ from typing import Any
 import pytest
 
 from dernier_p2p.protocol.envelope import sign_envelope
-from dernier_p2p.protocol.liveness.evidence import NOT_EVIDENCE, Delivered, passable
+from dernier_p2p.protocol.liveness.evidence import (
+    NOT_EVIDENCE,
+    ChatTimes,
+    Delivered,
+    judged_all,
+    paced,
+    passable,
+)
 from dernier_p2p.protocol.local import identity_for
 from tests.protocol.liveness import Bed
 
@@ -415,3 +422,64 @@ def test_passable_passes_over_an_envelope_the_host_would_refuse(envs, behind):
     refused = envs["e1"]  # (say, sequenced since the probe showed it)
     assert passable([refused, late], 1,
                     lambda env, lead=0, before=None: env is not refused) == [late]
+
+
+# ---------------------------------------------------------------------- behind chat lines
+@pytest.fixture(scope="module")
+def chatty(envs) -> list[dict]:
+    """Seat 1's six chat lines (counters 0 to 5), then its accept (6) behind them."""
+    bed = Bed.opened()
+    key = identity_for(bed.t.seeds[1])
+    first = envs["e1"]
+    return [sign_envelope(key, bed.t.game, 1, n, first["head"], body) for n, body in
+            enumerate([{"type": "chat", "text": f"line {n}"} for n in range(6)] +
+                      [first["body"]])]
+
+
+def passes(env: dict, lead: int = 0, before: Any = None) -> bool:
+    """The host's checks other than the pace (5.4): all pass."""
+    return True
+
+
+def _chat_record(seat: int, t: int, kind: str = "chat") -> dict:
+    body = {"type": kind, "text": "x"} if kind == "chat" else {"type": kind}
+    return {"t": t, "env": {"seat": seat, "body": body}}
+
+
+def test_a_move_withheld_behind_more_chat_lines_than_the_host_takes_is_no_evidence(chatty):
+    """(7.10, 4.6) A seat that withholds a move behind six chat lines, shown and passed on
+    together: the host's pace refuses the sixth ("chat too often"), so the move can never be
+    sequenced; judged with the pace, it is not evidence (judged as the host's other checks
+    alone, it was)."""
+    d = Delivered()
+    for env in chatty:
+        d.sent(env, 0, 100)
+    judge = paced(passes, ChatTimes())
+    assert evidence(d, 100 + CENSOR, judge=judge) is None
+    assert evidence(d, 100 + CENSOR, judge=passes) is chatty[-1]  # the judge of before
+    in_order = paced(lambda env, lead=0, before=None: env["n"] == lead, ChatTimes())
+    assert passable(chatty, 1, in_order) == []  # nothing is passed on either (the counter
+    # after a line the pace refuses stays untaken: the move's is out of order)
+    assert passable(chatty[1:], 1, judge) == chatty[1:]  # five lines and the move: passed on
+    d = Delivered()
+    for env in chatty[1:]:
+        d.sent(env, 0, 100)
+    assert evidence(d, 100 + CENSOR, judge=judge) is chatty[-1]
+
+
+def test_the_chat_pace_counts_the_authors_lines_of_the_last_window_pessimistically(chatty):
+    """Lines of the author recorded within a window before the latest record time count (the
+    host's clock is no earlier than that), with the lines ahead; older ones and another
+    seat's do not."""
+    chats = ChatTimes()
+    for rec in (_chat_record(1, 0), _chat_record(1, 5_000), _chat_record(1, 9_000),
+                _chat_record(2, 9_500), _chat_record(0, 10_000, "ack")):
+        chats.record(rec)
+    assert chats.recent(1) == 2 and chats.recent(2) == 1  # the line at 0 left the window
+    judge = paced(passes, chats)
+    assert judge(chatty[2], 2, chatty[:2])  # 2 recorded + 2 ahead: this is the fifth
+    assert not judge(chatty[3], 3, chatty[:3])  # 2 + 3 ahead: a sixth line is refused
+    assert not judged_all(judge, chatty[:4], chatty[-1])  # and the move behind it with it
+    assert not judge(chatty[3], 3)  # a lead not given: every one of it counts as a line
+    chats.record(_chat_record(0, 20_000, "ack"))  # the host's clock moved on: room again
+    assert judge(chatty[5], 5, chatty[:5]) is False and judge(chatty[4], 4, chatty[:4])

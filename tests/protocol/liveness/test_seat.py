@@ -2181,3 +2181,23 @@ def test_the_host_is_kept_once_a_look_finds_no_standing_vote_a_chat_after_it_cha
     assert said(w.advance(t + 20)) == [vote("depose", 0, "failover"),  # (at the chat)
                                        ("Note", "failover", "host-kept", 0, 0)]
     assert w.phase == PLAY and w.deposing is None
+
+
+def test_a_move_withheld_behind_a_sixth_chat_line_is_not_passed_on():
+    """(7.10, 4.6; docs/LIVENESS.md) Seat 1 said four lines, then a probe shows two more and an
+    envelope behind them: the host's pace would refuse the sixth line, so nothing after it can
+    be sequenced; the prober passes nothing on (and so never holds it as evidence). With one
+    line fewer it passes the lines and the envelope on."""
+    for lines, shown_lines in ((4, 2), (3, 2)):
+        bed = Bed.opened()
+        bed.put(bed.take(1, "accept"))
+        for k in range(lines):
+            bed.put(bed.sessions[1].chat(f"line {k}"))
+        pending = [bed.sessions[1].chat(f"more {k}") for k in range(shown_lines)]
+        pending.append(bed.sessions[1].resign())
+        w = bed.seat_watch(2, now=bed.records[-1]["t"])
+        w.probe_answer(1, (len(bed.records) - 1, pending), bed.records[-1]["t"] + 10)
+        passed = [a.frame["env"] for a in w.advance(bed.records[-1]["t"] + 10)
+                  if isinstance(a, act.ToHost) and a.frame.get("k") == "pass"]
+        assert passed == ([] if lines == 4 else pending), lines
+        assert w.answers[1].shown is (lines != 4)
