@@ -60,6 +60,8 @@ def check(encodings: Sequence[bytes]) -> int:
     assert _ext is not None
     todo = []
     for i, enc in enumerate(encodings):
+        if not isinstance(enc, bytes) or len(enc) != 32:
+            raise ValueError("an element is exactly 32 bytes")
         if enc == IDENTITY:
             todo.append(i)
             break
@@ -78,13 +80,27 @@ def check(encodings: Sequence[bytes]) -> int:
 def coordinates(points: Sequence[bytes]) -> bytes:
     """The affine coordinates of ``points`` (elements or the identity), concatenated; raise
     ValueError naming the first that is not one."""
-    missing = [p for p in points if p not in _cache and p != IDENTITY]
+    assert _ext is not None
+    out: list[bytes | None] = []
+    missing = []
+    for i, p in enumerate(points):
+        xy = _cache.get(p)
+        if xy is None:
+            if p == IDENTITY:
+                xy = _IDENTITY_XY
+            elif not isinstance(p, bytes) or len(p) != 32:
+                raise ValueError("an element is exactly 32 bytes")
+            else:
+                missing.append(i)
+        out.append(xy)
     if missing:
-        bad = check(missing)
+        bad, xys = _ext.decode(b"".join(points[i] for i in missing))
         if bad >= 0:
-            raise ValueError(f"not an element of the group: {missing[bad].hex()}")
-    get = _cache.get
-    return b"".join(get(p, _IDENTITY_XY) for p in points)
+            raise ValueError(f"not an element of the group: {points[missing[bad]].hex()}")
+        for k, i in enumerate(missing):
+            out[i] = xys[64 * k : 64 * k + 64]
+            _remember(points[i], xys[64 * k : 64 * k + 64])
+    return b"".join(out)  # type: ignore[arg-type]
 
 
 def msm(scalars: Sequence[int], points: Sequence[bytes], algo: int = 0) -> bytes:
