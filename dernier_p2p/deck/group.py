@@ -56,7 +56,8 @@ def decode(data: bytes) -> Element:
     if not isinstance(data, bytes | bytearray) or len(data) != ELEMENT_SIZE:
         raise InvalidElement("an element is exactly 32 bytes")
     data = bytes(data)
-    if not _na.crypto_core_ed25519_is_valid_point(data):
+    valid = _ed.check([data]) < 0 if FAST else _na.crypto_core_ed25519_is_valid_point(data)
+    if not valid:
         raise InvalidElement("not a canonical element of the prime-order subgroup")
     return data
 
