@@ -799,8 +799,9 @@ class DeckTable:
             raise MissingMessage(f"secrets missing from seats {miss}", miss[0])
         xs = sum(self.secrets.values()) % g.ORDER
         out = []
-        for slot in self.slots:
-            out.append(card_index(self.deck, g.sub(slot.ct[1], g.mul(xs, slot.ct[0]))))
+        for slot in self.slots:  # every secret is public now: c2 - xs*c1 on public scalars
+            plain = g.public_multi_mul([1, g.ORDER - xs], [slot.ct[1], slot.ct[0]])
+            out.append(card_index(self.deck, plain))
         return out
 
 
