@@ -976,3 +976,4 @@ def bench(variant: str, players: int) -> None:
     from dernier_p2p import rules
 
     click.echo(f"rules engine: {rules.BUILD}")
+    click.echo(f"group arithmetic: {GROUP_PATH}")
