@@ -12,7 +12,8 @@ run (``mul``), the cost of checking a shuffle (``ShuffleProof.from_wire`` and ``
 of a proof whose elements this process has not seen: the checked-element cache holds only the
 input deck, as at a real table; then with the output deck's decoding too) and of making one.
 Its first line names the group arithmetic that runs (``DERNIER_PURE_GROUP=1``: PyNaCl alone).
-Every seat's table keeps its own cache of checked elements, as a seat in its own process does.
+Every seat's table keeps its own cache of checked elements and fixed-base tables, as a seat in
+its own process does.
 
 Run: ``python benchmarks/bench_deck.py [--quick] [--repeat N]``. CPU time is
 ``time.process_time``.
@@ -102,18 +103,21 @@ def op_costs(reps: int = 2000) -> dict[str, float]:
 
 
 def own_cache(t: DeckTable) -> DeckTable:
-    """Give the table its own cache of checked elements, as a seat in its own process has."""
-    cache: dict = {}
+    """Give the table its own cache of checked elements and fixed-base tables, as a seat in its
+    own process has."""
+    mine: dict[str, dict] = {"_cache": {}, "_tables": {}, "_uses": {}}
     for name in ("start", "apply", "receive"):
         fn = getattr(t, name)
 
         def wrapped(*args: object, fn: Callable = fn) -> object:
-            saved = edwards._cache
-            edwards._cache = cache
+            saved = {k: getattr(edwards, k) for k in mine}
+            for k, v in mine.items():
+                setattr(edwards, k, v)
             try:
                 return fn(*args)
             finally:
-                edwards._cache = saved
+                for k, v in saved.items():
+                    setattr(edwards, k, v)
 
         setattr(t, name, wrapped)
     return t

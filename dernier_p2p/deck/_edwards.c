@@ -13,6 +13,8 @@
  * Module functions (bytes in, bytes out):
  *   decode(enc)            -> (index of the first invalid element or -1, xy)
  *   msm(scalars, xy, algo) -> enc || xy of sum k_i P_i
+ *   comb_table(xy)         -> a point's fixed-base table: (j + 1) * 16^i * P, i < 64, j < 8
+ *   comb_msm(scalars, (table, ...)) -> enc || xy of sum k_i P_i from fixed-base tables
  * where enc is n concatenated 32-byte encodings, xy n concatenated affine points (x || y, 32
  * canonical little-endian bytes each) and scalars n concatenated 32-byte little-endian integers.
  */
@@ -577,6 +579,53 @@ static int ge_in_subgroup(const ge_ext *p) {
     return ge_is_ident(&r);
 }
 
+/* ---------------------------------------------------------------- fixed-base tables */
+
+#define COMB_ENTRIES (64 * 8)
+#define COMB_BYTES (COMB_ENTRIES * (int)sizeof(ge_affc))
+
+/* (j + 1) * 16^i * P for i < 64, j < 8, in affine cached form, row by row */
+static int comb_build(ge_affc *out, const ge_ext *p) {
+    ge_ext *pts = malloc(sizeof(ge_ext) * COMB_ENTRIES);
+    fe *prefix = malloc(sizeof(fe) * COMB_ENTRIES);
+    if (pts == NULL || prefix == NULL) {
+        free(pts); free(prefix);
+        return 0;
+    }
+    ge_ext cur = *p;
+    ge_done d;
+    for (int i = 0; i < 64; i++) {
+        ge_cached c1;
+        ext_to_cached(&c1, &cur);
+        pts[8 * i] = cur;
+        for (int j = 1; j < 8; j++) {
+            ge_add_cached(&d, &pts[8 * i + j - 1], &c1, 0);
+            done_to_ext(&pts[8 * i + j], &d);
+        }
+        cur = pts[8 * i + 7];
+        ge_dbl_n(&cur, 1); /* 16 * 16^i * P */
+    }
+    /* one inversion for all the Z (Montgomery's trick) */
+    fe acc, inv;
+    fe_1(&acc);
+    for (int k = 0; k < COMB_ENTRIES; k++) {
+        prefix[k] = acc;
+        fe_mul(&acc, &acc, &pts[k].Z);
+    }
+    fe_invert(&inv, &acc);
+    for (int k = COMB_ENTRIES - 1; k >= 0; k--) {
+        fe zi, x, y;
+        fe_mul(&zi, &inv, &prefix[k]);
+        fe_mul(&inv, &inv, &pts[k].Z);
+        fe_mul(&x, &pts[k].X, &zi);
+        fe_mul(&y, &pts[k].Y, &zi);
+        affc_from_affine(&out[k], &x, &y);
+    }
+    free(pts);
+    free(prefix);
+    return 1;
+}
+
 /* ---------------------------------------------------------------- Python interface */
 
 static PyObject *py_decode(PyObject *self, PyObject *args) {
@@ -672,7 +721,85 @@ static PyObject *py_msm(PyObject *self, PyObject *args) {
     return out;
 }
 
+static PyObject *py_comb_table(PyObject *self, PyObject *args) {
+    const uint8_t *xy;
+    Py_ssize_t len;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y#", &xy, &len)) return NULL;
+    if (len != 64) {
+        PyErr_SetString(PyExc_ValueError, "need one 64-byte point");
+        return NULL;
+    }
+    PyObject *out = PyBytes_FromStringAndSize(NULL, COMB_BYTES);
+    if (out == NULL) return NULL;
+    fe x, y;
+    ge_ext p;
+    fe_frombytes(&x, xy);
+    fe_frombytes(&y, xy + 32);
+    ge_from_affine(&p, &x, &y);
+    int ok;
+    Py_BEGIN_ALLOW_THREADS
+    ok = comb_build((ge_affc *)PyBytes_AS_STRING(out), &p);
+    Py_END_ALLOW_THREADS
+    if (!ok) {
+        Py_DECREF(out);
+        return PyErr_NoMemory();
+    }
+    return out;
+}
+
+static PyObject *py_comb_msm(PyObject *self, PyObject *args) {
+    const uint8_t *sc;
+    Py_ssize_t ls;
+    PyObject *tables;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y#O!", &sc, &ls, &PyTuple_Type, &tables)) return NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(tables);
+    if (ls != 32 * n) {
+        PyErr_SetString(PyExc_ValueError, "need one 32-byte scalar per table");
+        return NULL;
+    }
+    for (Py_ssize_t j = 0; j < n; j++) {
+        PyObject *t = PyTuple_GET_ITEM(tables, j);
+        if (!PyBytes_Check(t) || PyBytes_GET_SIZE(t) != COMB_BYTES) {
+            PyErr_SetString(PyExc_ValueError, "not a fixed-base table");
+            return NULL;
+        }
+        if (sc[32 * j + 31] & 0x80) {
+            PyErr_SetString(PyExc_ValueError, "scalars must be below 2^255");
+            return NULL;
+        }
+    }
+    ge_ext r;
+    ge_done d;
+    ge_ident(&r);
+    for (Py_ssize_t j = 0; j < n; j++) {
+        const ge_affc *tab = (const ge_affc *)PyBytes_AS_STRING(PyTuple_GET_ITEM(tables, j));
+        signed char e[64];
+        radix16(e, sc + 32 * j);
+        for (int i = 0; i < 64; i++) {
+            if (e[i] == 0) continue;
+            if (e[i] > 0) ge_add_affc(&d, &r, &tab[8 * i + e[i] - 1], 0);
+            else ge_add_affc(&d, &r, &tab[8 * i - e[i] - 1], 1);
+            done_to_ext(&r, &d);
+        }
+    }
+    PyObject *out = PyBytes_FromStringAndSize(NULL, 96);
+    if (out == NULL) return NULL;
+    uint8_t *o = (uint8_t *)PyBytes_AS_STRING(out);
+    fe x, y;
+    ge_to_affine(&x, &y, &r);
+    ge_compress(o, &x, &y);
+    fe_tobytes(o + 32, &x);
+    fe_tobytes(o + 64, &y);
+    return out;
+}
+
 static PyMethodDef METHODS[] = {
+    {"comb_table", py_comb_table, METH_VARARGS,
+     "comb_table(xy) -> the fixed-base table of one point ((j+1) * 16^i * P, i < 64, j < 8)"},
+    {"comb_msm", py_comb_msm, METH_VARARGS,
+     "comb_msm(scalars, tables) -> enc || xy of sum k_i P_i from the points' fixed-base tables"},
     {"decode", py_decode, METH_VARARGS,
      "decode(enc) -> (bad, xy): validate 32-byte encodings (canonical, on the curve, not the "
      "identity, in the prime-order subgroup); bad is the index of the first refused (-1: none)"},

@@ -4,7 +4,8 @@ libsodium (through PyNaCl) must agree, and a small independent reference in Pyth
 Kinds of case: decoding (random elements, elements plus a torsion point, mutated encodings,
 random bytes, the edge cases of :func:`edge_encodings`), addition, scalar multiplication
 (scalars of any size, reduced as ``group.mul`` reduces them), encoding, and multi-scalar
-multiplication by Straus and by Pippenger against libsodium's sum of products.
+multiplication by Straus, by Pippenger and from fixed-base tables against libsodium's sum of
+products.
 
 ``python -m dernier_p2p.deck.agreement --ops 1000000 [--seed K]`` runs that many cases and
 prints how many of each kind agreed; exit status 1 on any disagreement (each one is printed).
@@ -187,6 +188,13 @@ def _case(kind: str, rng: random.Random) -> None:  # noqa: C901 (one branch per 
         k = rng.randrange(L)
         s = k.to_bytes(32, "little")
         mine, theirs = edwards.msm([k], [g.GENERATOR]), g.base_mul(k)
+    elif kind == "fixed-base":
+        a = rng.choice((g.GENERATOR, _random_element(rng)))
+        b = rng.choice((_random_element(rng), a))
+        scalars = [rng.choice((rng.randrange(L), rng.getrandbits(256), L - 1, 1)),
+                   rng.choice((rng.randrange(L), -rng.randrange(L), 0))]
+        s = a + b
+        mine, theirs = edwards.msm(scalars, [a, b], 3), _sum_libsodium(scalars, [a, b])
     else:  # msm-straus, msm-pippenger
         n = rng.choice((2, 3, 5, 8)) if rng.random() < 0.9 else rng.randrange(9, 260)
         points = [_random_element(rng) for _ in range(n)]
@@ -204,8 +212,8 @@ def _case(kind: str, rng: random.Random) -> None:  # noqa: C901 (one branch per 
 
 
 KINDS = ("decode-valid", "decode-torsion", "decode-mutated", "decode-random", "decode-edge",
-         "add", "scalar-mult", "encode", "msm-straus", "msm-pippenger")
-WEIGHTS = (20, 6, 20, 10, 10, 10, 10, 4, 5, 5)
+         "add", "scalar-mult", "encode", "msm-straus", "msm-pippenger", "fixed-base")
+WEIGHTS = (20, 6, 20, 10, 10, 10, 10, 4, 5, 5, 4)
 
 
 def agree(ops: int, seed: int = 0, on_mismatch: Callable[[str], None] | None = None) -> Counter:

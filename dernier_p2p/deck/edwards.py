@@ -8,6 +8,9 @@ otherwise :data:`AVAILABLE` is False and the deck runs on PyNaCl alone. :data:`P
 
 Elements that passed the full check (or came out of arithmetic on such elements) are cached with
 their affine coordinates, so an element is decoded and checked once however often it is used.
+The generator, and any element used often in a sum of one or two terms (a seat's key share in
+its tokens' proofs), gets a fixed-base table: its multiples ``(j + 1) * 16^i * P``, so that
+``s*G - e*X`` needs no doubling.
 """
 
 from __future__ import annotations
@@ -45,7 +48,14 @@ AVAILABLE = _ext is not None
 """True when the compiled arithmetic runs."""
 
 _IDENTITY_XY = bytes(32) + IDENTITY
+GENERATOR = bytes.fromhex("5866666666666666666666666666666666666666666666666666666666666666")
+TABLE_AFTER = 3
+"""A point gets a fixed-base table at its third use in a sum of at most two terms."""
+TABLE_LIMIT = 64
+"""Fixed-base tables kept at most (60 KiB each); they start afresh when full."""
 _cache: dict[bytes, bytes] = {}
+_tables: dict[bytes, bytes] = {}
+_uses: dict[bytes, int] = {}
 
 
 def _remember(enc: bytes, xy: bytes) -> None:
@@ -103,10 +113,33 @@ def coordinates(points: Sequence[bytes]) -> bytes:
     return b"".join(out)  # type: ignore[arg-type]
 
 
+def _fixed_tables(points: list[bytes]) -> tuple[bytes, ...] | None:
+    """The fixed-base tables of ``points`` when every one has one, or earns one now (the
+    generator at once, another point at its :data:`TABLE_AFTER`-th use in a small sum)."""
+    tables = []
+    for p in points:
+        uses = _uses.get(p, 0) + 1
+        if len(_uses) >= CACHE_LIMIT:
+            _uses.clear()
+        _uses[p] = uses
+        table = _tables.get(p)
+        if table is None and uses < TABLE_AFTER and p != GENERATOR:
+            return None
+        tables.append(table)
+    for i, p in enumerate(points):
+        if tables[i] is None:
+            if len(_tables) >= TABLE_LIMIT:
+                _tables.clear()
+            tables[i] = _tables[p] = _ext.comb_table(coordinates([p]))
+    return tuple(tables)
+
+
 def msm(scalars: Sequence[int], points: Sequence[bytes], algo: int = 0) -> bytes:
     """The sum of ``k_i * P_i`` for PUBLIC scalars (variable time), as an encoding.
 
-    ``algo``: 0 chooses (Straus below 190 terms, Pippenger above), 1 Straus, 2 Pippenger."""
+    ``algo``: 0 chooses (fixed-base tables for a sum of at most two terms whose points are
+    used often, such as a proof's ``s*G - e*X``; Straus below 190 terms, Pippenger above),
+    1 Straus, 2 Pippenger, 3 fixed-base tables."""
     assert _ext is not None
     ks, ps = [], []
     for k, p in zip(scalars, points, strict=True):
@@ -116,7 +149,16 @@ def msm(scalars: Sequence[int], points: Sequence[bytes], algo: int = 0) -> bytes
             ps.append(p)
     if not ks:
         return IDENTITY
-    out = _ext.msm(b"".join(ks), coordinates(ps), algo)
+    tables = None
+    if algo == 3 or (algo == 0 and len(ps) <= 2):
+        coordinates(ps)  # every point checked before it gets a table
+        tables = _fixed_tables(ps)
+        if algo == 3 and tables is None:
+            tables = tuple(_tables.get(p) or _ext.comb_table(coordinates([p])) for p in ps)
+    if tables is not None:
+        out = _ext.comb_msm(b"".join(ks), tables)
+    else:
+        out = _ext.msm(b"".join(ks), coordinates(ps), algo)
     enc = out[:32]
     if enc not in _cache:
         _remember(enc, out[32:])
@@ -124,5 +166,7 @@ def msm(scalars: Sequence[int], points: Sequence[bytes], algo: int = 0) -> bytes
 
 
 def clear_cache() -> None:
-    """Forget every cached element (tests of the checks themselves)."""
+    """Forget every cached element and fixed-base table (tests of the checks themselves)."""
     _cache.clear()
+    _tables.clear()
+    _uses.clear()

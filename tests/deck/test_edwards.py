@@ -113,6 +113,22 @@ def test_a_full_cache_starting_afresh_never_loses_a_point(monkeypatch: pytest.Mo
     assert g.decode_many(points) == tuple(points)
 
 
+@needs_compiled
+def test_fixed_base_tables_serve_the_generator_and_points_used_often() -> None:
+    """``s*G - e*X``: the generator has a table at once, X at its third use; the sums are
+    libsodium's whichever way they are computed."""
+    edwards.clear_cache()
+    X = g.base_mul(4242)
+    for i in range(5):
+        s, e = 10**70 + i, g.ORDER - 3 - i
+        assert edwards.msm([s, g.ORDER - e], [g.GENERATOR, X]) == g.sub(g.base_mul(s), g.mul(e, X))
+        assert (X in edwards._tables) == (i >= edwards.TABLE_AFTER - 1)
+    assert g.GENERATOR in edwards._tables
+    for k in (0, 1, 2, 7, g.ORDER - 1, g.ORDER + 5, 2**255, -9):
+        assert edwards.msm([k], [g.GENERATOR], 3) == g.base_mul(k)
+        assert edwards.msm([k, 3], [X, g.GENERATOR], 3) == g.add(g.mul(k, X), g.base_mul(3))
+
+
 def test_public_multi_mul_and_decode_many_match_the_one_at_a_time_functions() -> None:
     points = [g.base_mul(k + 2) for k in range(6)] + [g.IDENTITY]
     scalars = [5, g.ORDER - 3, 0, 2**200, 1, g.ORDER + 9, 4]
