@@ -12,6 +12,9 @@ lets the compiled modules run. Every build compiles afresh (no reuse of an earli
 output) and records only the modules compiled in that build, from the bytes it compiled. A
 module that fails to compile is left out (the extensions are optional) and the engine runs
 from its Python sources. DERNIER_PURE_PYTHON=1 at build time skips compiling even when asked.
+
+The same build compiles the deck's group arithmetic on public values, dernier_p2p/deck/_edwards.c
+(plain C, no Cython needed); without it the deck runs on PyNaCl alone (docs/PERFORMANCE.md).
 """
 
 from __future__ import annotations
@@ -20,10 +23,12 @@ import hashlib
 import json
 import os
 
-from setuptools import setup
+from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 PACKAGE_DIR = os.path.join("dernier_p2p", "rules")
+# the deck's group arithmetic on public values (dernier_p2p/deck/edwards.py loads it)
+EDWARDS_SOURCE = os.path.join("dernier_p2p", "deck", "_edwards.c")
 # the same list as dernier_p2p.rules.accel.MODULES (setup.py must not import the package;
 # tests/rules/test_accel.py checks that the two agree)
 MODULES = ("engine", "flow", "hands", "legal", "scoring", "seat_moves", "simulate")
@@ -38,7 +43,11 @@ class BuildAndRecord(build_ext):
     def run(self) -> None:
         self.force = True  # never keep an earlier build's object files or modules
         self._built: set[str] = set()
-        out_dirs = {os.path.dirname(self.get_ext_fullpath(ext.name)) for ext in self.extensions}
+        out_dirs = {
+            os.path.dirname(self.get_ext_fullpath(ext.name))
+            for ext in self.extensions
+            if ext.name.rpartition(".")[2] in MODULES
+        }
         for ext in self.extensions:  # an old module must not outlive a failed compile
             target = self.get_ext_fullpath(ext.name)
             if os.path.exists(target):
@@ -60,11 +69,30 @@ class BuildAndRecord(build_ext):
         self._built.add(ext.name.rpartition(".")[2])
 
 
+def edwards_extension() -> Extension:
+    """The deck's C group arithmetic (plain C, a couple of seconds to compile); the source's
+    SHA-256 is compiled in, and dernier_p2p/deck/edwards.py uses the module only when it matches
+    the source beside it."""
+    with open(EDWARDS_SOURCE, "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()
+    return Extension(
+        "dernier_p2p.deck._edwards",
+        sources=[EDWARDS_SOURCE],
+        define_macros=[("EDWARDS_SOURCE_SHA256", f'"{digest}"')],
+        extra_compile_args=["-O2"],
+        optional=True,
+    )
+
+
 def extensions() -> list:
     if os.environ.get("DERNIER_PURE_PYTHON", "") not in ("", "0"):
         return []
     if os.environ.get("DERNIER_COMPILE", "") in ("", "0"):
         return []  # a plain install stays quick: compiling is asked for
+    return [edwards_extension(), *rules_extensions()]
+
+
+def rules_extensions() -> list:
     try:
         from Cython.Build import cythonize
     except ImportError:

@@ -19,6 +19,7 @@ import click
 
 from dernier_p2p import __version__
 from dernier_p2p.bots.levels import DEFAULT_LEVEL, LEVELS
+from dernier_p2p.deck.group import PATH as GROUP_PATH
 from dernier_p2p.net.address import host_port, is_loopback
 from dernier_p2p.rules import BUILD, VARIANTS, MatchFormat, get_variant
 from dernier_p2p.wire.version import describe
@@ -29,7 +30,9 @@ _VERBOSE = [False]  # set by the -v option of the command group
 
 
 @click.group()
-@click.version_option(__version__, prog_name="dernier", message=describe(__version__, BUILD))
+@click.version_option(
+    __version__, prog_name="dernier", message=describe(__version__, BUILD, GROUP_PATH)
+)
 @click.option("-v", "--verbose", is_flag=True, help="Log the network's notices to stderr.")
 def main(verbose: bool) -> None:
     """Dernier: the Italian shedding card game, peer to peer."""
@@ -982,3 +985,4 @@ def bench(variant: str, players: int) -> None:
     from dernier_p2p import rules
 
     click.echo(f"rules engine: {rules.BUILD}")
+    click.echo(f"group arithmetic: {GROUP_PATH}")

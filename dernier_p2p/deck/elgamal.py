@@ -26,3 +26,20 @@ def decode_ciphertext(obj: object, seat: int | None = None) -> Ciphertext:
         return (g.decode(obj[0]), g.decode(obj[1]))
     except g.InvalidElement as exc:
         raise BadElement(f"bad ciphertext element: {exc}", seat) from None
+
+
+def decode_ciphertexts(objs: list, seat: int | None = None) -> list[Ciphertext]:
+    """:func:`decode_ciphertext` of every item, in order, the elements checked in one batch:
+    the same ciphertexts, or the error it raises for the first item it refuses."""
+    shaped = []
+    for obj in objs:
+        if not isinstance(obj, list | tuple) or len(obj) != 2:
+            break
+        shaped.append(obj)
+    try:
+        flat = g.decode_many([x for obj in shaped for x in obj])
+    except g.InvalidElement as exc:
+        raise BadElement(f"bad ciphertext element: {exc}", seat) from None
+    if len(shaped) < len(objs):
+        raise BadElement("a ciphertext is a pair of elements", seat)
+    return [(flat[2 * i], flat[2 * i + 1]) for i in range(len(shaped))]

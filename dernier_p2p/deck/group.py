@@ -5,6 +5,11 @@ Everything received from another peer goes through :func:`decode`, which rejects
 encodings, points off the curve, points of small order and points outside the prime-order
 subgroup. The identity element never travels on the wire (``decode`` rejects it) but may appear
 inside a computation (``mul`` by zero, ``sub`` of equal points).
+
+Two functions take PUBLIC values only: :func:`decode_many` (received elements) and
+:func:`public_multi_mul` (multi-scalar multiplication with public scalars, for verifiers). When
+the compiled arithmetic is built (:mod:`dernier_p2p.deck.edwards`; :data:`FAST`) they run on it,
+with the same decisions as PyNaCl's; otherwise, and for every secret scalar, PyNaCl runs.
 """
 
 from __future__ import annotations
@@ -13,6 +18,8 @@ import hashlib
 
 from nacl import bindings as _na
 from nacl.exceptions import RuntimeError as _NaclRuntimeError
+
+from dernier_p2p.deck import edwards as _ed
 
 ORDER = 2**252 + 27742317777372353535851937790883648493
 """The prime order l of the group."""
@@ -23,6 +30,12 @@ IDENTITY = b"\x01" + b"\x00" * 31
 GENERATOR = _na.crypto_scalarmult_ed25519_base_noclamp((1).to_bytes(32, "little"))
 
 Element = bytes
+
+FAST = _ed.AVAILABLE
+"""True when :func:`decode_many` and :func:`public_multi_mul` run on the compiled arithmetic
+(verifiers then check their equations in one batch: dernier_p2p/deck/shuffle.py)."""
+PATH = _ed.PATH
+"""Which group arithmetic runs, for ``dernier --version``."""
 
 
 class InvalidElement(ValueError):
@@ -43,9 +56,28 @@ def decode(data: bytes) -> Element:
     if not isinstance(data, bytes | bytearray) or len(data) != ELEMENT_SIZE:
         raise InvalidElement("an element is exactly 32 bytes")
     data = bytes(data)
-    if not _na.crypto_core_ed25519_is_valid_point(data):
+    valid = _ed.check([data]) < 0 if FAST else _na.crypto_core_ed25519_is_valid_point(data)
+    if not valid:
         raise InvalidElement("not a canonical element of the prime-order subgroup")
     return data
+
+
+def decode_many(items: list | tuple) -> tuple[Element, ...]:
+    """:func:`decode` of every item, in order: the same elements, or the error :func:`decode`
+    raises for the first item it refuses."""
+    if not FAST:
+        return tuple(decode(x) for x in items)
+    out = []
+    for x in items:
+        if not isinstance(x, bytes | bytearray) or len(x) != ELEMENT_SIZE:
+            break
+        out.append(bytes(x))
+    bad = _ed.check(out)
+    if bad >= 0:
+        raise InvalidElement("not a canonical element of the prime-order subgroup")
+    if len(out) < len(items):
+        raise InvalidElement("an element is exactly 32 bytes")
+    return tuple(out)
 
 
 def encode(p: Element) -> bytes:
@@ -115,6 +147,18 @@ def multi_mul(scalars: list[int], points: list[Element]) -> Element:
     for k, p in zip(scalars, points, strict=True):
         acc = add(acc, mul(k, p))
     return acc
+
+
+def public_multi_mul(scalars: list[int], points: list[Element]) -> Element:
+    """The sum of k_i * P_i for PUBLIC scalars only (proof responses, challenges, verifier
+    weights): on the compiled arithmetic it runs in variable time. The points must be elements
+    or the identity (:class:`InvalidElement` otherwise)."""
+    if not FAST:
+        return multi_mul(scalars, points)
+    try:
+        return _ed.msm(scalars, points)
+    except ValueError:
+        raise InvalidElement("scalar multiplication of an invalid element") from None
 
 
 def sum_elements(points: list[Element]) -> Element:

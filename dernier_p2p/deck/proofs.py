@@ -4,7 +4,10 @@ Every challenge is ``wire.hashing.challenge(label, [context, statement..., commi
 ORDER)`` where ``context`` is ``{"game": bytes, "hand": int, "step": str, "seat": int}`` (the
 prover's seat) and ``bind`` is any extra canonical value the caller ties to the proof. A proof
 is sent as ``{"e": scalar, "s": scalar}`` (32-byte little-endian scalars); the verifier
-recomputes the commitments from ``(e, s)`` and checks the challenge.
+recomputes the commitments from ``(e, s)`` and checks the challenge. On the compiled group
+arithmetic (``group.FAST``) each recomputed commitment is one multi-scalar multiplication with
+the proof's public scalars (:func:`commitment`); a proof in this ``(e, s)`` form cannot join a
+batch, since its challenge hashes the commitments themselves.
 
 * Schnorr (label ``dernier-p2p/schnorr``): knowledge of ``x`` with ``X = x*G``.
   ``R = k*G``, ``e = H(ctx, G, X, R, bind)``, ``s = k + e*x``; check ``R = s*G - e*X``.
@@ -75,11 +78,19 @@ def prove_schnorr(x: int, X: bytes, context: dict, drbg: Drbg, bind: Any = None)
     return Proof(e, (k + e * x) % g.ORDER)
 
 
+def commitment(s: int, base: bytes, e: int, point: bytes) -> bytes:
+    """``s*base - e*point``, the commitment a verifier recomputes (public scalars only)."""
+    if g.FAST:
+        return g.public_multi_mul([s, g.ORDER - e], [base, point])
+    first = g.base_mul(s) if base == g.GENERATOR else g.mul(s, base)
+    return g.sub(first, g.mul(e, point))
+
+
 def verify_schnorr(
     X: bytes, proof: Proof, context: dict, bind: Any = None, seat: int | None = None
 ) -> None:
     """Check a Schnorr proof; :class:`BadProof` naming the prover's seat if it fails."""
-    R = g.sub(g.base_mul(proof.s), g.mul(proof.e, X))
+    R = commitment(proof.s, g.GENERATOR, proof.e, X)
     e = challenge(SCHNORR_LABEL, [context, g.GENERATOR, X, R, bind], g.ORDER)
     if e != proof.e:
         raise BadProof("Schnorr proof of knowledge does not verify", _seat(context, seat))
@@ -106,8 +117,8 @@ def verify_dleq(
     seat: int | None = None,
 ) -> None:
     """Check a Chaum-Pedersen proof; :class:`BadProof` naming the prover's seat if it fails."""
-    A = g.sub(g.base_mul(proof.s), g.mul(proof.e, X))
-    B = g.sub(g.mul(proof.s, H), g.mul(proof.e, T))
+    A = commitment(proof.s, g.GENERATOR, proof.e, X)
+    B = commitment(proof.s, H, proof.e, T)
     e = challenge(CP_LABEL, [context, g.GENERATOR, X, H, T, A, B, bind], g.ORDER)
     if e != proof.e:
         raise BadProof("Chaum-Pedersen proof does not verify", _seat(context, seat))

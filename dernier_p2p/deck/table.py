@@ -53,7 +53,7 @@ from typing import Any
 from dernier_p2p.deck import group as g
 from dernier_p2p.deck.cards import card_index, deck_size, initial_deck
 from dernier_p2p.deck.drbg import Drbg
-from dernier_p2p.deck.elgamal import Ciphertext, decode_ciphertext
+from dernier_p2p.deck.elgamal import Ciphertext, decode_ciphertexts
 from dernier_p2p.deck.errors import BadElement, DeckError, MissingMessage
 from dernier_p2p.deck.keys import KeyReveal, KeySecret, KeySetup, check_secret
 from dernier_p2p.deck.proofs import Proof
@@ -476,7 +476,7 @@ class DeckTable:
             raise BadElement(f"shuffled deck must hold {m} cards", seat)
         if verified:
             return self._advance([(ct[0], ct[1]) for ct in deck])
-        out_deck = [decode_ciphertext(ct, seat) for ct in deck]
+        out_deck = decode_ciphertexts(deck, seat)
         proof = ShuffleProof.from_wire(msg["proof"], m, seat)
         ctx = self._context(shuffle_step(self.epoch), seat)
         verify_shuffle(self.joint_key, self.pile, out_deck, proof, ctx, seat)
@@ -799,8 +799,9 @@ class DeckTable:
             raise MissingMessage(f"secrets missing from seats {miss}", miss[0])
         xs = sum(self.secrets.values()) % g.ORDER
         out = []
-        for slot in self.slots:
-            out.append(card_index(self.deck, g.sub(slot.ct[1], g.mul(xs, slot.ct[0]))))
+        for slot in self.slots:  # every secret is public now: c2 - xs*c1 on public scalars
+            plain = g.public_multi_mul([1, g.ORDER - xs], [slot.ct[1], slot.ct[0]])
+            out.append(card_index(self.deck, plain))
         return out
 
 

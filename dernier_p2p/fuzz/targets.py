@@ -21,7 +21,7 @@ from typing import Any
 import msgpack
 
 from dernier_p2p.bots.random_bot import RandomBot
-from dernier_p2p.fuzz import relay_target
+from dernier_p2p.fuzz import group_target, relay_target
 from dernier_p2p.fuzz.mutate import mutate_bytes, mutate_value
 from dernier_p2p.net import handshake as hs
 from dernier_p2p.net import links, relay
@@ -525,9 +525,10 @@ class Targets:
             "router": Target("router", self.make_router, self.run_router),
             "watch": Target("watch", self.make_watch, self.run_watch),
             "relay": Target("relay", relay_target.make, relay_target.run, relay_target.dump),
+            "group": Target("group", group_target.make, group_target.run),
         }
         return table[name]
 
 
 IN_PROCESS = ("frames", "handshake", "records", "transcript", "datagram", "router", "watch",
-              "relay")
+              "relay", "group")

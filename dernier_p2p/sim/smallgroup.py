@@ -146,6 +146,22 @@ def multi_mul(scalars: list[int], points: list[bytes]) -> bytes:
     return _el(acc)
 
 
+def public_multi_mul(scalars: list[int], points: list[bytes]) -> bytes:
+    """The sum of k_i * P_i (public scalars; the same as :func:`multi_mul` here)."""
+    return multi_mul(scalars, points)
+
+
+def decode_many(items: list | tuple) -> tuple[bytes, ...]:
+    """``decode`` of every item, in order: the group module's ``decode`` of the moment (this
+    module's, or the simulator's shared-checks wrapper of it)."""
+    dec = _real.decode
+    return tuple(dec(x) for x in items)
+
+
+FAST = False
+"""Verifiers check one equation at a time under this group (no batch)."""
+
+
 def sum_elements(points: list[bytes]) -> bytes:
     """The sum of the points (the identity for an empty list)."""
     acc = 1
@@ -171,10 +187,10 @@ def hash_to_element(label: bytes, data: bytes) -> bytes:
 _SWAPPED = (
     "ORDER", "ELEMENT_SIZE", "SCALAR_SIZE", "IDENTITY", "GENERATOR", "_sb", "decode", "encode",
     "decode_scalar", "encode_scalar", "add", "sub", "neg", "mul", "base_mul", "multi_mul",
-    "sum_elements", "hash_to_element",
+    "sum_elements", "hash_to_element", "public_multi_mul", "decode_many", "FAST",
 )
-"""Every name of :mod:`dernier_p2p.deck.group` the swap replaces (all but the exceptions and
-the ``Element`` alias, which stay the real ones)."""
+"""Every name of :mod:`dernier_p2p.deck.group` the swap replaces (all but the exceptions, the
+``Element`` alias and ``PATH``, which stay the real ones)."""
 
 _lock = threading.Lock()
 _depth = 0

@@ -42,8 +42,10 @@ def version_mismatch(
     return f"{line}: {advice}"
 
 
-def describe(program: str, engine: str) -> str:
+def describe(program: str, engine: str, group: str) -> str:
     """The ``dernier --version`` line: the release ``program``, the protocol it speaks, the
-    transcript versions it verifies, and which build of the rules ``engine`` runs."""
+    transcript versions it verifies, which build of the rules ``engine`` runs and which
+    ``group`` arithmetic the deck runs on."""
     return (f"dernier {program}: protocol version {PROTOCOL_VERSION} (verifies transcripts of "
-            f"versions {_versions(READABLE_VERSIONS)}); rules engine {engine}")
+            f"versions {_versions(READABLE_VERSIONS)}); rules engine {engine}; "
+            f"group arithmetic {group}")

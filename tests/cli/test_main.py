@@ -7,15 +7,16 @@ from click.testing import CliRunner
 
 from dernier_p2p import __version__
 from dernier_p2p.cli.main import main
+from dernier_p2p.deck.group import PATH
 from dernier_p2p.rules import BUILD
 
 
-def test_version_names_the_release_the_protocol_the_transcripts_read_and_the_engine() -> None:
+def test_version_names_the_release_the_protocol_the_transcripts_read_engine_and_group() -> None:
     out = CliRunner().invoke(main, ["--version"])
     assert out.exit_code == 0
     assert out.output == (
         f"dernier {__version__}: protocol version 3 (verifies transcripts of versions 2 and 3); "
-        f"rules engine {BUILD}\n"
+        f"rules engine {BUILD}; group arithmetic {PATH}\n"
     )
 
 

@@ -440,3 +440,23 @@ def test_a_position_opened_without_its_tokens_is_no_opened_card(honest_log: list
     assert report.opened == {} and report.cards is None
     assert [type(f) for f in report.faults] == [MissingMessage]
     assert report.faults[0].reason.startswith("still owed: ")
+
+
+def test_the_tokens_checked_at_once_hold_and_every_wrong_one_is_still_named(
+    honest_log: list[dict],
+) -> None:
+    """The batch check of the published tokens holds for an honest hand and fails for a wrong
+    token (then each wrong token is named, as one by one)."""
+    from dernier_p2p.deck.audit import _tokens_hold
+
+    live = _live(honest_log)
+    assert _tokens_hold(live)
+    obs = copy.deepcopy(live)
+    obs.slots[2].public[1] = g.add(obs.slots[2].public[1], g.GENERATOR)
+    at = next(p for p, slot in enumerate(obs.slots) if p > 2 and slot.public)
+    seat, tok = next(iter(obs.slots[at].public.items()))
+    obs.slots[at].public[seat] = g.sub(tok, g.GENERATOR)
+    assert not _tokens_hold(obs)
+    faults = audit_table(obs, opened={0}).faults
+    assert [(f.seat, f.reason) for f in faults] == [
+        (1, "token for position 2 is wrong"), (seat, f"token for position {at} is wrong")]

@@ -47,3 +47,23 @@ def test_a_received_ciphertext_is_a_pair_of_group_elements() -> None:
             with pytest.raises(BadElement) as err:
                 decode_ciphertext(obj, seat)
             assert err.value.seat == seat, obj
+
+
+def test_a_received_deck_is_decoded_in_one_batch_with_the_first_error_of_one_by_one() -> None:
+    from dernier_p2p.deck.elgamal import decode_ciphertexts
+
+    cts = [(g.base_mul(k), g.base_mul(k + 100)) for k in range(1, 6)]
+    assert decode_ciphertexts([list(ct) for ct in cts], 2) == cts
+    torsion = b"\x00" * 32  # a point of order 4
+    spoilers = [None, [cts[0][0]], [cts[0][0], torsion], [g.IDENTITY, cts[0][1]],
+                [cts[0][0], b"\xff" * 32], [cts[0][0], 7]]
+    for i, first in enumerate(spoilers):
+        for j, second in enumerate(spoilers):
+            deck = [list(ct) for ct in cts]
+            deck[1], deck[3] = first, second
+            with pytest.raises(BadElement) as one:
+                for obj in deck:
+                    decode_ciphertext(obj, 4)
+            with pytest.raises(BadElement) as many:
+                decode_ciphertexts(deck, 4)
+            assert str(many.value) == str(one.value) and many.value.seat == 4, (i, j)

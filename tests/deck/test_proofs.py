@@ -113,3 +113,18 @@ def test_a_failed_proof_names_the_seat_given_else_the_context_seat() -> None:
         with pytest.raises(BadProof) as err:
             verify_dleq(X, H, g.mul(x, H), dleq, ctx(seat=3), seat=blame)
         assert err.value.seat == want
+
+
+def test_the_recomputed_commitment_is_s_times_the_base_minus_e_times_the_point() -> None:
+    """Whichever arithmetic runs (a multi-scalar multiplication on the compiled one)."""
+    from dernier_p2p.deck.proofs import commitment
+
+    d = Drbg(b"c" * 32)
+    H = g.base_mul(d.scalar())
+    for _ in range(20):
+        s, e, x = d.scalar(), d.scalar(), d.scalar()
+        X = g.base_mul(x)
+        assert commitment(s, g.GENERATOR, e, X) == g.sub(g.base_mul(s), g.mul(e, X))
+        assert commitment(s, H, e, X) == g.sub(g.mul(s, H), g.mul(e, X))
+    assert commitment(0, H, 0, X) == g.IDENTITY
+    assert commitment(x, g.GENERATOR, 1, X) == g.IDENTITY

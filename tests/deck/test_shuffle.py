@@ -61,9 +61,20 @@ def cheat_prove(deck, out, tag: str, ctx: dict = CTX) -> ShuffleProof:
 
 
 def expect_bad_proof(deck, out, proof, ctx=CTX, pk=PK) -> None:
-    with pytest.raises(BadProof) as info:
-        verify_shuffle(pk, deck, out, proof, ctx, seat=5)
-    assert info.value.seat == 5
+    """Refused with the same error whether checked one equation at a time or in a batch first,
+    and the batch check alone refuses it too (when the shapes pass)."""
+    errors = []
+    for batch in (False, True):
+        with pytest.raises(BadProof) as info:
+            verify_shuffle(pk, deck, out, proof, ctx, seat=5, batch=batch)
+        assert info.value.seat == 5
+        errors.append(str(info.value))
+    assert errors[0] == errors[1]
+    try:
+        sh._check_shapes(deck, out, proof, 5)
+    except BadProof:
+        return
+    assert not sh.batch_holds(pk, deck, out, proof, ctx)
 
 
 @pytest.mark.parametrize("n", [1, 2, 10, 54, 108])
@@ -226,6 +237,31 @@ def _replace(proof: ShuffleProof, field: str, value: tuple) -> ShuffleProof:
     return ShuffleProof(**fields)
 
 
+@pytest.mark.parametrize("n", [1, 2, 54])
+def test_the_batch_check_holds_for_honest_shuffles(n: int) -> None:
+    deck, out, proof = honest(n, "batch")
+    assert sh.batch_holds(PK, deck, out, proof, CTX)
+    verify_shuffle(PK, deck, out, proof, CTX, batch=True)
+    first = fresh_deck(n)  # input c1 the identity
+    out, proof = shuffle(PK, first, Drbg(seed(f"batch-first-{n}")), CTX)
+    assert sh.batch_holds(PK, first, out, proof, CTX)
+
+
+def test_a_torsion_point_slipped_past_decoding_is_an_invalid_element_either_way() -> None:
+    """verify_shuffle takes validated elements; handed a point with a torsion component anyway,
+    both ways refuse it with the same error."""
+    deck, out, proof = honest(3, "torsion")
+    shifted = na.crypto_core_ed25519_add(proof.c[1], b"\x00" * 32)  # plus a point of order 4
+    assert not na.crypto_core_ed25519_is_valid_point(shifted)
+    bad = _replace(proof, "c", (proof.c[0], shifted, proof.c[2]))
+    messages = []
+    for batch in (False, True):
+        with pytest.raises(g.InvalidElement) as info:
+            verify_shuffle(PK, deck, out, bad, CTX, seat=1, batch=batch)
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
+
+
 def test_size_mismatches_are_rejected() -> None:
     deck, out, proof = honest(4, "size")
     expect_bad_proof(deck, out[:3], proof)
@@ -345,12 +381,13 @@ def test_op_count_is_exact(n: int, monkeypatch: pytest.MonkeyPatch) -> None:
 
         return wrapper
 
-    for name in ("base_mul", "mul", "add", "sub", "neg", "multi_mul", "sum_elements"):
+    for name in ("base_mul", "mul", "add", "sub", "neg", "multi_mul", "sum_elements",
+                 "public_multi_mul"):
         monkeypatch.setattr(g, name, counting(name, getattr(g, name)))
     out, proof = shuffle(PK, deck, Drbg(seed("count")), CTX)
     prove_counts = dict(counts)
     counts.clear()
-    verify_shuffle(PK, deck, out, proof, CTX)
+    verify_shuffle(PK, deck, out, proof, CTX, batch=False)
     verify_counts = dict(counts)
     expected = shuffle_op_count(n)
     assert prove_counts == {

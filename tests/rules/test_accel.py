@@ -199,8 +199,11 @@ def _setup_with_cython(monkeypatch) -> dict:
 
 def test_a_plain_install_compiles_nothing_and_compiling_is_asked_for(monkeypatch) -> None:
     """A newcomer's ``pip install .`` takes seconds (no Cython build, even where Cython is at
-    hand); ``DERNIER_COMPILE=1`` asks for the build of every engine module, and
-    ``DERNIER_PURE_PYTHON=1`` refuses it whatever else is set."""
+    hand); ``DERNIER_COMPILE=1`` asks for the build of every engine module and of the deck's
+    group arithmetic (with its source's SHA-256 compiled in), and ``DERNIER_PURE_PYTHON=1``
+    refuses it whatever else is set."""
+    import hashlib
+
     setup = _setup_with_cython(monkeypatch)
     monkeypatch.delenv("DERNIER_PURE_PYTHON", raising=False)
     for value in ("", "0"):
@@ -208,8 +211,13 @@ def test_a_plain_install_compiles_nothing_and_compiling_is_asked_for(monkeypatch
         assert setup["extensions"]() == []
     monkeypatch.setenv("DERNIER_COMPILE", "1")
     exts = setup["extensions"]()
-    assert sorted(e.name.rpartition(".")[2] for e in exts) == sorted(accel.MODULES)
+    names = sorted(e.name.rpartition(".")[2] for e in exts)
+    assert names == sorted([*accel.MODULES, "_edwards"])
     assert all(e.optional for e in exts)  # a module that fails to build is left out
+    edwards = next(e for e in exts if e.name == "dernier_p2p.deck._edwards")
+    source = Path(__file__).parents[2] / "dernier_p2p" / "deck" / "_edwards.c"
+    digest = hashlib.sha256(source.read_bytes()).hexdigest()
+    assert ("EDWARDS_SOURCE_SHA256", f'"{digest}"') in edwards.define_macros
     monkeypatch.setenv("DERNIER_PURE_PYTHON", "1")
     assert setup["extensions"]() == []
 
