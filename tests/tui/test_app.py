@@ -652,3 +652,28 @@ def test_the_hint_key_is_in_the_key_help_at_60_columns() -> None:
     assert "h hint" in keys_line(KEYS, 60 - 2)
     assert "h hint" in keys_line(KEYS, 60 - 8)
     assert any("h hint" in line for line in help_lines("dernier", screen=True))
+
+
+def test_the_hint_key_at_an_out_of_turn_offer(tmp_path: Path) -> None:
+    """Seed 3 deals Ann two Wild+4 in moderno: after she plays one, "h" at the jump-in offer
+    weighs jumping in with the other against letting play go on, and the offer's keys come
+    back while its window runs."""
+
+    async def scenario(pilot, link) -> None:
+        await until(pilot, lambda: in_turn(link), "Ann's first turn")
+        view = link.seat.session.view
+        first = next(x for x in my_hand(link) if str(view[x]) == "WILD4")
+        await pilot.press(key_of(link, first))
+        await until(pilot, lambda: "Name a suit" in link.prompt, "the suit prompt")
+        await pilot.press("y")
+        await until(pilot, lambda: "jump in" in link.prompt, "the jump-in offer")
+        await pilot.press("h")
+        line = await until(pilot, lambda: next((x for x in link.log if x.startswith("Hint: ")),
+                                               None), "the hint")
+        assert line.startswith(("Hint: Jump in with Wild+4", "Hint: Let play go on")), line
+        keys = pilot.app.query_one("#offers")
+        await until(pilot, lambda: "jump in" in link.prompt and keys.display and
+                    "jump in with Wild+4" in keys.render().plain, "the offer's keys again")
+
+    run_screen_test(_local(tmp_path, "moderno", {"match": ["hands", 1]}, 3, offer_s=60.0),
+                    scenario)
