@@ -159,6 +159,27 @@ def run_cell(
     return cell
 
 
+CSV_HEADER = ("lineup,variant,players,kind,played,wins,ci_low,ci_high,seconds,"
+              "think_median,think_p95,load,finished")
+
+
+def _append_csv(path: str, bots: str, cell: Cell) -> None:
+    """Append ``cell``'s figures to the CSV at ``path`` (with a header when it is new): the
+    share's interval, the think time's median and p95 over the searched calls, the load
+    average and the time (UTC) the cell finished."""
+    lo, hi = wilson(cell.wins, cell.played)
+    think = cell.clock.searched
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    new = not os.path.exists(path) or os.path.getsize(path) == 0
+    with open(path, "a", encoding="utf-8") as f:
+        if new:
+            f.write(CSV_HEADER + "\n")
+        f.write(f"{bots.replace(',', ' ')},{cell.variant},{cell.players},{cell.kind},"
+                f"{cell.played},{cell.wins},{lo:.4f},{hi:.4f},{cell.seconds:.1f},"
+                f"{_median(think):.4f},{percentile(think, 0.95):.4f},{load:.2f},"
+                f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--bots", default="search,heuristic",
@@ -168,7 +189,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hands", type=int, default=200, help="one-hand matches per cell")
     parser.add_argument("--matches", type=int, default=0, help="whole matches per cell")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--csv", default=None, help="also append each cell's figures here")
+    parser.add_argument("--csv", default=None,
+                        help="also append each cell's figures here (a header when new)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     args = parser.parse_args(argv)
     names = [n.strip() for n in args.bots.split(",") if n.strip()]
@@ -212,11 +234,7 @@ def main(argv: list[str] | None = None) -> int:
                 clock.searched += cell.clock.searched
                 print(cell.line(lineup, fair), flush=True)
                 if args.csv:
-                    lo, hi = wilson(cell.wins, cell.played)
-                    with open(args.csv, "a", encoding="utf-8") as f:
-                        f.write(f"{args.bots.replace(',', ' ')},{variant},{players},{kind},"
-                                f"{cell.played},{cell.wins},{lo:.4f},{hi:.4f},"
-                                f"{cell.seconds:.1f}\n")
+                    _append_csv(args.csv, args.bots, cell)
     calls, searched = clock.calls, clock.searched
     if calls:
         total = sum(calls)

@@ -61,7 +61,8 @@ PLAIN_KEYS = (
 SCREEN_KEYS = (
     "Keys: 1-9 and 0 (10th), then letters a-z for cards beyond, play a card (! first to declare "
     "with it); d draw, p pass, ! declare, c catch, y/r/g/b name a suit, Enter let an offer "
-    "go or go on after a hand, / chat, ? help, Esc close, q leave.",
+    "go or go on after a hand, h hint (what the strong bot would play here and why), / chat, "
+    "? help, Esc close, q leave.",
     "PgUp/PgDn (and the arrows, the mouse wheel) scroll the log back and forth; the host's "
     "Ctrl+Y copies the invite code (the terminal must allow it: OSC 52).",
 )

@@ -52,6 +52,8 @@ from dernier_p2p.rules import (
 SUIT_KEYS = "yrgb"
 HELP_WORDS = ("?", "h", "help")
 HINT_WORDS = ("hint",)
+THINKING = "Thinking…"
+"""What a seat's log shows while a hint is thought out."""
 WARN_S = 10.0  # a warning this long before the turn's time runs out
 LEAVE_ASK = "Leave the table?"
 """How the question to leave begins (see :func:`leave_warning`)."""
@@ -429,10 +431,13 @@ class HumanAgent:
         view); thought out in a worker thread, so the table goes on meanwhile."""
         from dernier_p2p.bots.hint import hint
 
-        self.echo("  Thinking…")
+        self.echo(f"  {THINKING}")
         words = await trio.to_thread.run_sync(
             lambda: hint(state, seat, dict(view), self.names or None)
         )
+        if not self.show_table:  # the full-screen table: one log line, wrapped at the log's width
+            self.echo(f"  Hint: {words}")
+            return
         width = max(40, shutil.get_terminal_size((80, 24)).columns) - 2
         for line in textwrap.wrap(f"Hint: {words}", width):
             self.echo(f"  {line}")
@@ -537,6 +542,11 @@ class HumanAgent:
                     answer = (await self._ask(move.prompt, state, until)).strip().lower()
                     if answer in ("q", "quit"):
                         await self.confirm_leave(state)
+                        continue
+                    if answer in HINT_WORDS:  # the question stays open
+                        await self.show_hint(state, seat, view)
+                        if self.current() is not state:
+                            return None
                         continue
                     if answer not in move.answers:
                         try:  # another move typed instead (a card number, d): take it

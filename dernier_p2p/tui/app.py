@@ -4,7 +4,9 @@ Panels: the players (cards held, scores, whose turn with its countdown), the cen
 named suit, pending draws, direction), a scrolling log in plain words, your hand with a key per
 card and the playable ones marked, and the open prompt or out-of-turn offer with its countdown.
 Keys become lines for the human agent (see :mod:`.link`), so the screen and ``--plain`` share
-one interpretation of input. ``?`` shows the variant's rules and the keys. ``/`` opens a line to
+one interpretation of input. ``?`` shows the variant's rules and the keys; ``h``, when a move of
+the seat's is asked, puts in the log what the strong bot would play and why (thought out in a
+worker thread, as ``hint`` in ``--plain``: the table goes on meanwhile). ``/`` opens a line to
 talk to the table: every key then goes into it until Enter sends it (Esc drops it); the line
 comes back in every seat's log ("Bea: hello") once the host has sequenced it.
 """
@@ -26,7 +28,7 @@ from textual.widgets import RichLog, Static
 
 from dernier_p2p.cli.follow import names_of
 from dernier_p2p.cli.help import help_lines
-from dernier_p2p.cli.human import LEAVE_ASK, leave_warning
+from dernier_p2p.cli.human import LEAVE_ASK, THINKING, leave_warning
 from dernier_p2p.protocol.messages import MAX_CHAT
 from dernier_p2p.rules import to_act
 from dernier_p2p.tui.link import COPY_KEY, ScreenLink
@@ -48,9 +50,11 @@ from dernier_p2p.tui.view import (
 )
 
 WATCHING = "Watching: you have no seat. Each hand shows in the log once revealed."
-KEYS = ("? help", "Enter: let an offer go / next hand", "/ chat", "q leave")
+KEYS = ("? help", "h hint", "Enter: go on", "/ chat", "q leave")
 WATCH_KEYS = ("? help", "q stop watching")
 COMMAND_KEYS = {"d", "p", "c", "y", "r", "g", "b", "k", "l", "n", "q"}
+HINT_KEY = "h"
+NO_HINT = "A hint is for a move of yours: press h when it is your turn or you may jump in."
 STOP_WARNING = ("Stop here? The bots' match and its transcript stay unfinished. "
                 "y = stop, anything else = stay > ")
 LOG_TITLE = "Log · PgUp/PgDn scroll"
@@ -341,6 +345,29 @@ class TableApp(App[None]):
             self.saying = (self.saying + event.character)[:MAX_CHAT]
         self._show_say()
 
+    def _hint_asked(self) -> None:
+        """``h``: a hint when a move of this seat's is asked (its turn, or an out-of-turn offer
+        it may take), else a word in the log saying when to ask."""
+        link = self.link
+        seat = link.seat
+        if link.watching:
+            link.log.append("A watcher has no seat: there is no move to hint at.")
+            return
+        if seat is None or seat.seat is None or not link.prompt:
+            if not link.notices or link.notices[-1] != THINKING:  # not while one is thought out
+                link.log.append(NO_HINT)
+            return
+        state = seat.session.state
+        held = bool(link.pacer is not None and link.pacer.hand_held)
+        try:
+            moves = seat.session.legal() if state is not None else []
+        except Exception:  # noqa: BLE001 - a passing state: no hint now
+            moves = []
+        if held or not moves or link.prompt.startswith(LEAVE_ASK):
+            link.log.append(NO_HINT)
+            return
+        self._send("hint")
+
     def _confirm_text(self) -> str:
         """The question "q" asks when no prompt is open."""
         if self.link.left:
@@ -410,6 +437,8 @@ class TableApp(App[None]):
             self.push_screen(HelpScreen(help_lines(variant, screen=True)))
         elif key == "!":
             self.typed = "!"  # then a card key plays it with the declaration; Enter declares
+        elif key == HINT_KEY:
+            self._hint_asked()
         elif key and key in HAND_KEYS:
             number = HAND_KEYS.index(key) + 1
             self._send(f"{number}!" if self.typed == "!" else str(number))

@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from dernier_p2p.bots import HeuristicBot
+from dernier_p2p.bots import HeuristicBot, SearchBot
 from dernier_p2p.bots.belief import Belief, BeliefError, fitting
 from dernier_p2p.rules import Card, MatchFormat, deck_cards, get_variant, parse_card, parse_cards
 from dernier_p2p.rules.simulate import Dealer, Table, play_match
@@ -90,3 +90,53 @@ def test_a_view_that_does_not_fit_the_table_is_refused() -> None:
     with pytest.raises(BeliefError, match="does not fit"):
         Belief(table.state, 0, view)
     assert parse_cards("4B") == [Card(parse_card("4B").rank, parse_card("4B").suit)]
+
+
+@pytest.mark.parametrize("variant", ["dernier", "originale", "moderno", "standard"])
+def test_the_search_bots_worlds_keep_every_public_fact_through_a_match(variant: str) -> None:
+    """At each decision of a search bot, what it holds (the faces it remembers, the voids
+    its tracker inferred) is true of the real deal, and every world dealt from it keeps every
+    public fact: the public faces, its own hand and remembered cards where they are, the
+    deck's cards once each, and no hidden slot dealt a card its holder showed it did not hold
+    (the real deal is one such world)."""
+    rules = get_variant(variant, match=MatchFormat("hands", 2))
+    dealer = Dealer(rules, 5)
+    counts: Counter[str] = Counter()
+    bot = SearchBot(3, iterations=6)
+
+    def policy(state, seat, view):
+        move = bot(state, seat, view)
+        memory, voids = bot._memory, bot.tracker.voids
+        try:
+            belief = Belief(state, seat, view, memory, voids)
+        except BeliefError:
+            return move
+        live = [x for h in state.hands for x in h] + list(state.pile)
+        for x, card in memory.items():
+            if x in live:
+                assert dealer.face(state, x) == card  # remembered where it went
+                counts["remembered"] += x not in state.hands[seat]
+        for x, void in belief.voids.items():
+            assert dealer.face(state, x) not in void
+            counts["voids"] += 1
+        rng = random.Random(len(counts))
+        for _ in range(20):
+            faces = belief.deal(rng)
+            for x, card in state.faces.items():
+                assert faces[x] == card
+            for x in state.hands[seat]:
+                assert faces[x] == view[x]
+            for x, card in memory.items():
+                if x in live:
+                    assert faces[x] == card
+            for x, void in belief.voids.items():
+                assert faces[x] not in void, (x, faces[x])
+            on_table = [faces[x] for x in live] + [state.faces[x] for x in state.discard]
+            assert Counter(on_table) == Counter(deck_cards(rules.deck))
+        counts["decisions"] += 1
+        return move
+
+    players = 3
+    policies = [policy] + [HeuristicBot(k) for k in range(1, players)]
+    state, _ = play_match(rules, players, policies, dealer=dealer, max_moves=20_000)
+    assert state.match_over and counts["decisions"] > 20 and counts["voids"] > 10, counts

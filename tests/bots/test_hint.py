@@ -70,3 +70,20 @@ def test_moves_in_words() -> None:
     assert move_words(state, 0, Draw(0), NAMES) == "draw a card"
     assert move_words(state, 0, Pass(0), NAMES) == "pass, keeping the card you drew"
     assert move_words(state, 0, None, NAMES) == "let play go on"
+
+
+def test_the_hint_reads_no_hidden_face() -> None:
+    """Two deals that differ only in what Ann cannot see (Bea's hand, the pile): the same
+    words, figures included; a view holding every face (a careless caller) changes nothing."""
+    rules = get_variant("dernier")
+    mine = "JY 3B 5B 9B 2R"
+    worlds = [
+        Table(rules, [mine, "4Y 6Y 8R 9G QG"], first="4B", then="KR 7G", dealer=1),
+        Table(rules, [mine, "AB 7B QB KB 10B"], first="4B", then="2Y 8Y", dealer=1),
+    ]
+    said = [hint(w.state, 0, w.dealer.view(w.state, 0), NAMES, iterations=80, seed=2)
+            for w in worlds]
+    assert said[0] == said[1] and "play-outs to the end of the hand" in said[0]
+    table = worlds[1]
+    everything = {x: table.dealer.face(table.state, x) for h in table.state.hands for x in h}
+    assert hint(table.state, 0, everything, NAMES, iterations=80, seed=2) == said[0]

@@ -29,3 +29,29 @@ def test_specs_with_a_budget() -> None:
 def test_a_bad_spec_is_named(spec: str) -> None:
     with pytest.raises(ValueError, match="unknown bot"):
         make_bot(spec, 0)
+
+
+def test_the_strong_level_is_the_search_at_its_default_budget() -> None:
+    from dernier_p2p.bots.search import DEFAULT_ITERATIONS
+
+    strong = make_bot("strong", 5)
+    assert (strong.iterations, strong.seconds, strong.method) == (DEFAULT_ITERATIONS, None,
+                                                                  "flat")
+    assert make_bot("search", 5).iterations == DEFAULT_ITERATIONS
+
+
+def test_the_command_line_offers_the_levels() -> None:
+    """``dernier play --bots`` and ``dernier host|join --bot --level`` take exactly the
+    levels; ``play`` defaults to the normal bots, ``--level`` to nothing (normal with
+    ``--bot``)."""
+    from dernier_p2p.cli.main import _level, main
+
+    def option(command: str, name: str):
+        return next(p for p in main.commands[command].params if p.name == name)
+
+    bots = option("play", "bots")
+    assert tuple(bots.type.choices) == LEVELS and bots.default == DEFAULT_LEVEL
+    for command in ("host", "join"):
+        level = option(command, "level")
+        assert tuple(level.type.choices) == LEVELS and level.default is None
+    assert _level(True, None) == DEFAULT_LEVEL and _level(True, "strong") == "strong"

@@ -321,3 +321,19 @@ async def test_hint_says_what_the_strong_bot_would_play_and_why() -> None:
     assert text.count("q = leave > ") == 2  # the prompt came back after the hint
     assert any("hint says what the strong bot would play" in line
                for line in help_lines("dernier"))
+
+
+async def test_hint_at_the_suit_question_keeps_the_question_open() -> None:
+    """`hint` typed at the question a wild card asks (name a suit) gives the hint, and the
+    question stays open; on the full-screen table (no table printed) the hint is one line,
+    which the screen's log wraps at its own width."""
+    state, seat, view, moves = _with_face("moderno", Card(Rank.WILD, None))
+    agent, out = _agent("1\nhint\ng\n", state)
+    agent.show_table = False
+    move = await agent(state, seat, view)
+    assert isinstance(move, Play) and move.suit is Suit.GREEN and move in moves
+    text = "".join(out)
+    assert "no such suit" not in text and text.count("Name a suit") == 2
+    hints = [line for line in out if line.startswith("  Hint: ")]
+    assert len(hints) == 1 and hints[0].count("\n") == 1, out
+    assert len(hints[0]) > 80  # not cut at the terminal's width

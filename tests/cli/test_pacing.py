@@ -14,6 +14,7 @@ import trio
 import trio.testing
 
 from dernier_p2p.bots import HeuristicBot, SearchBot
+from dernier_p2p.bots.levels import LEVELS, make_bot
 from dernier_p2p.cli.human import HumanAgent
 from dernier_p2p.cli.pacing import Pacer, paced_bot
 from dernier_p2p.cli.table import BOT_PACE
@@ -228,5 +229,27 @@ def test_a_searching_bot_thinks_during_the_human_pace() -> None:
         # a heuristic bot keeps the same pause
         move, took, _ = await _ask(paced_bot(HeuristicBot(0), pacer, 0.8), state, seat, view)
         assert isinstance(move, Play) and took >= 0.75
+
+    trio.run(main)
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_bots_of_every_level_keep_the_human_pace(level: str) -> None:
+    """``--bots easy|normal|strong`` with a person at the table: each waits the table's pause
+    before its move (the strong one thinking meanwhile, in a worker thread, at its own default
+    budget), and moves without it once the person has left."""
+    state, seat, view = _search_table()
+
+    async def main() -> None:
+        pacer = Pacer(3.0, hand_key=False)
+        agent = paced_bot(make_bot(level, 0), pacer, 0.8)
+        move, took, gap = await _ask(agent, state, seat, view)
+        assert move in legal_moves(state, seat, view)
+        assert took >= 0.75, f"the {level} bot moved after {took:.2f} s"
+        assert gap < 0.4  # the table's loop ran meanwhile
+        pacer.leave()
+        move, took, _ = await _ask(paced_bot(make_bot(level, 0), pacer, 30.0), state, seat,
+                                   view)
+        assert move in legal_moves(state, seat, view) and took < 20
 
     trio.run(main)

@@ -45,7 +45,9 @@ def test_a_small_arena_runs_every_cell(tmp_path: Path) -> None:
     assert all("fair" in line and "think" in line for line in lines)
     assert "search@5 vs heuristic vs heuristic" in run.stdout
     assert "decisions/s; think time median" in run.stdout
-    assert len(csv.read_text().splitlines()) == 8
+    rows = csv.read_text().splitlines()
+    assert rows[0].startswith("lineup,variant,players") and len(rows) == 9
+    assert all(len(row.split(",")) == 13 for row in rows)
     bad = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "bench_bots.py"), "--bots", "search,nobot"],
         capture_output=True, text=True, env=env, timeout=60,

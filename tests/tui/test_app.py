@@ -9,9 +9,14 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from dernier_p2p.bots.hint import hint
+from dernier_p2p.cli.follow import names_of
+from dernier_p2p.cli.help import help_lines
+from dernier_p2p.cli.human import THINKING
 from dernier_p2p.cli.table import Seating, play_local
 from dernier_p2p.protocol.verify import verify_file
 from dernier_p2p.rules import Phase, Play
+from dernier_p2p.tui.app import KEYS, NO_HINT, keys_line
 from dernier_p2p.tui.link import ScreenLink
 from tests.tui.helpers import (
     LIMIT,
@@ -598,3 +603,77 @@ def test_leaving_with_no_prompt_open_resigns_and_the_bots_finish(tmp_path: Path)
     assert verdict.ok and verdict.summary.finished, verdict
     assert verdict.summary.standings[-1] == 0, verdict
     assert not any("lost connection" in x for x in link_box[0].log), link_box[0].log
+
+
+def test_the_hint_key_puts_the_strong_bots_move_in_the_log_at_a_move_of_yours(
+        tmp_path: Path) -> None:
+    """"h" before the table has asked anything says when to ask; at Ann's turn it puts the
+    strong bot's move for her seat and why in the log, the words ``hint`` gives for her own
+    view (its figures the search's), one line, and her prompt comes back; with the question
+    to leave open, "h" gives no hint."""
+
+    async def scenario(pilot, link) -> None:
+        log = lambda: "\n".join(link.log)  # noqa: E731
+        assert not link.prompt
+        await pilot.press("h")
+        await until(pilot, lambda: NO_HINT in log(), "the word that a hint waits for a move")
+        await until(pilot, lambda: in_turn(link), "Ann's first turn")
+        seat = link.seat
+        state = seat.session.state
+        expected = hint(state, seat.seat, dict(seat.session.view), names_of(seat))
+        await pilot.press("h")
+        line = await until(pilot, lambda: next((x for x in link.log if x.startswith("Hint: ")),
+                                               None), "the hint")
+        assert line == f"Hint: {expected}"
+        assert THINKING in link.log[:link.log.index(line)]
+        assert "play-outs to the end of the hand" in line or "Nothing else is worth" in line
+        await until(pilot, lambda: in_turn(link), "Ann's prompt again")
+        assert seat.session.state is state  # nobody moved meanwhile: it was Ann's decision
+        await pilot.press("q")
+        await until(pilot, lambda: "y = leave" in link.prompt, "the question to leave")
+        shown = log().count(NO_HINT)
+        await pilot.press("h")
+        await until(pilot, lambda: log().count(NO_HINT) == shown + 1, "no hint at a question")
+        assert log().count("Hint: ") == 1
+        await pilot.press("n")
+        await until(pilot, lambda: in_turn(link) and "y = leave" not in link.prompt,
+                    "Ann's turn again")
+        cards = playable(link)
+        await pilot.press(key_of(link, cards[0]) if cards else "d")
+        await until(pilot, lambda: seat.session.state is not state, "Ann's move")
+
+    run_screen_test(_local(tmp_path, "dernier", {"match": ["hands", 1]}, 3), scenario,
+                    size=(60, 20))
+
+
+def test_the_hint_key_is_in_the_key_help_at_60_columns() -> None:
+    """The key line at 60 columns (on its own row, or in the hand panel's border) and the ?
+    help name the hint key."""
+    assert "h hint" in keys_line(KEYS, 60 - 2)
+    assert "h hint" in keys_line(KEYS, 60 - 8)
+    assert any("h hint" in line for line in help_lines("dernier", screen=True))
+
+
+def test_the_hint_key_at_an_out_of_turn_offer(tmp_path: Path) -> None:
+    """Seed 3 deals Ann two Wild+4 in moderno: after she plays one, "h" at the jump-in offer
+    weighs jumping in with the other against letting play go on, and the offer's keys come
+    back while its window runs."""
+
+    async def scenario(pilot, link) -> None:
+        await until(pilot, lambda: in_turn(link), "Ann's first turn")
+        view = link.seat.session.view
+        first = next(x for x in my_hand(link) if str(view[x]) == "WILD4")
+        await pilot.press(key_of(link, first))
+        await until(pilot, lambda: "Name a suit" in link.prompt, "the suit prompt")
+        await pilot.press("y")
+        await until(pilot, lambda: "jump in" in link.prompt, "the jump-in offer")
+        await pilot.press("h")
+        line = await until(pilot, lambda: next((x for x in link.log if x.startswith("Hint: ")),
+                                               None), "the hint")
+        assert line.startswith(("Hint: Jump in with Wild+4", "Hint: Let play go on")), line
+        keys = pilot.app.query_one("#offers")
+        await until(pilot, lambda: "jump in" in link.prompt and keys.display and
+                    "jump in with Wild+4" in keys.render().plain, "the offer's keys again")
+
+    run_screen_test(_local(tmp_path, "moderno", {"match": ["hands", 1]}, 3, offer_s=60.0),
+                    scenario)
