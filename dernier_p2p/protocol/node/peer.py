@@ -360,9 +360,13 @@ class PeerNode:
 
     # ------------------------------------------------------------------ own envelopes
     def send_own(self, env: dict[str, Any], now: int) -> None:
-        """An envelope of this seat's own (a move, a chat, a deck message, an ack)."""
+        """An envelope of this seat's own (a move, a chat, a deck message, an ack). A seat
+        that stopped on a fault or ended sends nothing more (4.3): a move its player chose
+        just before is dropped."""
         self._now = now
         assert self.own is not None
+        if self.stopped is not None or self.ended is not None:
+            return
         if self.hosting_now:
             assert self.host is not None
             self.host.own_env(env)
@@ -374,7 +378,7 @@ class PeerNode:
             self._send_env(env, now)
 
     def _send_env(self, env: dict[str, Any], now: int) -> None:
-        if not self.up:
+        if not self.up or self.stopped is not None or self.ended is not None:
             return
         self._to_host({"k": "env", "env": env}, now)
         if self.watch is not None:

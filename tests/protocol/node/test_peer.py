@@ -723,3 +723,15 @@ def test_a_host_change_lent_while_playing_on_with_the_replaced_host_resumes_with
         node.advance(t)
         dials += [e.seat for e in node.take() if isinstance(e, act.Dial)]
     assert dials and set(dials) == {1}
+
+
+def test_a_stopped_seat_sends_no_envelope_of_its_own(table: Bed):
+    """(4.3) A seat that refused a record stops: a move or chat its player chose just before
+    is not sent after the refusal (interop.drive, chat-over-limit)."""
+    node = node_of(table, 2, 3)
+    node.from_host({"k": "rec", "rec": second(table, 3)}, 10)
+    node.from_host({"k": "rec", "rec": table.records[4]}, 10)
+    assert stops(run(node, 10)) == [("BAD_CHAIN", HOST)]
+    node.send_own(node.own.session.chat("still here"), 20)
+    sent = [e.frame for e in node.take() if isinstance(e, fx.Send)]
+    assert not any(f.get("k") == "env" for f in sent)
