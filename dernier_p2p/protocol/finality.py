@@ -37,7 +37,8 @@ def holders(records: Sequence[dict[str, Any]], j: int) -> set[int]:
             seats.add(h)
         if rec is records[j]:
             continue
-        if isinstance(env, dict) and env.get("head") in late and isinstance(env.get("seat"), int):
+        head = env.get("head") if isinstance(env, dict) else None
+        if isinstance(head, bytes) and head in late and isinstance(env.get("seat"), int):
             seats.add(env["seat"])
     return seats
 

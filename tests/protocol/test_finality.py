@@ -67,3 +67,15 @@ def test_a_seat_goes_over_only_from_a_history_not_final_to_one_that_is() -> None
     # never from a final record, even to another final one
     assert not goes_over(old, old[:3] + chain([(1, 1, 2), (1, 2, 3), (1, 3, 3)], base, b"x")[3:], 5)
     assert not goes_over(old, old, 5)  # no split
+
+
+def test_records_from_another_peer_that_are_junk_show_nothing_and_raise_nothing() -> None:
+    """Rebuild records come from a host before they are checked (7.11): junk shows no
+    holder, and an unhashable head echo is no crash."""
+    recs = chain([(0, 0, None), (0, 1, 0), (0, 2, 1)])
+    listy = dict(recs[2], env=dict(recs[2]["env"], head=[1, 2]))
+    assert holders(recs[:2] + [listy], 1) == {0}
+    assert holders(recs[:2] + [["not", "a", "record"]], 1) == {0}
+    assert holders([None, 7, "x"], 0) == set()
+    assert holders(recs[:2] + [dict(recs[2], env={"seat": 2, "head": {"a": 1}})], 1) == {0}
+    assert not goes_over(recs, recs[:1] + [None, None], 3)
