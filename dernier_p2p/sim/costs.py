@@ -4,7 +4,9 @@ Work is counted in the units of PROTOCOL.md 18.2 (one group multiplication each,
 :mod:`dernier_p2p.protocol.liveness.budgets`); a unit costs ``unit_ms`` on a process of speed 1
 (0.1 ms: what it measures on the reference machine, ``benchmarks/bench_budgets.py``), and
 ``unit_ms / speed`` on a slower one. Applying a record costs the work of checking it, plus, when
-it makes this seat compute its own shuffle, the work of that shuffle.
+it makes this seat compute its own shuffle, the work of that shuffle; a record this seat holds
+already (every lender lends the same records, 4.6) costs one unit, as the node only compares its
+hash.
 """
 
 from __future__ import annotations
@@ -41,7 +43,10 @@ class Costs:
         if item is not None and own is not None:
             env = item.get("env") if isinstance(item, dict) else None
             body = env.get("body") if isinstance(env, dict) else None
-            if isinstance(body, dict):
+            i = item.get("i") if isinstance(item, dict) else None
+            if isinstance(i, int) and not isinstance(i, bool) and 0 <= i <= own.last:
+                pass  # held already (a second lender's copy, a raced resume): a hash compared
+            elif isinstance(body, dict):
                 cards = _cards(own)
                 units = record_units(body, cards)
                 if body.get("type") in ("shuffle", "key_reveal"):

@@ -745,6 +745,38 @@ CASES = {
         '387746264, 1699612308651), (-38, 219579763, 1699780393315)], constants={}), faults=['
         'Kill(at=6076, pid=0, until=6258, clean=False)])'
     ),
+    # Seven seats; seat 1 on a CPU 25 times slower than the reference (beyond its budgets), the
+    # host killed at 16.2 s. Five seats lent seat 1 the same records, and the cost model charged
+    # each copy the work of checking it (the node only compares a held record's hash): seat 1
+    # sat on 750 copies for two minutes, answering probes but never resuming, and the new host's
+    # table could only abandon. Fix: a held record costs one unit in the model.
+    "copies-of-lent-records-charged-as-new": (
+        "no-contest",
+        "Case(seed=1501809, setup=Setup(players=7, variant='dernier', options={'match': "
+        "['hands', 1], 'hand_size': 3}, timers={'turn_ms': 4812, 'declare_ms': 716, 'grace_ms':"
+        ' 6016}, listens=None, speeds=[1.0, 0.039, 1.0, 1.0, 1.0, 1.0, 1.0], clocks=[(0, '
+        '298047404, 1699701852944), (0, 66943331, 1699933113024), (0, 821132611, '
+        '1699178808624), (0, 886958463, 1699112927642), (0, 540545197, 1699459514293), (0, '
+        '219325210, 1699780650435), (0, 173804298, 1699826105061)], constants={}), '
+        'faults=[Kill(at=16212, pid=0, until=16347, clean=True)])'
+    ),
+    # Seven seats; host 0 frozen from 7.7 s to 25.5 s, then censoring seat 2. Seats 2, 4, 5 and 6
+    # deposed it and resumed with candidate 1; their resumes with host 0, begun before, were
+    # answered when it thawed and replaced the candidate's connections. They played with host 0
+    # still marked as deposing it, so they never judged its censorship: two depose votes, no
+    # quorum, the table abandoned. Fix: a late welcome from the deposed host ends the depose.
+    "a-late-welcome-from-the-deposed-host": (
+        "no-contest",
+        "Case(seed=1502175, setup=Setup(players=7, variant='moderno', options={'match': "
+        "['hands', 1], 'hand_size': 3}, timers={'turn_ms': 18396, 'declare_ms': 444, "
+        "'grace_ms': 6264}, listens=[True, True, True, True, True, True, True], speeds=None, "
+        'clocks=[(100, 461491796, 1699538543816), (115, 290450727, 1699709457835), (-51, '
+        '827156111, 1699172868354), (188, 84541792, 1699915384352), (-38, 672547352, '
+        '1699327549903), (-53, 851600505, 1699148475827), (124, 802822893, 1699197275888)], '
+        "constants={}), faults=[Hostile(at=10582, pid=0, kind='censor', target=2, until=70582),"
+        ' Latency(at=2429, a=0, b=3, latency_ms=331, jitter_ms=171, until=9538), '
+        'Freeze(at=7674, pid=0, until=25517)])'
+    ),
 }
 
 _EQUIVOCATE_605508 = (

@@ -303,6 +303,11 @@ class SeatWatch:
             self.rebuild_from = False
             self._emit(act.Note(rule("lost-table"), "new-host", host))
         else:
+            if host == self.deposing:
+                # at a candidate still gathering, a resume with the host it deposed succeeded
+                # late (the host was frozen meanwhile) and replaced that connection: it plays
+                # with that host again, and judges it afresh (censored, host-late)
+                self.deposing, self.why, self.round = None, None, []
             self._emit(act.Note(rule("reconnect"), "reconnected", host))
 
     def dial_failed(self, host: int, now: int) -> None:

@@ -337,6 +337,28 @@ def test_the_first_seat_of_the_cycle_to_welcome_it_is_its_host():
     assert said(w.advance(GONE + URGE)) == []  # no more urges or dials
 
 
+def test_a_late_welcome_from_the_deposed_host_ends_the_depose():
+    """At a candidate still gathering, a resume with the old host begun before (the host was
+    frozen) is answered and replaces that connection: the seat plays with the old host again
+    as with any host, judging it afresh; a later loss of it is a lost host, not the next
+    candidate's turn (seed 1502175: four seats kept deposing a host they played with, and
+    never judged its censorship)."""
+    bed, w = four_seats()
+    w.disconnected(0)
+    w.advance(0)
+    w.advance(GONE)
+    w.connected(1, GONE + 80)
+    w.advance(GONE + 80)
+    assert w.phase == PLAY and w.deposing == 0
+    w.connected(0, GONE + 200)
+    assert said(w.advance(GONE + 200)) == [("Note", "reconnect", "reconnected", 0, 0)]
+    assert w.phase == PLAY and w.deposing is None and w.round == []
+    w.disconnected(GONE + 300)
+    assert said(w.advance(GONE + 300)) == [("Note", "reconnect", "host-lost", 0, GONE),
+                                           ("Dial", "reconnect", 0, 3)]
+    assert w.phase == PLAY
+
+
 def test_a_seat_keeping_its_host_dials_the_old_host_only_once_the_connection_is_lost():
     """After ``censored`` the seat is still connected to the host it deposes: its cycle is the
     candidates but itself; once that connection is lost (here: silent), the old host too."""
