@@ -23,6 +23,7 @@ from dernier_p2p.cli.pacing import Pacer
 from dernier_p2p.net.seat import LocalSeat, Notice, Presence
 from dernier_p2p.protocol.node.own import shufflers
 from dernier_p2p.protocol.session import SessionEvent
+from dernier_p2p.protocol.votes import quorum
 from dernier_p2p.rules import events as ev
 
 __all__ = ["Narrator", "names_of", "progress_line", "session_notice"]
@@ -155,6 +156,7 @@ class Narrator:
         self._presence = 0
         self._notices = 0
         self._counts: dict[tuple[int, int], int] = {}
+        self._end_told = ""  # what was told of the match's end: "", "waiting" or "final"
         # the prompt open at the terminal, if any: lines printed meanwhile end its line first,
         # and it is printed again after them
         self.open_prompt: Callable[[], str] | None = None
@@ -233,6 +235,31 @@ class Narrator:
         self._events = len(events)
         if scored and self.pacer is not None:
             self.pacer.hold_hand()
+        line = self._end_line(seat)
+        if line:
+            self.log.append(line)
+            self.echo(line)
+
+    def _end_line(self, seat: LocalSeat) -> str | None:
+        """Once the match is over here: a line while the table has not yet confirmed its end
+        (PROTOCOL.md 7.11: the result is the table's once a quorum holds the last record),
+        and one when it has, each told once."""
+        own = seat.own
+        session = own.session
+        if not session.finished or session.no_contest or seat.stopped is not None:
+            return None
+        m = len(session.chain.at_table)
+        if own.final:
+            if self._end_told != "waiting":
+                self._end_told = "final"
+                return None  # (final at once: nothing was awaited)
+            self._end_told = "final"
+            return "The table has confirmed the result."
+        if self._end_told:
+            return None
+        self._end_told = "waiting"
+        return (f"Waiting for the table to confirm the result ({len(own.end_holders)} of "
+                f"{quorum(m)} seats so far)…")
 
     async def countdown(self, seat: LocalSeat, every: float = COUNTDOWN_EVERY) -> None:
         """While another seat is away, a line every ``every`` seconds with the time it has left

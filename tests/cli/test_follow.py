@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import random
+
 import trio
 import trio.testing
 
+from dernier_p2p.bots import HeuristicBot
 from dernier_p2p.cli.follow import (
     Narrator,
     countdown_line,
@@ -14,9 +17,11 @@ from dernier_p2p.cli.follow import (
 )
 from dernier_p2p.net.seat import LocalSeat, Notice, Presence
 from dernier_p2p.protocol.envelope import genesis_hash, sign_envelope
+from dernier_p2p.protocol.local import LocalTable, play_round
 from dernier_p2p.protocol.node.own import OwnSeat
 from dernier_p2p.protocol.sequencer import Sequencer
 from dernier_p2p.protocol.session import SessionEvent
+from dernier_p2p.wire.hashing import digest
 from dernier_p2p.wire.identity import IdentityKey
 from dernier_p2p.wire.version import PROTOCOL_VERSION
 
@@ -172,3 +177,34 @@ def test_a_seat_rebuilt_from_a_new_hosts_records_is_told_from_where_the_chains_p
     assert lines[2:] == ["Cid hosts the table from now on.", "You host the table from now on."]
     narrator.flush()
     assert len(lines) == 4
+
+
+def test_the_end_is_told_waiting_for_the_table_then_confirmed() -> None:
+    """PROTOCOL.md 7.11: at three seats the match's last record is the table's once a quorum
+    (two) holds it. Until a second seat's ack shows it holding that record, the player reads
+    that the table has still to confirm the result; then that it has, each once."""
+    seeds = [bytes([30 + k]) * 32 for k in range(3)]
+    table = LocalTable("dernier", seeds, {"match": ["hands", 1]})
+    table.deliver()
+    policies = [HeuristicBot(k) for k in range(3)]
+    rng = random.Random(3)
+    while not table.sessions[0].finished:
+        play_round(table, policies, rng)
+    own = OwnSeat.from_records(table.identities[0],
+                               digest("dernier-p2p/local-seed", seeds[0]), table.records)
+    assert own.session.finished and not own.final
+    lines: list[str] = []
+    narrator = Narrator(lines.append, [], colour=False, progress=False)
+    narrator.seat = LocalSeat(own, None)
+    narrator.flush()
+    assert lines[-1] == "Waiting for the table to confirm the result (1 of 2 seats so far)…"
+    told = len(lines)
+    narrator.flush()
+    assert len(lines) == told
+    table.send(table.sessions[1].ack())
+    table.deliver()
+    own.apply(table.records[-1], 0)
+    assert own.final
+    narrator.flush()
+    narrator.flush()
+    assert lines[told:] == ["The table has confirmed the result."]
