@@ -21,7 +21,7 @@ from typing import Any
 import msgpack
 
 from dernier_p2p.bots.random_bot import RandomBot
-from dernier_p2p.fuzz import group_target, relay_target
+from dernier_p2p.fuzz import finality_target, group_target, relay_target
 from dernier_p2p.fuzz.mutate import mutate_bytes, mutate_value
 from dernier_p2p.net import handshake as hs
 from dernier_p2p.net import links, relay
@@ -513,6 +513,12 @@ class Targets:
         own = OwnSeat(None, None, decode(data), b"")
         check_host(own.session.keys[own.session.host])
 
+    # --------------------------------------------------------------- finality (7.11)
+    def make_finality(self, rng: random.Random) -> tuple[list[Any], list[Any], Any]:
+        """Two histories of the three-seat match (a host change in it), the second changed
+        from a random index on (:mod:`.finality_target`)."""
+        return finality_target.make(self.matches[1].records, rng)
+
     # --------------------------------------------------------------- registry
     def get(self, name: str) -> Target:
         table: dict[str, Target] = {
@@ -526,9 +532,10 @@ class Targets:
             "watch": Target("watch", self.make_watch, self.run_watch),
             "relay": Target("relay", relay_target.make, relay_target.run, relay_target.dump),
             "group": Target("group", group_target.make, group_target.run),
+            "finality": Target("finality", self.make_finality, finality_target.run),
         }
         return table[name]
 
 
 IN_PROCESS = ("frames", "handshake", "records", "transcript", "datagram", "router", "watch",
-              "relay", "group")
+              "relay", "group", "finality")

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
 
+from dernier_p2p.fuzz import finality_target
 from dernier_p2p.fuzz.runner import run
 from dernier_p2p.fuzz.targets import EXPECTED, IN_PROCESS, Target, Targets
+from dernier_p2p.protocol.finality import goes_over
 from dernier_p2p.wire.canonical import encode
 
 
@@ -23,7 +26,8 @@ def test_a_short_budget_finds_no_crash(targets: Targets, name: str, tmp_path: Pa
     report = run(targets.get(name), cases=150, seconds=20, seed=1, out=tmp_path)
     assert report.crashes == 0 and report.hangs == 0, report.saved
     assert report.cases > 0 and report.peak_kib > 0
-    if name not in ("transcript", "relay", "group"):  # a verdict, own refusals, a comparison
+    if name not in ("transcript", "relay", "group", "finality"):  # a verdict, own refusals,
+        # a comparison, pure functions that refuse nothing
         assert report.refused > report.cases // 2  # the mutations reach the checks
 
 
@@ -122,3 +126,16 @@ def test_the_relay_target_finds_a_relay_that_keeps_a_gone_table(
     report = run(Targets().get("relay"), cases=60, seed=1, out=tmp_path)
     assert report.crashes > 0
     assert "still registered" in Path(report.saved[0]).with_suffix(".txt").read_text()
+
+
+def test_the_finality_target_reaches_a_seat_going_over(targets: Targets) -> None:
+    """Some cases split two histories where one shows the split record final and the other
+    does not: :func:`~dernier_p2p.protocol.finality.goes_over` answers yes there."""
+    rng = random.Random(5)
+    over = 0
+    for _ in range(150):
+        own, other, m = targets.make_finality(rng)
+        finality_target.run((own, other, m))
+        if isinstance(m, int) and not isinstance(m, bool) and m >= 2:
+            over += goes_over(own, other, m) or goes_over(other, own, m)
+    assert over > 0
