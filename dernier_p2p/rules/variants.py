@@ -93,6 +93,9 @@ class Rules:
     errors_penalised: bool = False  # originale: wrong plays are taken back and cost a draw
     error_penalty: int = 2
     timeout: str = "forfeit"  # "forfeit" | "penalty" (draw error_penalty, pass) | "draw_pass"
+    # a Leave at three or more seats in play: "end" the match (seed 000/001, the leaver
+    # forfeits) or "play_on" (the seat goes out, the others play a new hand)
+    leave: str = "play_on"
     scoring: str = "dernier"  # "dernier" | "wins" | "penalty" | "winner_takes"
     out_bonus: int = 50
     others_score: bool = True  # (reading, dernier) others score the other players' cards
@@ -105,6 +108,7 @@ class Rules:
             (self.declaration in ("window", "with_play", "catch"), "declaration"),
             (self.pile_empty in ("end", "reshuffle"), "pile_empty"),
             (self.timeout in ("forfeit", "penalty", "draw_pass"), "timeout"),
+            (self.leave in ("end", "play_on"), "leave"),
             (self.scoring in ("dernier", "wins", "penalty", "winner_takes"), "scoring"),
             (self.first_card in ("dealer", "standard"), "first_card"),
             (2 <= self.min_players <= self.max_players, "min_players/max_players"),
@@ -176,6 +180,7 @@ _CHOICES = {
     "declaration": ("window", "with_play", "catch"),
     "pile_empty": ("end", "reshuffle"),
     "timeout": ("forfeit", "penalty", "draw_pass"),
+    "leave": ("end", "play_on"),
     "scoring": ("dernier", "wins", "penalty", "winner_takes"),
 }
 # int options and their smallest value
@@ -334,6 +339,7 @@ DERNIER = Rules(
     skipped_one_card_declares=True,
     pile_empty="end",
     timeout="forfeit",
+    leave="end",
     scoring="dernier",
     points=_DERNIER_POINTS,
 )

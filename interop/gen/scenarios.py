@@ -23,7 +23,7 @@ from dernier_p2p.rules.events import Drew, Penalty
 from dernier_p2p.wire.canonical import encode
 from dernier_p2p.wire.hashing import digest
 from dernier_p2p.wire.identity import IdentityKey
-from interop.gen.policy import Eager, SkipSeeker
+from interop.gen.policy import Eager, OwnDrawSeeker, SkipSeeker
 
 Script = Callable[[LocalTable], None]
 
@@ -140,6 +140,10 @@ def renumbered_boxes(table: LocalTable) -> set[str]:
 SKIPS = ["Q", "3", "4", "5", "6", "8", "9", "10"]
 """``dernier`` skip ranks that make a skip of a one-card seat common (the Q is the default)."""
 
+PLAY_ON = {"match": ["hands", 1], "leave": "play_on"}
+"""A one-hand ``dernier`` table whose option ``leave`` lets the others play on after a seat goes
+out (7.9); ``dernier``'s default ends the match."""
+
 MATCH_ENDS = [
     ("dernier", "hands", 2), ("dernier", "target", 100),
     ("originale", "hands", 2), ("originale", "target", 2), ("originale", "wins", 2),
@@ -157,8 +161,14 @@ SCENARIOS: list[Scenario] = [
              comment="dernier at two seats: a seat lets its clock run out; with no majority "
              "to judge it the match ends as no contest (nobody ranked)"),
     Scenario("dernier-4p-left", "dernier", 4, frozenset({"SeatOut"}), script={2: leave(2)},
-             comment="dernier: a seat leaves a table of four; the hand is void and the other "
-             "three play a new hand"),
+             options=PLAY_ON,
+             comment="dernier with option leave play_on: a seat leaves a table of four; the "
+             "hand is void and the other three play a new hand"),
+    Scenario("dernier-4p-left-ends", "dernier", 4, frozenset({"Forfeited"}),
+             script={2: leave(2)}, whole=True,
+             comment="dernier (option leave end, its default: seed 000/001): a seat leaves a "
+             "table of four and the match ends there, the leaver ranked last with -1 match "
+             "point, +1 to each other seat; the hand in progress is never revealed"),
     Scenario("standard-4p-resign", "standard", 4, frozenset({"SeatOut"}), script={3: resign(1)},
              comment="standard: a seat resigns at a table of four; the hand is void and the "
              "other three play a new hand"),
@@ -170,15 +180,16 @@ SCENARIOS: list[Scenario] = [
              "from table seat 2 binds its number 1, and the secrets derive the transfer keys "
              "from those numbers"),
     Scenario("dernier-3p-hostchange", "dernier", 3, frozenset(), script={2: host_change(1)},
-             listen=frozenset({0, 1}),
-             comment="the host is deposed; seat 1 takes over with host_change and the depose "
-             "votes of seats 1 and 2, then left with votes for seat 0, who goes out: the two "
-             "others play a new hand (seats 0 and 1 list a listen address, seat 2 none)"),
+             listen=frozenset({0, 1}), options=PLAY_ON,
+             comment="option leave play_on: the host is deposed; seat 1 takes over with "
+             "host_change and the depose votes of seats 1 and 2, then left with votes for "
+             "seat 0, who goes out: the two others play a new hand (seats 0 and 1 list a "
+             "listen address, seat 2 none)"),
     Scenario("dernier-4p-hostskip", "dernier", 4, frozenset(), script={2: host_change(2)},
-             listen=frozenset({0, 2, 3}),
-             comment="seat 1 lists no listen address, so it cannot host: when the host is "
-             "deposed, seat 2 takes over with the depose votes of seats 2, 1 and 3, then left "
-             "with votes for seat 0; the three others play a new hand"),
+             listen=frozenset({0, 2, 3}), options=PLAY_ON,
+             comment="option leave play_on: seat 1 lists no listen address, so it cannot host: "
+             "when the host is deposed, seat 2 takes over with the depose votes of seats 2, 1 "
+             "and 3, then left with votes for seat 0; the three others play a new hand"),
     Scenario("dernier-8p", "dernier", 8, frozenset(), forget=0.2,
              options={"match": ["hands", 1], "hand_size": 2},
              comment="a hand of dernier at eight seats"),
@@ -214,6 +225,18 @@ SCENARIOS: list[Scenario] = [
              comment="dernier, every number card a skip as well as the Q: a skip played "
              "undeclared as the second-last card skips a seat holding one card; the next "
              "seat's move closes both declaration windows"),
+    Scenario("dernier-2p-own-draw", "dernier", 2, frozenset({"Penalty:own-draw"}),
+             forget=0.0, policy=OwnDrawSeeker, stop_after="Penalty:own-draw", extra_rounds=2,
+             options={"match": ["hands", 3], "hand_size": 3, "skip_ranks": SKIPS}, trials=1,
+             whole=True,
+             comment="dernier at two seats, every number card a skip as well as the Q: a seat "
+             "plays a skip undeclared down to one card, moves again and draws; it pays the 2 "
+             "penalty cards first, then takes the card it drew (seed 000/001)"),
+    Scenario("standard-2p-first-reverse", "standard", 2, frozenset({"FlippedReverse"}),
+             forget=0.0, stop_after="FlippedReverse", extra_rounds=2, trial0=3, trials=1,
+             whole=True,
+             comment="standard at two seats: the first card turned up is a reverse, and the "
+             "dealer plays first (seed 004: the first action card applies)"),
     Scenario("moderno-2p-first-rotate", "moderno", 2, frozenset({"FirstRotated"}), forget=0.0,
              options={"match": ["hands", 1], "hand_size": 1}, stop_after="FirstRotated",
              extra_rounds=1, trial0=17, trials=1, whole=True,
@@ -255,6 +278,8 @@ def event_names(events: list[Any]) -> set[str]:
         out.add(kind)
         if isinstance(ev, Drew):
             out.add(f"Drew:{ev.reason}")
+            if ev.reason == "draw" and penalised and penalised[-1] == ev.seat:
+                out.add("Penalty:own-draw")  # its own draw closed its declaration window
         elif isinstance(ev, Penalty):
             out.add(f"Penalty:{getattr(ev, 'rule', '')}")
             if ev.rule == "declaration":
@@ -268,6 +293,8 @@ def event_names(events: list[Any]) -> set[str]:
             flipped = kind == "Flipped"
         elif kind == "HandsRotated" and flipped:
             out.add("FirstRotated")
+        if kind == "Flipped" and ev.card.rank.value == "REVERSE":
+            out.add("FlippedReverse")
         elif kind == "SessionEvent":
             out.add(f"session:{ev.kind}")
     return out

@@ -31,11 +31,14 @@ from dernier_p2p.protocol.session import Session
 from dernier_p2p.rules import (
     Cut,
     Dealt,
+    Declare,
+    Draw,
     Drew,
     HandScored,
     HandsRotated,
     HandsSwapped,
     IllegalMove,
+    Phase,
     Play,
     Timeout,
     to_act,
@@ -393,6 +396,36 @@ def last_swap_names_no_target(state: Any, move: Any):
     return rules_apply(state, move)
 
 
+def leaving_plays_on(variant: str, options: dict):
+    """Point 26, the other reading: in ``dernier`` a seat that leaves a table of three or more
+    goes out and the others play on (RULES.md once said the seeds were silent; seed 000/001 ends
+    the match, option ``leave`` ``end`` by default)."""
+    return dataclasses.replace(bridge.rules_from_table(variant, options), leave="play_on")
+
+
+def own_draw_lapses(state: Any, move: Any):
+    """Point 27, the other reading: a seat whose declaration window is open and that draws on
+    its own extra turn at one card sees the obligation lapse (at two cards) instead of paying
+    the 2 penalty cards first: as if it had declared just before its draw."""
+    if (isinstance(move, Draw) and move.seat in state.owes
+            and state.rules.declaration == "window" and len(state.hands[move.seat]) == 1):
+        state, _ = rules_apply(state, Declare(move.seat))
+    return rules_apply(state, move)
+
+
+def first_reverse_lets_the_first_player_start(state: Any, move: Any):
+    """Point 28, the other reading: in ``standard`` at two seats a first reverse changes
+    nothing but the direction and the dealer's next seat starts (seed 004: the first action
+    card applies, so the dealer starts)."""
+    new, events = rules_apply(state, move)
+    if (state.phase is Phase.FLIP and new.phase is Phase.PLAY and new.top is not None
+            and new.top.rank is Rank.REVERSE and new.players - len(new.out) == 2
+            and new.rules.first_card == "standard"):
+        new = new._replace(turn=next(s for s in range(new.players)
+                                     if s != new.dealer and s not in new.out))
+    return new, events
+
+
 # ---------------------------------------------------------------- the cases fail them
 OTHER_READINGS = [
     # (point, case, the reading's patches)
@@ -432,6 +465,9 @@ OTHER_READINGS = [
     (23, "ambiguity-abandon-after-ack", {"ChainChecker.vote_since": abandon_stale_after_ack}),
     (25, "moderno-2p-target-match", {"apply": last_swap_needs_target}),
     (25, "ambiguity-last-swap-target", {"apply": last_swap_names_no_target}),
+    (26, "dernier-4p-left-ends-match", {"rules_from_table": leaving_plays_on}),
+    (27, "dernier-2p-own-draw-match", {"apply": own_draw_lapses}),
+    (28, "standard-2p-first-reverse-match", {"apply": first_reverse_lets_the_first_player_start}),
 ]
 
 
