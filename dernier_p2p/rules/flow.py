@@ -107,10 +107,12 @@ def can_draw(st: State) -> bool:
 
 def leave_ends_match(state: State) -> bool:
     """Whether a ``Leave`` now ends the match (the leaver forfeits) rather than putting the seat
-    out while the others play on: always under option leave "end" (``dernier``, seed 000/001);
-    else with two seats in play or fewer, or before the first dealer is chosen."""
+    out while the others play on: always under option leave "end" (``dernier``, seed 000/001;
+    not under readings 3, which have no such option); else with two seats in play or fewer, or
+    before the first dealer is chosen."""
+    rules = state.rules
     return (
-        state.rules.leave == "end"
+        (rules.leave == "end" and rules.readings >= 4)
         or state.players - len(state.out) <= 2
         or state.phase is DEALER_PHASE
     )
@@ -194,12 +196,14 @@ def close_windows(s: list, ev: Events, mover: int, draws: bool = False) -> None:
     seat but ``mover``: a seat's own moves leave its window open (it closes when another seat
     moves), except, under declaration "window", a move by which ``mover`` ``draws`` (a Draw,
     a time-out's draw) while it still holds its one card: its own window closes too, in the
-    order the windows opened (seed 000/001: whoever forgets DERNIER at one card draws two)."""
+    order the windows opened (seed 000/001: whoever forgets DERNIER at one card draws two; not
+    under readings 3, where the mover's window stays open and lapses at two cards)."""
     owes = s[OWES]
     if not owes:
         return
     rules: Rules = s[0]
-    own = draws and rules.declaration == "window" and len(s[HANDS][mover]) == 1
+    own = (draws and rules.declaration == "window" and rules.readings >= 4
+           and len(s[HANDS][mover]) == 1)
     s[OWES] = (mover,) if mover in owes and not own else ()
     if rules.declaration == "catch":
         return

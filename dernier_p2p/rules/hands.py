@@ -215,8 +215,12 @@ def on_flip(st: State, s: list, mv: Flip, ev: Events) -> None:
             ev.append(DirectionChanged(-1))
             # the common rule: the dealer starts, the other way round, at any number of
             # seats in play (with two, the reverse acts on the first player, who does not
-            # start: docs/RULES.md `standard`)
-            s[TURN] = dealer
+            # start: docs/RULES.md `standard`); readings 3: with two seats in play a reverse
+            # changes nothing else unless it skips (reverse_skips_with_two), the first starts
+            if rules.readings >= 4 or n - len(st.out) > 2 or rules.reverse_skips_with_two:
+                s[TURN] = dealer
+            else:
+                s[TURN] = first
         else:
             apply_effects(s, dealer, card, None, None, ev)
         settle(s, ev)

@@ -533,11 +533,13 @@ def on_leave(st: State, s: list, mv: Leave, ev: Events) -> None:
 
 def forfeit(st: State, s: list, seat: int, reason: str, ev: Events) -> None:
     """The match ends, ``seat`` ranked last (then the seats out, the first out last); with
-    timeout "forfeit", -1 match point to ``seat`` and +1 to each other seat in play."""
+    timeout "forfeit", -1 match point to ``seat`` and +1 to each other seat in play (readings
+    3: to each other seat, in play or out)."""
     n = st.players
     if st.rules.timeout == "forfeit":  # a seat already out keeps its match points
+        out = st.out if st.rules.readings >= 4 else ()
         s[MATCH_POINTS] = tuple(
-            p + (-1 if i == seat else 0 if i in st.out else 1)
+            p + (-1 if i == seat else 0 if i in out else 1)
             for i, p in enumerate(st.match_points)
         )
     ev.append(Forfeited(seat, reason, s[MATCH_POINTS]))

@@ -14,6 +14,9 @@ from dernier_p2p.rules.cards import NUMBER_RANKS, Rank, deck_cards
 R = Rank
 
 MATCH_KINDS = ("hands", "target", "wins", "penalty_limit", "first_to")
+# the values of ``Rules.readings``: the readings of protocol version 3 (also read for version 2)
+# and of version 4
+READINGS = (3, 4)
 
 
 @dataclass(frozen=True)
@@ -100,6 +103,15 @@ class Rules:
     out_bonus: int = 50
     others_score: bool = True  # (reading, dernier) others score the other players' cards
     points: tuple[tuple[Rank, int], ...] = ()  # card points; number ranks not listed: face value
+    # Which readings of three points the engine follows (docs/RULES.md "Readings by protocol
+    # version"): 4, the seeds' (a dernier leave ends the match as option leave says; a seat at
+    # one card that draws on its own extra turn pays its declaration penalty first; a first
+    # reverse at two seats lets the dealer start); 3, the earlier ones, which transcripts of
+    # protocol versions 2 and 3 are read with (option leave does not exist: a seat that leaves
+    # three or more in play goes out; the own draw lets the obligation lapse; the dealer's next
+    # seat starts after a first reverse at two seats unless reverse_skips_with_two; a forfeit
+    # gives +1 to the seats out too). Not a table option: a session takes it from the version.
+    readings: int = 4
     _info: dict = field(default=None, init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
@@ -254,6 +266,8 @@ def _check_options(rules: Rules) -> None:
     """Check every option's type and range (ValueError naming the option); normalise rank
     values given as strings to Rank and lists to tuples."""
     put = object.__setattr__
+    if type(rules.readings) is not int or rules.readings not in READINGS:
+        raise _bad(rules, "readings", "one of " + ", ".join(map(str, READINGS)))
     if not isinstance(rules.name, str):
         raise ValueError(f"a rule set's name is a string, not {rules.name!r}")
     if not isinstance(rules.deck, str):
