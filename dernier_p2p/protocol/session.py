@@ -188,7 +188,7 @@ class Session:
             raise ProtocolError("TABLE_MISMATCH", host, f"table keys: {exc}") from None
         self.chain.feed(rec)
         try:
-            self.rules = rules_from_table(body["variant"], body["options"])
+            self.rules = rules_from_table(body["variant"], body["options"], body["version"])
             self.state: State = new_match(self.rules, n)
         except (ValueError, TypeError) as exc:
             raise ProtocolError("TABLE_MISMATCH", host, f"table: {exc}") from None
