@@ -48,6 +48,7 @@ from dernier_p2p.rules.cards import Rank, deck_cards
 from dernier_p2p.rules.scoring import standings
 from dernier_p2p.wire.canonical import decode, encode
 from dernier_p2p.wire.hashing import digest
+from dernier_p2p.wire.version import PROTOCOL_VERSION, READABLE_VERSIONS
 from interop.adapters.dernier_p2p_adapter import Verifier
 from interop.cases import adapter_input, load_cases
 
@@ -194,17 +195,18 @@ def penalty_before_exchange(hands, events, out=()):
     return ops, new_hands
 
 
-def first_rotate_names_only(variant: str, options: dict):
+def first_rotate_names_only(variant: str, options: dict, version: int = PROTOCOL_VERSION):
     """Point 15, the other reading: a first card that is a rotate only names the colour (the
     option ``first_rotate_acts`` off; it is on by default)."""
-    return dataclasses.replace(bridge.rules_from_table(variant, options), first_rotate_acts=False)
+    rules = bridge.rules_from_table(variant, options, version)
+    return dataclasses.replace(rules, first_rotate_acts=False)
 
 
-def exchange_before_declaration(variant: str, options: dict):
+def exchange_before_declaration(variant: str, options: dict, version: int = PROTOCOL_VERSION):
     """Point 16, the other reading: a swap or rotate played as the second-last card is judged
     on the hand the exchange leaves (no penalty when it leaves several cards; the option
     ``declare_before_exchange`` off; seed 003 and the default charge it)."""
-    rules = bridge.rules_from_table(variant, options)
+    rules = bridge.rules_from_table(variant, options, version)
     return dataclasses.replace(rules, declare_before_exchange=False)
 
 
@@ -396,11 +398,12 @@ def last_swap_names_no_target(state: Any, move: Any):
     return rules_apply(state, move)
 
 
-def leaving_plays_on(variant: str, options: dict):
+def leaving_plays_on(variant: str, options: dict, version: int = PROTOCOL_VERSION):
     """Point 26, the other reading: in ``dernier`` a seat that leaves a table of three or more
     goes out and the others play on (RULES.md once said the seeds were silent; seed 000/001 ends
     the match, option ``leave`` ``end`` by default)."""
-    return dataclasses.replace(bridge.rules_from_table(variant, options), leave="play_on")
+    rules = bridge.rules_from_table(variant, options, version)
+    return dataclasses.replace(rules, leave="play_on")
 
 
 def own_draw_lapses(state: Any, move: Any):
@@ -478,6 +481,7 @@ def test_the_case_fails_the_other_reading(monkeypatch, point, case_id, patches):
     with reading(monkeypatch, patches):
         got = verdict(case_id)
     assert got != expected(case_id), f"point {point}: {case_id} does not tell the readings apart"
+    assert got[1] != "TABLE_MISMATCH", f"point {point}: the reading's rules refuse the table"
 
 
 def test_a_timeout_after_a_draw_fails_the_reading_that_draws_again(monkeypatch):
@@ -501,7 +505,7 @@ def test_ties_past_the_documented_keys(case_id):
     hands won, then the seat); the `-seat` cases rank two losers tied on every other key (both
     never drew) by seat."""
     inp = adapter_input(CASES[case_id])
-    obs = Session(None, None, decode(inp["records"][0]))
+    obs = Session(None, None, decode(inp["records"][0]), versions=READABLE_VERSIONS)
     for raw in inp["records"][1:]:
         obs.receive(decode(raw))
     st = obs.state
