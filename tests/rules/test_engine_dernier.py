@@ -483,6 +483,22 @@ def test_two_players_a_q_down_to_one_card_undeclared_then_a_draw_pays_the_penalt
     assert not any(isinstance(e, Penalty) for e in t.pass_(1) + t.draw(0))  # charged once
 
 
+def test_readings_3_an_own_draw_at_one_card_lets_the_window_lapse():
+    """Version 3's reading (``readings`` 3, the rules of a version-2 or -3 transcript): the same
+    moves as above cost nothing; the seat's window stays open through its own draw and the
+    obligation lapses at two cards."""
+    t = Table(get_variant("dernier", hand_size=2, readings=3), ["2Y 3Y", "QB 5B"],
+              first="10B", then="7G 8G 9G 10G")
+    t.play(1, "QB")
+    pile = t.state.pile
+    ev = t.draw(1)
+    assert not any(isinstance(e, Penalty) for e in ev)
+    assert [(e.seat, e.slots, e.reason) for e in ev if isinstance(e, Drew)] == [
+        (1, pile[0:1], "draw")]
+    assert t.state.owes == () and t.state.hand_sizes == (2, 2)  # at two cards it lapsed
+    t.pass_(1)
+    assert not any(isinstance(e, Penalty) for e in t.draw(0))
+
 
 def test_two_declaration_penalties_in_one_move_follow_the_order_the_windows_opened():
     """Seat 1's Q skips seat 2 (one card: it must declare again) and leaves seat 1 at one card

@@ -335,6 +335,16 @@ def test_first_card_reverse_with_two_players_lets_the_dealer_start():
         assert snap(t) == (0, "REVERSER", None, 0, (7, 7))
     t = Table(S, [H0, H1], first="REVERSER", dealer=1)
     assert t.state.turn == 1 and to_act(t.state) == 1
+    # version 3's reading (readings 3: a version-2 or -3 transcript): with two players a first
+    # reverse changes nothing but the direction and the first player starts, unless a reverse
+    # skips with two (reverse_skips_with_two): then the dealer starts
+    old = Table(get_variant("standard", readings=3), [H0, H1], first="REVERSER")
+    assert old.state.direction == -1 and old.state.turn == 1
+    assert snap(old) == (1, "REVERSER", None, 0, (7, 7))
+    skips = get_variant("standard", readings=3, reverse_skips_with_two=True)
+    assert Table(skips, [H0, H1], first="REVERSER").state.turn == 0
+    three = Table(get_variant("standard", readings=3), [H0, H1, H0], first="REVERSER")
+    assert three.state.turn == three.state.dealer  # at three seats as in version 4
     # a reverse played in the hand with two players changes nothing but the direction
     t3 = Table(S, ["REVERSEG 7G SKIPG DRAW2R WILD WILD4 9B", H1], first="5G", dealer=1)
     t3.play(0, "REVERSEG")

@@ -158,6 +158,26 @@ def test_a_dernier_leaver_at_three_seats_loses_a_match_point_and_the_match_goes_
     assert t.state.standings == (2, 0, 3, 1)
 
 
+def test_readings_3_a_dernier_leave_plays_on_and_a_forfeit_pays_the_seats_out_too() -> None:
+    """Version 3's reading (``readings`` 3, the rules of a version-2 or -3 transcript): option
+    ``leave`` does not exist, so a ``dernier`` seat that leaves at three or more seats in play
+    goes out and the others play on, whatever the option says; the forfeit that ends the match
+    at two seats in play gives +1 to every other seat, out or in play."""
+    hands = ["2Y 3Y 4Y 5Y 6Y", "5G 6G 9B 2R 3R", "4R 6R 8B 2B 3B", "3G 4B 5B 6B 9G"]
+    for leave in ("end", "play_on"):
+        t = Table(get_variant("dernier", readings=3, leave=leave), hands, first="9R", dealer=0)
+        assert not leave_ends_match(t.state)
+        t.move(Leave(1))
+        assert not t.state.match_over and t.state.out == (1,)
+        assert t.state.match_points == (1, -1, 1, 1)
+        t.move(Leave(3))
+        assert not t.state.match_over and t.state.match_points == (2, -1, 2, 0)
+        assert leave_ends_match(t.state)  # two in play
+        t.move(Leave(0))
+        assert t.state.match_over and t.state.match_points == (1, 0, 3, 1)
+        assert t.state.standings == (2, 0, 3, 1)
+
+
 def test_whether_a_leave_ends_the_match_follows_the_option() -> None:
     hands = ["2Y 3Y 4Y 5Y 6Y", "5G 6G 9B 2R 3R", "4R 6R 8B 2B 3B", "3G 4B 5B 6B 9G"]
     ends = Table(get_variant("dernier"), hands, first="9R", dealer=0)
