@@ -536,7 +536,7 @@ def forfeit(st: State, s: list, seat: int, reason: str, ev: Events) -> None:
     timeout "forfeit", -1 match point to ``seat`` and +1 to each other seat in play (readings
     3: to each other seat, in play or out)."""
     n = st.players
-    if st.rules.timeout == "forfeit":  # a seat already out keeps its match points
+    if st.rules.timeout == "forfeit":  # a seat already out keeps its match points (readings 4)
         out = st.out if st.rules.readings >= 4 else ()
         s[MATCH_POINTS] = tuple(
             p + (-1 if i == seat else 0 if i in out else 1)
