@@ -5,9 +5,10 @@ bytes of msgpack (a map). The runner writes one case at a time to the adapter's 
 one answer from its stdout (see ``interop/README.md``).
 
 Transcript files (``cases/transcripts/*.dtr``) use the transcript file format of PROTOCOL.md:
-the 20-byte header ``b"DERNIER-TRANSCRIPT\\n\\x03"`` (the magic, then the protocol version, 3)
-then records, each a 4-byte big-endian length and the record's canonical msgpack. The runner
-hands records to the adapter as those bytes.
+the 20-byte header, the magic ``b"DERNIER-TRANSCRIPT\\n"`` and one byte, the protocol version
+of the match (3 or 4: that of its record 0's table), then records, each a 4-byte big-endian
+length and the record's canonical msgpack. The runner hands records to the adapter as those
+bytes.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ import msgpack
 LENGTH_SIZE = 4
 MAX_MESSAGE = 1 << 28
 TRANSCRIPT_MAGIC = b"DERNIER-TRANSCRIPT\n"
-TRANSCRIPT_VERSION = 3
+TRANSCRIPT_VERSION = 4  # the protocol version the cases are for
+# the versions of the recorded matches: a client of version 4 verifies both (PROTOCOL.md 20)
+TRANSCRIPT_VERSIONS = (3, 4)
 TRANSCRIPT_HEADER = TRANSCRIPT_MAGIC + bytes([TRANSCRIPT_VERSION])
 
 
@@ -74,9 +77,10 @@ def read_transcript_records(path: str | Path) -> list[bytes]:
     if not data.startswith(TRANSCRIPT_MAGIC) or len(data) <= len(TRANSCRIPT_MAGIC):
         raise ValueError(f"{path}: not a transcript file")
     version = data[len(TRANSCRIPT_MAGIC)]
-    if version != TRANSCRIPT_VERSION:
-        raise ValueError(f"{path}: a transcript of protocol version {version}; these cases and "
-                         f"their adapters speak version {TRANSCRIPT_VERSION}")
+    if version not in TRANSCRIPT_VERSIONS:
+        raise ValueError(f"{path}: a transcript of protocol version {version}; these cases hold "
+                         f"matches of versions {TRANSCRIPT_VERSIONS[0]} and "
+                         f"{TRANSCRIPT_VERSIONS[1]}")
     out, at = [], len(TRANSCRIPT_HEADER)
     while at < len(data):
         if at + LENGTH_SIZE > len(data):
@@ -90,9 +94,11 @@ def read_transcript_records(path: str | Path) -> list[bytes]:
     return out
 
 
-def write_transcript_records(path: str | Path, records: list[bytes]) -> None:
-    """Write raw record bytes as a transcript file."""
-    parts = [TRANSCRIPT_HEADER]
+def write_transcript_records(
+    path: str | Path, records: list[bytes], version: int = TRANSCRIPT_VERSION
+) -> None:
+    """Write raw record bytes as a transcript file of protocol ``version`` (record 0's)."""
+    parts = [TRANSCRIPT_MAGIC + bytes([version])]
     for rec in records:
         parts.append(len(rec).to_bytes(LENGTH_SIZE, "big") + rec)
     Path(path).write_bytes(b"".join(parts))

@@ -5,7 +5,8 @@
 ``cases/transcripts/``. Every case group of :data:`interop.gen.groups.GROUPS` then derives its
 cases from those matches: one record changed (signed again by its author and by the host where
 needed, so that only the intended fault is present), or a cheat injected into a replay of the
-same match. Every case's expected verdict is the reference implementation's (the adapter's
+same match, or a whole match signed again as one of another protocol version. Every case's
+expected verdict is the reference implementation's (the adapter's
 observer), and for an invalid case the generator checks that the code and the seat at fault are
 the intended ones: a case whose verdict is not the intended one is an error, not a case.
 """
@@ -57,8 +58,12 @@ def main(argv: list[str] | None = None) -> int:
         size = sum(len(x) for x in b.raw)
         print(f"{sc.name}: trial {b.trial}, {len(b.records)} records, {size} bytes, events "
               f"{sorted(sc.want & b.events)}", file=sys.stderr)
-        write_transcript_records(out / "transcripts" / f"{sc.name}.dtr", b.raw)
+        write_transcript_records(out / "transcripts" / f"{sc.name}.dtr", b.raw, sc.version)
+    recorded = set(bases)
     build_groups(bases)
+    for name, b in bases.items():  # matches a group made (signed again as another version)
+        if name not in recorded:
+            write_transcript_records(out / "transcripts" / f"{name}.dtr", b.raw, b.sc.version)
     kept = check_all(bases)
     write_cases(kept, out)
     return 0

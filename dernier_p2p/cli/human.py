@@ -41,10 +41,10 @@ from dernier_p2p.rules import (
     Move,
     NameSuit,
     Pass,
-    Phase,
     Play,
     State,
     Suit,
+    leave_ends_match,
     legal_moves,
     to_act,
 )
@@ -60,10 +60,12 @@ LEAVE_ASK = "Leave the table?"
 
 
 def leave_warning(state: State | None, bots: bool = False) -> str:
-    """The question before leaving, saying what the resignation does at this table: at two
-    players in play, or before the first dealer is chosen, the match ends; else the others
-    play on (``bots``: the other seats are bots in this process, which finish the match)."""
-    if state is None or state.players - len(state.out) <= 2 or state.phase is Phase.DEALER:
+    """The question before leaving, saying what the resignation does at this table: where the
+    rules end the match on a leave (``dernier`` at any number of seats, as its seed says; every
+    variant at two players in play or before the first dealer is chosen) the match ends; else
+    the others play on (``bots``: the other seats are bots in this process, which finish the
+    match)."""
+    if state is None or leave_ends_match(state):
         what = "You resign: the match ends here and you rank last."
     elif bots:
         what = "You resign and rank last; the bots finish the match without you."

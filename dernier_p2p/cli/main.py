@@ -52,7 +52,9 @@ def main(verbose: bool) -> None:
 
 
 # --------------------------------------------------------------------------- shared options
-def _match_options(variant: str, players: int, hands: int | None, target: int | None) -> dict:
+def _match_options(
+    variant: str, players: int, hands: int | None, target: int | None, leave: str | None = None
+) -> dict:
     """The table's rule options; usage errors (exit 2) for impossible choices."""
     if hands is not None and target is not None:
         raise click.UsageError("choose either --hands or --target, not both")
@@ -65,8 +67,9 @@ def _match_options(variant: str, players: int, hands: int | None, target: int | 
         if target < 1:
             raise click.BadParameter("must be at least 1", param_hint="--target")
         fmt = MatchFormat("target", target)
+    extra = {} if leave is None else {"leave": leave}
     try:
-        rules = get_variant(variant, **({"match": fmt} if fmt else {}))
+        rules = get_variant(variant, **({"match": fmt} if fmt else {}), **extra)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     if not rules.min_players <= players <= rules.max_players:
@@ -74,7 +77,7 @@ def _match_options(variant: str, players: int, hands: int | None, target: int | 
             f"{variant} is for {rules.min_players} to {rules.max_players} players",
             param_hint="--players",
         )
-    return {} if fmt is None else {"match": [fmt.kind, fmt.value]}
+    return ({} if fmt is None else {"match": [fmt.kind, fmt.value]}) | extra
 
 
 def _check_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
@@ -120,6 +123,11 @@ players_option = click.option(
 )
 hands_option = click.option("--hands", type=int, default=None, help="Match of N hands.")
 target_option = click.option("--target", type=int, default=None, help="Match to a target score.")
+leave_option = click.option(
+    "--leave", type=click.Choice(["end", "play_on"]), default=None,
+    help="When a player leaves a table of three or more: end the match (the leaver ranks last) "
+         "or play on without them. Default: the variant's (dernier: end; the others: play_on).",
+)
 transcript_option = click.option(
     "--transcript", type=click.Path(dir_okay=False, path_type=Path), default=None,
     help="Where to write the transcript (default: a new file in the data folder).",
@@ -303,6 +311,7 @@ def _final(seat: Any, transcript: Path | None, seating: Any = None) -> None:
 @players_option
 @hands_option
 @target_option
+@leave_option
 @click.option("--seed", type=SEED, default=None, help="Seed for a reproducible table.")
 @click.option("--auto", is_flag=True, help="All seats played by bots; no prompts.")
 @click.option("--bots", "bots", type=click.Choice(LEVELS), default=DEFAULT_LEVEL,
@@ -314,18 +323,19 @@ def _final(seat: Any, transcript: Path | None, seating: Any = None) -> None:
 @offer_option
 @plain_option
 def play(
-    variant: str, players: int, hands: int | None, target: int | None, seed: int | None,
-    auto: bool, bots: str, name: str, transcript: Path | None, no_colour: bool,
-    offer_seconds: float, plain: bool,
+    variant: str, players: int, hands: int | None, target: int | None, leave: str | None,
+    seed: int | None, auto: bool, bots: str, name: str, transcript: Path | None,
+    no_colour: bool, offer_seconds: float, plain: bool,
 ) -> None:
     """Sit at a table on this machine: you against bot peers (bots only with --auto).
 
     Every bot is a peer of its own speaking the protocol over loopback TCP; the deck is
-    shuffled by all of them together. If you leave (q), you resign: the bots finish the match
-    without you and the result is shown."""
+    shuffled by all of them together. If you leave (q), you resign and rank last: the match
+    ends there (two players, or dernier), or the bots finish it without you (--leave play_on);
+    the result is shown."""
     from dernier_p2p.cli.table import Seating, play_local
 
-    options = _match_options(variant, players, hands, target)
+    options = _match_options(variant, players, hands, target, leave)
     if seed is None:
         seed = int.from_bytes(os.urandom(4), "little")
     path = _transcript_path(transcript, variant)
@@ -377,6 +387,7 @@ def _local_address(ipv6: bool = False) -> str:
 @players_option
 @hands_option
 @target_option
+@leave_option
 @click.option("--port", type=click.IntRange(0, 65535), default=47630, show_default=True,
               help="TCP port to listen on (0: any free port).")
 @click.option("--bind", default="0.0.0.0", show_default=True, help="Address to listen on.")
@@ -408,7 +419,8 @@ def _local_address(ipv6: bool = False) -> str:
                    "your shuffles follow from it, so anyone who knows it knows your shuffles.")
 @peer_options
 def host(
-    variant: str, players: int, hands: int | None, target: int | None, port: int, bind: str,
+    variant: str, players: int, hands: int | None, target: int | None, leave: str | None,
+    port: int, bind: str,
     advertise: str | None, name: str, table_name: str | None, no_announce: bool,
     turn_seconds: int, offer_seconds: float, send_first: bool, send_first_old: bool,
     relay: str | None,
@@ -425,7 +437,7 @@ def host(
     from dernier_p2p.net.host import HostConfig
     from dernier_p2p.net.timers import Timers
 
-    options = _match_options(variant, players, hands, target)
+    options = _match_options(variant, players, hands, target, leave)
     level = _level(bot, level)
     relay_at = None if relay is None else _parse_address(relay, "--relay")
     identity = _identity(key)
@@ -884,7 +896,8 @@ def verify(file: Path, envelopes: Path | None) -> None:
 
     Exit 0 when it checks, 1 when a fault is found (the seat at fault is named) or the
     transcript ends before the match is over (nobody is at fault), 2 when the file cannot be
-    read as a transcript. Transcripts of protocol version 2 are checked too."""
+    read as a transcript. Transcripts of protocol versions 2 and 3 are checked too, with the
+    rules their version had."""
     from dernier_p2p.protocol.verify import INCOMPLETE, UNREADABLE, verify_file
 
     try:

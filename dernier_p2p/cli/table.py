@@ -174,9 +174,9 @@ class Seating:
                   "transcript unfinished).")
 
     def how_left(self) -> str | None:
-        """After the match: "ended" when this seat's leaving ended it (two players in play,
-        or no first dealer yet), "bots" when the others played on without it, None when the
-        seat did not leave."""
+        """After the match: "ended" when this seat's leaving ended it (``dernier``, two
+        players in play, or no first dealer yet), "bots" when the others played on without it,
+        None when the seat did not leave."""
         seat = self.seat
         if not self.leaving or seat is None:
             return None

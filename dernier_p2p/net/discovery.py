@@ -2,7 +2,7 @@
 
 Datagram (one canonical msgpack map, at most :data:`MAX_DATAGRAM` bytes)::
 
-    {"magic": "dernier-p2p/lan", "version": 3, "name": str, "variant": str,
+    {"magic": "dernier-p2p/lan", "version": 4, "name": str, "variant": str,
      "free": int (seats still free), "port": int (the host's TCP port),
      "host": str (optional: the address the host advertises, 1..253 printable characters
      without spaces)}

@@ -3,12 +3,12 @@
 Every frame (see :mod:`.framing`, at most :data:`MAX_FRAME` bytes) holds one canonical msgpack map
 with a kind ``"k"``. The handshake::
 
-    host -> peer  {"k": "challenge", "version": 3, "nonce": 32 bytes,
+    host -> peer  {"k": "challenge", "version": 4, "nonce": 32 bytes,
                    "table": {"name", "variant", "players", "taken", "key"}}
-    peer -> host  {"k": "hello", "version": 3, "name": str, "key": 32 bytes,
+    peer -> host  {"k": "hello", "version": 4, "name": str, "key": 32 bytes,
                    "listen": [host, port] | None, "sig": 64 bytes}
-               or {"k": "resume", "version": 3, "key": 32 bytes, "have": int, "sig": 64 bytes}
-               or {"k": "watch", "version": 3, "have": int}  (a watcher: no seat, PROTOCOL.md 4.10)
+               or {"k": "resume", "version": 4, "key": 32 bytes, "have": int, "sig": 64 bytes}
+               or {"k": "watch", "version": 4, "have": int}  (a watcher: no seat, PROTOCOL.md 4.10)
     host -> peer  {"k": "welcome", "seat": int}  or  {"k": "error", "code": str, "detail": str}
                   (to a watch: {"k": "watching", "last": int}, then the records after "have")
                   (a welcome to a resume adds "last": the index of the host's last record;

@@ -6,12 +6,12 @@ the relay asks the host to call back, pairs the two connections and from then on
 frames (at most :data:`~.handshake.MAX_FRAME` bytes) each way without decoding them. The table's
 own handshake and records then run end to end through it. Relay frames::
 
-    host   -> relay  {"k": "relay-host", "version": 3, "token": 8 bytes}
+    host   -> relay  {"k": "relay-host", "version": 4, "token": 8 bytes}
     relay  -> host   {"k": "relay-ready"}                      (or an error frame)
-    joiner -> relay  {"k": "relay-join", "version": 3, "token": 8 bytes}
+    joiner -> relay  {"k": "relay-join", "version": 4, "token": 8 bytes}
     relay  -> host   {"k": "relay-call", "id": int}            (on the registration)
     relay  -> joiner {"k": "relay-paired"}                     (or an error frame)
-    host   -> relay  {"k": "relay-answer", "version": 3, "token": 8 bytes, "id": int}
+    host   -> relay  {"k": "relay-answer", "version": 4, "token": 8 bytes, "id": int}
                      (a new connection; after it, both connections are paired)
     relay  -> host   {"k": "relay-ping"}  every PING_S on the registration (liveness)
 

@@ -37,6 +37,7 @@ from dernier_p2p.rules import (
 )
 from dernier_p2p.rules.cards import Card, deck_cards
 from dernier_p2p.rules.flow import rotated
+from dernier_p2p.wire.version import PROTOCOL_VERSION
 
 
 def card_face(deck: str, index: int) -> Card:
@@ -92,15 +93,33 @@ def reshuffle_op(source: Sequence[int], opened_cards: dict[int, int]) -> dict:
     return {"op": "reshuffle", "positions": list(source)}
 
 
-def rules_from_table(variant: str, options: dict) -> Rules:
-    """The rule set of a ``table`` body: ``variant`` with its option overrides.
+# options that a table of an older protocol version may not name: option -> its first version
+OPTION_VERSIONS = {"leave": 4}
+
+
+def readings_of(version: int) -> int:
+    """The engine's ``Rules.readings`` for a table of protocol ``version`` (PROTOCOL.md 20): the
+    seed-rule points of version 4 are read the earlier way in transcripts of versions 2 and 3."""
+    return 4 if version >= 4 else 3
+
+
+def rules_from_table(variant: str, options: dict, version: int = PROTOCOL_VERSION) -> Rules:
+    """The rule set of a ``table`` body of protocol ``version``: ``variant`` with its option
+    overrides, read with that version's readings (:func:`readings_of`).
 
     ``match`` travels as ``[kind, value]``; lists become tuples; anything the rules refuse is a
-    ``ValueError``, as are ``name`` and ``deck`` (the deck is the variant's, PROTOCOL.md 17.1)."""
+    ``ValueError``, as are ``name`` and ``deck`` (the deck is the variant's, PROTOCOL.md 17.1),
+    ``readings`` (the version decides it) and an option newer than ``version``
+    (:data:`OPTION_VERSIONS`)."""
     over: dict[str, Any] = {}
     for key, val in options.items():
         if key in ("name", "deck"):
             raise ValueError(f"{key} is not a table option: the variant decides it")
+        if key == "readings":
+            raise ValueError("readings is not a table option: the table's version decides it")
+        if version < OPTION_VERSIONS.get(key, 0):
+            raise ValueError(f"option {key} is an option of protocol version "
+                             f"{OPTION_VERSIONS[key]}; a table of version {version} has none")
         if key == "match":
             if not isinstance(val, (list, tuple)) or len(val) != 2:
                 raise ValueError("the match option is [kind, value]")
@@ -109,4 +128,4 @@ def rules_from_table(variant: str, options: dict) -> Rules:
             over[key] = tuple(val)
         else:
             over[key] = val
-    return get_variant(variant, **over)
+    return get_variant(variant, **over, readings=readings_of(version))

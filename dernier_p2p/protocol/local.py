@@ -39,7 +39,8 @@ def identity_for(seed: bytes) -> IdentityKey:
 
 class LocalTable:
     """Seats, host and sessions wired in memory. ``tamper(env) -> env`` (tests) may rewrite an
-    envelope before the host sequences it."""
+    envelope before the host sequences it. ``version``: record 0's protocol version (an older
+    readable one records a match as that version played it: tests, the conformance suite)."""
 
     def __init__(
         self,
@@ -49,8 +50,10 @@ class LocalTable:
         host: int = 0,
         tamper: Tamper | None = None,
         listen: Sequence[tuple[str, int] | None] | None = None,
+        version: int = PROTOCOL_VERSION,
     ) -> None:
         n = len(seeds)
+        self.versions = (version,)
         where = list(listen) if listen is not None else [None] * n
         self.n = n
         self.seeds = [bytes(s) for s in seeds]
@@ -58,7 +61,7 @@ class LocalTable:
         self.identities = [identity_for(s) for s in self.seeds]
         body = {
             "type": "table",
-            "version": PROTOCOL_VERSION,
+            "version": version,
             "variant": variant,
             "options": dict(options or {}),
             "players": [
@@ -69,12 +72,13 @@ class LocalTable:
             "timers": dict(DEFAULT_TIMERS),
         }
         self.host_seat = host
-        self.host = Sequencer(self.identities[host], self.game, host)
+        self.host = Sequencer(self.identities[host], self.game, host, versions=self.versions)
         self.clock = 0
         gen = genesis_hash(self.game)
         rec0 = self.sequence(sign_envelope(self.identities[host], self.game, host, 0, gen, body))
         self.sessions = [
-            Session(self.identities[k], k, rec0, digest("dernier-p2p/local-seed", self.seeds[k]))
+            Session(self.identities[k], k, rec0, digest("dernier-p2p/local-seed", self.seeds[k]),
+                    versions=self.versions)
             for k in range(n)
         ]
         self.tamper = tamper
@@ -182,12 +186,13 @@ def run_local_match(
     options: dict | None = None,
     order_seed: int = 0,
     tamper: Tamper | None = None,
+    version: int = PROTOCOL_VERSION,
 ) -> LocalResult:
-    """Play a match of ``players`` seats in memory; stops when it is over or after
-    ``max_moves`` move envelopes."""
+    """Play a match of ``players`` seats in memory (a table of protocol ``version``); stops when
+    it is over or after ``max_moves`` move envelopes."""
     if len(seeds) != players or len(policies) != players:
         raise ValueError("one seed and one policy per seat")
-    table = LocalTable(variant, seeds, options, tamper=tamper)
+    table = LocalTable(variant, seeds, options, tamper=tamper, version=version)
     table.deliver()
     rng = random.Random(order_seed)
     moves = 0

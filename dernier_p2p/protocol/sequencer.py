@@ -7,7 +7,9 @@ the next record. On a fault it raises :class:`ProtocolError` naming ``from_seat`
 unchanged. The first envelope must be the host's own ``table``; the player keys come from it.
 
 A host that takes over after a host failure builds its sequencer from the records it holds
-(``records=``) and submits its own ``host_change`` envelope first.
+(``records=``) and submits its own ``host_change`` envelope first. A host sequences a table of
+this protocol's version alone; ``versions`` widens that for tests and the conformance suite's
+generator, which record matches of older versions (PROTOCOL.md 20).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from dernier_p2p.protocol.envelope import check_envelope, make_record
 from dernier_p2p.protocol.errors import ProtocolError
 from dernier_p2p.protocol.messages import validate_body
 from dernier_p2p.wire.identity import IdentityKey
+from dernier_p2p.wire.version import PROTOCOL_VERSION
 
 
 def _is_int(v: object) -> bool:
@@ -36,19 +39,21 @@ class Sequencer:
         *,
         records: Sequence[dict] = (),
         player_keys: Sequence[bytes] | None = None,
+        versions: tuple[int, ...] = (PROTOCOL_VERSION,),
     ) -> None:
         if not _is_int(host_seat) or not 0 <= host_seat < 10:
             raise ValueError("the host seat is a seat number")
         self.identity, self.game, self.host_seat = host_identity, game, host_seat
         self.public = host_identity.public_bytes()
         self.player_keys = None if player_keys is None else list(player_keys)
+        self.versions = tuple(versions)
         self._records: list[dict] = []
         self.chain: ChainChecker | None = None
         for rec in records:
             if self.chain is None:
                 env = rec.get("env") if isinstance(rec, dict) else None
                 keys = self._table_keys(env.get("body") if isinstance(env, dict) else None, None)
-                self.chain = ChainChecker(game, keys, keys)
+                self.chain = ChainChecker(game, keys, keys, versions=self.versions)
             self.chain.feed(rec)
             self._records.append(rec)
         if self.chain is not None and self.chain.player_keys.get(host_seat) != self.public:
@@ -77,7 +82,8 @@ class Sequencer:
         players = body.get("players") if isinstance(body, dict) else None
         if not isinstance(players, list) or not 2 <= len(players) <= 10:
             raise ProtocolError("MALFORMED", fault, "the first record is a table of 2 to 10 seats")
-        validate_body(body, self.host_seat if fault is None else fault, len(players))
+        validate_body(body, self.host_seat if fault is None else fault, len(players),
+                      versions=self.versions)
         keys = [p["key"] for p in players]
         if self.player_keys is not None and keys != self.player_keys:
             raise ProtocolError("TABLE_MISMATCH", fault, "the table lists other player keys")
@@ -93,7 +99,8 @@ class Sequencer:
         keys = self._table_keys(body, from_seat)
         if self.host_seat >= len(keys) or keys[self.host_seat] != self.public:
             raise ProtocolError("TABLE_MISMATCH", from_seat, "the table lists another host key")
-        self.chain = ChainChecker(self.game, keys, keys, host=self.host_seat)
+        self.chain = ChainChecker(self.game, keys, keys, host=self.host_seat,
+                                  versions=self.versions)
 
     def submit(self, envelope: object, from_seat: int, now_ms: int) -> dict:
         """Sequence ``envelope`` received from seat ``from_seat``'s connection at ``now_ms``."""

@@ -188,7 +188,7 @@ class Session:
             raise ProtocolError("TABLE_MISMATCH", host, f"table keys: {exc}") from None
         self.chain.feed(rec)
         try:
-            self.rules = rules_from_table(body["variant"], body["options"])
+            self.rules = rules_from_table(body["variant"], body["options"], body["version"])
             self.state: State = new_match(self.rules, n)
         except (ValueError, TypeError) as exc:
             raise ProtocolError("TABLE_MISMATCH", host, f"table: {exc}") from None
@@ -692,8 +692,9 @@ class Session:
 
     def _seat_gone(self, seat: int) -> None:
         """``seat`` left (a ``left``, a stall or its own ``resign``): waiting work is dropped
-        and the rules take ``Leave`` (at three or more seats in play the hand is void and the
-        others play on, PROTOCOL.md 7.9; else the match ends)."""
+        and the rules take ``Leave`` (at three or more seats in play under the option ``leave``
+        ``play_on`` the hand is void and the others play on, PROTOCOL.md 7.9; else, as in
+        ``dernier`` by default, the match ends and the hand is never revealed)."""
         self._ops.clear()
         self._await = None
         self._moves.clear()

@@ -19,9 +19,10 @@ the tail are checked and the verdict's ``torn`` describes the tail. The summary 
 transcript holds: the protocol version of its table, variant, players, hands played, scores and
 winner, or that the match ended as no contest (nobody ranked).
 
-A transcript of an older version whose records version 3 still checks unchanged
-(:data:`~dernier_p2p.wire.version.READABLE_VERSIONS`: version 2, PROTOCOL.md 20) is checked
-exactly like one of this version; the summary tells which version it met.
+A transcript of an older version (:data:`~dernier_p2p.wire.version.READABLE_VERSIONS`: versions 2
+and 3, PROTOCOL.md 20) is checked exactly like one of this version, its rules read as its
+version read them (the session takes the readings from record 0's version); the summary tells
+which version it met.
 
 An envelope side file (the envelopes a host received, PROTOCOL.md 21.1) adds the envelopes no
 record carries: judged after the last record, one may prove a fault of its author even when the

@@ -20,6 +20,7 @@ Additions to the API contract (nothing in it was removed or renamed):
   ``Dealer.stacked``, ``Dealer.for_hands``, ``Dealer.face``; ``play_match(..., dealer=None)``;
   ``answer_chance``, ``deal_order`` and the ``Table`` scenario driver.
 - cards: ``parse_card``/``parse_cards`` ("7R", "AB", "JOKER"), ``canonical_card``.
+- ``leave_ends_match(state)``: whether a ``Leave`` now ends the match (option ``leave``).
 - ``BUILD``: which build of the engine runs, compiled or pure Python (see accel.py).
 """
 
@@ -34,7 +35,14 @@ from dernier_p2p.rules.cards import (
     parse_card,
     parse_cards,
 )
-from dernier_p2p.rules.engine import apply, chance_needed, legal_moves, new_match, to_act
+from dernier_p2p.rules.engine import (
+    apply,
+    chance_needed,
+    leave_ends_match,
+    legal_moves,
+    new_match,
+    to_act,
+)
 from dernier_p2p.rules.errors import IllegalMove
 from dernier_p2p.rules.events import (
     Caught,
@@ -154,6 +162,7 @@ __all__ = [
     "chance_needed",
     "deck_cards",
     "get_variant",
+    "leave_ends_match",
     "legal_moves",
     "new_match",
     "parse_card",

@@ -9,7 +9,7 @@ is drawn next (Shuffle), the faces of the first discard (Flip) and of the hands 
 from __future__ import annotations
 
 from dernier_p2p.rules.errors import IllegalMove
-from dernier_p2p.rules.flow import to_act
+from dernier_p2p.rules.flow import leave_ends_match, to_act
 from dernier_p2p.rules.hands import on_choose_dealer, on_flip, on_reveal, on_shuffle
 from dernier_p2p.rules.legal import legal_moves
 from dernier_p2p.rules.moves import (
@@ -52,7 +52,9 @@ from dernier_p2p.rules.variants import (
     Rules,
 )
 
-__all__ = ["apply", "chance_needed", "legal_moves", "new_match", "to_act"]
+__all__ = [
+    "apply", "chance_needed", "leave_ends_match", "legal_moves", "new_match", "to_act",
+]
 
 _new_state = tuple.__new__
 

@@ -30,6 +30,7 @@ from dernier_p2p.rules.state import (
     CHANCE,
     CLOCK,
     CUT_PHASE,
+    DEALER_PHASE,
     DIRECTION,
     DISCARD,
     DRAWN,
@@ -101,6 +102,19 @@ def can_draw(st: State) -> bool:
         st.pending_draw
         or st.pile
         or (st.rules.pile_empty == "reshuffle" and len(st.discard) > 1)
+    )
+
+
+def leave_ends_match(state: State) -> bool:
+    """Whether a ``Leave`` now ends the match (the leaver forfeits) rather than putting the seat
+    out while the others play on: always under option leave "end" (``dernier``, seed 000/001;
+    not under readings 3, which have no such option); else with two seats in play or fewer, or
+    before the first dealer is chosen."""
+    rules = state.rules
+    return (
+        (rules.leave == "end" and rules.readings >= 4)
+        or state.players - len(state.out) <= 2
+        or state.phase is DEALER_PHASE
     )
 
 
@@ -177,19 +191,24 @@ def settle(s: list, ev: Events) -> None:
         end_hand(s, ev)
 
 
-def close_windows(s: list, ev: Events, mover: int) -> None:
+def close_windows(s: list, ev: Events, mover: int, draws: bool = False) -> None:
     """A Play/Draw/Pass/Timeout closes the open declaration windows (penalties first) of every
     seat but ``mover``: a seat's own moves leave its window open (it closes when another seat
-    moves)."""
+    moves), except, under declaration "window", a move by which ``mover`` ``draws`` (a Draw,
+    a time-out's draw) while it still holds its one card: its own window closes too, in the
+    order the windows opened (seed 000/001: whoever forgets DERNIER at one card draws two; not
+    under readings 3, where the mover's window stays open and lapses at two cards)."""
     owes = s[OWES]
     if not owes:
         return
-    s[OWES] = (mover,) if mover in owes else ()
     rules: Rules = s[0]
+    own = (draws and rules.declaration == "window" and rules.readings >= 4
+           and len(s[HANDS][mover]) == 1)
+    s[OWES] = (mover,) if mover in owes and not own else ()
     if rules.declaration == "catch":
         return
     for seat in owes:
-        if seat == mover or len(s[HANDS][seat]) != 1:
+        if (seat == mover and not own) or len(s[HANDS][seat]) != 1:
             continue  # the mover's window stays open; or the obligation lapsed
         ev.append(Penalty(seat, rules.declaration_penalty, "declaration"))
         rest = take(s, seat, rules.declaration_penalty, "penalty-declaration", ev)

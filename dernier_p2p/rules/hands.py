@@ -198,7 +198,6 @@ def on_flip(st: State, s: list, mv: Flip, ev: Events) -> None:
     n = st.players
     f = rules._info["flags"][card.rank]
     first = step(dealer, 1, n, st.out)
-    live = n - len(st.out)
     if rules.first_card == "standard":
         if card.rank == Rank.WILD4:
             source = (slot, *s[PILE])
@@ -214,9 +213,14 @@ def on_flip(st: State, s: list, mv: Flip, ev: Events) -> None:
         if f & REVERSE:
             s[DIRECTION] = -1
             ev.append(DirectionChanged(-1))
-            # the dealer starts, the other way round; with two players a reverse changes
-            # nothing else unless it skips (reverse_skips_with_two): the first player starts
-            s[TURN] = dealer if live > 2 or rules.reverse_skips_with_two else first
+            # the common rule: the dealer starts, the other way round, at any number of
+            # seats in play (with two, the reverse acts on the first player, who does not
+            # start: docs/RULES.md `standard`); readings 3: with two seats in play a reverse
+            # changes nothing else unless it skips (reverse_skips_with_two), the first starts
+            if rules.readings >= 4 or n - len(st.out) > 2 or rules.reverse_skips_with_two:
+                s[TURN] = dealer
+            else:
+                s[TURN] = first
         else:
             apply_effects(s, dealer, card, None, None, ev)
         settle(s, ev)

@@ -32,6 +32,7 @@ from dernier_p2p.rules.flow import (
     close_windows,
     declarations_after_play,
     finish_match,
+    leave_ends_match,
     need_phase,
     need_turn,
     next_seat,
@@ -59,7 +60,6 @@ from dernier_p2p.rules.state import (
     CUT_KEPT,
     CUT_PHASE,
     DEALER,
-    DEALER_PHASE,
     DIRECTION,
     DISCARD,
     DRAWN,
@@ -321,7 +321,7 @@ def on_draw(st: State, s: list, mv: Draw, ev: Events) -> None:
     if not pending and not st.pile and not can_draw(st):
         raise IllegalMove("pile-empty", "the draw pile is empty and nothing can be reshuffled")
     if s[OWES]:
-        close_windows(s, ev, seat)
+        close_windows(s, ev, seat, draws=True)
         if s[HAND_END] is not None:
             settle(s, ev)
             return
@@ -351,8 +351,8 @@ def on_draw(st: State, s: list, mv: Draw, ev: Events) -> None:
                 _DREW.clear()
             e = _DREW[key] = Drew(seat, (slot,), "draw")
         ev.append(e)
-        if s[OWES]:  # only the mover's own window can be open: at two cards it lapses
-            s[OWES] = ()
+        if s[OWES]:  # only the mover's own window can be open (not under declaration
+            s[OWES] = ()  # "window": its draw closed it): at two cards it lapses
         return
     else:
         queue_draw(s, seat, 1, "draw")
@@ -492,7 +492,8 @@ def on_timeout(st: State, s: list, mv: Timeout, ev: Events) -> None:
         suit = st.top.suit if st.top is not None and st.top.suit is not None else Suit.YELLOW
         on_name_suit(st, s, NameSuit(seat, suit), ev)
         return
-    close_windows(s, ev, seat)
+    draws = rules.timeout == "penalty" or bool(st.pending_draw) or st.drawn < 0
+    close_windows(s, ev, seat, draws)
     if s[HAND_END] is not None:
         settle(s, ev)
         return
@@ -511,10 +512,11 @@ def on_timeout(st: State, s: list, mv: Timeout, ev: Events) -> None:
 
 
 def on_leave(st: State, s: list, mv: Leave, ev: Events) -> None:
-    """At a table of three or more seats in play (once the first dealer is chosen) the seat goes
-    out: the hand is void and dealt again among the others. Otherwise the match ends."""
+    """With option leave "play_on", at a table of three or more seats in play (once the first
+    dealer is chosen), the seat goes out: the hand is void and dealt again among the others.
+    Otherwise (``leave_ends_match``) the match ends, the leaver ranked last."""
     seat = check_seat(st, mv.seat)
-    if st.players - len(st.out) <= 2 or st.phase is DEALER_PHASE:
+    if leave_ends_match(st):
         forfeit(st, s, seat, "left", ev)
         return
     out = st.out + (seat,)
@@ -530,11 +532,15 @@ def on_leave(st: State, s: list, mv: Leave, ev: Events) -> None:
 
 
 def forfeit(st: State, s: list, seat: int, reason: str, ev: Events) -> None:
-    """The match ends; with timeout "forfeit", -1 match point to ``seat``, +1 to each other."""
+    """The match ends, ``seat`` ranked last (then the seats out, the first out last); with
+    timeout "forfeit", -1 match point to ``seat`` and +1 to each other seat in play (readings
+    3: to each other seat, in play or out)."""
     n = st.players
-    if st.rules.timeout == "forfeit":
+    if st.rules.timeout == "forfeit":  # a seat already out keeps its match points (readings 4)
+        out = st.out if st.rules.readings >= 4 else ()
         s[MATCH_POINTS] = tuple(
-            p + (-1 if i == seat else 1) for i, p in enumerate(st.match_points)
+            p + (-1 if i == seat else 0 if i in out else 1)
+            for i, p in enumerate(st.match_points)
         )
     ev.append(Forfeited(seat, reason, s[MATCH_POINTS]))
     sizes = tuple(len(h) for h in st.hands) if st.phase is PLAY else st.final_sizes

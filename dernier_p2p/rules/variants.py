@@ -14,6 +14,9 @@ from dernier_p2p.rules.cards import NUMBER_RANKS, Rank, deck_cards
 R = Rank
 
 MATCH_KINDS = ("hands", "target", "wins", "penalty_limit", "first_to")
+# the values of ``Rules.readings``: the readings of protocol version 3 (also read for version 2)
+# and of version 4
+READINGS = (3, 4)
 
 
 @dataclass(frozen=True)
@@ -93,10 +96,22 @@ class Rules:
     errors_penalised: bool = False  # originale: wrong plays are taken back and cost a draw
     error_penalty: int = 2
     timeout: str = "forfeit"  # "forfeit" | "penalty" (draw error_penalty, pass) | "draw_pass"
+    # a Leave at three or more seats in play: "end" the match (seed 000/001, the leaver
+    # forfeits) or "play_on" (the seat goes out, the others play a new hand)
+    leave: str = "play_on"
     scoring: str = "dernier"  # "dernier" | "wins" | "penalty" | "winner_takes"
     out_bonus: int = 50
     others_score: bool = True  # (reading, dernier) others score the other players' cards
     points: tuple[tuple[Rank, int], ...] = ()  # card points; number ranks not listed: face value
+    # Which readings of three points the engine follows (docs/RULES.md "Readings by protocol
+    # version"): 4, the seeds' (a dernier leave ends the match as option leave says; a seat at
+    # one card that draws on its own extra turn pays its declaration penalty first; a first
+    # reverse at two seats lets the dealer start); 3, the earlier ones, which transcripts of
+    # protocol versions 2 and 3 are read with (option leave does not exist: a seat that leaves
+    # three or more in play goes out; the own draw lets the obligation lapse; the dealer's next
+    # seat starts after a first reverse at two seats unless reverse_skips_with_two; a forfeit
+    # gives +1 to the seats out too). Not a table option: a session takes it from the version.
+    readings: int = 4
     _info: dict = field(default=None, init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
@@ -105,6 +120,7 @@ class Rules:
             (self.declaration in ("window", "with_play", "catch"), "declaration"),
             (self.pile_empty in ("end", "reshuffle"), "pile_empty"),
             (self.timeout in ("forfeit", "penalty", "draw_pass"), "timeout"),
+            (self.leave in ("end", "play_on"), "leave"),
             (self.scoring in ("dernier", "wins", "penalty", "winner_takes"), "scoring"),
             (self.first_card in ("dealer", "standard"), "first_card"),
             (2 <= self.min_players <= self.max_players, "min_players/max_players"),
@@ -176,6 +192,7 @@ _CHOICES = {
     "declaration": ("window", "with_play", "catch"),
     "pile_empty": ("end", "reshuffle"),
     "timeout": ("forfeit", "penalty", "draw_pass"),
+    "leave": ("end", "play_on"),
     "scoring": ("dernier", "wins", "penalty", "winner_takes"),
 }
 # int options and their smallest value
@@ -249,6 +266,8 @@ def _check_options(rules: Rules) -> None:
     """Check every option's type and range (ValueError naming the option); normalise rank
     values given as strings to Rank and lists to tuples."""
     put = object.__setattr__
+    if type(rules.readings) is not int or rules.readings not in READINGS:
+        raise _bad(rules, "readings", "one of " + ", ".join(map(str, READINGS)))
     if not isinstance(rules.name, str):
         raise ValueError(f"a rule set's name is a string, not {rules.name!r}")
     if not isinstance(rules.deck, str):
@@ -334,6 +353,7 @@ DERNIER = Rules(
     skipped_one_card_declares=True,
     pile_empty="end",
     timeout="forfeit",
+    leave="end",
     scoring="dernier",
     points=_DERNIER_POINTS,
 )

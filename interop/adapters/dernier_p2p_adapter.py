@@ -5,7 +5,9 @@ verdicts to stdout, as length-prefixed msgpack maps (``interop/README.md``).
 
 Records are judged by an observer :class:`~dernier_p2p.protocol.session.Session` (``seat=None``)
 fed every record in order, exactly as a peer checks the records the host relays: the first
-:class:`~dernier_p2p.protocol.errors.ProtocolError` is the verdict. Frames are judged against the
+:class:`~dernier_p2p.protocol.errors.ProtocolError` is the verdict. Like a verifier it takes a
+table of any version whose transcripts still verify (``READABLE_VERSIONS``: 2, 3 and 4), each read
+with its own version's rules (PROTOCOL.md 20). Frames are judged against the
 framing limits and the frame codec of :mod:`dernier_p2p.net.handshake`, each kind's field set
 from :data:`dernier_p2p.protocol.frames.FRAME_FIELDS`.
 
@@ -26,6 +28,7 @@ from dernier_p2p.protocol.errors import ProtocolError
 from dernier_p2p.protocol.frames import FRAME_FIELDS, shapes
 from dernier_p2p.protocol.session import Session
 from dernier_p2p.wire.canonical import EncodingError, decode
+from dernier_p2p.wire.version import READABLE_VERSIONS
 
 FRAME_KINDS: dict[str, tuple[frozenset[str], ...]] = {kind: shapes(kind) for kind in FRAME_FIELDS}
 """Each frame kind of PROTOCOL.md 4.1 and the field sets it may have: the implementation's own
@@ -118,7 +121,7 @@ class Observer:
             return self.verdict
         try:
             if self.session is None:
-                self.session = Session(None, None, rec)
+                self.session = Session(None, None, rec, versions=READABLE_VERSIONS)
             else:
                 t = rec.get("t") if isinstance(rec, dict) else None
                 self.session.receive(rec, t if isinstance(t, int) and t >= 0 else 0)

@@ -93,3 +93,24 @@ class SkipSeeker(Eager):
                 and all(isinstance(m, Declare) for m in moves)):
             return None
         return super().__call__(state, seat, view)
+
+
+class OwnDrawSeeker(Eager):
+    """``dernier`` at two seats: an :class:`Eager` bot that, holding two cards, plays a skip card
+    undeclared, and, moving again at one card with its declaration still owed, draws: its own
+    draw closes its window, the penalty first (RULES.md `dernier`, seed 000/001)."""
+
+    def __call__(self, state: State, seat: int, view: dict[int, Card]) -> Move | None:
+        moves, in_turn = seat_moves(state, seat, view)
+        if in_turn and len(state.hands[seat]) == 2:
+            for m in moves:
+                if (isinstance(m, Play) and m.card.rank in state.rules.skip_ranks
+                        and not m.declare):
+                    return m
+        if seat in state.owes and len(state.hands[seat]) == 1:
+            if not in_turn:
+                return None  # (no late declaration)
+            draws = [m for m in moves if isinstance(m, Draw)]
+            if draws:
+                return draws[0]
+        return super().__call__(state, seat, view)

@@ -23,7 +23,7 @@ from dernier_p2p.rules.events import Drew, Penalty
 from dernier_p2p.wire.canonical import encode
 from dernier_p2p.wire.hashing import digest
 from dernier_p2p.wire.identity import IdentityKey
-from interop.gen.policy import Eager, SkipSeeker
+from interop.gen.policy import Eager, OwnDrawSeeker, SkipSeeker
 
 Script = Callable[[LocalTable], None]
 
@@ -61,7 +61,8 @@ def host_change(new: int) -> Script:
         at = sorted(table.sessions[new].chain.at_table)
         voters = [new, *[s for s in at if s not in (old, new)]][: quorum(len(at))]
         votes = [table.sessions[v].vote("depose", old) for v in voters]
-        table.host = Sequencer(table.identities[new], table.game, new, records=table.records)
+        table.host = Sequencer(table.identities[new], table.game, new, records=table.records,
+                               versions=table.versions)
         table.host_seat = new
         s = table.sessions[new]
         table.send(s.sign(s.votes_body("depose", old, votes)))
@@ -94,6 +95,10 @@ class Scenario:
     policy: type[Eager] = Eager  # the bot every seat plays
     probe: Callable[[LocalTable], set[str]] | None = None  # more names to seek, from the end
     listen: frozenset[int] = frozenset()  # seats whose table entry gives a listen address
+    # record 0's protocol version: the suite's matches are of version 3, kept as recorded and
+    # read with version 3's rules (PROTOCOL.md 20), but for those that pin the rules version 4
+    # changed (interop/README.md, points 26 to 28)
+    version: int = 3
 
 
 def tie_names(table: LocalTable) -> set[str]:
@@ -140,6 +145,10 @@ def renumbered_boxes(table: LocalTable) -> set[str]:
 SKIPS = ["Q", "3", "4", "5", "6", "8", "9", "10"]
 """``dernier`` skip ranks that make a skip of a one-card seat common (the Q is the default)."""
 
+PLAY_ON = {"match": ["hands", 1], "leave": "play_on"}
+"""A one-hand ``dernier`` table whose option ``leave`` lets the others play on after a seat goes
+out (7.9); ``dernier``'s default ends the match."""
+
 MATCH_ENDS = [
     ("dernier", "hands", 2), ("dernier", "target", 100),
     ("originale", "hands", 2), ("originale", "target", 2), ("originale", "wins", 2),
@@ -157,8 +166,20 @@ SCENARIOS: list[Scenario] = [
              comment="dernier at two seats: a seat lets its clock run out; with no majority "
              "to judge it the match ends as no contest (nobody ranked)"),
     Scenario("dernier-4p-left", "dernier", 4, frozenset({"SeatOut"}), script={2: leave(2)},
-             comment="dernier: a seat leaves a table of four; the hand is void and the other "
-             "three play a new hand"),
+             comment="version 3: a seat leaves a dernier table of four; the hand is void and "
+             "the other three play a new hand (version 3's reading; a version-4 table does so "
+             "under option leave play_on only)"),
+    Scenario("dernier-4p-left-ends", "dernier", 4, frozenset({"Forfeited"}),
+             script={2: leave(2)}, whole=True, version=4,
+             comment="version 4, dernier (option leave end, its default: seed 000/001): a seat "
+             "leaves a table of four and the match ends there, the leaver ranked last with -1 "
+             "match point, +1 to each other seat; the hand in progress is never revealed"),
+    Scenario("dernier-4p-left-play-on", "dernier", 4, frozenset({"SeatOut", "Dealt"}),
+             script={2: leave(2)}, options=PLAY_ON, whole=True, version=4,
+             stop_after="SeatOut", extra_rounds=3,
+             comment="version 4, dernier with option leave play_on: a seat leaves a table of "
+             "four; the hand is void and the other three are dealt a new hand (the record stops "
+             "a few rounds later)"),
     Scenario("standard-4p-resign", "standard", 4, frozenset({"SeatOut"}), script={3: resign(1)},
              comment="standard: a seat resigns at a table of four; the hand is void and the "
              "other three play a new hand"),
@@ -214,6 +235,18 @@ SCENARIOS: list[Scenario] = [
              comment="dernier, every number card a skip as well as the Q: a skip played "
              "undeclared as the second-last card skips a seat holding one card; the next "
              "seat's move closes both declaration windows"),
+    Scenario("dernier-2p-own-draw", "dernier", 2, frozenset({"Penalty:own-draw"}),
+             forget=0.0, policy=OwnDrawSeeker, stop_after="Penalty:own-draw", extra_rounds=2,
+             options={"match": ["hands", 3], "hand_size": 3, "skip_ranks": SKIPS}, trials=1,
+             whole=True, version=4,
+             comment="version 4, dernier at two seats, every number card a skip as well as the "
+             "Q: a seat plays a skip undeclared down to one card, moves again and draws; it "
+             "pays the 2 penalty cards first, then takes the card it drew (seed 000/001)"),
+    Scenario("standard-2p-first-reverse", "standard", 2, frozenset({"FlippedReverse"}),
+             forget=0.0, stop_after="FlippedReverse", extra_rounds=2, trial0=3, trials=1,
+             whole=True, version=4,
+             comment="version 4, standard at two seats: the first card turned up is a reverse, "
+             "and the dealer plays first (seed 004: the first action card applies)"),
     Scenario("moderno-2p-first-rotate", "moderno", 2, frozenset({"FirstRotated"}), forget=0.0,
              options={"match": ["hands", 1], "hand_size": 1}, stop_after="FirstRotated",
              extra_rounds=1, trial0=17, trials=1, whole=True,
@@ -255,6 +288,8 @@ def event_names(events: list[Any]) -> set[str]:
         out.add(kind)
         if isinstance(ev, Drew):
             out.add(f"Drew:{ev.reason}")
+            if ev.reason == "draw" and penalised and penalised[-1] == ev.seat:
+                out.add("Penalty:own-draw")  # its own draw closed its declaration window
         elif isinstance(ev, Penalty):
             out.add(f"Penalty:{getattr(ev, 'rule', '')}")
             if ev.rule == "declaration":
@@ -268,6 +303,8 @@ def event_names(events: list[Any]) -> set[str]:
             flipped = kind == "Flipped"
         elif kind == "HandsRotated" and flipped:
             out.add("FirstRotated")
+        if kind == "Flipped" and ev.card.rank.value == "REVERSE":
+            out.add("FlippedReverse")
         elif kind == "SessionEvent":
             out.add(f"session:{ev.kind}")
     return out
@@ -291,7 +328,7 @@ def drive(
     gives the table's hook that may rewrite an envelope before the host sequences it."""
     listen = [("127.0.0.1", 47630 + k) if k in sc.listen else None for k in range(sc.players)]
     table = LocalTable(sc.variant, seeds_for(sc.name, trial, sc.players), dict(sc.options),
-                       listen=listen)
+                       listen=listen, version=sc.version)
     if tamper is not None:
         table.tamper = tamper(table)
     rng = random.Random(trial)

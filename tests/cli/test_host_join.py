@@ -330,8 +330,9 @@ def test_ctrl_c_while_listening_for_tables(tmp_path: Path) -> None:
 
 
 def test_a_joiner_who_leaves_resigns_and_the_other_two_play_on(tmp_path: Path) -> None:
-    """``q`` then ``y`` at a three-seat table: the seat sends ``resign``, the host and the other
-    joiner finish the match without waiting for a grace period, and the leaver ranks last."""
+    """``q`` then ``y`` at a three-seat table that plays on (``--leave play_on``): the seat
+    sends ``resign``, the host and the other joiner finish the match without waiting for a
+    grace period, and the leaver ranks last."""
     from dernier_p2p.protocol.verify import verify_file
 
     out, bot_out = tmp_path / "host.out", tmp_path / "bot.out"
@@ -339,6 +340,7 @@ def test_a_joiner_who_leaves_resigns_and_the_other_two_play_on(tmp_path: Path) -
         tmp_path, out, "host", "--players", "3", "--port", "0", "--bind", "127.0.0.1",
         "--no-announce", "--key", str(tmp_path / "k0.pem"), "--transcript",
         str(tmp_path / "t0"), "--bot", "--no-colour", "--hands", "1", "--offer-seconds", "0.5",
+        "--leave", "play_on",
     )
     bot = None
     try:

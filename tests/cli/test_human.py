@@ -192,18 +192,20 @@ async def test_help_shows_the_variants_rules_and_leaving_is_confirmed() -> None:
 
 
 def test_the_question_to_leave_says_what_leaving_does_at_this_table() -> None:
-    """Three seats in play: the others play on (at `dernier play`: the bots finish the match);
-    two in play, or no first dealer yet: the match ends."""
+    """Three seats in play: the others play on (at `dernier play`: the bots finish the match),
+    but in `dernier`, whose seed ends the match on a leave as on a time-out; two in play, or no
+    first dealer yet: the match ends."""
     from dernier_p2p.cli.human import leave_warning
     from dernier_p2p.rules import Leave
 
-    state, _, _ = _table("dernier")
+    state, _, _ = _table("standard")
     assert "You resign and rank last; the others play on without you." in leave_warning(state)
     bots = leave_warning(state, bots=True)
     assert "You resign and rank last; the bots finish the match without you." in bots
     two, _ = apply(state, Leave(to_act(state)))  # a seat out: two left in play
-    fresh = new_match(get_variant("dernier"), 4)  # no first dealer yet
-    for ends in (two, fresh):
+    fresh = new_match(get_variant("standard"), 4)  # no first dealer yet
+    dernier, _, _ = _table("dernier")  # three in play, but a leave ends a dernier match
+    for ends in (two, fresh, dernier):
         for text in (leave_warning(ends), leave_warning(ends, bots=True)):
             assert "You resign: the match ends here and you rank last." in text
             assert "play on" not in text and "finish" not in text

@@ -90,6 +90,7 @@ def test_default_transcript_goes_to_the_data_folder(tmp_path: Path) -> None:
         (["--seed", "x"], "is not a valid integer"),
         (["--name", ""], "1 to 32 printable characters"),
         (["--bots", "hard"], "Invalid value for '--bots'"),
+        (["--leave", "stay"], "Invalid value for '--leave'"),
     ],
 )
 def test_wrong_arguments_get_a_usage_error(tmp_path: Path, args: list[str], message: str) -> None:
@@ -168,12 +169,15 @@ def test_end_of_input_leaves_cleanly(tmp_path: Path) -> None:
     assert "Traceback" not in proc.stderr
 
 
-def _leave_at_first_prompt(tmp_path: Path, players: int, stdin: str) -> tuple[str, str]:
+def _leave_at_first_prompt(
+    tmp_path: Path, players: int, stdin: str, *more: str
+) -> tuple[str, str]:
     """Ann leaves at her first prompt of a one-hand match; (what she read, verify's report)."""
     path = tmp_path / "left.transcript"
     proc = dernier(
         tmp_path, "play", "--players", str(players), "--hands", "1", "--seed", "5",
-        "--no-colour", "--name", "Ann", "--transcript", str(path), stdin=stdin, timeout=120,
+        "--no-colour", "--name", "Ann", "--transcript", str(path), *more, stdin=stdin,
+        timeout=120,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr
     assert proc.stderr == ""
@@ -186,9 +190,10 @@ def _leave_at_first_prompt(tmp_path: Path, players: int, stdin: str) -> tuple[st
 def test_leaving_at_three_seats_lets_the_bots_finish_and_the_transcript_checks(
     tmp_path: Path, stdin: str
 ) -> None:
-    """The bots of `dernier play` live in the person's process: after the person leaves they
-    finish the match, the result is shown, and no seat of the process is said to be lost."""
-    out, check = _leave_at_first_prompt(tmp_path, 3, stdin)
+    """The bots of `dernier play` live in the person's process: after the person leaves a table
+    that plays on (``--leave play_on``) they finish the match, the result is shown, and no
+    seat of the process is said to be lost."""
+    out, check = _leave_at_first_prompt(tmp_path, 3, stdin, "--leave", "play_on")
     if stdin:
         assert "You resign and rank last; the bots finish the match without you." in out
     assert "Ann has left the match and ranks last" in out
@@ -200,6 +205,18 @@ def test_leaving_at_three_seats_lets_the_bots_finish_and_the_transcript_checks(
     # the seat that left shuffles no more: the next deal is the two bots'
     assert "your shuffle" not in after and "shuffle 2 of 2 verified" in after
     assert "Verifying Bot 1's shuffle (seat 1, 1 of 2)" in after
+    assert check.startswith("OK") and "Match points: Ann -1" in check
+
+
+def test_leaving_a_dernier_table_of_three_ends_the_match_and_says_so(tmp_path: Path) -> None:
+    """`dernier`'s own rule (seed 000/001): a player who leaves ends the match, at any number of
+    seats, as a time-out does; the leaver ranks last, -1 match point, +1 to each other."""
+    out, check = _leave_at_first_prompt(tmp_path, 3, "q\ny\n")
+    assert "You resign: the match ends here and you rank last." in out
+    assert "play on" not in out and "finish the match" not in out
+    assert "Ann forfeits (left the table)." in out and "has left the match" not in out
+    assert "You left the table. Your resignation ended the match." in out
+    assert "Match points: Ann -1, Bot 1 1, Bot 2 1" in out
     assert check.startswith("OK") and "Match points: Ann -1" in check
 
 

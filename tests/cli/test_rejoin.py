@@ -253,7 +253,7 @@ async def test_a_hello_told_to_resume_comes_back_from_the_transcript(tmp_path: P
 
 @pytest.mark.slow
 def test_a_joiner_gone_for_good_at_four_seats_leaves_and_three_finish(table: Table) -> None:
-    table.host("host", 4, "--grace-seconds", "3")
+    table.host("host", 4, "--grace-seconds", "3", "--leave", "play_on")
     for k in (1, 2, 3):
         table.join(k)
     table.wait("p2", r"\b(Ann|P\d) plays ")  # a card played (not "The bot plays your seat")

@@ -31,11 +31,14 @@ from dernier_p2p.protocol.session import Session
 from dernier_p2p.rules import (
     Cut,
     Dealt,
+    Declare,
+    Draw,
     Drew,
     HandScored,
     HandsRotated,
     HandsSwapped,
     IllegalMove,
+    Phase,
     Play,
     Timeout,
     to_act,
@@ -45,6 +48,7 @@ from dernier_p2p.rules.cards import Rank, deck_cards
 from dernier_p2p.rules.scoring import standings
 from dernier_p2p.wire.canonical import decode, encode
 from dernier_p2p.wire.hashing import digest
+from dernier_p2p.wire.version import PROTOCOL_VERSION, READABLE_VERSIONS
 from interop.adapters.dernier_p2p_adapter import Verifier
 from interop.cases import adapter_input, load_cases
 
@@ -191,17 +195,18 @@ def penalty_before_exchange(hands, events, out=()):
     return ops, new_hands
 
 
-def first_rotate_names_only(variant: str, options: dict):
+def first_rotate_names_only(variant: str, options: dict, version: int = PROTOCOL_VERSION):
     """Point 15, the other reading: a first card that is a rotate only names the colour (the
     option ``first_rotate_acts`` off; it is on by default)."""
-    return dataclasses.replace(bridge.rules_from_table(variant, options), first_rotate_acts=False)
+    rules = bridge.rules_from_table(variant, options, version)
+    return dataclasses.replace(rules, first_rotate_acts=False)
 
 
-def exchange_before_declaration(variant: str, options: dict):
+def exchange_before_declaration(variant: str, options: dict, version: int = PROTOCOL_VERSION):
     """Point 16, the other reading: a swap or rotate played as the second-last card is judged
     on the hand the exchange leaves (no penalty when it leaves several cards; the option
     ``declare_before_exchange`` off; seed 003 and the default charge it)."""
-    rules = bridge.rules_from_table(variant, options)
+    rules = bridge.rules_from_table(variant, options, version)
     return dataclasses.replace(rules, declare_before_exchange=False)
 
 
@@ -393,6 +398,37 @@ def last_swap_names_no_target(state: Any, move: Any):
     return rules_apply(state, move)
 
 
+def leaving_plays_on(variant: str, options: dict, version: int = PROTOCOL_VERSION):
+    """Point 26, the other reading: in ``dernier`` a seat that leaves a table of three or more
+    goes out and the others play on (RULES.md once said the seeds were silent; seed 000/001 ends
+    the match, option ``leave`` ``end`` by default)."""
+    rules = bridge.rules_from_table(variant, options, version)
+    return dataclasses.replace(rules, leave="play_on")
+
+
+def own_draw_lapses(state: Any, move: Any):
+    """Point 27, the other reading: a seat whose declaration window is open and that draws on
+    its own extra turn at one card sees the obligation lapse (at two cards) instead of paying
+    the 2 penalty cards first: as if it had declared just before its draw."""
+    if (isinstance(move, Draw) and move.seat in state.owes
+            and state.rules.declaration == "window" and len(state.hands[move.seat]) == 1):
+        state, _ = rules_apply(state, Declare(move.seat))
+    return rules_apply(state, move)
+
+
+def first_reverse_lets_the_first_player_start(state: Any, move: Any):
+    """Point 28, the other reading: in ``standard`` at two seats a first reverse changes
+    nothing but the direction and the dealer's next seat starts (seed 004: the first action
+    card applies, so the dealer starts)."""
+    new, events = rules_apply(state, move)
+    if (state.phase is Phase.FLIP and new.phase is Phase.PLAY and new.top is not None
+            and new.top.rank is Rank.REVERSE and new.players - len(new.out) == 2
+            and new.rules.first_card == "standard"):
+        new = new._replace(turn=next(s for s in range(new.players)
+                                     if s != new.dealer and s not in new.out))
+    return new, events
+
+
 # ---------------------------------------------------------------- the cases fail them
 OTHER_READINGS = [
     # (point, case, the reading's patches)
@@ -432,6 +468,9 @@ OTHER_READINGS = [
     (23, "ambiguity-abandon-after-ack", {"ChainChecker.vote_since": abandon_stale_after_ack}),
     (25, "moderno-2p-target-match", {"apply": last_swap_needs_target}),
     (25, "ambiguity-last-swap-target", {"apply": last_swap_names_no_target}),
+    (26, "dernier-4p-left-ends-match", {"rules_from_table": leaving_plays_on}),
+    (27, "dernier-2p-own-draw-match", {"apply": own_draw_lapses}),
+    (28, "standard-2p-first-reverse-match", {"apply": first_reverse_lets_the_first_player_start}),
 ]
 
 
@@ -442,6 +481,7 @@ def test_the_case_fails_the_other_reading(monkeypatch, point, case_id, patches):
     with reading(monkeypatch, patches):
         got = verdict(case_id)
     assert got != expected(case_id), f"point {point}: {case_id} does not tell the readings apart"
+    assert got[1] != "TABLE_MISMATCH", f"point {point}: the reading's rules refuse the table"
 
 
 def test_a_timeout_after_a_draw_fails_the_reading_that_draws_again(monkeypatch):
@@ -465,7 +505,7 @@ def test_ties_past_the_documented_keys(case_id):
     hands won, then the seat); the `-seat` cases rank two losers tied on every other key (both
     never drew) by seat."""
     inp = adapter_input(CASES[case_id])
-    obs = Session(None, None, decode(inp["records"][0]))
+    obs = Session(None, None, decode(inp["records"][0]), versions=READABLE_VERSIONS)
     for raw in inp["records"][1:]:
         obs.receive(decode(raw))
     st = obs.state

@@ -11,7 +11,7 @@ from interop.live import check
 
 
 def test_live_check_valid_and_tampered(tmp_path):
-    records = list(transcript(CASES_DIR, "dernier-3p-timeout"))
+    records = list(transcript(CASES_DIR, "dernier-4p-left-ends"))
     good = tmp_path / "good.dtr"
     write_transcript_records(good, records)
     bad = tmp_path / "bad.dtr"
@@ -30,7 +30,7 @@ def test_live_check_valid_and_tampered(tmp_path):
 
 
 def test_verifier_reuses_a_prefix_and_judges_alike():
-    records = list(transcript(CASES_DIR, "dernier-3p-timeout"))
+    records = list(transcript(CASES_DIR, "dernier-4p-left-ends"))
     v = Verifier()
     assert v.records(records[:20], []).result == "valid"
     fed = v.trunk
@@ -54,12 +54,13 @@ def test_frame_verdicts():
 
 
 def test_a_transcript_as_a_client_writes_it_is_judged(tmp_path):
-    """What ``dernier host --transcript`` writes (PROTOCOL.md 21: the header names version 3)
-    is what the live check reads; a version-1 file is refused naming both versions."""
+    """What ``dernier host --transcript`` writes (PROTOCOL.md 21: the header names version 4,
+    a version-4 match) is what the live check reads; a version-1 file is refused naming the
+    versions the cases hold."""
     from dernier_p2p.wire.canonical import decode
     from dernier_p2p.wire.transcript import TranscriptWriter
 
-    records = list(transcript(CASES_DIR, "dernier-3p-timeout"))
+    records = list(transcript(CASES_DIR, "dernier-4p-left-ends"))
     written = tmp_path / "host.dtr"
     with TranscriptWriter(written) as writer:
         for rec in records:
@@ -71,4 +72,5 @@ def test_a_transcript_as_a_client_writes_it_is_judged(tmp_path):
     assert check([written, old], out=out) == 1
     text = out.getvalue()
     assert f"VALID      {written}" in text
-    assert "UNREADABLE" in text and "protocol version 1" in text and "version 3" in text
+    assert "UNREADABLE" in text and "protocol version 1" in text
+    assert "versions 3 and 4" in text

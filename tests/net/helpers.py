@@ -20,7 +20,9 @@ from dernier_p2p.wire.transcript import read_transcript
 
 GAME = b"G" * 16
 KEYS = [IdentityKey.generate(bytes([40 + i]) * 32) for i in range(10)]
-ONE_HAND = {"match": ["hands", 1]}
+ONE_HAND = {"match": ["hands", 1], "leave": "play_on"}
+"""One hand of ``dernier`` whose table plays on when a seat leaves at three or more seats
+(PROTOCOL.md 7.9; ``dernier``'s own default, option ``leave`` ``end``, ends the match)."""
 FAST = Timers(turn_ms=3_000, declare_ms=30, grace_ms=400)
 
 

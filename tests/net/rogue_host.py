@@ -110,7 +110,9 @@ class Rogue(Host):
 
 async def main(attack: str, players: int, transcript: str) -> None:
     RogueHosting.attack = attack
-    config = HostConfig(players=players, options={"match": ["hands", 1]}, timers=TIMERS,
+    # the table plays on when the rogue is voted out (leave play_on), as the tests expect
+    config = HostConfig(players=players, options={"match": ["hands", 1], "leave": "play_on"},
+                        timers=TIMERS,
                         name="rogue", transcript=transcript, linger_s=1.0, bind="127.0.0.1")
     host = Rogue(IdentityKey.generate(bytes([90]) * 32), config, bot_agent(HeuristicBot(0)))
     async with trio.open_nursery() as nursery:

@@ -81,7 +81,8 @@ def _hello(signer: IdentityKey, **changes: Any) -> Callable[[bytes], dict[str, A
 CASES: list[tuple[str, Callable[[bytes], dict[str, Any]], str]] = [
     ("version", _hello(KEYS[0], version=1), hs.VERSION_MISMATCH),
     ("version 2", _hello(KEYS[0], version=2), hs.VERSION_MISMATCH),
-    ("version 4", _hello(KEYS[0], version=4), hs.VERSION_MISMATCH),
+    ("version 3", _hello(KEYS[0], version=3), hs.VERSION_MISMATCH),
+    ("version 5", _hello(KEYS[0], version=5), hs.VERSION_MISMATCH),
     ("resume of version 2", lambda n: {**hs.resume_message(KEYS[0], n, -1), "version": 2},
      hs.VERSION_MISMATCH),
     ("stale nonce", lambda n: hs.hello_message(KEYS[0], bytes(32), "ann", None), hs.BAD_SIGNATURE),
@@ -120,39 +121,43 @@ async def test_each_bad_hello_gets_its_typed_error_and_the_host_keeps_serving(
             assert (await good_join(host.port, KEYS[0]))[0] == 1
 
 
-async def test_a_version_2_hello_is_refused_naming_both_versions() -> None:
-    """A live table runs version 3 alone (PROTOCOL.md 20): the refusal says which version it
-    met, which it speaks and what to do, in one line."""
-    want = ("this player speaks protocol version 2; this client speaks 3: every player at a table "
+async def test_a_version_3_hello_is_refused_naming_both_versions() -> None:
+    """A live table runs version 4 alone (PROTOCOL.md 20; a version-3 peer would read three
+    rules otherwise): the refusal says which version it met, which it speaks and what to do,
+    in one line."""
+    want = ("this player speaks protocol version 3; this client speaks 4: every player at a table "
             "needs a release that speaks the same version: compare `dernier --version` on both "
             "machines and install the same release")
     with pytest.raises(hs.NetError) as info:
-        hs.check_opening(_hello(KEYS[0], version=2)(bytes(32)), bytes(32))
+        hs.check_opening(_hello(KEYS[0], version=3)(bytes(32)), bytes(32))
     assert (info.value.code, info.value.detail) == (hs.VERSION_MISMATCH, want)
+    with pytest.raises(hs.NetError) as info:
+        hs.check_opening(_hello(KEYS[0], version=2)(bytes(32)), bytes(32))
+    assert info.value.detail == want.replace("version 3", "version 2")
     with trio.fail_after(5):
         async with hosting() as host:
             with pytest.raises(hs.RemoteError) as remote:
-                await opening(host.port, _hello(KEYS[0], version=2))
+                await opening(host.port, _hello(KEYS[0], version=3))
             assert (remote.value.code, remote.value.detail) == (hs.VERSION_MISMATCH, want)
             # the host's player is told too, once per address (a flood cannot fill its screen)
             with pytest.raises(hs.RemoteError):
-                await opening(host.port, _hello(KEYS[0], version=2))
+                await opening(host.port, _hello(KEYS[0], version=3))
             told = [e for e in host.lobby if e.kind == "version"]
             assert len(told) == 1 and told[0].seat == -1
             assert told[0].name.startswith("a player at 127.0.0.1:")
             assert told[0].name.endswith(f"could not join: {want}")
 
 
-def test_a_version_2_challenge_is_refused_naming_both_versions() -> None:
-    challenge = {**hs.challenge_message(bytes(32), {"name": "t"}), "version": 2}
+def test_a_version_3_challenge_is_refused_naming_both_versions() -> None:
+    challenge = {**hs.challenge_message(bytes(32), {"name": "t"}), "version": 3}
     with pytest.raises(hs.NetError) as info:
         hs.check_challenge(challenge)
     assert (info.value.code, info.value.detail) == (
         hs.VERSION_MISMATCH,
-        "this table speaks protocol version 2; this client speaks 3: every player at a table "
+        "this table speaks protocol version 3; this client speaks 4: every player at a table "
         "needs a release that speaks the same version: compare `dernier --version` on both "
         "machines and install the same release")
-    assert hs.check_challenge({**challenge, "version": 3})[0] == bytes(32)
+    assert hs.check_challenge({**challenge, "version": 4})[0] == bytes(32)
 
 
 async def test_duplicate_key_and_full_table() -> None:

@@ -135,7 +135,8 @@ async def test_repeated_abuse_closes_only_that_connection(tmp_path: Path) -> Non
     assert [b["seat"] for b in lefts] == [2]  # after the grace period
     assert sorted(v["seat"] for v in lefts[0]["votes"]) == [0, 1]  # the host's and seat 1's
     audit = verify(got[0])
-    # three seats: the leaver goes out and ranks last, the other two play the match out
+    # three seats (leave play_on): the leaver goes out and ranks last, the other two play the
+    # match out
     assert audit.ok and audit.summary.standings[-1] == 2
     assert audit.summary.match_points[2] == -1  # dernier: -1 match point to the leaver
     assert same_result(table.results[1], audit)
@@ -213,7 +214,7 @@ async def test_a_peer_killed_mid_hand_leaves_and_loses(tmp_path: Path) -> None:
     lefts = [r["env"]["body"] for r in got[0] if r["env"]["body"]["type"] == "left"]
     assert [b["seat"] for b in lefts] == [1]
     assert sorted(v["seat"] for v in lefts[0]["votes"]) == [0, 2]  # the host's and seat 2's
-    audit = verify(got[0])  # three seats: the others play on; the leaver ranks last
+    audit = verify(got[0])  # three seats (leave play_on): the others play on, leaver last
     assert audit.ok and audit.summary.standings[-1] == 1
     assert audit.summary.match_points[1] == -1  # dernier: -1 match point to the leaver
     # the others were told of the drop and its grace, and never of a return

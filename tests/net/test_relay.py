@@ -482,14 +482,14 @@ def test_a_relay_call_id_is_a_positive_integer() -> None:
 
 
 def test_a_relay_opening_of_another_version_is_refused_naming_both_versions() -> None:
-    """Relay openings are live frames: version 3 alone (PROTOCOL.md 20)."""
+    """Relay openings are live frames: version 4 alone (PROTOCOL.md 20)."""
     token = b"k" * relay.TOKEN_SIZE
-    assert relay.check_open({"k": "relay-join", "version": 3, "token": token}) == (
+    assert relay.check_open({"k": "relay-join", "version": 4, "token": token}) == (
         "relay-join", token)
-    for version in (1, 2, 4):
+    for version in (1, 2, 3, 5):
         for kind in ("relay-host", "relay-join"):
             with pytest.raises(hs.NetError) as err:
                 relay.check_open({"k": kind, "version": version, "token": token})
             assert err.value.code == hs.VERSION_MISMATCH
-            assert f"this {kind} speaks protocol version {version}; this relay speaks 3" in \
+            assert f"this {kind} speaks protocol version {version}; this relay speaks 4" in \
                 err.value.detail

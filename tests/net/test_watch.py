@@ -190,7 +190,7 @@ async def test_a_watcher_refuses_a_match_whose_record_0_is_not_the_coded_hosts(
     another host. The watcher checks record 0's host key against the code (as a joiner
     does) and refuses it (WRONG_HOST) before writing anything."""
     stranger = read_transcript(ROOT / "interop" / "cases" / "transcripts" /
-                               "dernier-2p-hands.dtr")
+                               "dernier-2p-own-draw.dtr")  # a match of this version
     coded = IdentityKey.generate(b"\x07" * 32).public_bytes()
     assert stranger[0]["env"]["body"]["players"][0]["key"] != coded
 

@@ -231,7 +231,7 @@ def test_a_table_on_the_internet_survives_the_loss_of_its_host(
     host = _dernier(lab, lab.rtr["A"].home_ns, tmp_path, outs[1], "host", "--players", "3",
                     "--hands", "1", "--port", "47630", "--no-announce", "--no-map",
                     "--relay", relay_at, "--grace-seconds", "2", "--key", str(tmp_path / "k0"),
-                    "--transcript", str(tmp_path / "t0"), *COMMON)
+                    "--transcript", str(tmp_path / "t0"), "--leave", "play_on", *COMMON)
     code = _wait_for(outs[1], r"dernier join (dn1-[a-z2-7]+)", host)
     joins = []
     for k, x in enumerate("BC"):  # B joins first: seat 1, the next host

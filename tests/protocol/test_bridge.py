@@ -84,6 +84,22 @@ def test_rules_from_table_options():
     assert r.skip_ranks == (Rank.SKIP, Rank.REVERSE) and r.forced_draws == ((Rank.WILD4, 4),)
 
 
+def test_rules_from_table_read_the_tables_version():
+    """Version 4's readings for a table of version 4 (the default), version 3's for 2 and 3
+    (PROTOCOL.md 20); ``readings`` is not a table option, and ``leave`` is one of version 4
+    only."""
+    assert rules_from_table("dernier", {}).readings == 4
+    assert [rules_from_table("dernier", {}, v).readings for v in (2, 3, 4)] == [3, 3, 4]
+    assert rules_from_table("dernier", {"leave": "play_on"}, 4).leave == "play_on"
+    for version in (2, 3):
+        with pytest.raises(ValueError, match=f"option leave is an option of protocol version 4; "
+                           f"a table of version {version} has none"):
+            rules_from_table("dernier", {"leave": "play_on"}, version)
+    for version in (3, 4):
+        with pytest.raises(ValueError, match="readings is not a table option"):
+            rules_from_table("standard", {"readings": 3}, version)
+
+
 def test_card_faces_share_deck_indices():
     for deck in ("dernier-54", "originale-108", "moderno-112", "standard-108"):
         assert [card_face(deck, k) for k in range(len(deck_cards(deck)))] == list(deck_cards(deck))

@@ -1008,8 +1008,10 @@ def test_chat_is_recorded_for_every_peer_and_changes_nothing_else():
 def judged() -> tuple[LocalTable, Session, dict[str, tuple]]:
     """A three-seat table at play whose seats listen (so a seat may take over as host), an
     observer fed its records, and for each body type the index of its first record, a copy
-    of the observer from just before it and (for ``tokens``) copies of the seats' sessions."""
-    table = LocalTable("dernier", seeds(3), {"match": ["hands", 1]},
+    of the observer from just before it and (for ``tokens``) copies of the seats' sessions.
+    Its rules option ``leave`` is ``play_on``: a seat going out leaves the others playing (7.9),
+    where ``dernier``'s default ends the match."""
+    table = LocalTable("dernier", seeds(3), {"match": ["hands", 1], "leave": "play_on"},
                        listen=[("127.0.0.1", 7000 + k) for k in range(3)])
     obs = Session(None, None, table.records[0])
     before: dict[str, tuple] = {}
@@ -1532,6 +1534,48 @@ def test_a_left_is_applied_at_once_even_while_a_play_waits_for_its_card(judged) 
     for x in t.sessions:
         x.receive(rec, rec["t"])
         assert x.state.out == (gone,) and x.state.hand_number == 2 and x.fault is None
+
+
+def test_a_dernier_leave_at_three_seats_ends_the_match_unrevealed() -> None:
+    """``dernier``'s default (option ``leave`` ``end``, seed 000/001): a ``left``, a
+    ``resign`` or a stall at three seats ends the match as a time-out does (7.9): every peer
+    finishes with the leaver ranked last, -1 match point to it and +1 to each other, and the
+    hand in progress is never revealed (no ``secret`` is sent for it)."""
+    table = LocalTable("dernier", seeds(3, base=46), {"match": ["hands", 1]})
+    while table.queue:
+        env = table.queue.popleft()
+        rec = table.sequence(env)
+        for s in table.sessions:
+            table.queue.extend(s.receive(rec, rec["t"]))
+    assert not table.sessions[0].finished
+    actor = to_act(table.sessions[0].state)
+    gone = next(k for k in range(3) if k not in (actor, table.host_seat))
+    assert actor != table.host_seat  # (its stall drops only its own token)
+    for how in ("left", "resign", "stall"):
+        t = copy.deepcopy(table)
+        if how == "left":
+            t.absent("left", gone)
+        elif how == "resign":
+            t.send(t.sessions[gone].resign())
+        else:
+            mover = t.sessions[actor]
+            rec = t.sequence(mover.intend(next(m for m in mover.legal() if isinstance(m, Play))))
+            for x in t.sessions:
+                t.queue.extend(x.receive(rec, rec["t"]))
+            t.queue = type(t.queue)(e for e in t.queue if e["seat"] != actor)  # its token
+            t.timeout(actor)
+        t.deliver()
+        out = actor if how == "stall" else gone
+        obs = Session(None, None, t.records[0])
+        for rec in t.records[1:]:
+            obs.receive(rec, rec["t"])
+        for x in [*t.sessions, obs]:
+            assert x.finished and x.fault is None and x.state.out == (), how
+            assert x.result["standings"][-1] == out and x.result["winner"] != out
+            assert x.result["match_points"] == tuple(-1 if k == out else 1 for k in range(3))
+            assert not any(isinstance(e, SeatOut) for e in x.events)
+            assert any(isinstance(e, Forfeited) and e.seat == out for e in x.events)
+        assert not any(r["env"]["body"]["type"] == "secret" for r in t.records), how
 
 
 def test_boxes_of_a_hand_with_a_seat_out_name_table_seats() -> None:

@@ -9,6 +9,7 @@ from dernier_p2p.rules import (
     Declare,
     Draw,
     Drew,
+    Forfeited,
     HandOver,
     HandScored,
     IllegalMove,
@@ -20,6 +21,7 @@ from dernier_p2p.rules import (
     Penalty,
     Phase,
     Play,
+    SeatOut,
     Skipped,
     Suit,
     Timeout,
@@ -408,6 +410,25 @@ def test_leaving_ends_the_match_and_leaver_loses():
     assert info.value.rule == "match-over"
 
 
+def test_leaving_at_three_seats_ends_the_match_as_a_time_out_does():
+    """Seed 000/001: "Se un giocatore fa scadere il tempo massimo o il timeout o clicca sul
+    tasto 'abbandona' la partita ha termine": a leave at four seats ends the match with the
+    same match points and standings as a time-out of that seat (the leaver last)."""
+    hands = ["2Y 3Y 4Y 5Y 6Y", "5G 6G 9B 2R 3R", "4R 6R 8B 2B 3B", "3G 4B 5B 6B 9G"]
+    left = Table(R, hands, first="9R", dealer=0)
+    ev = left.move(Leave(1))
+    timed = Table(R, hands, first="9R", dealer=0)
+    timed.move(Timeout(1))
+    assert Forfeited(1, "left", (1, -1, 1, 1)) in ev and not any(isinstance(e, SeatOut) for e in ev)
+    st = left.state
+    assert st.match_over and st.out == () and st.standings[-1] == 1 and st.winner != 1
+    assert (st.match_points, st.standings, st.scores) == (
+        timed.state.match_points, timed.state.standings, timed.state.scores)
+    with pytest.raises(IllegalMove) as info:
+        left.move(Draw(2))
+    assert info.value.rule == "match-over"
+
+
 def test_last_card_jolly_makes_the_next_draw_four():
     t = Table(ONE2, ["3Y 4Y", "JOKER 8B", "5R 8R"], first="8Y", then="2G 3G")
     t.play(1, "8B", declare=True)
@@ -437,13 +458,46 @@ def test_a_seats_own_moves_leave_its_declaration_window_open():
 
     t = Table(R2, ["2Y 3Y", "QB 5B"], first="10B", then="7G 8G")
     t.play(1, "QB")
+    t.move(Declare(1))
+    ev = t.draw(1)  # declared in time: its own draw costs nothing
+    assert not any(isinstance(e, Penalty) for e in ev)
+    assert t.state.owes == () and t.state.hand_sizes == (2, 2)
+
+
+def test_two_players_a_q_down_to_one_card_undeclared_then_a_draw_pays_the_penalty():
+    """Seed 000/001: "Se ci si dimentica di dichiarare DERNIER! quando si rimane con una sola
+    carta in mano, si devono pescare due carte di penalità", with no exception for a player
+    who moves again. Seat 1's Q skips seat 0; on its extra turn seat 1, still at one card and
+    undeclared, draws: the two penalty cards come first, then the card it drew, which alone it
+    may still play."""
+    t = Table(R2, ["2Y 3Y", "QB 5B"], first="10B", then="7G 8G 9G 10G")
+    t.play(1, "QB")
+    pile = t.state.pile
+    ev = t.draw(1)
+    assert Penalty(1, 2, "declaration") in ev
+    assert [(e.seat, e.slots, e.reason) for e in ev if isinstance(e, Drew)] == [
+        (1, pile[0:2], "penalty-declaration"), (1, pile[2:3], "draw"),
+    ]
+    assert t.state.owes == () and t.state.hand_sizes == (2, 4) and t.state.drawn == pile[2]
+    assert t.state.turn == 1
+    assert not any(isinstance(e, Penalty) for e in t.pass_(1) + t.draw(0))  # charged once
+
+
+def test_readings_3_an_own_draw_at_one_card_lets_the_window_lapse():
+    """Version 3's reading (``readings`` 3, the rules of a version-2 or -3 transcript): the same
+    moves as above cost nothing; the seat's window stays open through its own draw and the
+    obligation lapses at two cards."""
+    t = Table(get_variant("dernier", hand_size=2, readings=3), ["2Y 3Y", "QB 5B"],
+              first="10B", then="7G 8G 9G 10G")
+    t.play(1, "QB")
+    pile = t.state.pile
     ev = t.draw(1)
     assert not any(isinstance(e, Penalty) for e in ev)
+    assert [(e.seat, e.slots, e.reason) for e in ev if isinstance(e, Drew)] == [
+        (1, pile[0:1], "draw")]
     assert t.state.owes == () and t.state.hand_sizes == (2, 2)  # at two cards it lapsed
     t.pass_(1)
-    ev = t.draw(0)
-    assert not any(isinstance(e, Penalty) for e in ev)
-
+    assert not any(isinstance(e, Penalty) for e in t.draw(0))
 
 
 def test_two_declaration_penalties_in_one_move_follow_the_order_the_windows_opened():

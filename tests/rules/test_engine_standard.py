@@ -21,6 +21,7 @@ from dernier_p2p.rules import (
     Timeout,
     get_variant,
     parse_card,
+    to_act,
 )
 from dernier_p2p.rules.simulate import Table
 from tests.rules.scenario import illegal, snap
@@ -323,15 +324,28 @@ def test_an_empty_pile_is_refilled_from_discards_that_grew_after_a_short_draw():
     assert t.state.stalls == 0
 
 
-def test_first_card_reverse_with_two_players_follows_the_two_player_reverse_option():
-    # a reverse with two players changes nothing but the direction: the first player starts
-    t = Table(S, [H0, H1], first="REVERSER")
-    assert t.state.direction == -1 and t.state.turn == 1
-    assert snap(t) == (1, "REVERSER", None, 0, (7, 7))
-    # where a reverse skips with two players, it skips the first player: the dealer starts
-    t2 = Table(get_variant("standard", reverse_skips_with_two=True), [H0, H1], first="REVERSER")
-    assert t2.state.direction == -1 and t2.state.turn == 0
-    # as a reverse played in the hand: the other player moves next
+def test_first_card_reverse_with_two_players_lets_the_dealer_start():
+    """Seed 004: a first action card "applies and must be carried out by the first player";
+    the common rule for a first reverse is that the dealer starts, the other way round. So at
+    two seats, as at three or more (and whatever reverse_skips_with_two says), the dealer
+    starts; the non-dealer starting would leave the reverse without any effect."""
+    for rules in (S, get_variant("standard", reverse_skips_with_two=True)):
+        t = Table(rules, [H0, H1], first="REVERSER")
+        assert t.state.direction == -1 and t.state.turn == 0
+        assert snap(t) == (0, "REVERSER", None, 0, (7, 7))
+    t = Table(S, [H0, H1], first="REVERSER", dealer=1)
+    assert t.state.turn == 1 and to_act(t.state) == 1
+    # version 3's reading (readings 3: a version-2 or -3 transcript): with two players a first
+    # reverse changes nothing but the direction and the first player starts, unless a reverse
+    # skips with two (reverse_skips_with_two): then the dealer starts
+    old = Table(get_variant("standard", readings=3), [H0, H1], first="REVERSER")
+    assert old.state.direction == -1 and old.state.turn == 1
+    assert snap(old) == (1, "REVERSER", None, 0, (7, 7))
+    skips = get_variant("standard", readings=3, reverse_skips_with_two=True)
+    assert Table(skips, [H0, H1], first="REVERSER").state.turn == 0
+    three = Table(get_variant("standard", readings=3), [H0, H1, H0], first="REVERSER")
+    assert three.state.turn == three.state.dealer  # at three seats as in version 4
+    # a reverse played in the hand with two players changes nothing but the direction
     t3 = Table(S, ["REVERSEG 7G SKIPG DRAW2R WILD WILD4 9B", H1], first="5G", dealer=1)
     t3.play(0, "REVERSEG")
     assert t3.state.turn == 1

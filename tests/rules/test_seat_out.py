@@ -1,4 +1,5 @@
-"""A seat that leaves a table of three or more goes out: the hand is void, the others play on."""
+"""A seat that leaves a table of three or more goes out (option leave "play_on", the default
+but in `dernier`): the hand is void, the others play on."""
 
 import random
 
@@ -18,6 +19,7 @@ from dernier_p2p.rules import (
     Timeout,
     apply,
     get_variant,
+    leave_ends_match,
     legal_moves,
     new_match,
     to_act,
@@ -26,7 +28,7 @@ from dernier_p2p.rules.simulate import Dealer, Table, answer_chance
 
 S = get_variant("standard")
 M = get_variant("moderno")
-D = get_variant("dernier")
+D = get_variant("dernier", leave="play_on")  # dernier's own default ends the match
 H0 = "1Y 2Y 3Y 4Y 6Y 8Y 9Y"
 H1 = "5G 7G SKIPG DRAW2R WILD WILD4 9B"
 H2 = "1R 2R 3R 4R SKIPB REVERSEB 8B"
@@ -151,6 +153,48 @@ def test_a_dernier_leaver_at_three_seats_loses_a_match_point_and_the_match_goes_
     assert not t.state.match_over and t.state.match_points == (1, -1, 1, 1)
     t.move(Leave(3))  # a seat already out gains nothing
     assert not t.state.match_over and t.state.match_points == (2, -1, 2, 0)
+    t.move(Leave(0))  # two in play: the match ends; the seats out still gain nothing
+    assert t.state.match_over and t.state.match_points == (1, -1, 3, 0)
+    assert t.state.standings == (2, 0, 3, 1)
+
+
+def test_readings_3_a_dernier_leave_plays_on_and_a_forfeit_pays_the_seats_out_too() -> None:
+    """Version 3's reading (``readings`` 3, the rules of a version-2 or -3 transcript): option
+    ``leave`` does not exist, so a ``dernier`` seat that leaves at three or more seats in play
+    goes out and the others play on, whatever the option says; the forfeit that ends the match
+    at two seats in play gives +1 to every other seat, out or in play."""
+    hands = ["2Y 3Y 4Y 5Y 6Y", "5G 6G 9B 2R 3R", "4R 6R 8B 2B 3B", "3G 4B 5B 6B 9G"]
+    for leave in ("end", "play_on"):
+        t = Table(get_variant("dernier", readings=3, leave=leave), hands, first="9R", dealer=0)
+        assert not leave_ends_match(t.state)
+        t.move(Leave(1))
+        assert not t.state.match_over and t.state.out == (1,)
+        assert t.state.match_points == (1, -1, 1, 1)
+        t.move(Leave(3))
+        assert not t.state.match_over and t.state.match_points == (2, -1, 2, 0)
+        assert leave_ends_match(t.state)  # two in play
+        t.move(Leave(0))
+        assert t.state.match_over and t.state.match_points == (1, 0, 3, 1)
+        assert t.state.standings == (2, 0, 3, 1)
+
+
+def test_whether_a_leave_ends_the_match_follows_the_option() -> None:
+    hands = ["2Y 3Y 4Y 5Y 6Y", "5G 6G 9B 2R 3R", "4R 6R 8B 2B 3B", "3G 4B 5B 6B 9G"]
+    ends = Table(get_variant("dernier"), hands, first="9R", dealer=0)
+    goes_on = Table(D, hands, first="9R", dealer=0)
+    assert leave_ends_match(ends.state) and not leave_ends_match(goes_on.state)
+    assert not leave_ends_match(Table(S, [H0, H1, H2], first="5R", dealer=0).state)
+    assert leave_ends_match(Table(S, [H0, H1], first="5R", dealer=0).state)
+    assert leave_ends_match(new_match(S, 4))  # before the first dealer
+    ends.move(Leave(2))
+    assert ends.state.match_over and ends.state.out == ()
+    goes_on.move(Leave(2))
+    assert not goes_on.state.match_over and goes_on.state.out == (2,)
+    assert leave_ends_match(goes_on.state) is False  # three still in play
+    strict = Table(get_variant("standard", leave="end"), [H0, H1, H2], first="5R", dealer=0)
+    strict.move(Leave(0))
+    assert strict.state.match_over and strict.state.standings[-1] == 0
+    assert strict.state.match_points == (0, 0, 0)  # match points are dernier's (timeout forfeit)
 
 
 def test_a_seat_out_scores_nothing_in_later_hands_under_dernier_scoring() -> None:

@@ -80,6 +80,11 @@ def test_readings_are_options_with_our_defaults():
     assert not d.reverse_skips_with_two
     assert d.others_score
     assert d.timeout == "forfeit"
+    assert d.leave == "end"  # seed 000/001: a leave ends the match
+    assert [VARIANTS[v].leave for v in ("originale", "moderno", "standard")] == ["play_on"] * 3
+    assert get_variant("dernier", leave="play_on").leave == "play_on"
+    assert [VARIANTS[v].readings for v in VARIANTS] == [4] * 4  # version 4's readings
+    assert get_variant("standard", readings=3).readings == 3
     assert o.cancel_same_suit
     assert dict(m.chain_draws)[Rank.WILD4] == 4  # wild draw-4 stacks (reading)
     assert m.pile_empty == "reshuffle"
@@ -114,6 +119,12 @@ def test_readings_are_options_with_our_defaults():
         ("others_score", "yes"),
         ("declaration", 3),
         ("timeout", "never"),
+        ("leave", "continue"),
+        ("leave", True),
+        ("readings", 2),
+        ("readings", 5),
+        ("readings", "4"),
+        ("readings", True),
         ("hand_size_range", (6, 5)),
         ("hand_size_range", (5,)),
         ("hand_size_range", 5),

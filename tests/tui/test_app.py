@@ -575,9 +575,9 @@ def test_ctrl_c_asks_to_leave_and_a_second_one_leaves(tmp_path: Path) -> None:
 
 
 def test_leaving_with_no_prompt_open_resigns_and_the_bots_finish(tmp_path: Path) -> None:
-    """Three seats: "q" while no prompt is open (the screen asks itself) tells what leaving
-    does here; "y" resigns the seat, the bots finish the match at once, and the transcript is
-    complete, Ann last."""
+    """Three seats at a table that plays on (option leave play_on): "q" while no prompt is
+    open (the screen asks itself) tells what leaving does here; "y" resigns the seat, the bots
+    finish the match at once, and the transcript is complete, Ann last."""
 
     def no_prompt() -> bool:
         seat = link_box[0].seat
@@ -598,8 +598,8 @@ def test_leaving_with_no_prompt_open_resigns_and_the_bots_finish(tmp_path: Path)
                     "the word that the bots finish")
         await until(pilot, lambda: link.finished, "the end of the match")
 
-    run_screen_test(_local(tmp_path, "dernier", {"match": ["hands", 1]}, 5, players=3),
-                    scenario)
+    run_screen_test(_local(tmp_path, "dernier", {"match": ["hands", 1], "leave": "play_on"}, 5,
+                           players=3), scenario)
     verdict = verify_file(tmp_path / "t")
     assert verdict.ok and verdict.summary.finished, verdict
     assert verdict.summary.standings[-1] == 0, verdict

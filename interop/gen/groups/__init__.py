@@ -25,6 +25,7 @@ from interop.gen.groups import (
     rules_order,
     session,
     valid,
+    versions,
 )
 
 GROUPS: list[ModuleType] = [
@@ -42,4 +43,5 @@ GROUPS: list[ModuleType] = [
     ambiguity,
     rules_order,
     limits,
+    versions,  # last: it adds the matches it signs again as another version
 ]

@@ -15,6 +15,7 @@ from dernier_p2p.rules import to_act
 from dernier_p2p.rules.cards import Rank
 from dernier_p2p.wire.canonical import encode
 from dernier_p2p.wire.hashing import digest
+from dernier_p2p.wire.version import READABLE_VERSIONS
 from interop.gen.forge import SPECS, Spec, add, as_record, new_env, resign_env, seal, with_body
 from interop.gen.scenarios import Base, drive, first_base
 
@@ -111,17 +112,17 @@ def record0_order_cases(b: Base) -> None:
     players = body["players"]
     dup = [*players[:-1], {**players[-1], "key": players[0]["key"]}]
     add("ambiguity-record0-version-before-keys", "5.3",
-        "a table of version 4 with a duplicate key: the version is checked first",
+        "a table of version 5 with a duplicate key: the version is checked first",
         ["Ambiguity", "Record0", "Version"], b, 0,
-        [with_body(b, 0, {**body, "version": 4, "players": dup})], "VERSION", 0)
+        [with_body(b, 0, {**body, "version": 5, "players": dup})], "VERSION", 0)
     add("ambiguity-record0-keys-before-variant", "5.3",
         "a duplicate key and an unknown variant: the schema (MALFORMED) before the rules",
         ["Ambiguity", "Record0", "IdentityKey"], b, 0,
         [with_body(b, 0, {**body, "variant": "tressette", "players": dup})], "MALFORMED", 0)
     add("ambiguity-record0-fields-before-version", "5.3",
-        "a table of version 4 with an extra field: a body's fields before its version",
+        "a table of version 5 with an extra field: a body's fields before its version",
         ["Ambiguity", "Record0", "Version"], b, 0,
-        [with_body(b, 0, {**body, "version": 4, "x": 1})], "MALFORMED", 0)
+        [with_body(b, 0, {**body, "version": 5, "x": 1})], "MALFORMED", 0)
 
 
 def handshake_version_cases(b: Base) -> None:
@@ -139,8 +140,8 @@ def handshake_version_cases(b: Base) -> None:
 
     case("hello-no-version", "a hello without version: VERSION, not MALFORMED",
          {k: v for k, v in hello.items() if k != "version"}, "VERSION")
-    case("hello-version-string", "a hello whose version is the string \"3\"",
-         {**hello, "version": "3"}, "VERSION")
+    case("hello-version-string", "a hello whose version is the string \"4\"",
+         {**hello, "version": "4"}, "VERSION")
     case("hello-small-order-key", "an unacceptable key (small order): BAD_SIGNATURE",
          {**hello, "key": bytes(32)}, "BAD_SIGNATURE")
 
@@ -151,7 +152,7 @@ def stall_cases(b: Base) -> None:
     later move nobody owes changes nothing. As a rules Timeout it would be ignored (the seat is
     not to act) and that move refused (ILLEGAL_MOVE)."""
     n = len(b.identities)
-    obs = Session(None, None, b.records[0])
+    obs = Session(None, None, b.records[0], versions=READABLE_VERSIONS)
     k = None
     for x in range(1, len(b.records)):
         r = b.records[x]

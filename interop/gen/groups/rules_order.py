@@ -15,6 +15,7 @@ from typing import Any
 from dernier_p2p.protocol.session import Session
 from dernier_p2p.rules import to_act
 from dernier_p2p.rules.events import Drew, Penalty
+from dernier_p2p.wire.version import READABLE_VERSIONS
 from interop.gen.forge import add
 from interop.gen.scenarios import Base, tie_keys
 
@@ -38,7 +39,7 @@ def build(bases: dict[str, Base]) -> None:
 def _find(b: Base, hit: Callable[[Session, dict, list[Any]], Any]) -> tuple[Session, int, Any]:
     """Replay ``b`` with an observer; the first record ``k`` where ``hit(observer before the
     record, record, the record's events)`` is not None, the observer after it, and that value."""
-    obs = Session(None, None, b.records[0])
+    obs = Session(None, None, b.records[0], versions=READABLE_VERSIONS)
     for k in range(1, len(b.records)):
         n0 = len(obs.events)
         state, rec = obs.state, b.records[k]
@@ -186,7 +187,7 @@ def check_ties(bases: dict[str, Base]) -> None:
     for name, b in bases.items():
         if "-ties-" not in name:
             continue
-        obs = Session(None, None, b.records[0])
+        obs = Session(None, None, b.records[0], versions=READABLE_VERSIONS)
         for rec in b.records[1:]:
             obs.receive(rec)
         key = name.rsplit("-ties-", 1)[1]

@@ -20,7 +20,8 @@ def valid_cases(b: Base) -> None:
     kinds = sorted({r["env"]["body"]["move"] for r in b.records
                     if r["env"]["body"]["type"] == "move"})
     rules = sorted(e for e in b.events if e[0].isupper() or e.startswith("session:"))
-    flags = ["Valid", f"variant:{b.sc.variant}", f"players:{b.sc.players}"]
+    flags = ["Valid", f"variant:{b.sc.variant}", f"players:{b.sc.players}",
+             f"version:{b.sc.version}"]
     flags += [f"type:{t}" for t in types] + [f"move:{m}" for m in kinds]
     flags += [f"event:{e}" for e in rules]
     SPECS.append(Spec(f"{b.name}-match", "7", f"{b.sc.comment} ({len(b.records)} records)",

@@ -130,13 +130,16 @@ def _where(listen: tuple[bool, ...]) -> list[tuple[str, int] | None]:
 
 @functools.cache
 def _opened(listen: tuple[bool, ...]) -> LocalTable:
-    return LocalTable("dernier", seeds(len(listen)), {"match": ["hands", 1]},
+    # a seat that leaves or stalls goes out and the others play on (7.9), which dernier's
+    # own default (option leave "end") would turn into the end of the match
+    return LocalTable("dernier", seeds(len(listen)), {"match": ["hands", 1], "leave": "play_on"},
                       listen=_where(listen))
 
 
 @functools.cache
 def _dealt(listen: tuple[bool, ...]) -> LocalTable:
-    options = {"match": ["hands", 1], "timeout": "draw_pass"}  # a time-out ends no match
+    # a time-out ends no match, nor does a seat going out
+    options = {"match": ["hands", 1], "timeout": "draw_pass", "leave": "play_on"}
     table = LocalTable("dernier", seeds(len(listen)), options, listen=_where(listen))
     table.deliver()
     return table
