@@ -11,7 +11,7 @@ the same for a joining seat that offers to host if the host goes away, and
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any
@@ -43,16 +43,23 @@ async def open_routes(
     relay: tuple[str, int] | None = None,
     map_port: bool = True,
     map_timeout_s: float = 2.0,
+    ipv6: str | None = None,
 ) -> AsyncIterator[Invite]:
-    """Make ``host`` (a running Host) reachable; yield its :class:`Invite` while it lasts."""
+    """Make ``host`` (a running Host) reachable; yield its :class:`Invite` while it lasts.
+    ``ipv6``: this machine's global IPv6 address, where the host listens too (offered first).
+    Before the code, says which routes it holds and whether an outsider can use it
+    (:func:`code_truth`)."""
     port = host.port
     routes = [Route("direct", advertise, port)]
-    public = _is_public(advertise)
-    wanted = map_port and not is_loopback(advertise) and not public
+    if ipv6 is not None and ipv6 != advertise:
+        routes.insert(0, Route("direct", ipv6, port))
+    public = _is_public(advertise) and ":" not in advertise  # IPv6: a firewall may stand
+    wanted = map_port and not is_loopback(advertise) and not public and ":" not in advertise
     attempt = Attempt()
+    registered = False
     if public:
         echo(f"This machine has a public address: players reach it directly at "
-             f"{routes[0].where}.")
+             f"{host_port(advertise, port)}.")
     if wanted:
         echo(f"Opening port {port} on your router (UPnP, then NAT-PMP)...")
     async with trio.open_nursery() as nursery, _maybe_mapped(wanted, port, attempt,
@@ -67,18 +74,85 @@ async def open_routes(
             token = new_token()
             registered = await _register(nursery, host, relay, token, echo)
             routes.append(Route("relay", relay[0], relay[1], token))
-            if registered and mapping is None:
-                echo(f"Players outside your network will connect through the relay "
-                     f"{relay[0]}:{relay[1]}.")
-        if mapping is None and relay is None and not is_loopback(advertise) and not public:
-            echo("Nothing makes this table reachable from the Internet: players on your own "
-                 f"network can join; for others, forward TCP port {port} on your router to "
-                 f"this machine, or add --relay HOST:PORT (anyone with a reachable machine "
-                 "can run `dernier relay`).")
+        for line in code_truth(routes, relay_answers=registered):
+            echo(line)
         invite = Invite(fingerprint(host.identity.public_bytes()), tuple(routes))
         echo(f"Host key fingerprint: {show_fingerprint(invite.fingerprint)}")
         yield invite
         nursery.cancel_scope.cancel()
+
+
+def _reach(route: Route) -> str:
+    """Who can use one route of a code: ``internet``, ``ipv6`` (a global IPv6 address: the
+    Internet where the router's firewall lets it in), ``network``, ``machine`` or ``name`` (a
+    host name: whoever it leads to)."""
+    if route.kind in ("mapped", "relay"):
+        return "internet"
+    if is_loopback(route.host):
+        return "machine"
+    if _is_public(route.host):
+        return "ipv6" if ":" in route.host else "internet"
+    try:
+        ipaddress.ip_address(route.host)
+    except ValueError:
+        return "name"  # whoever it leads to, as the host chose it
+    return "network"
+
+
+def code_truth(routes: Sequence[Route], *, relay_answers: bool = True) -> list[str]:
+    """The host's plain account of its invite code, said before anyone tries it: one line
+    listing the routes it holds and who can use each, and one on whether a player outside
+    this network can join, and how (or what to do when nobody can). ``relay_answers``:
+    whether the code's relay took the registration."""
+    notes = []
+    for route in routes:
+        reach = _reach(route)
+        if route.kind == "mapped":
+            notes.append(f"your router's mapping {route.where}")
+        elif route.kind == "relay":
+            notes.append(f"the relay {route.where}" +
+                         ("" if relay_answers else " (not answering now)"))
+        else:
+            notes.append(f"{route.where} " + {
+                "machine": "(this machine only)", "network": "(your network only)",
+                "internet": "(direct)", "name": "(wherever that name leads)",
+                "ipv6": "(IPv6: your network, and the Internet if your router's firewall "
+                        "lets it in)"}[reach])
+    lines = ["This code holds: " + "; ".join(notes) + "."]
+    mapped = next((r for r in routes if r.kind == "mapped"), None)
+    relay = next((r for r in routes if r.kind == "relay"), None)
+    direct = next((r for r in routes if _reach(r) == "internet" and r.kind == "direct"), None)
+    six = next((r for r in routes if _reach(r) == "ipv6"), None)
+    port = routes[0].port
+    todo = (f"forward TCP port {port} on your router to this machine, or add --relay "
+            "HOST:PORT (anyone with a reachable machine can run `dernier relay`)")
+    if all(_reach(r) == "machine" for r in routes):
+        lines.append("No route from outside this machine: only players on this machine can "
+                     "join.")
+    elif mapped is not None:
+        lines.append(f"Reachable from the Internet through your router's mapping "
+                     f"{mapped.where}.")
+    elif direct is not None:
+        lines.append(f"Reachable from the Internet directly at {direct.where}.")
+    elif relay is not None and relay_answers:
+        lines.append(f"Reachable from the Internet through the relay: players outside your "
+                     f"network connect through the relay {relay.where}.")
+    elif (named := next((r for r in routes if _reach(r) == "name"), None)) is not None:
+        lines.append(f"Reachable by whoever reaches {named.where}: that name was given "
+                     "(--advertise), so this program cannot tell who that is.")
+    elif six is not None:
+        lines.append(f"Reachable from the Internet only over IPv6, at {six.where}, and only "
+                     "if your router's firewall lets new connections in (most home routers "
+                     "drop them); otherwise no route from the Internet: only players on your "
+                     f"network can join. For certain: {todo}.")
+    elif relay is not None:
+        lines.append(f"No route from the Internet while the relay {relay.where} does not "
+                     "answer: only players on your network can join until it does (the host "
+                     "keeps trying it).")
+    else:
+        lines.append(f"No route from the Internet: only players on your network can join. "
+                     f"For others, {todo}.")
+    return lines
 
 
 @asynccontextmanager
@@ -120,18 +194,24 @@ async def seat_routes(
     *,
     map_port: bool = True,
     map_timeout_s: float = 2.0,
+    ipv6: str | None = None,
 ) -> AsyncIterator[None]:
     """Make a joining seat reachable as a candidate host (PROTOCOL.md 7.6) while the block
     lasts: ask the router to forward its fixed ``listen`` port and announce the mapping
-    (``config.announce``, a PeerConfig's), else stand by at the code's relay
-    (``config.relay_standby``), telling the user how the router answered (for whom the seat
-    can then take over is said once seated: :func:`takeover_note`). A loopback or public
-    listen address, or port 0, needs neither."""
+    (``config.announce``, a PeerConfig's), else announce this machine's global IPv6 address
+    if it has one (a router's firewall may still keep outsiders off it) and stand by at the
+    code's relay (``config.relay_standby``), telling the user how the router answered (for
+    whom the seat can then take over is said once seated: :func:`takeover_note`). ``ipv6``:
+    this machine's global IPv6 address, given when the seat listens on every interface at its
+    own address. A loopback or public IPv4 listen address, or port 0, needs none of this."""
     listen = config.listen
-    if listen is None or listen[1] == 0 or is_loopback(listen[0]) or _is_public(listen[0]):
+    if listen is None or listen[1] == 0 or is_loopback(listen[0]) or (
+            _is_public(listen[0]) and ":" not in listen[0]):
         yield
         return
     port = listen[1]
+    if ":" in listen[0]:  # an IPv6 address: no NAT to map; a firewall may still be there
+        map_port, ipv6 = False, None
     attempt = Attempt()
     relay = config.relay
     if map_port:
@@ -145,6 +225,8 @@ async def seat_routes(
         else:
             if map_port:
                 echo("  no router mapping (" + "; ".join(attempt.notes) + ")")
+            if ipv6 is not None:  # reaches this network at least, and IPv6 past open firewalls
+                config.announce = (ipv6, port)
             if relay is not None:
                 config.relay_standby = True
         yield
@@ -172,11 +254,19 @@ def takeover_note(
     if mapped is not None:
         return (f"{head} can take over as host for every player: the router forwards "
                 f"{host_port(*mapped)} to it.")
+    six = ":" in listen[0] and _is_public(listen[0])  # a global IPv6 address
     if relay is not None:
+        if six:
+            return (f"{head} can take over as host for every player: players on this network, "
+                    f"and players with IPv6 where your router's firewall lets them in, reach "
+                    f"it at {at}, the others through the relay {host_port(*relay)}.")
         return (f"{head} can take over as host for every player: players on this network "
                 f"reach it at {at}, the others through the relay {host_port(*relay)}.")
     if is_loopback(listen[0]):
         return f"{head} can take over as host only for players on this machine ({at})."
+    if six:
+        return (f"{head} can take over as host for players on this network and, where your "
+                f"router's firewall lets them in, players with IPv6, at {at}; {others}.")
     if _is_public(listen[0]):
         return f"{head} can take over as host for every player, at {at}."
     try:

@@ -1,0 +1,101 @@
+"""IPv6 pairs and the truth about a code, with real parts: namespaces, NAT, a stateful IPv6
+firewall (nftables), ``dernier`` as processes.
+
+A host with a global IPv6 address offers it first in its code; joiners in an IPv6-only home
+and in a dual-stack home, both behind their routers' firewalls, reach it over IPv6 and
+announce their own global addresses for a host change, which the firewalls keep closed to the
+Internet. A host behind a router without UPnP says before anyone tries that nobody outside its
+network can use its code: a player on its network joins, one on the Internet cannot.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from dernier_p2p.net.invite import decode
+
+from .lab import Lab
+from .test_internet import COMMON, _dernier, _env, _finish, _verified, _wait_for
+from .v6 import add_ipv6, wan_ipv6
+
+pytestmark = pytest.mark.slow
+
+
+def test_an_ipv6_pair_plays_through_stateful_firewalls_ipv6_first(
+    netlab: Callable[[dict[str, bool]], Lab], tmp_path: Path
+) -> None:
+    lab = netlab({"A": False, "B": False})
+    only6 = add_ipv6(lab, "A", only=True)  # an IPv6-only home
+    dual = add_ipv6(lab, "B")  # IPv4 behind NAT and IPv6 behind the firewall
+    outs = [tmp_path / f"{n}.out" for n in ("host", "a", "b")]
+    host = _dernier(lab, lab.wan, tmp_path, outs[0], "host", "--players", "3", "--hands", "1",
+                    "--port", "47630", "--no-announce", "--advertise", lab.wan_ip,
+                    "--key", str(tmp_path / "k0"), "--transcript", str(tmp_path / "t0"),
+                    *COMMON)
+    code = _wait_for(outs[0], r"dernier join (dn1-[a-z2-7]+)", host)
+    routes = decode(code).routes
+    v6 = f"[{wan_ipv6(lab)}]:47630"
+    assert [r.where for r in routes] == [v6, f"{lab.wan_ip}:47630"], routes
+    said = outs[0].read_text()
+    assert f"This code holds: {v6} (IPv6: your network, and the Internet" in said, said
+    assert f"Reachable from the Internet only over IPv6, at {v6}" in said, said
+    joins = []
+    for k, x in enumerate("AB"):  # A joins first: seat 1
+        joins.append(_dernier(lab, lab.rtr[x].home_ns, tmp_path, outs[1 + k], "join", code,
+                              "--name", f"J{x}", "--key", str(tmp_path / f"k{k + 1}"),
+                              "--transcript", str(tmp_path / f"t{k + 1}"), *COMMON))
+        _wait_for(outs[1 + k], r"Seated at seat (\d)", joins[-1])
+    for out in outs[1:]:  # B could have used IPv4 (the host's address is on its Internet)
+        text = out.read_text()
+        assert f"connected directly at {v6} (IPv6)" in text, text
+    assert "players with IPv6, at" in outs[1].read_text()  # for whom A can take over
+    # The firewalls drop a new connection from the Internet to the seats' listen ports.
+    for home in (only6, dual):
+        knock = subprocess.run(lab.cmd(lab.wan, sys.executable, "-c", (
+            f"import socket; socket.create_connection(('{home}', 47630), 2)")),
+            capture_output=True, text=True, timeout=30)
+        assert knock.returncode != 0 and "timed out" in knock.stderr, knock.stderr
+    _finish([host, *joins], outs)
+    records = _verified([tmp_path / f"t{k}" for k in range(3)], hands=1)
+    players = records[0]["env"]["body"]["players"]
+    assert players[1]["listen"] == [only6, 47630]  # each seat announces its global address
+    assert players[2]["listen"] == [dual, 47630]
+
+
+def test_a_host_behind_a_router_without_upnp_says_its_code_works_only_on_its_network(
+    netlab: Callable[[dict[str, bool]], Lab], tmp_path: Path
+) -> None:
+    lab = netlab({"A": False})
+    router = lab.rtr["A"]
+    outs = [tmp_path / "host.out", tmp_path / "lan.out"]
+    host = _dernier(lab, router.home_ns, tmp_path, outs[0], "host", "--players", "2",
+                    "--hands", "1", "--port", "47630", "--no-announce",
+                    "--key", str(tmp_path / "k0"), "--transcript", str(tmp_path / "t0"),
+                    *COMMON)
+    code = _wait_for(outs[0], r"dernier join (dn1-[a-z2-7]+)", host)
+    said = outs[0].read_text()
+    assert "no router mapping (UPnP: no UPnP router answered; NAT-PMP:" in said, said
+    truth = (f"This code holds: {router.home_ip}:47630 (your network only).\n"
+             "No route from the Internet: only players on your network can join. For others, "
+             "forward TCP port 47630 on your router to this machine, or add --relay HOST:PORT")
+    assert truth in said, said
+    assert said.index(truth) < said.index(code)  # said before the code
+    # Nobody on the Internet can use it...
+    started = time.monotonic()
+    outside = subprocess.run(lab.cmd(lab.wan, sys.executable, "-m", "dernier_p2p", "join", code,
+                                     "--key", str(tmp_path / "k9"), *COMMON),
+                             capture_output=True, text=True, timeout=60, env=_env(tmp_path))
+    assert outside.returncode == 1 and "UNREACHABLE" in outside.stderr, outside.stderr
+    assert time.monotonic() - started < 40
+    # ...and a player on the host's network (the router's own LAN side) joins and plays.
+    lan = _dernier(lab, router.ns, tmp_path, outs[1], "join", code, "--key",
+                   str(tmp_path / "k1"), "--transcript", str(tmp_path / "t1"), *COMMON)
+    _finish([host, lan], outs)
+    assert f"connected directly at {router.home_ip}:47630" in outs[1].read_text()
+    _verified([tmp_path / "t0", tmp_path / "t1"], hands=1)
