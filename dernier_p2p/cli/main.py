@@ -20,7 +20,7 @@ import click
 from dernier_p2p import __version__
 from dernier_p2p.bots.levels import DEFAULT_LEVEL, LEVELS
 from dernier_p2p.deck.group import PATH as GROUP_PATH
-from dernier_p2p.net.address import host_port, is_loopback
+from dernier_p2p.net.address import host_port, is_loopback, is_public
 from dernier_p2p.rules import BUILD, VARIANTS, MatchFormat, get_variant
 from dernier_p2p.wire.version import describe
 
@@ -461,6 +461,8 @@ def host(
         check_first=not (send_first or send_first_old), seed=seat_seed(identity),
         max_watchers=watchers, watchers_per_address=min(watchers, 4),
     )
+    if ipv6 is not None and ":" not in advertise and not is_public(advertise):
+        config.listen_host = ipv6  # for a host change: more players reach it than a LAN's
     if seed is not None:
         from dernier_p2p.cli.table import local_seed
 

@@ -64,6 +64,7 @@ def test_an_ipv6_pair_plays_through_stateful_firewalls_ipv6_first(
     _finish([host, *joins], outs)
     records = _verified([tmp_path / f"t{k}" for k in range(3)], hands=1)
     players = records[0]["env"]["body"]["players"]
+    assert players[0]["listen"] == [wan_ipv6(lab), 47630]  # the host's global address too
     assert players[1]["listen"] == [only6, 47630]  # each seat announces its global address
     assert players[2]["listen"] == [dual, 47630]
 
