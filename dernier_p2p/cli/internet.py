@@ -20,6 +20,7 @@ import trio
 
 from dernier_p2p.net.address import host_port, is_loopback
 from dernier_p2p.net.invite import Invite, Route, fingerprint, show_fingerprint
+from dernier_p2p.net.pinhole import Pinhole, pinholed
 from dernier_p2p.net.portmap import Attempt, Mapping, mapped
 from dernier_p2p.net.relay import keep_registered, new_token
 
@@ -62,6 +63,7 @@ async def open_routes(
              f"{host_port(advertise, port)}.")
     if wanted:
         echo(f"Opening port {port} on your router (UPnP, then NAT-PMP)...")
+    six = next((r.host for r in routes if ":" in r.host and _is_public(r.host)), None)
     async with trio.open_nursery() as nursery, _maybe_mapped(wanted, port, attempt,
                                                               map_timeout_s) as mapping:
         if mapping is not None:
@@ -70,11 +72,14 @@ async def open_routes(
             routes.append(Route("mapped", mapping.external_ip, mapping.external_port))
         elif wanted:
             echo("  no router mapping (" + "; ".join(attempt.notes) + ")")
+        hole = None
+        if six is not None and map_port:
+            hole = await nursery.start(_keep_pinhole, six, port, echo, map_timeout_s)
         if relay is not None:
             token = new_token()
             registered = await _register(nursery, host, relay, token, echo)
             routes.append(Route("relay", relay[0], relay[1], token))
-        for line in code_truth(routes, relay_answers=registered):
+        for line in code_truth(routes, relay_answers=registered, pinhole=hole is not None):
             echo(line)
         invite = Invite(fingerprint(host.identity.public_bytes()), tuple(routes))
         echo(f"Host key fingerprint: {show_fingerprint(invite.fingerprint)}")
@@ -99,11 +104,14 @@ def _reach(route: Route) -> str:
     return "network"
 
 
-def code_truth(routes: Sequence[Route], *, relay_answers: bool = True) -> list[str]:
+def code_truth(
+    routes: Sequence[Route], *, relay_answers: bool = True, pinhole: bool = False
+) -> list[str]:
     """The host's plain account of its invite code, said before anyone tries it: one line
     listing the routes it holds and who can use each, and one on whether a player outside
     this network can join, and how (or what to do when nobody can). ``relay_answers``:
-    whether the code's relay took the registration."""
+    whether the code's relay took the registration; ``pinhole``: whether the router's IPv6
+    firewall opened the port to the code's IPv6 address (PCP)."""
     notes = []
     for route in routes:
         reach = _reach(route)
@@ -116,7 +124,9 @@ def code_truth(routes: Sequence[Route], *, relay_answers: bool = True) -> list[s
             notes.append(f"{route.where} " + {
                 "machine": "(this machine only)", "network": "(your network only)",
                 "internet": "(direct)", "name": "(wherever that name leads)",
-                "ipv6": "(IPv6: your network, and the Internet if your router's firewall "
+                "ipv6": "(IPv6: your network, and the Internet: your router's firewall "
+                        "opened it)" if pinhole else
+                        "(IPv6: your network, and the Internet if your router's firewall "
                         "lets it in)"}[reach])
     lines = ["This code holds: " + "; ".join(notes) + "."]
     mapped = next((r for r in routes if r.kind == "mapped"), None)
@@ -134,6 +144,12 @@ def code_truth(routes: Sequence[Route], *, relay_answers: bool = True) -> list[s
                      f"{mapped.where}.")
     elif direct is not None:
         lines.append(f"Reachable from the Internet directly at {direct.where}.")
+    elif six is not None and pinhole:
+        rest = (f"players without IPv6 connect through the relay {relay.where}"
+                if relay is not None and relay_answers else
+                f"players without IPv6 cannot join: for them, {todo}")
+        lines.append(f"Reachable from the Internet over IPv6 at {six.where} (your router's "
+                     f"firewall lets it in: PCP); {rest}.")
     elif relay is not None and relay_answers:
         lines.append(f"Reachable from the Internet through the relay: players outside your "
                      f"network connect through the relay {relay.where}.")
@@ -153,6 +169,24 @@ def code_truth(routes: Sequence[Route], *, relay_answers: bool = True) -> list[s
         lines.append(f"No route from the Internet: only players on your network can join. "
                      f"For others, {todo}.")
     return lines
+
+
+async def _keep_pinhole(
+    address: str, port: int, echo: Callable[..., None], timeout_s: float,
+    task_status: trio.TaskStatus[Pinhole | None] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Ask the router's IPv6 firewall for a pinhole to ``address``:``port`` (PCP) and keep
+    it until cancelled; report the pinhole (or None) to ``task_status``, telling the user."""
+    echo(f"Opening port {port} in your router's IPv6 firewall (PCP)...")
+    attempt = Attempt()
+    async with pinholed(address, port, attempt, timeout_s=timeout_s) as hole:
+        if hole is not None:
+            echo(f"  done (PCP): the Internet reaches {host_port(address, port)}")
+        else:
+            echo("  no pinhole (" + "; ".join(attempt.notes) + ")")
+        task_status.started(hole)
+        if hole is not None:
+            await trio.sleep_forever()
 
 
 @asynccontextmanager
@@ -200,7 +234,8 @@ async def seat_routes(
     lasts: ask the router to forward its fixed ``listen`` port and announce the mapping
     (``config.announce``, a PeerConfig's), else announce this machine's global IPv6 address
     if it has one (a router's firewall may still keep outsiders off it) and stand by at the
-    code's relay (``config.relay_standby``), telling the user how the router answered (for
+    code's relay (``config.relay_standby``), asking the router's IPv6 firewall to let the
+    Internet in to that address (PCP), telling the user how the router answered (for
     whom the seat can then take over is said once seated: :func:`takeover_note`). ``ipv6``:
     this machine's global IPv6 address, given when the seat listens on every interface at its
     own address. A loopback or public IPv4 listen address, or port 0, needs none of this."""
@@ -210,6 +245,7 @@ async def seat_routes(
         yield
         return
     port = listen[1]
+    pinhole = map_port  # --no-map leaves the router alone, its firewall too
     if ":" in listen[0]:  # an IPv6 address: no NAT to map; a firewall may still be there
         map_port, ipv6 = False, None
     attempt = Attempt()
@@ -217,7 +253,9 @@ async def seat_routes(
     if map_port:
         echo(f"Opening port {port} on your router, so that this seat can host if the host "
              "goes away (UPnP, then NAT-PMP)...")
-    async with _maybe_mapped(map_port, port, attempt, map_timeout_s) as mapping:
+    six = listen[0] if ":" in listen[0] else ipv6
+    async with _maybe_mapped(map_port, port, attempt, map_timeout_s) as mapping, \
+            trio.open_nursery() as nursery:
         if mapping is not None:
             config.announce = (mapping.external_ip, mapping.external_port)
             echo(f"  done ({mapping.method}): the router forwards "
@@ -227,9 +265,12 @@ async def seat_routes(
                 echo("  no router mapping (" + "; ".join(attempt.notes) + ")")
             if ipv6 is not None:  # reaches this network at least, and IPv6 past open firewalls
                 config.announce = (ipv6, port)
+            if six is not None and pinhole:
+                await nursery.start(_keep_pinhole, six, port, echo, map_timeout_s)
             if relay is not None:
                 config.relay_standby = True
         yield
+        nursery.cancel_scope.cancel()
 
 
 def takeover_note(

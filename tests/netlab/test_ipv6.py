@@ -54,6 +54,7 @@ def test_an_ipv6_pair_plays_through_stateful_firewalls_ipv6_first(
     for out in outs[1:]:  # B could have used IPv4 (the host's address is on its Internet)
         text = out.read_text()
         assert f"connected directly at {v6} (IPv6)" in text, text
+        assert "no pinhole (PCP: " in text  # a router without PCP refuses at once
     assert "players with IPv6, at" in outs[1].read_text()  # for whom A can take over
     # The firewalls drop a new connection from the Internet to the seats' listen ports.
     for home in (only6, dual):
@@ -100,3 +101,35 @@ def test_a_host_behind_a_router_without_upnp_says_its_code_works_only_on_its_net
     _finish([host, lan], outs)
     assert f"connected directly at {router.home_ip}:47630" in outs[1].read_text()
     _verified([tmp_path / "t0", tmp_path / "t1"], hands=1)
+
+
+def test_a_host_in_an_ipv6_home_opens_its_routers_firewall_by_pcp_and_is_joined(
+    netlab: Callable[[dict[str, bool]], Lab], tmp_path: Path
+) -> None:
+    """An IPv6-only home behind a router with miniupnpd (PCP): the host asks for a pinhole to
+    its port, says its code is reachable over IPv6, a joiner on the Internet plays through
+    it, and the pinhole is closed with the table."""
+    lab = netlab({"A": True})
+    home = add_ipv6(lab, "A", only=True)
+    where = f"[{home}]:47630"
+    outs = [tmp_path / "host.out", tmp_path / "join.out"]
+    host = _dernier(lab, lab.rtr["A"].home_ns, tmp_path, outs[0], "host", "--players", "2",
+                    "--hands", "1", "--port", "47630", "--no-announce",
+                    "--key", str(tmp_path / "k0"), "--transcript", str(tmp_path / "t0"),
+                    *COMMON)
+    code = _wait_for(outs[0], r"dernier join (dn1-[a-z2-7]+)", host)
+    said = outs[0].read_text()
+    assert f"done (PCP): the Internet reaches {where}" in said, said
+    assert (f"Reachable from the Internet over IPv6 at {where} (your router's firewall lets "
+            "it in: PCP); players without IPv6 cannot join") in said, said
+    assert [r.where for r in decode(code).routes] == [where]
+    join = _dernier(lab, lab.wan, tmp_path, outs[1], "join", code, "--key",
+                    str(tmp_path / "k1"), "--transcript", str(tmp_path / "t1"), *COMMON)
+    _finish([host, join], outs)
+    assert f"connected directly at {where} (IPv6)" in outs[1].read_text()
+    _verified([tmp_path / "t0", tmp_path / "t1"], hands=1)
+    log = (lab.tmp / "miniupnpd-A.log").read_text()
+    assert f"PCP MAP: added mapping TCP 47630->{home}:47630" in log, log
+    rules = subprocess.run(lab.cmd(lab.rtr["A"].ns, "nft", "list", "chain", "inet", "filter",
+                                   "miniupnpd"), capture_output=True, text=True).stdout
+    assert "dport 47630" not in rules, rules  # closed with the table

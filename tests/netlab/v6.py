@@ -5,11 +5,17 @@
 (no NAT: every machine has a global address, as IPv6 homes do). The router forwards IPv6 with
 a stateful firewall (nftables): answers to connections made from inside come in, a new
 connection from the Internet is dropped, as most home routers do. ``only=True`` takes the
-home's IPv4 away (an IPv6-only home). ``V6`` is a global prefix so that the programs take it
+home's IPv4 away (an IPv6-only home). A router with miniupnpd gets the same firewall in its
+forward chain around miniupnpd's own (so a pinhole it opens lets connections in), and its
+miniupnpd is restarted to serve IPv6 too: PCP MAP requests for an IPv6 address open a
+pinhole there. ``V6`` is a global prefix so that the programs take it
 for the Internet; like the lab's IPv4 Internet it exists only inside the lab's namespaces.
 """
 
 from __future__ import annotations
+
+import subprocess
+import time
 
 from .lab import Lab, _run
 
@@ -56,7 +62,10 @@ def add_ipv6(lab: Lab, name: str, *, only: bool = False) -> str:
     _run("ip", "-n", r.ns, "addr", "add", f"{V6}::{r.n}/64", "dev", "wan0", "nodad")
     _run("ip", "-n", r.ns, "addr", "add", f"{V6}:{r.n}::1/64", "dev", "lan0", "nodad")
     _run("ip", "-n", r.ns, "-6", "route", "add", "default", "via", wan_ipv6(lab))
-    _run("ip", "netns", "exec", r.ns, "nft", "-f", "-", input=FIREWALL)
+    if r.upnp:
+        _upnp_ipv6(lab, name)
+    else:
+        _run("ip", "netns", "exec", r.ns, "nft", "-f", "-", input=FIREWALL)
     home = home_ipv6(lab, name)
     _run("ip", "-n", r.home_ns, "addr", "add", f"{home}/64", "dev", "eth0", "nodad")
     _run("ip", "-n", r.home_ns, "-6", "route", "add", "default", "via", f"{V6}:{r.n}::1")
@@ -64,3 +73,22 @@ def add_ipv6(lab: Lab, name: str, *, only: bool = False) -> str:
     if only:
         _run("ip", "-n", r.home_ns, "-4", "addr", "flush", "dev", "eth0")
     return home
+
+
+def _upnp_ipv6(lab: Lab, name: str) -> None:
+    """The firewall in miniupnpd's forward chain, and miniupnpd restarted with IPv6 (it turns
+    IPv6 off when it starts on a router without a global address)."""
+    r = lab.rtr[name]
+    _run("ip", "netns", "exec", r.ns, "nft", "insert", "rule", "inet", "filter", "forward",
+         "ct", "state", "established,related", "accept")
+    _run("ip", "netns", "exec", r.ns, "nft", "add", "rule", "inet", "filter", "forward",
+         "iifname", "wan0", "meta", "nfproto", "ipv6", "drop")
+    lab.stop_upnp(name)
+    conf = lab.tmp / f"miniupnpd-{name}.conf"
+    conf.write_text(conf.read_text() + f"ipv6_listening_ip={V6}:{r.n}::1\next_ifname6=wan0\n")
+    pid = lab.tmp / f"miniupnpd-{name}-6.pid"  # the killed one left its own behind
+    log = open(lab.tmp / f"miniupnpd-{name}.log", "ab")
+    lab.procs.append(subprocess.Popen(
+        lab.cmd(r.ns, "miniupnpd", "-d", "-f", str(conf), "-P", str(pid)),
+        stdout=log, stderr=subprocess.STDOUT))
+    time.sleep(0.3)
