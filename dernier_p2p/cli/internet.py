@@ -20,6 +20,7 @@ import trio
 
 from dernier_p2p.net.address import host_port, is_loopback
 from dernier_p2p.net.invite import Invite, Route, fingerprint, show_fingerprint
+from dernier_p2p.net.ipv6 import is_global_ipv6
 from dernier_p2p.net.pinhole import Pinhole, pinholed
 from dernier_p2p.net.portmap import Attempt, Mapping, mapped
 from dernier_p2p.net.relay import keep_registered, new_token
@@ -253,7 +254,7 @@ async def seat_routes(
     if map_port:
         echo(f"Opening port {port} on your router, so that this seat can host if the host "
              "goes away (UPnP, then NAT-PMP)...")
-    six = listen[0] if ":" in listen[0] else ipv6
+    six = listen[0] if is_global_ipv6(listen[0]) else ipv6  # a pinhole for a global one
     async with _maybe_mapped(map_port, port, attempt, map_timeout_s) as mapping, \
             trio.open_nursery() as nursery:
         if mapping is not None:
