@@ -103,14 +103,17 @@ def test_a_host_behind_a_router_without_upnp_says_its_code_works_only_on_its_net
     _verified([tmp_path / "t0", tmp_path / "t1"], hands=1)
 
 
-def test_a_host_in_an_ipv6_home_opens_its_routers_firewall_by_pcp_and_is_joined(
+def test_two_ipv6_homes_open_their_routers_firewalls_by_pcp_and_play_directly(
     netlab: Callable[[dict[str, bool]], Lab], tmp_path: Path
 ) -> None:
-    """An IPv6-only home behind a router with miniupnpd (PCP): the host asks for a pinhole to
-    its port, says its code is reachable over IPv6, a joiner on the Internet plays through
-    it, and the pinhole is closed with the table."""
-    lab = netlab({"A": True})
+    """Two IPv6-only homes, each behind a router with miniupnpd (PCP) and a stateful
+    firewall. The host asks for a pinhole to its port and says its code is reachable over
+    IPv6; the joiner asks for one to its listen port (a candidate host), plays through the
+    host's pinhole, and the Internet reaches its seat through its own; both pinholes are
+    closed with the table."""
+    lab = netlab({"A": True, "B": True})
     home = add_ipv6(lab, "A", only=True)
+    seat = add_ipv6(lab, "B", only=True)
     where = f"[{home}]:47630"
     outs = [tmp_path / "host.out", tmp_path / "join.out"]
     host = _dernier(lab, lab.rtr["A"].home_ns, tmp_path, outs[0], "host", "--players", "2",
@@ -123,13 +126,23 @@ def test_a_host_in_an_ipv6_home_opens_its_routers_firewall_by_pcp_and_is_joined(
     assert (f"Reachable from the Internet over IPv6 at {where} (your router's firewall lets "
             "it in: PCP); players without IPv6 cannot join") in said, said
     assert [r.where for r in decode(code).routes] == [where]
-    join = _dernier(lab, lab.wan, tmp_path, outs[1], "join", code, "--key",
+    join = _dernier(lab, lab.rtr["B"].home_ns, tmp_path, outs[1], "join", code, "--key",
                     str(tmp_path / "k1"), "--transcript", str(tmp_path / "t1"), *COMMON)
+    _wait_for(outs[1], r"Seated at seat (\d)", join)
+    joined = outs[1].read_text()
+    assert f"connected directly at {where} (IPv6)" in joined, joined
+    assert f"done (PCP): the Internet reaches [{seat}]:47630" in joined, joined
+    knock = subprocess.run(lab.cmd(lab.wan, sys.executable, "-c", (
+        f"import socket; s = socket.create_connection(('{seat}', 47630), 5); s.settimeout(5); "
+        "print(len(s.recv(64)))")), capture_output=True, text=True, timeout=30)
+    assert knock.returncode == 0 and int(knock.stdout) > 0, knock.stderr  # its link challenge
     _finish([host, join], outs)
-    assert f"connected directly at {where} (IPv6)" in outs[1].read_text()
-    _verified([tmp_path / "t0", tmp_path / "t1"], hands=1)
-    log = (lab.tmp / "miniupnpd-A.log").read_text()
-    assert f"PCP MAP: added mapping TCP 47630->{home}:47630" in log, log
-    rules = subprocess.run(lab.cmd(lab.rtr["A"].ns, "nft", "list", "chain", "inet", "filter",
-                                   "miniupnpd"), capture_output=True, text=True).stdout
-    assert "dport 47630" not in rules, rules  # closed with the table
+    records = _verified([tmp_path / "t0", tmp_path / "t1"], hands=1)
+    assert records[0]["env"]["body"]["players"][1]["listen"] == [seat, 47630]
+    for name, address in (("A", home), ("B", seat)):
+        log = (lab.tmp / f"miniupnpd-{name}.log").read_text()
+        assert f"PCP MAP: added mapping TCP 47630->{address}:47630" in log, log
+        rules = subprocess.run(lab.cmd(lab.rtr[name].ns, "nft", "list", "chain", "inet",
+                                       "filter", "miniupnpd"), capture_output=True,
+                               text=True).stdout
+        assert "dport 47630" not in rules, rules  # closed with the table

@@ -1,7 +1,8 @@
 """IPv6 in the lab: a global prefix on the Internet side and homes behind a stateful firewall.
 
 :func:`add_ipv6` gives a lab's Internet (the ``wan`` bridge) the network ``V6::/64`` with the
-``wan`` namespace at ``V6::100``, and a home behind router X the routed network ``V6:N::/64``
+``wan`` namespace at ``V6::100`` (which also forwards between the routers, their default router), and a home
+behind router X the routed network ``V6:N::/64``
 (no NAT: every machine has a global address, as IPv6 homes do). The router forwards IPv6 with
 a stateful firewall (nftables): answers to connections made from inside come in, a new
 connection from the Internet is dropped, as most home routers do. ``only=True`` takes the
@@ -47,8 +48,10 @@ def _wan_up(lab: Lab) -> None:
         return
     _run("ip", "netns", "exec", lab.wan, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=0")
     _run("ip", "-n", lab.wan, "addr", "add", f"{wan_ipv6(lab)}/64", "dev", "br0", "nodad")
-    # a default route, so that the wan host finds its own global address as the way out
+    # a default route, so that the wan host finds its own global address as the way out, and
+    # forwarding: the routers' default route leads here, and from here to each home's router
     _run("ip", "-n", lab.wan, "-6", "route", "add", "default", "dev", "br0")
+    _run("ip", "netns", "exec", lab.wan, "sysctl", "-qw", "net.ipv6.conf.all.forwarding=1")
 
 
 def add_ipv6(lab: Lab, name: str, *, only: bool = False) -> str:
