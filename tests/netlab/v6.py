@@ -1,16 +1,16 @@
 """IPv6 in the lab: a global prefix on the Internet side and homes behind a stateful firewall.
 
 :func:`add_ipv6` gives a lab's Internet (the ``wan`` bridge) the network ``V6::/64`` with the
-``wan`` namespace at ``V6::100`` (which also forwards between the routers, their default router), and a home
-behind router X the routed network ``V6:N::/64``
-(no NAT: every machine has a global address, as IPv6 homes do). The router forwards IPv6 with
-a stateful firewall (nftables): answers to connections made from inside come in, a new
-connection from the Internet is dropped, as most home routers do. ``only=True`` takes the
-home's IPv4 away (an IPv6-only home). A router with miniupnpd gets the same firewall in its
-forward chain around miniupnpd's own (so a pinhole it opens lets connections in), and its
-miniupnpd is restarted to serve IPv6 too: PCP MAP requests for an IPv6 address open a
-pinhole there. ``V6`` is a global prefix so that the programs take it
-for the Internet; like the lab's IPv4 Internet it exists only inside the lab's namespaces.
+``wan`` namespace at ``V6::100`` (also the routers' default router, forwarding between them),
+and a home behind router X the routed network ``V6:N::/64`` (no NAT: every machine has a
+global address, as IPv6 homes do). The router forwards IPv6 with a stateful firewall
+(nftables): answers to connections made from inside come in, a new connection from the
+Internet is dropped, as most home routers do. ``only=True`` takes the home's IPv4 away (an
+IPv6-only home). A router with miniupnpd gets the same firewall in its forward chain around
+miniupnpd's own (so a pinhole it opens lets connections in), and its miniupnpd is restarted
+to serve IPv6 too: PCP MAP requests for an IPv6 address open a pinhole there. ``V6`` is a
+global prefix so that the programs take it for the Internet; like the lab's IPv4 Internet it
+exists only inside the lab's namespaces.
 """
 
 from __future__ import annotations
