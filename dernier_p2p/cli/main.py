@@ -437,7 +437,7 @@ def host(
         return
     _check_port_free(bind, port)
     path = _transcript_path(transcript, variant)
-    ipv6 = None
+    ipv6, found = None, advertise is None
     if bind in ("0.0.0.0", ""):  # every interface: IPv6 too where this machine has a global one
         from dernier_p2p.net.ipv6 import global_ipv6
 
@@ -461,7 +461,7 @@ def host(
         check_first=not (send_first or send_first_old), seed=seat_seed(identity),
         max_watchers=watchers, watchers_per_address=min(watchers, 4),
     )
-    if ipv6 is not None and ":" not in advertise and not is_public(advertise):
+    if found and ipv6 is not None and ":" not in advertise and not is_public(advertise):
         config.listen_host = ipv6  # for a host change: more players reach it than a LAN's
     if seed is not None:
         from dernier_p2p.cli.table import local_seed
