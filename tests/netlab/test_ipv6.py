@@ -35,7 +35,7 @@ def test_an_ipv6_pair_plays_through_stateful_firewalls_ipv6_first(
     dual = add_ipv6(lab, "B")  # IPv4 behind NAT and IPv6 behind the firewall
     outs = [tmp_path / f"{n}.out" for n in ("host", "a", "b")]
     host = _dernier(lab, lab.wan, tmp_path, outs[0], "host", "--players", "3", "--hands", "1",
-                    "--port", "47630", "--no-announce", "--advertise", lab.wan_ip,
+                    "--port", "47630", "--no-announce",
                     "--key", str(tmp_path / "k0"), "--transcript", str(tmp_path / "t0"),
                     *COMMON)
     code = _wait_for(outs[0], r"dernier join (dn1-[a-z2-7]+)", host)
@@ -65,7 +65,7 @@ def test_an_ipv6_pair_plays_through_stateful_firewalls_ipv6_first(
     _finish([host, *joins], outs)
     records = _verified([tmp_path / f"t{k}" for k in range(3)], hands=1)
     players = records[0]["env"]["body"]["players"]
-    assert players[0]["listen"] == [wan_ipv6(lab), 47630]  # the host's global address too
+    assert players[0]["listen"] == [wan_ipv6(lab), 47630]  # the host's too (no public IPv4)
     assert players[1]["listen"] == [only6, 47630]  # each seat announces its global address
     assert players[2]["listen"] == [dual, 47630]
 

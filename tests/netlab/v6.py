@@ -51,6 +51,8 @@ def _wan_up(lab: Lab) -> None:
     # a default route, so that the wan host finds its own global address as the way out, and
     # forwarding: the routers' default route leads here, and from here to each home's router
     _run("ip", "-n", lab.wan, "-6", "route", "add", "default", "dev", "br0")
+    # and an IPv4 one, so that a program there finds its own IPv4 address as it would at home
+    _run("ip", "-n", lab.wan, "route", "add", "default", "dev", "br0")
     _run("ip", "netns", "exec", lab.wan, "sysctl", "-qw", "net.ipv6.conf.all.forwarding=1")
 
 
