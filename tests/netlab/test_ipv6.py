@@ -146,3 +146,42 @@ def test_two_ipv6_homes_open_their_routers_firewalls_by_pcp_and_play_directly(
                                        "filter", "miniupnpd"), capture_output=True,
                                text=True).stdout
         assert "dport 47630" not in rules, rules  # closed with the table
+
+
+def test_an_ipv6_table_survives_its_hosts_loss_through_a_seats_pinhole(
+    netlab: Callable[[dict[str, bool]], Lab], tmp_path: Path
+) -> None:
+    """The host (on the Internet side) dies mid-match; seat 1, in an IPv6-only home whose
+    router opened a pinhole to its listen port by PCP, takes over, and seat 2 (another such
+    home) reaches it at the IPv6 address record 0 announced: no relay anywhere."""
+    from .test_internet import _records
+
+    lab = netlab({"A": True, "B": True})
+    homes = [add_ipv6(lab, x, only=True) for x in "AB"]
+    outs = [tmp_path / f"{n}.out" for n in ("host", "j1", "j2")]
+    host = _dernier(lab, lab.wan, tmp_path, outs[0], "host", "--players", "3", "--hands", "1",
+                    "--port", "47630", "--no-announce", "--grace-seconds", "2",
+                    "--key", str(tmp_path / "k0"), "--transcript", str(tmp_path / "t0"),
+                    *COMMON)
+    code = _wait_for(outs[0], r"dernier join (dn1-[a-z2-7]+)", host)
+    joins = []
+    for k, x in enumerate("AB"):  # A joins first: seat 1, the next host
+        joins.append(_dernier(lab, lab.rtr[x].home_ns, tmp_path, outs[1 + k], "-v", "join",
+                              code, "--name", f"J{x}", "--key", str(tmp_path / f"k{k + 1}"),
+                              "--transcript", str(tmp_path / f"t{k + 1}"), *COMMON))
+        _wait_for(outs[1 + k], r"Seated at seat (\d)", joins[-1])
+        assert f"done (PCP): the Internet reaches [{homes[k]}]:47630" in outs[1 + k].read_text()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not any(
+            r["env"]["body"]["type"] == "move" for r in _records(tmp_path / "t1")):
+        time.sleep(0.05)
+    host.kill()  # the host's process dies mid-match
+    host.wait(timeout=10)
+    _finish(joins, outs[1:])
+    records = _verified([tmp_path / "t1", tmp_path / "t2"], hands=1)
+    players = records[0]["env"]["body"]["players"]
+    assert [p["listen"] for p in players[1:]] == [[h, 47630] for h in homes]
+    changes = [r["env"]["body"] for r in records if r["env"]["body"]["type"] == "host_change"]
+    assert [(c["old"], c["new"]) for c in changes] == [(0, 1)]
+    after = outs[2].read_text().split("failover (seat 1", 1)  # B turns to A, the next host
+    assert len(after) == 2 and f"connected by the direct [{homes[0]}]:47630" in after[1], outs[2]
