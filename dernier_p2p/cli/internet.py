@@ -11,7 +11,7 @@ the same for a joining seat that offers to host if the host goes away, and
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any
@@ -20,6 +20,8 @@ import trio
 
 from dernier_p2p.net.address import host_port, is_loopback
 from dernier_p2p.net.invite import Invite, Route, fingerprint, show_fingerprint
+from dernier_p2p.net.ipv6 import is_global_ipv6
+from dernier_p2p.net.pinhole import Pinhole, pinholed
 from dernier_p2p.net.portmap import Attempt, Mapping, mapped
 from dernier_p2p.net.relay import keep_registered, new_token
 
@@ -43,18 +45,26 @@ async def open_routes(
     relay: tuple[str, int] | None = None,
     map_port: bool = True,
     map_timeout_s: float = 2.0,
+    ipv6: str | None = None,
 ) -> AsyncIterator[Invite]:
-    """Make ``host`` (a running Host) reachable; yield its :class:`Invite` while it lasts."""
+    """Make ``host`` (a running Host) reachable; yield its :class:`Invite` while it lasts.
+    ``ipv6``: this machine's global IPv6 address, where the host listens too (offered first).
+    Before the code, says which routes it holds and whether an outsider can use it
+    (:func:`code_truth`)."""
     port = host.port
     routes = [Route("direct", advertise, port)]
-    public = _is_public(advertise)
-    wanted = map_port and not is_loopback(advertise) and not public
+    if ipv6 is not None and ipv6 != advertise:
+        routes.insert(0, Route("direct", ipv6, port))
+    public = _is_public(advertise) and ":" not in advertise  # IPv6: a firewall may stand
+    wanted = map_port and not is_loopback(advertise) and not public and ":" not in advertise
     attempt = Attempt()
+    registered = False
     if public:
         echo(f"This machine has a public address: players reach it directly at "
-             f"{routes[0].where}.")
+             f"{host_port(advertise, port)}.")
     if wanted:
         echo(f"Opening port {port} on your router (UPnP, then NAT-PMP)...")
+    six = next((r.host for r in routes if ":" in r.host and _is_public(r.host)), None)
     async with trio.open_nursery() as nursery, _maybe_mapped(wanted, port, attempt,
                                                               map_timeout_s) as mapping:
         if mapping is not None:
@@ -63,22 +73,121 @@ async def open_routes(
             routes.append(Route("mapped", mapping.external_ip, mapping.external_port))
         elif wanted:
             echo("  no router mapping (" + "; ".join(attempt.notes) + ")")
+        hole = None
+        if six is not None and map_port:
+            hole = await nursery.start(_keep_pinhole, six, port, echo, map_timeout_s)
         if relay is not None:
             token = new_token()
             registered = await _register(nursery, host, relay, token, echo)
             routes.append(Route("relay", relay[0], relay[1], token))
-            if registered and mapping is None:
-                echo(f"Players outside your network will connect through the relay "
-                     f"{relay[0]}:{relay[1]}.")
-        if mapping is None and relay is None and not is_loopback(advertise) and not public:
-            echo("Nothing makes this table reachable from the Internet: players on your own "
-                 f"network can join; for others, forward TCP port {port} on your router to "
-                 f"this machine, or add --relay HOST:PORT (anyone with a reachable machine "
-                 "can run `dernier relay`).")
+        for line in code_truth(routes, relay_answers=registered, pinhole=hole is not None):
+            echo(line)
         invite = Invite(fingerprint(host.identity.public_bytes()), tuple(routes))
         echo(f"Host key fingerprint: {show_fingerprint(invite.fingerprint)}")
         yield invite
         nursery.cancel_scope.cancel()
+
+
+def _reach(route: Route) -> str:
+    """Who can use one route of a code: ``internet``, ``ipv6`` (a global IPv6 address: the
+    Internet where the router's firewall lets it in), ``network``, ``machine`` or ``name`` (a
+    host name: whoever it leads to)."""
+    if route.kind in ("mapped", "relay"):
+        return "internet"
+    if is_loopback(route.host):
+        return "machine"
+    if _is_public(route.host):
+        return "ipv6" if ":" in route.host else "internet"
+    try:
+        ipaddress.ip_address(route.host)
+    except ValueError:
+        return "name"  # whoever it leads to, as the host chose it
+    return "network"
+
+
+def code_truth(
+    routes: Sequence[Route], *, relay_answers: bool = True, pinhole: bool = False
+) -> list[str]:
+    """The host's plain account of its invite code, said before anyone tries it: one line
+    listing the routes it holds and who can use each, and one on whether a player outside
+    this network can join, and how (or what to do when nobody can). ``relay_answers``:
+    whether the code's relay took the registration; ``pinhole``: whether the router's IPv6
+    firewall opened the port to the code's IPv6 address (PCP)."""
+    notes = []
+    for route in routes:
+        reach = _reach(route)
+        if route.kind == "mapped":
+            notes.append(f"your router's mapping {route.where}")
+        elif route.kind == "relay":
+            notes.append(f"the relay {route.where}" +
+                         ("" if relay_answers else " (not answering now)"))
+        else:
+            notes.append(f"{route.where} " + {
+                "machine": "(this machine only)", "network": "(your network only)",
+                "internet": "(direct)", "name": "(wherever that name leads)",
+                "ipv6": "(IPv6: your network, and the Internet: your router's firewall "
+                        "opened it)" if pinhole else
+                        "(IPv6: your network, and the Internet if your router's firewall "
+                        "lets it in)"}[reach])
+    lines = ["This code holds: " + "; ".join(notes) + "."]
+    mapped = next((r for r in routes if r.kind == "mapped"), None)
+    relay = next((r for r in routes if r.kind == "relay"), None)
+    direct = next((r for r in routes if _reach(r) == "internet" and r.kind == "direct"), None)
+    six = next((r for r in routes if _reach(r) == "ipv6"), None)
+    port = routes[0].port
+    todo = (f"forward TCP port {port} on your router to this machine, or add --relay "
+            "HOST:PORT (anyone with a reachable machine can run `dernier relay`)")
+    if all(_reach(r) == "machine" for r in routes):
+        lines.append("No route from outside this machine: only players on this machine can "
+                     "join.")
+    elif mapped is not None:
+        lines.append(f"Reachable from the Internet through your router's mapping "
+                     f"{mapped.where}.")
+    elif direct is not None:
+        lines.append(f"Reachable from the Internet directly at {direct.where}.")
+    elif six is not None and pinhole:
+        rest = (f"players without IPv6 connect through the relay {relay.where}"
+                if relay is not None and relay_answers else
+                f"players without IPv6 cannot join: for them, {todo}")
+        lines.append(f"Reachable from the Internet over IPv6 at {six.where} (your router's "
+                     f"firewall lets it in: PCP); {rest}.")
+    elif relay is not None and relay_answers:
+        lines.append(f"Reachable from the Internet through the relay: players outside your "
+                     f"network connect through the relay {relay.where}.")
+    elif (named := next((r for r in routes if _reach(r) == "name"), None)) is not None:
+        lines.append(f"Reachable by whoever reaches {named.where}: that name was given "
+                     "(--advertise), so this program cannot tell who that is.")
+    elif six is not None:
+        lines.append(f"Reachable from the Internet only over IPv6, at {six.where}, and only "
+                     "if your router's firewall lets new connections in (most home routers "
+                     "drop them); otherwise no route from the Internet: only players on your "
+                     f"network can join. For certain: {todo}.")
+    elif relay is not None:
+        lines.append(f"No route from the Internet while the relay {relay.where} does not "
+                     "answer: only players on your network can join until it does (the host "
+                     "keeps trying it).")
+    else:
+        lines.append(f"No route from the Internet: only players on your network can join. "
+                     f"For others, {todo}.")
+    return lines
+
+
+async def _keep_pinhole(
+    address: str, port: int, echo: Callable[..., None], timeout_s: float,
+    task_status: trio.TaskStatus[Pinhole | None] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Ask the router's IPv6 firewall for a pinhole to ``address``:``port`` (PCP) and keep
+    it until cancelled; report the pinhole (or None) to ``task_status``, telling the user."""
+    echo(f"Opening port {port} in your router's IPv6 firewall (PCP)...")
+    attempt = Attempt()
+    async with pinholed(address, port, attempt, timeout_s=timeout_s) as hole:
+        if hole is not None:
+            echo(f"  done (PCP): the Internet reaches {host_port(address, port)}")
+        else:
+            echo("  no pinhole (" + "; ".join(attempt.notes) + ")")
+        task_status.started(hole)
+        if hole is not None:
+            await trio.sleep_forever()
 
 
 @asynccontextmanager
@@ -120,24 +229,34 @@ async def seat_routes(
     *,
     map_port: bool = True,
     map_timeout_s: float = 2.0,
+    ipv6: str | None = None,
 ) -> AsyncIterator[None]:
     """Make a joining seat reachable as a candidate host (PROTOCOL.md 7.6) while the block
     lasts: ask the router to forward its fixed ``listen`` port and announce the mapping
-    (``config.announce``, a PeerConfig's), else stand by at the code's relay
-    (``config.relay_standby``), telling the user how the router answered (for whom the seat
-    can then take over is said once seated: :func:`takeover_note`). A loopback or public
-    listen address, or port 0, needs neither."""
+    (``config.announce``, a PeerConfig's), else announce this machine's global IPv6 address
+    if it has one (a router's firewall may still keep outsiders off it) and stand by at the
+    code's relay (``config.relay_standby``), asking the router's IPv6 firewall to let the
+    Internet in to that address (PCP), telling the user how the router answered (for
+    whom the seat can then take over is said once seated: :func:`takeover_note`). ``ipv6``:
+    this machine's global IPv6 address, given when the seat listens on every interface at its
+    own address. A loopback or public IPv4 listen address, or port 0, needs none of this."""
     listen = config.listen
-    if listen is None or listen[1] == 0 or is_loopback(listen[0]) or _is_public(listen[0]):
+    if listen is None or listen[1] == 0 or is_loopback(listen[0]) or (
+            _is_public(listen[0]) and ":" not in listen[0]):
         yield
         return
     port = listen[1]
+    pinhole = map_port  # --no-map leaves the router alone, its firewall too
+    if ":" in listen[0]:  # an IPv6 address: no NAT to map; a firewall may still be there
+        map_port, ipv6 = False, None
     attempt = Attempt()
     relay = config.relay
     if map_port:
         echo(f"Opening port {port} on your router, so that this seat can host if the host "
              "goes away (UPnP, then NAT-PMP)...")
-    async with _maybe_mapped(map_port, port, attempt, map_timeout_s) as mapping:
+    six = listen[0] if is_global_ipv6(listen[0]) else ipv6  # a pinhole for a global one
+    async with _maybe_mapped(map_port, port, attempt, map_timeout_s) as mapping, \
+            trio.open_nursery() as nursery:
         if mapping is not None:
             config.announce = (mapping.external_ip, mapping.external_port)
             echo(f"  done ({mapping.method}): the router forwards "
@@ -145,9 +264,14 @@ async def seat_routes(
         else:
             if map_port:
                 echo("  no router mapping (" + "; ".join(attempt.notes) + ")")
+            if ipv6 is not None:  # reaches this network at least, and IPv6 past open firewalls
+                config.announce = (ipv6, port)
+            if six is not None and pinhole:
+                await nursery.start(_keep_pinhole, six, port, echo, map_timeout_s)
             if relay is not None:
                 config.relay_standby = True
         yield
+        nursery.cancel_scope.cancel()
 
 
 def takeover_note(
@@ -172,11 +296,19 @@ def takeover_note(
     if mapped is not None:
         return (f"{head} can take over as host for every player: the router forwards "
                 f"{host_port(*mapped)} to it.")
+    six = ":" in listen[0] and _is_public(listen[0])  # a global IPv6 address
     if relay is not None:
+        if six:
+            return (f"{head} can take over as host for every player: players on this network, "
+                    f"and players with IPv6 where your router's firewall lets them in, reach "
+                    f"it at {at}, the others through the relay {host_port(*relay)}.")
         return (f"{head} can take over as host for every player: players on this network "
                 f"reach it at {at}, the others through the relay {host_port(*relay)}.")
     if is_loopback(listen[0]):
         return f"{head} can take over as host only for players on this machine ({at})."
+    if six:
+        return (f"{head} can take over as host for players on this network and, where your "
+                f"router's firewall lets them in, players with IPv6, at {at}; {others}.")
     if _is_public(listen[0]):
         return f"{head} can take over as host for every player, at {at}."
     try:

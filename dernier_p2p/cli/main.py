@@ -20,7 +20,7 @@ import click
 from dernier_p2p import __version__
 from dernier_p2p.bots.levels import DEFAULT_LEVEL, LEVELS
 from dernier_p2p.deck.group import PATH as GROUP_PATH
-from dernier_p2p.net.address import host_port, is_loopback
+from dernier_p2p.net.address import host_port, is_loopback, is_public
 from dernier_p2p.rules import BUILD, VARIANTS, MatchFormat, get_variant
 from dernier_p2p.wire.version import describe
 
@@ -430,7 +430,8 @@ def host(
     """Host a table for players on other machines (you play seat 0).
 
     Prints an invite code (`dernier join dn1-...`) holding every way to reach the table: this
-    machine's address, a port opened on the router by UPnP or NAT-PMP, and the --relay."""
+    machine's global IPv6 address if it has one, its IPv4 address, a port opened on the
+    router by UPnP or NAT-PMP, and the --relay; and says who can use it."""
     from dernier_p2p.cli.rejoin import exists_with_records, seat_seed
     from dernier_p2p.cli.table import Seating, host_table
     from dernier_p2p.net.discovery import BROADCAST, DEFAULT_PORT
@@ -448,9 +449,16 @@ def host(
         return
     _check_port_free(bind, port)
     path = _transcript_path(transcript, variant)
+    ipv6, found = None, advertise is None
+    if bind in ("0.0.0.0", ""):  # every interface: IPv6 too where this machine has a global one
+        from dernier_p2p.net.ipv6 import global_ipv6
+
+        ipv6 = global_ipv6()
     if advertise is None:
         if bind in ("0.0.0.0", ""):
             advertise = _local_address()
+            if is_loopback(advertise) and ipv6 is not None:  # no IPv4 network: IPv6 only
+                advertise = ipv6
         elif bind == "::":
             advertise = _local_address(ipv6=True)
         else:
@@ -465,6 +473,8 @@ def host(
         check_first=not (send_first or send_first_old), seed=seat_seed(identity),
         max_watchers=watchers, watchers_per_address=min(watchers, 4),
     )
+    if found and ipv6 is not None and ":" not in advertise and not is_public(advertise):
+        config.listen_host = ipv6  # for a host change: more players reach it than a LAN's
     if seed is not None:
         from dernier_p2p.cli.table import local_seed
 
@@ -476,7 +486,8 @@ def host(
     seating = Seating(bot=bot, colour=_colour(no_colour), offer_s=offer_seconds, screen=screen,
                       level=level)
     seat = _run(
-        lambda: host_table(identity, config, seating, relay=relay_at, map_port=not no_map),
+        lambda: host_table(identity, config, seating, relay=relay_at, map_port=not no_map,
+                           ipv6=ipv6),
         f" on {host_port(bind, port)}", screen=screen, header=variant,
     )
     _final(seat, path, seating)
@@ -679,6 +690,11 @@ def join(
             where = found
     table_port = where[1] if where is not None else 47630
     listen = None
+    ipv6 = None  # this machine's global IPv6 address, announced where no mapping is made
+    if listen_on is None and not no_listen and dialer is not None:
+        from dernier_p2p.net.ipv6 import global_ipv6
+
+        ipv6 = global_ipv6()
     if listen_on is not None and not no_listen:
         try:
             listen = parse_listen(listen_on, table_port)
@@ -686,6 +702,8 @@ def join(
             raise click.BadParameter(str(exc), param_hint="--listen") from None
     elif not no_listen:  # a candidate host by default, at the table's port where it can be
         here = "127.0.0.1" if where is not None and is_loopback(where[0]) else _local_address()
+        if is_loopback(here) and where is None and ipv6 is not None:  # no IPv4 network
+            here = ipv6
         same_machine = where is not None and (is_loopback(where[0]) or where[0] == here)
         listen = (here, 0 if same_machine else table_port)  # beside the host: any free port
     config = PeerConfig(
@@ -725,7 +743,7 @@ def join(
         if dialer is None:  # a LAN table: the address this machine has is the one to give
             return await join_table(identity, where, config, seating,
                                     lambda: latest_open_match(identity))
-        async with seat_routes(config, seating.echo, map_port=not no_map):
+        async with seat_routes(config, seating.echo, map_port=not no_map, ipv6=ipv6):
             return await join_table(identity, where, config, seating,
                                     lambda: latest_open_match(identity))
 

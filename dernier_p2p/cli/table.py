@@ -332,12 +332,22 @@ async def host_table(
     *,
     relay: tuple[str, int] | None = None,
     map_port: bool = False,
+    ipv6: str | None = None,
 ) -> LocalSeat | None:
     """Host a table for peers on other machines; the user plays seat 0. The table is made
-    reachable (router mapping, ``relay``; see :mod:`.internet`) and its invite code printed."""
+    reachable (router mapping, ``relay``; see :mod:`.internet`) and its invite code printed.
+    ``ipv6``: this machine's global IPv6 address: the host then listens on IPv6 as well as
+    IPv4 (one port) and offers that address first."""
     from dernier_p2p.cli.internet import open_routes
+    from dernier_p2p.net.ipv6 import open_dual_listeners
 
-    host = Host(identity, config, None)
+    listeners = None
+    if ipv6 is not None:
+        listeners, problem = await open_dual_listeners(config.port)
+        if problem is not None:
+            seating.echo(f"No IPv6 route: {problem}.")
+            ipv6 = None
+    host = Host(identity, config, None, listeners=listeners)
     host.agent = _user_agent(seating, host)
     finished = trio.Event()  # the host has sent its last records and closed
 
@@ -353,7 +363,7 @@ async def host_table(
             f"Hosting a {config.variant} table for {config.players} on port {host.port}."
         )
         async with open_routes(host, seating.echo, advertise=where, relay=relay,
-                               map_port=map_port) as invite:
+                               map_port=map_port, ipv6=ipv6) as invite:
             # each command alone on its line, with nothing around it: a copy of it whole, or
             # of its pieces where the screen folds a long code, joins (``dernier join`` takes
             # the pieces); the full-screen table also copies it with a key
@@ -448,8 +458,10 @@ def listen_note(peer: Peer) -> str:
         host, port = peer.listeners[0].socket.getsockname()[:2]
         listen = (config.listen[0] if config.listen is not None else str(host), port)
     relay = config.relay if config.relay_standby else None
-    return takeover_note(listen, problem=peer.listen_problem, mapped=config.announce,
-                         relay=relay)
+    mapped = config.announce
+    if mapped is not None and listen is not None and ":" in mapped[0]:  # its IPv6 address
+        listen, mapped = mapped, None
+    return takeover_note(listen, problem=peer.listen_problem, mapped=mapped, relay=relay)
 
 
 async def watch_table(

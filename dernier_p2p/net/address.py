@@ -1,5 +1,5 @@
 """Addresses as people type and read them: ``HOST:PORT`` with an IPv6 host in brackets, and
-whether a host is this machine's loopback."""
+whether a host is this machine's loopback or a public (global) address."""
 
 from __future__ import annotations
 
@@ -23,5 +23,13 @@ def is_loopback(host: str) -> bool:
         return True
     try:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def is_public(host: str) -> bool:
+    """Whether ``host`` is a global IP address (IPv4 or IPv6; no NAT stands in its way)."""
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_global
     except ValueError:
         return False

@@ -58,7 +58,8 @@ WATCHERS_PER_ADDRESS = 4
 @dataclass
 class HostConfig:
     """How to run a table. ``advertise`` is the address peers can reach this host at (put in
-    the table as its ``listen`` and in LAN announcements; default ``bind``); ``announce_to``
+    the table as its ``listen`` and in LAN announcements; default ``bind``); ``listen_host``:
+    the host of its ``listen`` in the table instead (its global IPv6 address); ``announce_to``
     enables LAN discovery. Admission (see :mod:`.admission`): at most ``max_pending``
     connections (``per_address`` from one address) in the handshake, each for at most
     ``handshake_s``; a connection whose unsent frames exceed ``send_queue_bytes`` is dropped; a
@@ -78,6 +79,7 @@ class HostConfig:
     bind: str = "127.0.0.1"
     port: int = 0
     advertise: str | None = None
+    listen_host: str | None = None
     transcript: str | os.PathLike[str] | None = None
     envelopes: str | os.PathLike[str] | None = None
     max_errors: int = 5
@@ -309,7 +311,7 @@ class Host:
                     partial(serve_framed, driver.handle, cfg.port, host=cfg.bind,
                             max_frame=hs.MAX_FRAME, listeners=self.listeners))
                 self.port = self.listeners[0].socket.getsockname()[1]
-                where = (cfg.advertise or cfg.bind, self.port)
+                where = (cfg.listen_host or cfg.advertise or cfg.bind, self.port)
                 self.hosting.set_own_player(cfg.name, self.identity.public_bytes(), where)
                 if cfg.announce_to is not None:
                     addr, port = cfg.announce_to

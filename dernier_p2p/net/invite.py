@@ -12,6 +12,9 @@ Byte layout before base32 (lower case, no padding) behind the prefix ``dn1-``::
     route = kind (1: 0 direct, 1 mapped, 2 relay) || family (1: 4 IPv4, 6 IPv6, 0 name)
             || address (4 | 16 | length byte + ASCII name) || port (2, big-endian)
             || token (8, relay routes only)
+
+An address is a host's: never unspecified or multicast; an IPv6 one is not link-local (a code
+cannot name the interface) nor IPv4-mapped (that travels as family 4); a name holds no ':'.
     checksum = digest("dernier-p2p/invite", everything before it)[:4]
 """
 
@@ -68,7 +71,7 @@ class Route:
 
     def describe(self) -> str:
         """How a connection by this route reads to a player."""
-        return {"direct": f"directly at {self.where}",
+        return {"direct": f"directly at {self.where}" + (" (IPv6)" if ":" in self.host else ""),
                 "mapped": f"through the host's router at {self.where}",
                 "relay": f"through the relay {self.where}"}[self.kind]
 
@@ -110,13 +113,18 @@ def _pack_route(route: Route) -> bytes:
         raise ValueError("relay routes, and only they, carry a token")
     out = bytearray([KINDS.index(route.kind)])
     try:
-        ip = ipaddress.ip_address(route.host)
+        ip = ipaddress.ip_address(route.host.strip("[]"))
     except ValueError:
         name = route.host.encode("ascii")
-        if not 1 <= len(name) <= 255:
-            raise ValueError("a host name is 1 to 255 ASCII characters") from None
+        if not 1 <= len(name) <= 255 or b":" in name:
+            raise ValueError("a host name is 1 to 255 ASCII characters, no ':'") from None
         out += bytes([0, len(name)]) + name
     else:
+        if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+            ip = ip.ipv4_mapped  # an IPv4 address written as IPv6 travels as IPv4
+        problem = address_problem(ip)
+        if problem is not None:
+            raise ValueError(problem)
         out += bytes([ip.version]) + ip.packed
     out += route.port.to_bytes(2, "big")
     if route.token is not None:
@@ -124,6 +132,22 @@ def _pack_route(route: Route) -> bytes:
             raise ValueError("a relay token is 8 bytes")
         out += route.token
     return bytes(out)
+
+
+def address_problem(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
+    """Why ``ip`` cannot be a route's address, or None: the unspecified and multicast
+    addresses lead to no host, an IPv6 link-local address needs the interface it is on
+    (which a code cannot name), and an IPv4-mapped IPv6 address is carried as IPv4."""
+    if ip.is_unspecified:
+        return f"the unspecified address {ip} is not a host"
+    if ip.is_multicast:
+        return f"the multicast address {ip} is not a host"
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.is_link_local:
+            return f"the link-local address {ip} cannot be reached without its interface"
+        if ip.ipv4_mapped is not None:
+            return f"the IPv4-mapped address {ip} belongs in an IPv4 route"
+    return None
 
 
 class _Reader:
@@ -176,14 +200,19 @@ def _read_route(reader: _Reader) -> Route:
     if kind_byte >= len(KINDS):
         raise InviteError(f"unknown route kind {kind_byte}")
     kind = KINDS[kind_byte]
-    if family == 4:
-        host = str(ipaddress.IPv4Address(reader.take(4)))
-    elif family == 6:
-        host = str(ipaddress.IPv6Address(reader.take(16)))
+    if family in (4, 6):
+        ip = ipaddress.ip_address(reader.take(4 if family == 4 else 16))
+        problem = address_problem(ip)
+        if problem is not None:
+            raise InviteError(f"a {kind} route in the code is not usable: {problem}")
+        host = str(ip)
     elif family == 0:
         raw = reader.take(reader.take(1)[0])
         if not raw or not raw.isascii() or not raw.decode().isprintable():
             raise InviteError("a host name in the code is not printable ASCII")
+        if b":" in raw:
+            raise InviteError("a host name in the code holds ':' (an IPv6 address is carried "
+                              "as family 6)")
         host = raw.decode()
     else:
         raise InviteError(f"unknown address family {family}")

@@ -2,7 +2,8 @@
 
 A :class:`Dialer` is what a :class:`~.peer.Peer` calls to open its connection to the host (the
 first time and on every resume). It tries the code's routes in their order (direct, mapped,
-relay), each for at most ``per_route_s``, and remembers the one that worked so a resume tries it
+relay; IPv6 addresses interleaved first, "happy eyeballs"), each for at most ``per_route_s``,
+and remembers the one that worked so a resume tries it
 first. When none answers it raises :class:`~.handshake.NetError` ``UNREACHABLE`` naming what each
 route did, so the user sees why and not a hang.
 """
@@ -16,6 +17,7 @@ import trio
 from dernier_p2p.net import handshake as hs
 from dernier_p2p.net.framing import FramedStream, FrameError, PeerClosed, open_framed
 from dernier_p2p.net.invite import Invite, Route, fingerprint, show_fingerprint
+from dernier_p2p.net.ipv6 import happy_order
 from dernier_p2p.net.relay import join_through_relay, seat_token
 
 log = logging.getLogger("dernier_p2p.net.reach")
@@ -27,8 +29,11 @@ WRONG_HOST = "WRONG_HOST"
 class Dialer:
     """Open a framed connection to the table an :class:`~.invite.Invite` names.
 
-    Routes are tried in order, each started ``stagger_s`` after the one before it (at once if
-    that one has failed), and the first connection made wins; the others are abandoned. A
+    Routes are tried in the code's order with IPv6 first (:func:`.ipv6.happy_order`: the
+    families interleaved, as RFC 8305 does), each started ``stagger_s`` after the one before it
+    (at once if that one has failed), and the first connection made wins; the others are
+    abandoned. So a host's IPv6 address is tried first, and its IPv4 address ``stagger_s``
+    later, while the first may still answer. A
     direct route that silently swallows packets (a private address seen from the Internet) so
     costs ``stagger_s``, not ``per_route_s``; a route that answers within ``stagger_s`` is
     always preferred to the later ones.
@@ -38,7 +43,7 @@ class Dialer:
         self.invite = invite
         self.per_route_s = per_route_s
         self.stagger_s = stagger_s
-        self.routes = list(invite.routes)
+        self.routes = happy_order(list(invite.routes))
         self.used: Route | None = None  # the route of the last connection opened
 
     async def __call__(self) -> FramedStream:

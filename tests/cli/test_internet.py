@@ -48,6 +48,9 @@ def test_a_code_naming_another_key_is_refused_a_mistyped_code_is_caught_and_one_
         code = _code(host, out)
         real = decode(code)
         assert [r.kind for r in real.routes] == ["direct"]  # loopback: no mapping, no relay
+        told = out.read_text()
+        assert (f"This code holds: {real.routes[0].where} (this machine only).\nNo route from "
+                "outside this machine: only players on this machine can join.") in told, told
         other = IdentityKey.generate(b"\x09" * 32).public_bytes()
         forged = Invite(fingerprint(other), real.routes).encode()
         proc = dernier(tmp_path, "join", forged, "--key", str(tmp_path / "k1.pem"), "--bot",
@@ -130,7 +133,13 @@ def test_the_note_on_taking_over_says_for_whom_in_each_case() -> None:
         takeover_note(("93.184.216.34", 47630)):
             "can take over as host for every player, at 93.184.216.34:47630.",
         takeover_note(("2001:4860::8", 47630)):
-            "can take over as host for every player, at [2001:4860::8]:47630.",
+            "can take over as host for players on this network and, where your router's "
+            "firewall lets them in, players with IPv6, at [2001:4860::8]:47630; another seat "
+            "takes over if one can.",
+        takeover_note(("2001:4860::8", 47630), relay=("relay.example.net", 47640)):
+            "can take over as host for every player: players on this network, and players "
+            "with IPv6 where your router's firewall lets them in, reach it at "
+            "[2001:4860::8]:47630, the others through the relay relay.example.net:47640.",
         takeover_note(("home.example.net", 47630)):
             "can take over as host for the players who reach home.example.net:47630.",
         takeover_note(None):
@@ -233,3 +242,78 @@ def test_the_host_prints_each_command_whole_on_a_line_of_the_80_column_screen(
     finally:
         host.kill()
         host.wait()
+
+
+def test_the_host_tells_the_truth_about_its_code_in_each_case() -> None:
+    """Which routes the code holds and whether an outsider can use it, said before anyone
+    tries: a LAN address alone, a mapping, a public address, a relay (answering or not), a
+    global IPv6 address (behind a firewall the host cannot see), this machine only."""
+    from dernier_p2p.cli.internet import code_truth
+
+    lan = Route("direct", "192.168.10.2", 47630)
+    six = Route("direct", "2a11:2233:10::2", 47630)
+    mapped = Route("mapped", "11.22.33.10", 47630)
+    relay = Route("relay", "11.22.33.100", 47640, b"T" * 8)
+    todo = ("forward TCP port 47630 on your router to this machine, or add --relay HOST:PORT "
+            "(anyone with a reachable machine can run `dernier relay`).")
+    cases = {
+        (lan,): ["This code holds: 192.168.10.2:47630 (your network only).",
+                 "No route from the Internet: only players on your network can join. For "
+                 "others, " + todo],
+        (lan, mapped): ["This code holds: 192.168.10.2:47630 (your network only); your "
+                        "router's mapping 11.22.33.10:47630.",
+                        "Reachable from the Internet through your router's mapping "
+                        "11.22.33.10:47630."],
+        (Route("direct", "93.184.216.34", 47630),): [
+            "This code holds: 93.184.216.34:47630 (direct).",
+            "Reachable from the Internet directly at 93.184.216.34:47630."],
+        (lan, relay): ["This code holds: 192.168.10.2:47630 (your network only); the relay "
+                       "11.22.33.100:47640.",
+                       "Reachable from the Internet through the relay: players outside your "
+                       "network connect through the relay 11.22.33.100:47640."],
+        (six, lan): ["This code holds: [2a11:2233:10::2]:47630 (IPv6: your network, and the "
+                     "Internet if your router's firewall lets it in); 192.168.10.2:47630 (your "
+                     "network only).",
+                     "Reachable from the Internet only over IPv6, at [2a11:2233:10::2]:47630, "
+                     "and only if your router's firewall lets new connections in (most home "
+                     "routers drop them); otherwise no route from the Internet: only players "
+                     "on your network can join. For certain: " + todo],
+        (Route("direct", "127.0.0.1", 40001),): [
+            "This code holds: 127.0.0.1:40001 (this machine only).",
+            "No route from outside this machine: only players on this machine can join."],
+    }
+    for routes, lines in cases.items():
+        assert code_truth(routes) == lines, routes
+    assert code_truth((six,), pinhole=True) == [
+        "This code holds: [2a11:2233:10::2]:47630 (IPv6: your network, and the Internet: your "
+        "router's firewall opened it).",
+        "Reachable from the Internet over IPv6 at [2a11:2233:10::2]:47630 (your router's "
+        "firewall lets it in: PCP); players without IPv6 cannot join: for them, " + todo]
+    assert code_truth((six, lan, relay), pinhole=True)[1] == (
+        "Reachable from the Internet over IPv6 at [2a11:2233:10::2]:47630 (your router's "
+        "firewall lets it in: PCP); players without IPv6 connect through the relay "
+        "11.22.33.100:47640.")
+    dead = code_truth((lan, relay), relay_answers=False)
+    assert dead == ["This code holds: 192.168.10.2:47630 (your network only); the relay "
+                    "11.22.33.100:47640 (not answering now).",
+                    "No route from the Internet while the relay 11.22.33.100:47640 does not "
+                    "answer: only players on your network can join until it does (the host "
+                    "keeps trying it)."]
+
+
+def test_a_code_with_a_malformed_ipv6_route_is_refused_clearly(tmp_path: Path) -> None:
+    """A code whose checksum holds but whose IPv6 route is link-local (no interface can be
+    named in a code): the joiner says what is wrong with the code, no traceback."""
+    import base64
+
+    from dernier_p2p.net.invite import _checksum
+
+    key = IdentityKey.generate(b"\x0b" * 32).public_bytes()
+    route = bytes([0, 6]) + bytes.fromhex("fe80") + bytes(13) + b"\x01" + (47630).to_bytes(2, "big")
+    payload = bytes([1]) + fingerprint(key) + route
+    code = "dn1-" + base64.b32encode(payload + _checksum(payload)).decode().rstrip("=").lower()
+    proc = dernier(tmp_path, "join", code, "--key", str(tmp_path / "k1.pem"), timeout=60)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "that invite code does not work" in proc.stderr
+    assert "link-local address fe80::1 cannot be reached without its interface" in proc.stderr
+    assert "Traceback" not in proc.stderr

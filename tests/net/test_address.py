@@ -22,3 +22,12 @@ def test_host_port_brackets_only_ipv6() -> None:
 )
 def test_loopback_hosts(host: str, loopback: bool) -> None:
     assert is_loopback(host) is loopback
+
+
+def test_public_hosts_are_global_addresses_of_either_family() -> None:
+    from dernier_p2p.net.address import is_public
+
+    assert is_public("93.184.216.34") and is_public("2a11:2233::1") and is_public("[2a11::1]")
+    for host in ("192.168.1.5", "10.0.0.1", "127.0.0.1", "fd00::2", "fe80::1", "::1",
+                 "example.net", "203.0.113.5"):
+        assert not is_public(host), host

@@ -94,3 +94,57 @@ def test_hostile_bytes_give_an_invite_error_or_a_valid_invite(data: bytes) -> No
     except InviteError:
         return
     assert decode(invite.encode()) == invite
+
+
+# written by the encoder as it was before addresses were checked
+OLD_CODE = ("dn1-aeaacaqdaqcqmbyibeaajqfibibludqbaqfrmiikxihaeaarojswyylzfzsxqylnobwgkltom"
+            "v2lugcukrkfivcukrkaabraaeg3qaaaaaaaaaaaaaaaaaahxiheqxibdi")
+
+
+def test_a_code_written_before_ipv6_checks_still_reads_the_same() -> None:
+    assert decode(OLD_CODE).routes == (
+        Route("direct", "192.168.10.2", 47630), Route("mapped", "11.22.33.10", 47630),
+        Route("relay", "relay.example.net", 47640, b"T" * 8),
+        Route("direct", "2001:db8::7", 47630))
+
+
+def _raw_code(route: bytes) -> str:
+    """A code holding one route of raw bytes, with a good checksum (only the route is bad)."""
+    import base64
+
+    from dernier_p2p.net.invite import _checksum
+
+    payload = bytes([1]) + fingerprint(KEY) + route
+    data = payload + _checksum(payload)
+    return "dn1-" + base64.b32encode(data).decode().rstrip("=").lower()
+
+
+PORT = (47630).to_bytes(2, "big")
+
+
+@pytest.mark.parametrize("route, says", [
+    (bytes([0, 6]) + bytes(16) + PORT, "unspecified address ::"),
+    (bytes([0, 6]) + bytes.fromhex("ff02") + bytes(13) + b"\x01" + PORT, "multicast"),
+    (bytes([1, 6]) + bytes.fromhex("fe80") + bytes(13) + b"\x01" + PORT, "link-local"),
+    (bytes([0, 6]) + bytes(10) + b"\xff\xff" + bytes([11, 22, 33, 4]) + PORT, "IPv4-mapped"),
+    (bytes([0, 6]) + bytes.fromhex("2a11") + bytes(6) + PORT, "cut short"),
+    (bytes([0, 6]) + bytes.fromhex("2a11") + bytes(13) + b"\x01" + bytes(2), "port is 0"),
+    (bytes([0, 4]) + bytes(4) + PORT, "unspecified address 0.0.0.0"),
+    (bytes([0, 4]) + bytes([224, 0, 0, 1]) + PORT, "multicast"),
+    (bytes([0, 0, 5]) + b"a::b1" + PORT, "family 6"),
+    (bytes([0, 5]) + bytes(16) + PORT, "unknown address family 5"),
+])
+def test_a_malformed_ip_route_is_a_clear_invite_error(route: bytes, says: str) -> None:
+    with pytest.raises(InviteError, match=says):
+        decode(_raw_code(route))
+
+
+def test_ipv6_routes_are_written_as_hosts_can_be_reached() -> None:
+    fp = fingerprint(KEY)
+    mapped = decode(Invite(fp, (Route("direct", "::ffff:11.22.33.4", 47630),)).encode())
+    assert mapped.routes == (Route("direct", "11.22.33.4", 47630),)  # an IPv4 route
+    bracketed = decode(Invite(fp, (Route("direct", "[2a11:2233::1]", 47630),)).encode())
+    assert bracketed.routes == (Route("direct", "2a11:2233::1", 47630),)
+    for host in ("fe80::1", "::", "ff02::1", "a:b"):
+        with pytest.raises(ValueError):
+            Invite(fp, (Route("direct", host, 47630),)).encode()

@@ -204,10 +204,11 @@ def test_the_host_says_when_it_is_public_and_when_nothing_makes_it_reachable(
         proc.wait(timeout=30)
     text = outs[0].read_text()
     assert f"public address: players reach it directly at {lab.wan_ip}:47630" in text, text
-    assert "Opening port" not in text and "Nothing makes" not in text
+    assert "Opening port" not in text and "No route from the Internet" not in text
+    assert f"Reachable from the Internet directly at {lab.wan_ip}:47630." in text, text
     text = outs[1].read_text()
     assert "Opening port" not in text  # --no-map
-    assert "Nothing makes this table reachable from the Internet" in text, text
+    assert "No route from the Internet: only players on your network can join" in text, text
     assert "forward TCP port 47630" in text and "--relay HOST:PORT" in text
 
 
