@@ -223,4 +223,10 @@ def verify_file(
         side = side_read
     verdict = check_records(records, on_record, side)
     verdict.torn = records.torn
+    table = verdict.summary.version
+    if records.version is not None and table is not None and table != records.version:
+        return Verdict(False, UNREADABLE, None,
+                       f"the transcript {path}: its header names protocol version "
+                       f"{records.version} but its table (record 0) is of version {table}: it was "
+                       "not written by a client of that table", summary=verdict.summary)
     return verdict

@@ -24,6 +24,7 @@ from dernier_p2p.protocol.verify import (
 )
 from dernier_p2p.rules import to_act
 from dernier_p2p.wire.transcript import HEADER, TranscriptWriter
+from dernier_p2p.wire.version import PROTOCOL_VERSION
 
 SEEDS = [bytes([k + 1]) * 32 for k in range(3)]
 ONE_HAND = {"match": ["hands", 1]}
@@ -332,3 +333,22 @@ def test_the_summary_says_how_many_seats_hold_the_end() -> None:
     acked = check_records(table.records)
     assert acked.ok and acked.summary.end_holders == 2
     assert check_records(table.records[:-1]).summary.end_holders == 1
+
+
+def test_a_header_naming_another_version_than_the_table_is_refused(
+    tmp_path: Path, match: list[dict]
+) -> None:
+    """The header's version byte is not signed; record 0's is. A file whose header names a
+    readable version other than its table's was not written by a client of that table."""
+    good = tmp_path / "good"
+    with TranscriptWriter(good) as w:
+        for rec in match:
+            w.append(rec)
+    data = good.read_bytes()
+    assert data[len(HEADER) - 1] == PROTOCOL_VERSION
+    other = tmp_path / "other"
+    other.write_bytes(HEADER[:-1] + bytes([3]) + data[len(HEADER):])
+    verdict = verify_file(other)
+    assert verdict.code == UNREADABLE and not verdict.ok
+    assert "header names protocol version 3" in verdict.detail
+    assert f"record 0) is of version {PROTOCOL_VERSION}" in verdict.detail
