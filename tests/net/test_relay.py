@@ -66,8 +66,10 @@ def _two_seat_host() -> Host:
     return Host(KEYS[0], config, None)
 
 
-async def _relayed_match(tmp: Path, players: int, relay: Relay) -> tuple[Host, dict[int, Any]]:
-    """A table whose peers all join through ``relay`` (the host listens, but no peer dials it)."""
+async def _relayed_match(tmp: Path, players: int, relay: Relay, punch: bool = False,
+                         ) -> tuple[Host, dict[int, Any]]:
+    """A table whose peers all join through ``relay`` (the host listens, but no peer dials it);
+    with ``punch``, they ask to punch (4.7 step 5) and must get a direct connection."""
     results: dict[int, Any] = {}
     config = HostConfig(players=players, options=ONE_HAND, timers=FAST, game=GAME, seed=seed(0),
                         transcript=tmp / "t0.bin", linger_s=0.5)
@@ -89,13 +91,14 @@ async def _relayed_match(tmp: Path, players: int, relay: Relay) -> tuple[Host, d
                             (Route("direct", LOOP, dead), Route("relay", LOOP, relay_port, token)))
 
             async def run_peer(seat: int) -> None:
-                dialer = Dialer(invite, per_route_s=5)
+                dialer = Dialer(invite, per_route_s=5, punch=punch)
                 peer = Peer(KEYS[seat], ("", 0), bot_agent(HeuristicBot(seat)),
                             PeerConfig(name=f"p{seat}", seed=seed(seat),
                                        transcript=tmp / f"t{seat}.bin", linger_s=0.5,
                                        dial=dialer, check_host=dialer.check_host))
                 results[seat] = await peer.run()
-                assert dialer.used is not None and dialer.used.kind == "relay"
+                assert dialer.used is not None
+                assert dialer.used.kind == ("punched" if punch else "relay")
 
             for seat in range(1, players):
                 nursery.start_soon(run_peer, seat)
@@ -137,6 +140,23 @@ async def test_a_match_played_through_the_relay_verifies_and_the_relay_saw_only_
         else:
             assert msg["k"] in {"challenge", "hello", "welcome"}
     assert kinds["rec"] == 2 * len(texts[0]) and kinds["hello"] == 2 and kinds["done"] == 2
+
+
+async def test_joiners_that_ask_to_punch_play_over_direct_connections_the_relay_only_met(
+    tmp_path: Path,
+) -> None:
+    record = io.BytesIO()
+    relay = Relay(record)
+    host, results = await _relayed_match(tmp_path, 3, relay, punch=True)
+    texts = transcripts(tmp_path, range(3))
+    assert texts[0] == texts[1] == texts[2]
+    verdict = verify(texts[0])
+    assert all(same_result(results[s], verdict) for s in range(3))
+    assert relay.stats.pairs == 2  # the rendezvous: each pair made, then left for the punch
+    # Past the rendezvous the relay forwarded at most each host's challenge: no hello, no
+    # record, no envelope went through it.
+    kinds = [decode(frame)["k"] for _call, _way, frame in read_record(record.getvalue())]
+    assert set(kinds) <= {"challenge"} and len(kinds) <= 2, kinds
 
 
 async def test_a_joiner_refuses_a_host_whose_key_is_not_the_codes(tmp_path: Path) -> None:
@@ -281,7 +301,7 @@ async def test_a_relay_that_restarts_mid_match_gets_the_table_back_and_the_peers
                             (Route("relay", LOOP, relay_port, token),))
 
             async def run_peer(seat: int) -> None:
-                dialer = Dialer(invite)
+                dialer = Dialer(invite, punch=False)  # the match goes through the relay
                 peers[seat] = Peer(KEYS[seat], ("", 0), bot_agent(HeuristicBot(seat)),
                                    PeerConfig(name=f"p{seat}", seed=seed(seat),
                                               transcript=tmp_path / f"t{seat}.bin",
@@ -370,7 +390,10 @@ async def test_a_new_host_is_reached_at_the_relay_by_its_seat_token_and_only_its
                     await inner.start(host.run)
                     await inner.start(host_through_relay, relay_at, token, host.handle)
                     stream = await dialer()
-                    assert dialer.used is not None and dialer.used.kind == "relay"
+                    # the real seat is punched to (4.7 step 5); the other's punched challenge
+                    # is refused, and the relayed one then is
+                    assert dialer.used is not None and dialer.used.kind == (
+                        "relay" if expected == WRONG_HOST else "punched")
                     with pytest.raises((hs.NetError, hs.RemoteError)) as err:
                         await hs.rejoin(stream, KEYS[2], -1, dialer.check_host)
                     # WRONG_HOST: refused by the seat; UNKNOWN_KEY: the real seat 1, which
