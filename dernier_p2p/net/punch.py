@@ -28,6 +28,7 @@ PUNCH_S = 3.0  # how long both sides try, from the rendezvous
 ATTEMPT_S = 1.0  # one connect attempt at most (a dropped packet is not waited for longer)
 RETRY_S = 0.2  # after a reset or a timeout
 MAX_PUNCHING = 8  # punches a host runs at once (beyond: answered through the relay only)
+MAX_OFFERS = 16  # connections one punch looks at (more, coming in to its listener, are closed)
 
 Take = Callable[[FramedStream], Awaitable[bool]]
 
@@ -91,12 +92,15 @@ async def punch(family: int, port: int, remote: tuple[str, int], take: Take, max
     with trio.move_on_after(window_s):
         async with trio.open_nursery() as nursery:
 
+            offers = 0
+
             async def offer(stream: trio.SocketStream) -> None:
-                nonlocal taken
+                nonlocal taken, offers
                 framed = FramedStream(stream, max_frame)
                 kept = False
+                offers += 1
                 try:
-                    if not taken:
+                    if not taken and offers <= MAX_OFFERS:
                         kept = await take(framed)
                 finally:
                     if kept and not taken:

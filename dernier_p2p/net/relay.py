@@ -583,10 +583,15 @@ async def _answer_call(
     reusable = None
     try:
         with trio.fail_after(OPEN_S):
-            if at is not None and punching is not None and punching[0] < punch.MAX_PUNCHING:
-                stream, family, port = await punch.open_reusable(*address, hs.MAX_FRAME)
-                reusable = (family, port)
-            else:
+            stream = None
+            if at is not None and punching is not None and punching[0] < punch.MAX_PUNCHING \
+                    and punch.CAN_PUNCH:
+                try:
+                    stream, family, port = await punch.open_reusable(*address, hs.MAX_FRAME)
+                    reusable = (family, port)
+                except OSError as exc:  # answered without punching (relayed only)
+                    log.info("relay call %d: no port to punch from: %s", call, _reason(exc))
+            if stream is None:
                 stream = await open_framed(*address, hs.MAX_FRAME)
         opening = _opening("relay-answer", token)
         opening["id"] = call

@@ -329,6 +329,56 @@ async def test_a_relay_that_restarts_mid_match_gets_the_table_back_and_the_peers
     assert events[:3] == ["ready", "lost", "ready"]
 
 
+async def test_a_punched_table_plays_on_when_its_relay_dies(tmp_path: Path) -> None:
+    # The relay carried only the rendezvous (4.7 step 5): once the peers are on their punched
+    # connections, its loss costs the match nothing (no resume is needed).
+    config = HostConfig(players=3, options=ONE_HAND, timers=FAST, game=GAME, seed=seed(0),
+                        transcript=tmp_path / "t0.bin", linger_s=0.5)
+    host = Host(KEYS[0], config, bot_agent(HeuristicBot(0)))
+    token, results, peers, dialers = new_token(), {}, {}, {}
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            relay_scope = trio.CancelScope()
+
+            async def run_relay(task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+                with relay_scope:
+                    await serve_relay(Relay(), 0, LOOP, task_status=task_status)
+
+            relay_port = (await nursery.start(run_relay))[0].socket.getsockname()[1]
+
+            async def run_host(task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+                results[0] = await host.run(task_status=task_status)
+                nursery.cancel_scope.cancel()
+
+            await nursery.start(run_host)
+            assert await nursery.start(partial(keep_registered, (LOOP, relay_port), token,
+                                               host.handle, retry_s=0.2))
+            invite = Invite(fingerprint(KEYS[0].public_bytes()),
+                            (Route("relay", LOOP, relay_port, token),))
+
+            async def run_peer(seat: int) -> None:
+                dialers[seat] = Dialer(invite)
+                peers[seat] = Peer(KEYS[seat], ("", 0), bot_agent(HeuristicBot(seat)),
+                                   PeerConfig(name=f"p{seat}", seed=seed(seat),
+                                              transcript=tmp_path / f"t{seat}.bin",
+                                              linger_s=0.5, dial=dialers[seat],
+                                              check_host=dialers[seat].check_host))
+                results[seat] = await peers[seat].run()
+
+            for seat in (1, 2):
+                nursery.start_soon(run_peer, seat)
+                with trio.fail_after(10):
+                    while len(host.players) <= seat:
+                        await trio.sleep(0.005)
+            relay_scope.cancel()  # the relay dies for good, before the first record
+    texts = transcripts(tmp_path, range(3))
+    assert texts[0] == texts[1] == texts[2]
+    verdict = verify(texts[0])
+    assert all(same_result(results[s], verdict) for s in range(3))
+    assert all(dialers[s].used.kind == "punched" for s in (1, 2))
+    assert all(peers[s].resumes == 0 for s in (1, 2))
+
+
 async def test_a_route_that_swallows_packets_costs_the_stagger_not_the_route_timeout() -> None:
     import socket
     import time

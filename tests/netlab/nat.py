@@ -17,15 +17,16 @@ and its *filtering* (which packets from outside it lets in to that port):
     cgn                 two NATs in a row: a port-restricted home router whose outside address
                         is 100.64.N.2 (RFC 6598 shared space) behind the ISP's port-restricted
                         NAT, which holds the Internet address.
+    upnp                port-restricted, with miniupnpd (UPnP and NAT-PMP) to map a port.
     plain               the lab's default (masquerade, no filter): a Linux router that answers
                         a connection to a port it has no rule for with a reset.
 
 :class:`NatLab` is a :class:`~.lab.Lab` whose routers are of these kinds (``kinds``: name ->
-kind) and whose Internet has two more addresses, :attr:`NatLab.others`, for probes from a
-second and a third outside machine. The cone kinds let unsolicited connections in by
-destination-NAT to the home machine (``192.168.N.2``): Linux conntrack has no cone mode, so the
-router remembers the home's outgoing ports (and, address-restricted, the addresses it sent
-to) in nftables sets for ``MEMORY_S``.
+kind; only ``upnp`` runs miniupnpd) and whose Internet has two more addresses,
+:attr:`NatLab.others`, for probes from a second and a third outside machine. The cone kinds
+let unsolicited connections in by destination-NAT to the home machine (``192.168.N.2``):
+Linux conntrack has no cone mode, so the router remembers the home's outgoing ports (and,
+address-restricted, the addresses it sent to) in nftables sets for ``MEMORY_S``.
 """
 
 from __future__ import annotations
@@ -34,14 +35,16 @@ from dataclasses import dataclass, field
 
 from .lab import Lab, Router, _run
 
-KINDS = ("full-cone", "address-restricted", "port-restricted", "symmetric", "cgn", "plain")
+KINDS = ("full-cone", "address-restricted", "port-restricted", "symmetric", "cgn", "upnp",
+         "plain")
 MEMORY_S = 300  # how long a cone router remembers a port the home used, or an address
 CGN_NET = "100.64"  # RFC 6598 shared address space: the home router's side of the ISP NAT
 
 
 def ruleset(kind: str, home: str) -> str:
     """The nftables ruleset of a router of ``kind`` whose home machine is ``home``: outside
-    interface ``wan0``; ``cgn`` here is its outer (ISP) NAT, a port-restricted one."""
+    interface ``wan0``; ``cgn`` here is its outer (ISP) NAT, a port-restricted one, and
+    ``upnp`` a port-restricted one (miniupnpd adds its own table)."""
     if kind not in KINDS:
         raise ValueError(f"unknown NAT kind {kind!r} (one of {', '.join(KINDS)})")
     masquerade = "masquerade random" if kind == "symmetric" else "masquerade"
@@ -72,9 +75,9 @@ def ruleset(kind: str, home: str) -> str:
 
 @dataclass
 class NatLab(Lab):
-    """A lab whose routers are NATs of ``kinds`` (name -> kind, see :data:`KINDS`); none runs
-    UPnP. ``cpe[name]``: the home router's namespace of a ``cgn`` home (its ``ns`` is then
-    the ISP's NAT)."""
+    """A lab whose routers are NATs of ``kinds`` (name -> kind, see :data:`KINDS`); only
+    ``upnp`` routers run miniupnpd. ``cpe[name]``: the home router's namespace of a ``cgn``
+    home (its ``ns`` is then the ISP's NAT)."""
 
     kinds: dict[str, str] = field(default_factory=dict)
     cpe: dict[str, str] = field(default_factory=dict)
@@ -87,7 +90,7 @@ class NatLab(Lab):
     def __post_init__(self) -> None:
         for kind in self.kinds.values():
             ruleset(kind, "")  # an unknown kind is refused before anything is made
-        self.routers = {name: False for name in self.kinds}
+        self.routers = {name: kind == "upnp" for name, kind in self.kinds.items()}
 
     @property
     def others(self) -> tuple[str, str]:
