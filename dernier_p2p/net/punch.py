@@ -24,7 +24,7 @@ from dernier_p2p.net.framing import FramedStream
 log = logging.getLogger("dernier_p2p.net.punch")
 
 CAN_PUNCH = hasattr(socket, "SO_REUSEPORT")  # where sockets can share a port
-PUNCH_S = 3.0  # how long both sides try, from the rendezvous
+PUNCH_S = 2.0  # how long both sides try, from the rendezvous
 ATTEMPT_S = 1.0  # one connect attempt at most (a dropped packet is not waited for longer)
 RETRY_S = 0.2  # after a reset or a timeout
 MAX_PUNCHING = 8  # punches a host runs at once (beyond: answered through the relay only)
