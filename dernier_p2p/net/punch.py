@@ -19,6 +19,7 @@ from typing import Any
 
 import trio
 
+from dernier_p2p.net.address import is_loopback
 from dernier_p2p.net.framing import FramedStream
 
 log = logging.getLogger("dernier_p2p.net.punch")
@@ -42,12 +43,22 @@ def check_at(value: Any) -> tuple[str, int]:
     if not isinstance(address, str) or len(address) > 64:
         raise ValueError("`at` address is an IP address in text")
     try:
-        ipaddress.ip_address(address)
+        ip = ipaddress.ip_address(address)
     except ValueError:
         raise ValueError("`at` address is an IP address in text") from None
+    if ip.is_unspecified or ip.is_multicast or address == "255.255.255.255":
+        raise ValueError("`at` address is one machine's (not unspecified, multicast or "
+                         "broadcast)")
     if not isinstance(port, int) or isinstance(port, bool) or not 1 <= port <= 65535:
         raise ValueError("`at` port is an integer 1..65535")
     return address, port
+
+
+def may_punch(at: tuple[str, int], relay: tuple[str, int]) -> bool:
+    """Whether to punch toward ``at`` given by the relay at ``relay``: a loopback ``at`` only
+    from a relay reached on loopback (a relay elsewhere cannot point this machine at its own
+    services)."""
+    return not is_loopback(at[0]) or is_loopback(relay[0])
 
 
 def _reusable(family: int, port: int) -> trio.socket.SocketType:

@@ -585,7 +585,7 @@ async def _answer_call(
         with trio.fail_after(OPEN_S):
             stream = None
             if at is not None and punching is not None and punching[0] < punch.MAX_PUNCHING \
-                    and punch.CAN_PUNCH:
+                    and punch.CAN_PUNCH and punch.may_punch(at, address):
                 try:
                     stream, family, port = await punch.open_reusable(*address, hs.MAX_FRAME)
                     reusable = (family, port)
@@ -672,6 +672,8 @@ async def rendezvous(
                 at = punch.check_at(reply["at"])
             except ValueError as exc:
                 raise hs.NetError(hs.MALFORMED, f"relay-paired: {exc}") from None
+            if not punch.may_punch(at, address):
+                at = None  # relayed only
     except BaseException:
         await trio.aclose_forcefully(stream)
         raise

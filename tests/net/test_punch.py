@@ -29,7 +29,8 @@ def test_an_at_is_an_ip_address_and_a_port_and_nothing_else() -> None:
     assert check_at(("2001:db8::1", 1)) == ("2001:db8::1", 1)
     for bad in (None, [], ["203.0.113.7"], ["203.0.113.7", 0], ["203.0.113.7", 65536],
                 ["203.0.113.7", True], ["203.0.113.7", "80"], ["example.org", 80],
-                [b"\x7f\x00\x00\x01", 80], ["1" * 100, 80], ["203.0.113.7", 80, 1]):
+                [b"\x7f\x00\x00\x01", 80], ["1" * 100, 80], ["203.0.113.7", 80, 1],
+                ["0.0.0.0", 80], ["::", 80], ["224.0.0.1", 80], ["255.255.255.255", 80]):
         with pytest.raises(ValueError):
             check_at(bad)
 
@@ -189,3 +190,12 @@ async def test_an_old_style_join_still_pairs_and_a_punching_join_gets_both_addre
             assert at[1] == local
             assert host_at == (LOOP, answer.stream.socket.getsockname()[1])
             nursery.cancel_scope.cancel()
+
+
+def test_a_loopback_at_is_punched_to_only_from_a_relay_on_loopback() -> None:
+    from dernier_p2p.net.punch import may_punch
+
+    assert may_punch((LOOP, 4000), (LOOP, 47640))
+    assert may_punch(("203.0.113.7", 4000), ("198.51.100.1", 47640))
+    assert not may_punch((LOOP, 22), ("198.51.100.1", 47640))
+    assert not may_punch(("::1", 22), ("relay.example.net", 47640))
