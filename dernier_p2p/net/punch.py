@@ -102,7 +102,6 @@ async def punch(family: int, port: int, remote: tuple[str, int], take: Take, max
     taken = False
     with trio.move_on_after(window_s):
         async with trio.open_nursery() as nursery:
-
             offers = 0
 
             async def offer(stream: trio.SocketStream) -> None:
@@ -121,12 +120,15 @@ async def punch(family: int, port: int, remote: tuple[str, int], take: Take, max
                         await trio.aclose_forcefully(framed)
 
             async def listen() -> None:
+                listener = None
                 try:
                     listener = _reusable(family, port)
                     await listener.bind((bind, port))
                     listener.listen(4)
                 except OSError as exc:  # connecting alone may still meet the other side
                     log.info("punch: cannot listen on port %d: %s", port, exc)
+                    if listener is not None:
+                        listener.close()
                     return
                 with listener:
                     while True:
