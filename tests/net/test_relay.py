@@ -379,6 +379,53 @@ async def test_a_punched_table_plays_on_when_its_relay_dies(tmp_path: Path) -> N
     assert all(peers[s].resumes == 0 for s in (1, 2))
 
 
+async def test_a_punched_seat_whose_connection_drops_resumes_by_punching_again(
+    tmp_path: Path,
+) -> None:
+    timers = Timers(turn_ms=5_000, declare_ms=30, grace_ms=8_000)
+    config = HostConfig(players=2, options=ONE_HAND, timers=timers, game=GAME, seed=seed(0),
+                        transcript=tmp_path / "t0.bin", linger_s=0.5)
+    host = Host(KEYS[0], config, bot_agent(HeuristicBot(0)))
+    token, results = new_token(), {}
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            relay = Relay()
+            listeners = await nursery.start(serve_relay, relay, 0, LOOP)
+            relay_port = listeners[0].socket.getsockname()[1]
+
+            async def run_host(task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+                results[0] = await host.run(task_status=task_status)
+                nursery.cancel_scope.cancel()
+
+            await nursery.start(run_host)
+            assert await nursery.start(partial(keep_registered, (LOOP, relay_port), token,
+                                               host.handle, retry_s=0.2))
+            dialer = Dialer(Invite(fingerprint(KEYS[0].public_bytes()),
+                                   (Route("relay", LOOP, relay_port, token),)))
+            peer = Peer(KEYS[1], ("", 0), bot_agent(HeuristicBot(1)),
+                        PeerConfig(name="p1", seed=seed(1), transcript=tmp_path / "t1.bin",
+                                   linger_s=0.5, dial=dialer, check_host=dialer.check_host))
+
+            async def run_peer() -> None:
+                results[1] = await peer.run()
+
+            nursery.start_soon(run_peer)
+            with trio.fail_after(30):
+                while len(host.records) < 20:
+                    await trio.sleep(0.005)
+            assert dialer.used is not None and dialer.used.kind == "punched"
+            first = dialer.used
+            host.driver.seat_conns[1].kill()  # the punched connection drops mid-match
+            with trio.fail_after(20):
+                while peer.resumes < 1:
+                    await trio.sleep(0.005)
+    texts = transcripts(tmp_path, range(2))
+    assert texts[0] == texts[1]
+    assert all(same_result(results[s], verify(texts[0])) for s in range(2))
+    assert dialer.used.kind == "punched" and dialer.used != first  # punched anew
+    assert relay.stats.pairs == 2  # the join's rendezvous and the resume's
+
+
 async def test_a_route_that_swallows_packets_costs_the_stagger_not_the_route_timeout() -> None:
     import socket
     import time
