@@ -100,6 +100,10 @@ class FramedStream(trio.abc.AsyncResource):
         finally:
             self._receiving = False
 
+    def unreceive(self, payload: bytes) -> None:
+        """Put a frame received back in front: the next :meth:`receive` returns it again."""
+        self._buffer[0:0] = len(payload).to_bytes(LENGTH_SIZE, "big") + payload
+
     async def aclose(self) -> None:
         """Close the underlying stream."""
         await self.stream.aclose()

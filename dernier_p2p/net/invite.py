@@ -73,7 +73,9 @@ class Route:
         """How a connection by this route reads to a player."""
         return {"direct": f"directly at {self.where}" + (" (IPv6)" if ":" in self.host else ""),
                 "mapped": f"through the host's router at {self.where}",
-                "relay": f"through the relay {self.where}"}[self.kind]
+                "relay": f"through the relay {self.where}",
+                "punched": f"directly at {self.where}, hole punched through the relay",
+                }[self.kind]
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,9 @@ A :class:`Dialer` is what a :class:`~.peer.Peer` calls to open its connection to
 first time and on every resume). It tries the code's routes in their order (direct, mapped,
 relay; IPv6 addresses interleaved first, "happy eyeballs"), each for at most ``per_route_s``,
 and remembers the one that worked so a resume tries it
-first. When none answers it raises :class:`~.handshake.NetError` ``UNREACHABLE`` naming what each
+first. Through a relay it asks to punch (PROTOCOL.md 4.7 step 5, version 4): a direct
+connection to the host whose challenge passes the host check is taken over the relayed one.
+When none answers it raises :class:`~.handshake.NetError` ``UNREACHABLE`` naming what each
 route did, so the user sees why and not a hang.
 """
 
@@ -15,10 +17,11 @@ import logging
 import trio
 
 from dernier_p2p.net import handshake as hs
+from dernier_p2p.net import punch
 from dernier_p2p.net.framing import FramedStream, FrameError, PeerClosed, open_framed
 from dernier_p2p.net.invite import Invite, Route, fingerprint, show_fingerprint
 from dernier_p2p.net.ipv6 import happy_order
-from dernier_p2p.net.relay import join_through_relay, seat_token
+from dernier_p2p.net.relay import join_through_relay, rendezvous, seat_token
 
 log = logging.getLogger("dernier_p2p.net.reach")
 
@@ -39,22 +42,26 @@ class Dialer:
     always preferred to the later ones.
     """
 
-    def __init__(self, invite: Invite, per_route_s: float = 5.0, stagger_s: float = 0.3) -> None:
+    def __init__(self, invite: Invite, per_route_s: float = 5.0, stagger_s: float = 0.3,
+                 punch: bool = punch.CAN_PUNCH) -> None:
         self.invite = invite
         self.per_route_s = per_route_s
         self.stagger_s = stagger_s
+        self.punch = punch  # try a direct connection at each relay (4.7 step 5)
         self.routes = happy_order(list(invite.routes))
-        self.used: Route | None = None  # the route of the last connection opened
+        # how the last connection was opened: a route of the code, or a "punched" one
+        self.used: Route | None = None
 
     async def __call__(self) -> FramedStream:
         routes = list(self.routes)
         failures: dict[int, str] = {}
         won: list[tuple[Route, FramedStream]] = []
+        used: list[Route] = []
 
         async def attempt(k: int, route: Route, over: trio.Event) -> None:
             try:
                 with trio.fail_after(self.per_route_s):
-                    stream = await _open(route)
+                    stream, how = await self._open(route)
             except trio.TooSlowError:
                 failures[k] = f"{route}: no answer in {self.per_route_s:g} s"
             except hs.NetError as exc:  # a relay that refused: no such table (any more)
@@ -67,6 +74,7 @@ class Dialer:
                     await trio.aclose_forcefully(stream)
                 else:
                     won.append((route, stream))
+                    used.append(how)
                     nursery.cancel_scope.cancel()
             finally:
                 over.set()
@@ -81,11 +89,49 @@ class Dialer:
             raise hs.NetError(UNREACHABLE, "no route to the table answered (" +
                               "; ".join(failures[k] for k in sorted(failures)) + ")")
         route, stream = won[0]
-        log.info("connected by the %s", route)
-        self.used = route
+        self.used = used[0]
+        log.info("connected by the %s", self.used)
         self.routes.remove(route)
         self.routes.insert(0, route)
         return stream
+
+    async def _open(self, route: Route) -> tuple[FramedStream, Route]:
+        """A connection by ``route`` and how it was made (the route, or a punched one)."""
+        if route.kind != "relay":
+            return await open_framed(route.host, route.port, hs.MAX_FRAME), route
+        assert route.token is not None
+        if not self.punch:
+            return await join_through_relay((route.host, route.port), route.token), route
+        relayed, at, family, port = await rendezvous((route.host, route.port), route.token)
+        if at is None:
+            return relayed, route
+        kept: list[FramedStream] = []
+
+        async def take(stream: FramedStream) -> bool:
+            """A punched connection whose first frame is the challenge of the host expected."""
+            try:
+                frame = await stream.receive()
+                _, table = hs.check_challenge(hs.unpack(frame))
+                if not self.invite.matches(hs.summary_host_key(table)):
+                    log.info("a punched connection's challenge is not the host's: refused")
+                    return False
+            except (hs.NetError, FrameError, PeerClosed, OSError, trio.BrokenResourceError,
+                    trio.ClosedResourceError) as exc:
+                log.info("a punched connection failed before its challenge: %s", exc)
+                return False
+            stream.unreceive(frame)
+            kept.append(stream)
+            return True
+
+        try:
+            await punch.punch(family, port, at, take, hs.MAX_FRAME)
+        except BaseException:
+            await trio.aclose_forcefully(relayed)
+            raise
+        if not kept:
+            return relayed, route
+        await trio.aclose_forcefully(relayed)
+        return kept[0], Route("punched", at[0], at[1])
 
     def relay_address(self) -> tuple[str, int] | None:
         """The code's first relay (where a new host may stand by, PROTOCOL.md 4.7), or None."""
@@ -115,9 +161,3 @@ def new_host_dialer(
         routes.append(Route("relay", relay[0], relay[1], seat_token(game, key)))
     return Dialer(Invite(fingerprint(key), tuple(routes)))
 
-
-async def _open(route: Route) -> FramedStream:
-    if route.kind == "relay":
-        assert route.token is not None
-        return await join_through_relay((route.host, route.port), route.token)
-    return await open_framed(route.host, route.port, hs.MAX_FRAME)

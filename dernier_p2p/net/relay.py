@@ -8,12 +8,17 @@ own handshake and records then run end to end through it. Relay frames::
 
     host   -> relay  {"k": "relay-host", "version": 4, "token": 8 bytes}
     relay  -> host   {"k": "relay-ready"}                      (or an error frame)
-    joiner -> relay  {"k": "relay-join", "version": 4, "token": 8 bytes}
-    relay  -> host   {"k": "relay-call", "id": int}            (on the registration)
-    relay  -> joiner {"k": "relay-paired"}                     (or an error frame)
+    joiner -> relay  {"k": "relay-join", "version": 4, "token": 8 bytes[, "punch": true]}
+    relay  -> host   {"k": "relay-call", "id": int[, "at": [address, port]]}
+                                                               (on the registration)
+    relay  -> joiner {"k": "relay-paired"[, "at": [address, port]]}  (or an error frame)
     host   -> relay  {"k": "relay-answer", "version": 4, "token": 8 bytes, "id": int}
                      (a new connection; after it, both connections are paired)
     relay  -> host   {"k": "relay-ping"}  every PING_S on the registration (liveness)
+
+With ``punch`` (version 4, PROTOCOL.md 4.7 step 5) the joiner's and the host's connections
+come from reusable ports, the relay tells each the other's address and port as it sees them
+(``at``), and both try a direct connection (:mod:`.punch`); the pair stays as the fallback.
 
 A seat that may host after a host change but cannot be reached (no router mapping) stands by
 at the relay its invite code named, under :func:`seat_token` (its game and key), with the same
@@ -33,6 +38,7 @@ delay frames, which the table sees as a dropped connection.
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import math
 import os
@@ -44,7 +50,7 @@ from typing import Any, BinaryIO
 
 import trio
 
-from dernier_p2p.net import firewall
+from dernier_p2p.net import firewall, punch
 from dernier_p2p.net import handshake as hs
 from dernier_p2p.net.admission import (
     MAX_PENDING,
@@ -175,7 +181,7 @@ class Relay:
         if kind == "relay-host":
             await self._host(stream, token, source)
         elif kind == "relay-join":
-            await self._join(stream, token, source)
+            await self._join(stream, token, source, msg.get("punch") is True)
         else:
             await self._answer(stream, token, msg["id"])
 
@@ -211,7 +217,8 @@ class Relay:
             with trio.fail_after(PING_S):  # a host that does not read its registration goes
                 await hs.send_message(stream, {"k": "relay-ping"})
 
-    async def _join(self, stream: FramedStream, token: bytes, source: str) -> None:
+    async def _join(self, stream: FramedStream, token: bytes, source: str,
+                    punching: bool = False) -> None:
         table = self.tables.get(token)
         if table is None:
             await _refuse(stream, NO_TABLE, "no table is registered here with that token")
@@ -224,20 +231,24 @@ class Relay:
         table.waiting[call] = send
         table.ticket.busy += 1
         try:
-            await self._paired(stream, token, source, table, call, receive)
+            await self._paired(stream, token, source, table, call, receive, punching)
         finally:
             table.ticket.busy -= 1
 
     async def _paired(
         self, stream: FramedStream, token: bytes, source: str, table: _Table, call: int,
-        receive: trio.MemoryReceiveChannel[_Answer],
+        receive: trio.MemoryReceiveChannel[_Answer], punching: bool = False,
     ) -> None:
         answer = None
         called = False
         waiting = self.joining.enter(source)
+        calling: dict[str, Any] = {"k": "relay-call", "id": call}
+        seen = _seen(stream) if punching else None
+        if seen is not None:
+            calling["at"] = seen
         try:
             with waiting, waiting.scope:  # the call and its answer, within CALL_S
-                await hs.send_message(table.control, {"k": "relay-call", "id": call})
+                await hs.send_message(table.control, calling)
                 called = True
                 answer = await receive.receive()
         except (*DROPPED, trio.EndOfChannel):
@@ -264,8 +275,12 @@ class Relay:
             await _refuse(stream, NO_TABLE, "the table's host did not answer")
             return
         other, done = answer
+        paired: dict[str, Any] = {"k": "relay-paired"}
+        seen = _seen(other) if seen is not None else None
+        if seen is not None:
+            paired["at"] = seen
         try:
-            await hs.send_message(stream, {"k": "relay-paired"})
+            await hs.send_message(stream, paired)
         except DROPPED:
             done.set()
             return
@@ -348,6 +363,20 @@ def _is_watch(frame: bytes) -> bool:
     return msg.get("k") == "watch"
 
 
+def _seen(stream: FramedStream) -> list[Any] | None:
+    """The address and port a connection comes from, as ``at`` (an IPv4-mapped IPv6 address
+    as IPv4), or None if the socket cannot tell."""
+    sock = getattr(stream.stream, "socket", None)
+    try:
+        host, port = sock.getpeername()[:2]  # type: ignore[union-attr]
+        address = ipaddress.ip_address(host)
+    except (AttributeError, OSError, TypeError, ValueError):
+        return None
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return [str(address), port]
+
+
 def _limits(total: int, per_address: int, deadline: float) -> Limits:
     return Limits(total, per_address, deadline, min(total, PER_PREFIX * per_address))
 
@@ -376,6 +405,10 @@ def check_open(msg: dict[str, Any]) -> tuple[str, bytes]:
         raise hs.NetError(hs.VERSION_MISMATCH, (
             f"this {kind} speaks protocol version {msg.get('version')!r}; this relay speaks "
             f"{hs.VERSION}: the relay, the host and the players need the same release"))
+    if kind == "relay-join" and "punch" in msg:
+        if msg["punch"] is not True:
+            raise hs.NetError(hs.MALFORMED, "relay-join punch, if given, is true")
+        fields = fields | {"punch"}
     if set(msg) != fields:
         raise hs.NetError(hs.MALFORMED, f"{kind} fields must be exactly {sorted(fields)}")
     token = msg["token"]
@@ -391,11 +424,24 @@ def check_open(msg: dict[str, Any]) -> tuple[str, bytes]:
 def call_id(msg: dict[str, Any]) -> int | None:
     """The call id of a ``relay-call`` frame (1 .. 2^62, 4.7), or None for any other frame
     on the control connection (ignored: the relay-ping frames, or garbage)."""
+    read = read_call(msg)
+    return None if read is None else read[0]
+
+
+def read_call(msg: dict[str, Any]) -> tuple[int, tuple[str, int] | None] | None:
+    """The call id of a ``relay-call`` frame and the joiner's ``at`` if it asks to punch
+    (4.7 step 5), or None for any other frame (ignored: the relay-ping frames, or garbage,
+    a malformed ``at`` among it)."""
     call = msg.get("id")
-    if msg.get("k") != "relay-call" or set(msg) != {"k", "id"} or not isinstance(call, int) \
-            or isinstance(call, bool) or not 1 <= call <= 2**62:
+    if msg.get("k") != "relay-call" or set(msg) - {"at"} != {"k", "id"} \
+            or not isinstance(call, int) or isinstance(call, bool) or not 1 <= call <= 2**62:
         return None
-    return call
+    if "at" not in msg:
+        return call, None
+    try:
+        return call, punch.check_at(msg["at"])
+    except ValueError:
+        return None
 
 
 async def _refuse(stream: FramedStream, code: str, detail: str) -> None:
@@ -431,11 +477,14 @@ async def host_through_relay(
     handler: Handler,
     *,
     connect_s: float = 10.0,
+    serving: trio.Nursery | None = None,
     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Register the table ``token`` at the relay ``address`` and run ``handler`` on every
-    joiner's connection it pairs, until cancelled. :class:`RelayLost` if the relay cannot be
-    reached, refuses, or goes silent (no ping for three PING_S)."""
+    joiner's connection it pairs (or punches, 4.7 step 5), until cancelled. :class:`RelayLost`
+    if the relay cannot be reached, refuses, or goes silent (no ping for three PING_S).
+    ``serving``: the nursery the connections run in (they outlive the registration), else
+    they end with it."""
     try:
         with trio.fail_after(connect_s):
             control = await open_framed(*address, hs.MAX_FRAME)
@@ -452,6 +501,7 @@ async def host_through_relay(
         raise RelayLost(f"relay {_show(address)} answered {reply.get('k')!r}")
     task_status.started()
     lost: RelayLost | None = None
+    punching = [0]  # punches under way (at most punch.MAX_PUNCHING)
     try:
         async with trio.open_nursery() as nursery:
             while lost is None:
@@ -463,9 +513,10 @@ async def host_through_relay(
                 except (*DROPPED, hs.NetError) as exc:
                     lost = RelayLost(f"relay {_show(address)} went away: {_reason(exc)}")
                 else:
-                    call = call_id(msg)
-                    if call is not None:
-                        nursery.start_soon(_answer_call, address, token, call, handler)
+                    read = read_call(msg)
+                    if read is not None:
+                        (serving or nursery).start_soon(
+                            _answer_call, address, token, read[0], handler, read[1], punching)
             nursery.cancel_scope.cancel()
     finally:
         await trio.aclose_forcefully(control)
@@ -486,6 +537,15 @@ async def keep_registered(
     peers' resumes through it succeed). ``notify(kind, text)`` hears "ready" for every
     registration and "lost" for the first failure after one (or before any). ``nursery.start``
     reports whether the first attempt registered."""
+    async with trio.open_nursery() as serving:  # connections outlive a lost registration
+        await _keep(address, token, handler, retry_s, notify, task_status, serving)
+
+
+async def _keep(
+    address: tuple[str, int], token: bytes, handler: Handler, retry_s: float,
+    notify: Callable[[str, str], None] | None, task_status: trio.TaskStatus[bool],
+    serving: trio.Nursery,
+) -> None:
     started = False
     quiet = False  # a failure already told, no registration since
 
@@ -501,7 +561,7 @@ async def keep_registered(
 
     while True:
         try:
-            await host_through_relay(address, token, handler,
+            await host_through_relay(address, token, handler, serving=serving,
                                      task_status=Ready())  # type: ignore[arg-type]
         except RelayLost as exc:
             if not quiet and notify is not None:
@@ -513,20 +573,64 @@ async def keep_registered(
         await trio.sleep(retry_s)
 
 
-async def _answer_call(address: tuple[str, int], token: bytes, call: int, handler: Handler) -> None:
+async def _answer_call(
+    address: tuple[str, int], token: bytes, call: int, handler: Handler,
+    at: tuple[str, int] | None = None, punching: list[int] | None = None,
+) -> None:
+    """Answer a call: a new connection to the relay, served by ``handler``; with the joiner's
+    ``at`` (4.7 step 5) and fewer than :data:`~.punch.MAX_PUNCHING` punches under way, from a
+    reusable port, and a punch toward ``at`` whose connection is served by ``handler`` too."""
+    reusable = None
     try:
         with trio.fail_after(OPEN_S):
-            stream = await open_framed(*address, hs.MAX_FRAME)
+            stream = None
+            if at is not None and punching is not None and punching[0] < punch.MAX_PUNCHING \
+                    and punch.CAN_PUNCH and punch.may_punch(at, address):
+                try:
+                    stream, family, port = await punch.open_reusable(*address, hs.MAX_FRAME)
+                    reusable = (family, port)
+                except OSError as exc:  # answered without punching (relayed only)
+                    log.info("relay call %d: no port to punch from: %s", call, _reason(exc))
+            if stream is None:
+                stream = await open_framed(*address, hs.MAX_FRAME)
         opening = _opening("relay-answer", token)
         opening["id"] = call
         await hs.send_message(stream, opening)
     except (*DROPPED, trio.TooSlowError) as exc:
         log.warning("relay call %d not answered: %s", call, _reason(exc))
         return
+    async with trio.open_nursery() as nursery:
+        if reusable is not None and at is not None and punching is not None:
+            punching[0] += 1
+            nursery.start_soon(_punch_toward, reusable, at, call, handler, punching, nursery)
+        await _serve(stream, handler, f"{_show(address)} (relay call {call})")
+
+
+async def _serve(stream: FramedStream, handler: Handler, where: str) -> None:
     try:  # whatever the handler meets ends this connection only, as on the host's listener
-        await firewall.guard(partial(handler, stream), f"{_show(address)} (relay call {call})")
+        await firewall.guard(partial(handler, stream), where)
     finally:
         await trio.aclose_forcefully(stream)
+
+
+async def _punch_toward(
+    reusable: tuple[int, int], at: tuple[str, int], call: int, handler: Handler,
+    punching: list[int], nursery: trio.Nursery,
+) -> None:
+    """The host's side of a punch (4.7 step 5): a connection made is served as the relayed
+    one is (the joiner chooses which to keep)."""
+    where = f"{at[0]}:{at[1]}"
+
+    async def take(stream: FramedStream) -> bool:
+        nursery.start_soon(_serve, stream, handler, f"{where} (punched, relay call {call})")
+        return True
+
+    try:
+        took = await punch.punch(*reusable, at, take, hs.MAX_FRAME)
+    finally:
+        punching[0] -= 1
+    log.info("relay call %d: %s", call, f"a direct connection with {where} (hole punched)"
+             if took else f"no direct connection with {where}; the relay carries it")
 
 
 # ------------------------------------------------------------------------------ the joiner's side
@@ -544,6 +648,36 @@ async def join_through_relay(address: tuple[str, int], token: bytes) -> FramedSt
         await trio.aclose_forcefully(stream)
         raise
     return stream
+
+
+async def rendezvous(
+    address: tuple[str, int], token: bytes,
+) -> tuple[FramedStream, tuple[str, int] | None, int, int]:
+    """:func:`join_through_relay` asking to punch (4.7 step 5), from a reusable port: the
+    paired connection, the host's address and port as the relay saw them (None from a relay
+    that gave none), and the family and local port to punch from."""
+    stream, family, port = await punch.open_reusable(*address, hs.MAX_FRAME)
+    try:
+        opening = _opening("relay-join", token)
+        opening["punch"] = True
+        await hs.send_message(stream, opening)
+        reply = await hs.receive_message(stream)
+        if reply.get("k") != "relay-paired":
+            raise hs.NetError(hs.UNEXPECTED, f"the relay answered {reply.get('k')!r}")
+        if set(reply) - {"at"} != {"k"}:
+            raise hs.NetError(hs.MALFORMED, "relay-paired is {k} or {k, at}")
+        at = None
+        if "at" in reply:
+            try:
+                at = punch.check_at(reply["at"])
+            except ValueError as exc:
+                raise hs.NetError(hs.MALFORMED, f"relay-paired: {exc}") from None
+            if not punch.may_punch(at, address):
+                at = None  # relayed only
+    except BaseException:
+        await trio.aclose_forcefully(stream)
+        raise
+    return stream, at, family, port
 
 
 def _opening(kind: str, token: bytes) -> dict[str, Any]:

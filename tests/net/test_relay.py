@@ -66,8 +66,10 @@ def _two_seat_host() -> Host:
     return Host(KEYS[0], config, None)
 
 
-async def _relayed_match(tmp: Path, players: int, relay: Relay) -> tuple[Host, dict[int, Any]]:
-    """A table whose peers all join through ``relay`` (the host listens, but no peer dials it)."""
+async def _relayed_match(tmp: Path, players: int, relay: Relay, punch: bool = False,
+                         ) -> tuple[Host, dict[int, Any]]:
+    """A table whose peers all join through ``relay`` (the host listens, but no peer dials it);
+    with ``punch``, they ask to punch (4.7 step 5) and must get a direct connection."""
     results: dict[int, Any] = {}
     config = HostConfig(players=players, options=ONE_HAND, timers=FAST, game=GAME, seed=seed(0),
                         transcript=tmp / "t0.bin", linger_s=0.5)
@@ -89,13 +91,14 @@ async def _relayed_match(tmp: Path, players: int, relay: Relay) -> tuple[Host, d
                             (Route("direct", LOOP, dead), Route("relay", LOOP, relay_port, token)))
 
             async def run_peer(seat: int) -> None:
-                dialer = Dialer(invite, per_route_s=5)
+                dialer = Dialer(invite, per_route_s=5, punch=punch)
                 peer = Peer(KEYS[seat], ("", 0), bot_agent(HeuristicBot(seat)),
                             PeerConfig(name=f"p{seat}", seed=seed(seat),
                                        transcript=tmp / f"t{seat}.bin", linger_s=0.5,
                                        dial=dialer, check_host=dialer.check_host))
                 results[seat] = await peer.run()
-                assert dialer.used is not None and dialer.used.kind == "relay"
+                assert dialer.used is not None
+                assert dialer.used.kind == ("punched" if punch else "relay")
 
             for seat in range(1, players):
                 nursery.start_soon(run_peer, seat)
@@ -137,6 +140,23 @@ async def test_a_match_played_through_the_relay_verifies_and_the_relay_saw_only_
         else:
             assert msg["k"] in {"challenge", "hello", "welcome"}
     assert kinds["rec"] == 2 * len(texts[0]) and kinds["hello"] == 2 and kinds["done"] == 2
+
+
+async def test_joiners_that_ask_to_punch_play_over_direct_connections_the_relay_only_met(
+    tmp_path: Path,
+) -> None:
+    record = io.BytesIO()
+    relay = Relay(record)
+    host, results = await _relayed_match(tmp_path, 3, relay, punch=True)
+    texts = transcripts(tmp_path, range(3))
+    assert texts[0] == texts[1] == texts[2]
+    verdict = verify(texts[0])
+    assert all(same_result(results[s], verdict) for s in range(3))
+    assert relay.stats.pairs == 2  # the rendezvous: each pair made, then left for the punch
+    # Past the rendezvous the relay forwarded at most each host's challenge: no hello, no
+    # record, no envelope went through it.
+    kinds = [decode(frame)["k"] for _call, _way, frame in read_record(record.getvalue())]
+    assert set(kinds) <= {"challenge"} and len(kinds) <= 2, kinds
 
 
 async def test_a_joiner_refuses_a_host_whose_key_is_not_the_codes(tmp_path: Path) -> None:
@@ -281,7 +301,7 @@ async def test_a_relay_that_restarts_mid_match_gets_the_table_back_and_the_peers
                             (Route("relay", LOOP, relay_port, token),))
 
             async def run_peer(seat: int) -> None:
-                dialer = Dialer(invite)
+                dialer = Dialer(invite, punch=False)  # the match goes through the relay
                 peers[seat] = Peer(KEYS[seat], ("", 0), bot_agent(HeuristicBot(seat)),
                                    PeerConfig(name=f"p{seat}", seed=seed(seat),
                                               transcript=tmp_path / f"t{seat}.bin",
@@ -307,6 +327,103 @@ async def test_a_relay_that_restarts_mid_match_gets_the_table_back_and_the_peers
     assert all(same_result(results[s], verdict) for s in range(3))
     assert all(peers[s].resumes >= 1 for s in (1, 2))
     assert events[:3] == ["ready", "lost", "ready"]
+
+
+async def test_a_punched_table_plays_on_when_its_relay_dies(tmp_path: Path) -> None:
+    # The relay carried only the rendezvous (4.7 step 5): once the peers are on their punched
+    # connections, its loss costs the match nothing (no resume is needed).
+    config = HostConfig(players=3, options=ONE_HAND, timers=FAST, game=GAME, seed=seed(0),
+                        transcript=tmp_path / "t0.bin", linger_s=0.5)
+    host = Host(KEYS[0], config, bot_agent(HeuristicBot(0)))
+    token, results, peers, dialers = new_token(), {}, {}, {}
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            relay_scope = trio.CancelScope()
+
+            async def run_relay(task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+                with relay_scope:
+                    await serve_relay(Relay(), 0, LOOP, task_status=task_status)
+
+            relay_port = (await nursery.start(run_relay))[0].socket.getsockname()[1]
+
+            async def run_host(task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+                results[0] = await host.run(task_status=task_status)
+                nursery.cancel_scope.cancel()
+
+            await nursery.start(run_host)
+            assert await nursery.start(partial(keep_registered, (LOOP, relay_port), token,
+                                               host.handle, retry_s=0.2))
+            invite = Invite(fingerprint(KEYS[0].public_bytes()),
+                            (Route("relay", LOOP, relay_port, token),))
+
+            async def run_peer(seat: int) -> None:
+                dialers[seat] = Dialer(invite)
+                peers[seat] = Peer(KEYS[seat], ("", 0), bot_agent(HeuristicBot(seat)),
+                                   PeerConfig(name=f"p{seat}", seed=seed(seat),
+                                              transcript=tmp_path / f"t{seat}.bin",
+                                              linger_s=0.5, dial=dialers[seat],
+                                              check_host=dialers[seat].check_host))
+                results[seat] = await peers[seat].run()
+
+            for seat in (1, 2):
+                nursery.start_soon(run_peer, seat)
+                with trio.fail_after(10):
+                    while len(host.players) <= seat:
+                        await trio.sleep(0.005)
+            relay_scope.cancel()  # the relay dies for good, before the first record
+    texts = transcripts(tmp_path, range(3))
+    assert texts[0] == texts[1] == texts[2]
+    verdict = verify(texts[0])
+    assert all(same_result(results[s], verdict) for s in range(3))
+    assert all(dialers[s].used.kind == "punched" for s in (1, 2))
+    assert all(peers[s].resumes == 0 for s in (1, 2))
+
+
+async def test_a_punched_seat_whose_connection_drops_resumes_by_punching_again(
+    tmp_path: Path,
+) -> None:
+    timers = Timers(turn_ms=5_000, declare_ms=30, grace_ms=8_000)
+    config = HostConfig(players=2, options=ONE_HAND, timers=timers, game=GAME, seed=seed(0),
+                        transcript=tmp_path / "t0.bin", linger_s=0.5)
+    host = Host(KEYS[0], config, bot_agent(HeuristicBot(0)))
+    token, results = new_token(), {}
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            relay = Relay()
+            listeners = await nursery.start(serve_relay, relay, 0, LOOP)
+            relay_port = listeners[0].socket.getsockname()[1]
+
+            async def run_host(task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+                results[0] = await host.run(task_status=task_status)
+                nursery.cancel_scope.cancel()
+
+            await nursery.start(run_host)
+            assert await nursery.start(partial(keep_registered, (LOOP, relay_port), token,
+                                               host.handle, retry_s=0.2))
+            dialer = Dialer(Invite(fingerprint(KEYS[0].public_bytes()),
+                                   (Route("relay", LOOP, relay_port, token),)))
+            peer = Peer(KEYS[1], ("", 0), bot_agent(HeuristicBot(1)),
+                        PeerConfig(name="p1", seed=seed(1), transcript=tmp_path / "t1.bin",
+                                   linger_s=0.5, dial=dialer, check_host=dialer.check_host))
+
+            async def run_peer() -> None:
+                results[1] = await peer.run()
+
+            nursery.start_soon(run_peer)
+            with trio.fail_after(30):
+                while len(host.records) < 20:
+                    await trio.sleep(0.005)
+            assert dialer.used is not None and dialer.used.kind == "punched"
+            first = dialer.used
+            host.driver.seat_conns[1].kill()  # the punched connection drops mid-match
+            with trio.fail_after(20):
+                while peer.resumes < 1:
+                    await trio.sleep(0.005)
+    texts = transcripts(tmp_path, range(2))
+    assert texts[0] == texts[1]
+    assert all(same_result(results[s], verify(texts[0])) for s in range(2))
+    assert dialer.used.kind == "punched" and dialer.used != first  # punched anew
+    assert relay.stats.pairs == 2  # the join's rendezvous and the resume's
 
 
 async def test_a_route_that_swallows_packets_costs_the_stagger_not_the_route_timeout() -> None:
@@ -370,7 +487,10 @@ async def test_a_new_host_is_reached_at_the_relay_by_its_seat_token_and_only_its
                     await inner.start(host.run)
                     await inner.start(host_through_relay, relay_at, token, host.handle)
                     stream = await dialer()
-                    assert dialer.used is not None and dialer.used.kind == "relay"
+                    # the real seat is punched to (4.7 step 5); the other's punched challenge
+                    # is refused, and the relayed one then is
+                    assert dialer.used is not None and dialer.used.kind == (
+                        "relay" if expected == WRONG_HOST else "punched")
                     with pytest.raises((hs.NetError, hs.RemoteError)) as err:
                         await hs.rejoin(stream, KEYS[2], -1, dialer.check_host)
                     # WRONG_HOST: refused by the seat; UNKNOWN_KEY: the real seat 1, which

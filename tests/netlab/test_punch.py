@@ -1,0 +1,110 @@
+"""Hole punching between homes behind the lab's NAT kinds (:mod:`.nat`), with real processes:
+``dernier relay`` on the Internet side, a host and a joiner each behind its own router."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from dernier_p2p.net.relay import read_record
+from dernier_p2p.wire.canonical import decode
+
+from .nat import NatLab
+from .test_internet import COMMON, _dernier, _finish, _records, _verified, _wait_for
+
+pytestmark = pytest.mark.slow
+
+
+def _match(lab: NatLab, tmp_path: Path) -> tuple[str, str]:
+    """A 2-seat, 1-hand match: host in home A, joiner in home B, relay on the Internet side
+    (recording what it forwards). The host's and the joiner's outputs."""
+    relay_at = f"{lab.wan_ip}:47640"
+    outs = [tmp_path / f"{n}.out" for n in ("relay", "host", "join")]
+    relay = _dernier(lab, lab.wan, tmp_path, outs[0], "-v", "relay", "--port", "47640",
+                     "--record", str(tmp_path / "relay.rec"))
+    _wait_for(outs[0], r"(Relay listening)", relay)
+    host = _dernier(lab, lab.rtr["A"].home_ns, tmp_path, outs[1], "-v", "host", "--players",
+                    "2", "--hands", "1", "--port", "47630", "--no-announce", "--no-map",
+                    "--relay", relay_at, "--key", str(tmp_path / "k0"),
+                    "--transcript", str(tmp_path / "t0"), *COMMON)
+    code = _wait_for(outs[1], r"dernier join (dn1-[a-z2-7]+)", host)
+    join = _dernier(lab, lab.rtr["B"].home_ns, tmp_path, outs[2], "-v", "join", code,
+                    "--no-map", "--key", str(tmp_path / "k1"),
+                    "--transcript", str(tmp_path / "t1"), *COMMON)
+    _finish([host, join], outs[1:])
+    _verified([tmp_path / "t0", tmp_path / "t1"], hands=1)
+    relay.terminate()
+    relay.wait(timeout=10)
+    return outs[1].read_text(), outs[2].read_text()
+
+
+def _forwarded(tmp_path: Path) -> list[str]:
+    return [decode(frame)["k"] for _c, _w, frame in
+            read_record((tmp_path / "relay.rec").read_bytes())]
+
+
+def test_two_port_restricted_homes_play_over_a_punched_connection(
+    natlab: Callable[[dict[str, str]], NatLab], tmp_path: Path
+) -> None:
+    lab = natlab({"A": "port-restricted", "B": "port-restricted"})
+    host, join = _match(lab, tmp_path)
+    a_wan = lab.rtr["A"].wan_ip
+    assert f"connected directly at {a_wan}:" in join and "hole punched" in join, join
+    assert "(hole punched)" in host, host  # the host's side of the same connection
+    # The relay met them and forwarded nothing of the match: at most the host's challenge on
+    # the pair the joiner then left for the punched connection.
+    assert set(_forwarded(tmp_path)) <= {"challenge"}, _forwarded(tmp_path)
+
+
+def test_two_symmetric_homes_fall_back_to_the_relay(
+    natlab: Callable[[dict[str, str]], NatLab], tmp_path: Path
+) -> None:
+    lab = natlab({"A": "symmetric", "B": "symmetric"})
+    host, join = _match(lab, tmp_path)
+    assert f"connected through the relay {lab.wan_ip}:47640" in join, join
+    assert "no direct connection with" in host, host
+    kinds = _forwarded(tmp_path)
+    assert "hello" in kinds and "rec" in kinds and "env" in kinds  # the match went through it
+
+
+def test_after_the_hosts_loss_the_new_host_is_reached_by_punching(
+    natlab: Callable[[dict[str, str]], NatLab], tmp_path: Path
+) -> None:
+    # Three port-restricted homes, no UPnP, a relay on the Internet side; the host (A) dies
+    # mid-hand. B (seat 1, the next host) stands by at the relay; C reaches it there and the
+    # two punch a direct connection for the rest of the match.
+    lab = natlab({"A": "port-restricted", "B": "port-restricted", "C": "port-restricted"})
+    relay_at = f"{lab.wan_ip}:47640"
+    outs = [tmp_path / f"{n}.out" for n in ("relay", "host", "j1", "j2")]
+    relay = _dernier(lab, lab.wan, tmp_path, outs[0], "-v", "relay", "--port", "47640")
+    _wait_for(outs[0], r"(Relay listening)", relay)
+    host = _dernier(lab, lab.rtr["A"].home_ns, tmp_path, outs[1], "host", "--players", "3",
+                    "--hands", "1", "--port", "47630", "--no-announce", "--no-map",
+                    "--relay", relay_at, "--grace-seconds", "2", "--key", str(tmp_path / "k0"),
+                    "--transcript", str(tmp_path / "t0"), *COMMON)
+    code = _wait_for(outs[1], r"dernier join (dn1-[a-z2-7]+)", host)
+    joins = []
+    for k, x in enumerate("BC"):  # B joins first: seat 1, the next host
+        joins.append(_dernier(lab, lab.rtr[x].home_ns, tmp_path, outs[2 + k], "-v", "join",
+                              code, "--no-map", "--name", f"J{k + 1}",
+                              "--key", str(tmp_path / f"k{k + 1}"),
+                              "--transcript", str(tmp_path / f"t{k + 1}"), *COMMON))
+        _wait_for(outs[2 + k], r"Seated at seat (\d)", joins[-1])
+    for out in outs[2:]:
+        assert "hole punched" in out.read_text(), out.read_text()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not any(
+            r["env"]["body"]["type"] == "move" for r in _records(tmp_path / "t1")):
+        time.sleep(0.05)
+    host.kill()  # the host's process dies mid-match
+    host.wait(timeout=10)
+    _finish(joins, outs[2:])
+    records = _verified([tmp_path / "t1", tmp_path / "t2"], hands=1)
+    changes = [r["env"]["body"] for r in records if r["env"]["body"]["type"] == "host_change"]
+    assert [(c["old"], c["new"]) for c in changes] == [(0, 1)]
+    after = outs[3].read_text().split("failover (seat 1", 1)  # C turns to B, the next host
+    assert len(after) == 2 and f"connected by the punched {lab.rtr['B'].wan_ip}:" in after[1], (
+        outs[3].read_text())
