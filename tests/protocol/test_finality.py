@@ -79,3 +79,33 @@ def test_records_from_another_peer_that_are_junk_show_nothing_and_raise_nothing(
     assert holders([None, 7, "x"], 0) == set()
     assert holders(recs[:2] + [dict(recs[2], env={"seat": 2, "head": {"a": 1}})], 1) == {0}
     assert not goes_over(recs, recs[:1] + [None, None], 3)
+
+
+def test_record_0_has_holders_and_is_final_at_two_seats() -> None:
+    recs = chain([(0, 0, None), (0, 1, 0), (1, 2, 1)])
+    assert holders(recs, 0) == {0, 1, 2}  # the hosts of every record, the authors echoing
+    assert is_final(recs, 0, 2) and is_final(recs, 2, 2)
+    assert not is_final(recs, 3, 2) and not is_final(recs, -1, 2)
+
+
+def test_at_three_seats_one_holder_is_not_final_and_two_are() -> None:
+    recs = chain([(0, 0, None), (0, 1, 0), (0, 2, 1)])
+    assert holders(recs, 2) == {0}
+    assert not is_final(recs, 2, 3)  # q(3) = 2
+    assert holders(recs, 1) == {0, 2} and is_final(recs, 1, 3)
+
+
+def test_an_envelope_that_is_not_a_map_after_the_record_shows_nothing() -> None:
+    recs = chain([(0, 0, None), (0, 1, 0), (0, 2, 1)])
+    assert holders(recs[:2] + [dict(recs[2], env=5)], 1) == {0}
+
+
+def test_histories_that_differ_at_record_0_are_other_tables_and_one_at_1_goes_over() -> None:
+    mine = chain([(0, 0, None)], tag=b"m") + chain([(0, 1, 0)], chain([(0, 0, None)]))[1:]
+    theirs = chain([(0, 0, None), (0, 1, 0), (0, 2, 1), (0, 3, 1)], tag=b"t")
+    assert holders(theirs, 0) == {0, 1, 2, 3} and not is_final(mine, 0, 5)
+    assert not goes_over(mine, theirs, 5)  # another record 0: another table, never followed
+    base = chain([(0, 0, None)])
+    own = chain([(1, 1, 0)], base, b"o")  # split at 1, only its host holds it
+    other = chain([(0, 1, 0), (0, 2, 1), (0, 3, 1)], base, b"t")
+    assert goes_over(own, other, 5)
