@@ -777,6 +777,40 @@ CASES = {
         ' Latency(at=2429, a=0, b=3, latency_ms=331, jitter_ms=171, until=9538), '
         'Freeze(at=7674, pid=0, until=25517)])'
     ),
+    # Ten seats, `moderno`; host 0 stalling seat 3, seat 4 flooding. The seats deposed host 0;
+    # on the new host's table host 0, rebuilding, was awaited. Every seat reached its limit at
+    # once and voted timeout and abandon in the same step, and the new host, holding both
+    # quorums, sequenced the no contest first. Fix: a seat votes abandon grace_ms after its
+    # timeout or left vote at the earliest, and a host sequences a verdict before a no contest.
+    "a-timeout-and-an-abandon-voted-at-once": (
+        "no-contest",
+        "Case(seed=1605816, setup=Setup(players=10, variant='moderno', options={'match': "
+        "['hands', 1], 'hand_size': 2}, timers={'turn_ms': 8914, 'declare_ms': 987, 'grace_ms':"
+        ' 3850}, listens=[True, True, True, True, True, True, True, True, True, True], '
+        'speeds=[0.98, 1.14, 0.55, 1.3, 1.42, 1.84, 1.43, 1.49, 1.59, 1.14], clocks=[(-7575, '
+        '535044521, 1699465060532), (3950, 821063207, 1699178959075), (5252, 191019818, '
+        '1699809080461), (6480, 179454594, 1699820572083), (-9406, 366537197, 1699633390120), '
+        '(-6129, 577703453, 1699422210529), (9090, 972245257, 1699027819882), (-7722, '
+        '136299256, 1699863639574), (366, 233077639, 1699766820608), (9146, 76457737, '
+        "1699923448400)], constants={}), faults=[Hostile(at=3429, pid=0, kind='stall', "
+        "target=3, until=4611686018427387904), Hostile(at=11462, pid=4, kind='flood', "
+        'target=None, until=26462)])'
+    ),
+    # Three seats; host 0 killed at once (its transcript: record 0), seat 1 killed after sending
+    # its accept to it. Restored from record 0 alone, both were built as joiners whose accept
+    # goes at start, which nobody calls on a restart: neither ever accepted. Under the new host
+    # each voted timeout about the other; the host's fresh clock held neither late, so their
+    # unserved votes deposed an honest host. Fix: a seat restored from record 0 alone owes its
+    # accept again (PeerNode.seated).
+    "a-seat-restored-from-record-0-alone": (
+        "verdict",
+        "Case(seed=1606617, setup=Setup(players=3, variant='dernier', options={'match': "
+        "['hands', 1], 'hand_size': 3}, timers={'turn_ms': 17794, 'declare_ms': 692, "
+        "'grace_ms': 4602}, listens=[True, True, True], speeds=None, clocks=[(0, 44161519, "
+        '1699955841089), (0, 715074639, 1699285000530), (0, 358577212, 1699641387099)], '
+        'constants={}), faults=[Kill(at=0, pid=0, until=1619, clean=False), Kill(at=78, pid=1, '
+        'until=8237, clean=True)])'
+    ),
 }
 
 _EQUIVOCATE_605508 = (

@@ -232,8 +232,9 @@ class HostWatch:
             self._own_vote("abandon", None)
 
     def _count(self) -> None:
-        for kind, target in self.tally.keys():
-            if kind not in ("timeout", "left", "abandon"):
+        ranked = False  # a timeout or left sequenced now: the abandon votes wait for it
+        for kind, target in sorted(self.tally.keys(), key=lambda k: k[0] == "abandon"):
+            if kind not in ("timeout", "left", "abandon") or (kind == "abandon" and ranked):
                 continue
             if target == self.me and kind != "timeout":
                 continue  # a quorum timing out the host's own seat is sequenced too (7.5)
@@ -251,6 +252,7 @@ class HostWatch:
             self.asked.add((kind, target, since))
             body = self.s.votes_body(kind, target, votes[:need])
             self._emit(act.Sequence(rule("tally"), body, body["type"]))
+            ranked = ranked or kind != "abandon"
 
     def _lost(self, now: int) -> None:
         if self.m < 3:

@@ -666,11 +666,20 @@ class SeatWatch:
             return  # (its probe at the limit may pass its envelope on: a lend's restart)
         if self._host_owes(now):
             return  # (the host, not the table, holds the match up: censored deposes it)
+        if self._verdict_coming(now):
+            return  # (its timeout or left vote may yet be sequenced: that is progress)
         if self._vote("abandon", None, "abandon") and self.abandon_at is None:
             self.abandon_at = now
         if self.abandon_at is not None and now - self.abandon_at >= self.b.grace_ms:
             self._end(rule("stuck"), "the table is stuck: no record since this seat's "
                       "abandon vote")
+
+    def _verdict_coming(self, now: int) -> bool:
+        """Whether a ``timeout`` or ``left`` vote of this seat whose rule holds now first went
+        less than ``grace_ms`` ago: the verdict it asks for ends the wait (7.5), so the table
+        is not yet stuck (the seats reach the limit of an awaited seat together and vote at
+        once; a host holding both quorums would otherwise end a match it could rank)."""
+        return any(now - self.first_sent.get(k, now) < self.b.grace_ms for k in self.grounds)
 
     def _failover(self, now: int) -> None:
         attached = self.host_up and self.phase == FAILOVER and \
@@ -782,6 +791,8 @@ class SeatWatch:
                 if key in self.first_sent:
                     times.append(max(self.first_sent[key] + self.b.censor_ms + self.b.grace_ms,
                                      self.conn_since + self.b.revote_ms))
+                    if now - self.last_progress >= self.b.stuck_ms:  # (abandon waits it)
+                        times.append(self.first_sent[key] + self.b.grace_ms)
             times.append(self.delivered.next_due(now, self.b.censor_ms, self.m,
                                                  self.s.waiting_on(), self.last_progress))
             times.append(self.last_progress + self.b.stuck_ms)

@@ -74,13 +74,16 @@ RULES: tuple[Rule, ...] = (
          "look for a candidate that hosts; resume with it with have -1"),
     Rule("tally", "host", "q(m) fresh votes of one kind about one target (one per voter: a "
          "vote that comes again counts once)",
-         "sequence timeout, left or no_contest"),
+         "sequence timeout, left or no_contest; holding a timeout or left quorum and an "
+         "abandon one at once, the timeout or left alone"),
     Rule("no-contest-2", "host, m = 2", "its timeout or left condition about the other seat",
          "sequence no_contest naming it, without votes"),
     Rule("abandon", "every peer connected to the host, and the host",
          "no progress record for stuck_ms, every awaited seat past its limit, and (a seat, "
          "m >= 3, with a candidate) no envelope it delivered to the host within censor_ms of "
-         "its delivery, or evidence it deposed the host for less than try_ms ago",
+         "its delivery, or evidence it deposed the host for less than try_ms ago; and (a "
+         "seat) no timeout or left vote of its own whose rule holds first went less than "
+         "grace_ms ago",
          "vote abandon, once per record, and again every revote_ms while this holds"),
     Rule("stuck", "seat", "grace_ms after its abandon vote with no record, or stuck_ms in "
          "failover", "end the match for itself, incomplete"),

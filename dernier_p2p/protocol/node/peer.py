@@ -117,7 +117,8 @@ class PeerNode:
         welcomed: int | None = None,
     ) -> PeerNode:
         """A seat from its records (record 0 alone for a joiner, ``welcomed`` the seat its
-        host's ``welcome`` gave it; a transcript for a restart, every record checked again). A
+        host's ``welcome`` gave it, ``connected``; a transcript for a restart, every record
+        checked again, not ``connected``: record 0 alone there owes the seat's accept again). A
         seat whose last record it signed itself as host (a host restarted after a crash) looks
         for the new host, to rebuild from its records. A record 0 that fails its checks (5.3)
         or does not seat this key (at ``welcomed``) is a ProtocolError naming its host."""
@@ -130,6 +131,10 @@ class PeerNode:
                                     f"player's key at seat {welcomed}, where the host "
                                     "welcomed it")
             seat = OwnSeat(identity, table.keys.index(me), records[0], seed)
+            if not connected:  # restarted from a transcript of record 0 alone: the accept it
+                # signed before the crash may never have reached its host; it owes it again,
+                # as any restored seat owes what its records do not carry
+                seat.replaying = [env["body"] for env in seat.start()]
         else:
             seat = OwnSeat.from_records(identity, seed, records, stopped_ok=True)
         node.own = seat

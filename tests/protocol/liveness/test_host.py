@@ -556,6 +556,22 @@ def test_abandon_at_stuck_ms():
     assert [v["seat"] for v in out[0].body["votes"]] == [0, 1]
 
 
+def test_a_timeout_quorum_is_sequenced_before_an_abandon_quorum_held_with_it():
+    """PROTOCOL.md 7.5, tally: the seats reach an awaited seat's limit together and may vote
+    timeout and abandon at once; a host holding both quorums sequences the timeout (a
+    verdict, a ranking) and not the no contest (seed 1605816)."""
+    bed, hw = hosting(accepted=(0, 1), holding=lambda seat: False)  # it waits on seat 2
+    hear(hw, 1, 2, now=STUCK - 1)
+    hw.record(bed.put(bed.sessions[1].chat("still there?")), 1_000)  # (no progress)
+    hw.advance(LIMIT)
+    assert votes_about(hw, "timeout", 2) == [0]  # the host's own, at seat 2's limit
+    assert hw.vote(1, frame(bed, 1, "abandon", None)) is None  # seat 1's both come at once
+    assert hw.vote(1, frame(bed, 1, "timeout", 2)) is None
+    out = hw.advance(STUCK)
+    assert sorted(votes_about(hw, "abandon", None)) == [0, 1]  # a quorum of abandon too
+    assert said(out) == [("Sequence", "tally", "timeout", 2)]
+
+
 def test_progress_restarts_the_abandon_clock():
     bed, hw = hosting(accepted=(0, 1), holding=lambda seat: True)
     rec = bed.put(bed.take(2, "accept"))

@@ -735,3 +735,21 @@ def test_a_stopped_seat_sends_no_envelope_of_its_own(table: Bed):
     node.send_own(node.own.session.chat("still here"), 20)
     sent = [e.frame for e in node.take() if isinstance(e, fx.Send)]
     assert not any(f.get("k") == "env" for f in sent)
+
+
+def test_a_seat_restored_from_record_0_alone_sends_its_accept_again(table: Bed):
+    """A seat that crashed after record 0, its accept sent to a host that died with it (seed
+    1606617): restored from its transcript (record 0 alone, not connected) it owes the accept
+    again, and sends it once a host welcomes it; a joiner (connected) sends its accept at
+    :meth:`PeerNode.start`, as before."""
+    t = table.t
+    seed = digest("dernier-p2p/local-seed", t.seeds[1])
+    node = PeerNode.seated(t.identities[1], seed, table.records[:1], 0, connected=False)
+    node.take()
+    assert [b["type"] for b in node.own.replaying] == ["accept"]
+    node.welcomed(HOST, 1, 0, 10)
+    sent = [e.frame["env"] for e in node.take()
+            if isinstance(e, fx.Send) and e.frame.get("k") == "env"]
+    assert [(e["seat"], e["n"], e["body"]["type"]) for e in sent] == [(1, 0, "accept")]
+    joiner = PeerNode.seated(t.identities[1], seed, table.records[:1], 0, connected=True)
+    assert joiner.own.replaying is None
