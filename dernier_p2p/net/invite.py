@@ -75,6 +75,8 @@ class Route:
                 "mapped": f"through the host's router at {self.where}",
                 "relay": f"through the relay {self.where}",
                 "punched": f"directly at {self.where}, hole punched through the relay",
+                "reversed": f"directly: the host called this seat back from {self.where} "
+                            "(connection reversal at the relay)",
                 }[self.kind]
 
 

@@ -21,6 +21,7 @@ then at that relay.
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import os
 from collections.abc import Awaitable, Callable
@@ -274,14 +275,21 @@ class Peer:
             listen = await self._listen(*cfg.listen)
             if listen is not None and cfg.announce is not None:
                 listen = cfg.announce
-        with trio.fail_after(cfg.connect_s):
-            stream = await self._open_first()
-            try:
-                self.seat, self.table = await driver.join(stream, cfg.name, listen,
-                                                          cfg.check_host)
-            except BaseException:
-                await trio.aclose_forcefully(stream)
-                raise
+        offer = getattr(cfg.dial, "offer_reach", None)  # an invite code's Dialer
+        if offer is not None:  # the host may call this seat back there (4.7 step 6)
+            offer(_reachable(listen, cfg.announce), self.listeners)
+        try:
+            with trio.fail_after(cfg.connect_s):
+                stream = await self._open_first()
+                try:
+                    self.seat, self.table = await driver.join(stream, cfg.name, listen,
+                                                              cfg.check_host)
+                except BaseException:
+                    await trio.aclose_forcefully(stream)
+                    raise
+        finally:
+            if offer is not None:  # seated: the listeners answer links from now on
+                offer(None)
         log.info("joined %s as seat %d", self.address, self.seat)
         self.joined.set()
         built = trio.Event()
@@ -465,3 +473,18 @@ async def run_peer(
 ) -> Any:
     """Join the table at ``address`` and play until the match is over (see :class:`Peer`)."""
     return await Peer(identity, address, agent, config).run()
+
+
+def _reachable(listen: tuple[str, int] | None,
+               announce: tuple[str, int] | None) -> tuple[str, int] | None:
+    """Where a joining seat can be called back (PROTOCOL.md 4.7 step 6): the address it
+    announces instead of its own (its router's mapping), else its own if that is a global
+    address; None if neither (or it does not listen)."""
+    if listen is None:
+        return None
+    if announce is not None:
+        return listen  # the announced address, set in place of the one listened at
+    try:
+        return listen if ipaddress.ip_address(listen[0]).is_global else None
+    except ValueError:
+        return None

@@ -8,8 +8,9 @@ own handshake and records then run end to end through it. Relay frames::
 
     host   -> relay  {"k": "relay-host", "version": 4, "token": 8 bytes}
     relay  -> host   {"k": "relay-ready"}                      (or an error frame)
-    joiner -> relay  {"k": "relay-join", "version": 4, "token": 8 bytes[, "punch": true]}
-    relay  -> host   {"k": "relay-call", "id": int[, "at": [address, port]]}
+    joiner -> relay  {"k": "relay-join", "version": 4, "token": 8 bytes[, "punch": true
+                      [, "reach": [address, port]]]}
+    relay  -> host   {"k": "relay-call", "id": int[, "at": [address, port]][, "reach": ...]}
                                                                (on the registration)
     relay  -> joiner {"k": "relay-paired"[, "at": [address, port]]}  (or an error frame)
     host   -> relay  {"k": "relay-answer", "version": 4, "token": 8 bytes, "id": int}
@@ -19,6 +20,8 @@ own handshake and records then run end to end through it. Relay frames::
 With ``punch`` (version 4, PROTOCOL.md 4.7 step 5) the joiner's and the host's connections
 come from reusable ports, the relay tells each the other's address and port as it sees them
 (``at``), and both try a direct connection (:mod:`.punch`); the pair stays as the fallback.
+A joiner that can be reached adds ``reach`` (4.7 step 6: connection reversal), the relay
+passes it on in the call, and the host also connects to it there, where the joiner listens.
 
 A seat that may host after a host change but cannot be reached (no router mapping) stands by
 at the relay its invite code named, under :func:`seat_token` (its game and key), with the same
@@ -181,7 +184,8 @@ class Relay:
         if kind == "relay-host":
             await self._host(stream, token, source)
         elif kind == "relay-join":
-            await self._join(stream, token, source, msg.get("punch") is True)
+            await self._join(stream, token, source, msg.get("punch") is True,
+                             msg.get("reach"))
         else:
             await self._answer(stream, token, msg["id"])
 
@@ -218,7 +222,7 @@ class Relay:
                 await hs.send_message(stream, {"k": "relay-ping"})
 
     async def _join(self, stream: FramedStream, token: bytes, source: str,
-                    punching: bool = False) -> None:
+                    punching: bool = False, reach: list[Any] | None = None) -> None:
         table = self.tables.get(token)
         if table is None:
             await _refuse(stream, NO_TABLE, "no table is registered here with that token")
@@ -231,13 +235,14 @@ class Relay:
         table.waiting[call] = send
         table.ticket.busy += 1
         try:
-            await self._paired(stream, token, source, table, call, receive, punching)
+            await self._paired(stream, token, source, table, call, receive, punching, reach)
         finally:
             table.ticket.busy -= 1
 
     async def _paired(
         self, stream: FramedStream, token: bytes, source: str, table: _Table, call: int,
         receive: trio.MemoryReceiveChannel[_Answer], punching: bool = False,
+        reach: list[Any] | None = None,
     ) -> None:
         answer = None
         called = False
@@ -246,6 +251,8 @@ class Relay:
         seen = _seen(stream) if punching else None
         if seen is not None:
             calling["at"] = seen
+            if reach is not None:
+                calling["reach"] = reach  # checked by check_open
         try:
             with waiting, waiting.scope:  # the call and its answer, within CALL_S
                 await hs.send_message(table.control, calling)
@@ -409,6 +416,15 @@ def check_open(msg: dict[str, Any]) -> tuple[str, bytes]:
         if msg["punch"] is not True:
             raise hs.NetError(hs.MALFORMED, "relay-join punch, if given, is true")
         fields = fields | {"punch"}
+        if "reach" in msg:
+            try:
+                punch.check_at(msg["reach"])
+            except ValueError as exc:
+                raise hs.NetError(hs.MALFORMED, f"relay-join {exc}".replace("`at`",
+                                                                           "`reach`")) from None
+            fields = fields | {"reach"}
+    elif kind == "relay-join" and "reach" in msg:
+        raise hs.NetError(hs.MALFORMED, "relay-join reach goes with punch: true")
     if set(msg) != fields:
         raise hs.NetError(hs.MALFORMED, f"{kind} fields must be exactly {sorted(fields)}")
     token = msg["token"]
@@ -433,15 +449,26 @@ def read_call(msg: dict[str, Any]) -> tuple[int, tuple[str, int] | None] | None:
     (4.7 step 5), or None for any other frame (ignored: the relay-ping frames, or garbage,
     a malformed ``at`` among it)."""
     call = msg.get("id")
-    if msg.get("k") != "relay-call" or set(msg) - {"at"} != {"k", "id"} \
+    if msg.get("k") != "relay-call" or set(msg) - {"at", "reach"} != {"k", "id"} \
             or not isinstance(call, int) or isinstance(call, bool) or not 1 <= call <= 2**62:
         return None
     if "at" not in msg:
-        return call, None
+        return None if "reach" in msg else (call, None)
     try:
-        return call, punch.check_at(msg["at"])
+        at = punch.check_at(msg["at"])
+        if "reach" in msg:
+            punch.check_at(msg["reach"])
     except ValueError:
         return None
+    return call, at
+
+
+def read_reach(msg: dict[str, Any]) -> tuple[str, int] | None:
+    """The joiner's ``reach`` of a ``relay-call`` that :func:`read_call` reads (4.7 step 6),
+    or None if it gives none."""
+    if read_call(msg) is None or "reach" not in msg:
+        return None
+    return punch.check_at(msg["reach"])
 
 
 async def _refuse(stream: FramedStream, code: str, detail: str) -> None:
@@ -502,6 +529,7 @@ async def host_through_relay(
     task_status.started()
     lost: RelayLost | None = None
     punching = [0]  # punches under way (at most punch.MAX_PUNCHING)
+    reversing = [0]  # calls back under way (at most punch.MAX_REVERSING)
     try:
         async with trio.open_nursery() as nursery:
             while lost is None:
@@ -515,8 +543,9 @@ async def host_through_relay(
                 else:
                     read = read_call(msg)
                     if read is not None:
-                        (serving or nursery).start_soon(
-                            _answer_call, address, token, read[0], handler, read[1], punching)
+                        (serving or nursery).start_soon(partial(
+                            _answer_call, address, token, read[0], handler, read[1], punching,
+                            reach=read_reach(msg), reversing=reversing))
             nursery.cancel_scope.cancel()
     finally:
         await trio.aclose_forcefully(control)
@@ -575,11 +604,14 @@ async def _keep(
 
 async def _answer_call(
     address: tuple[str, int], token: bytes, call: int, handler: Handler,
-    at: tuple[str, int] | None = None, punching: list[int] | None = None,
+    at: tuple[str, int] | None = None, punching: list[int] | None = None, *,
+    reach: tuple[str, int] | None = None, reversing: list[int] | None = None,
 ) -> None:
     """Answer a call: a new connection to the relay, served by ``handler``; with the joiner's
     ``at`` (4.7 step 5) and fewer than :data:`~.punch.MAX_PUNCHING` punches under way, from a
-    reusable port, and a punch toward ``at`` whose connection is served by ``handler`` too."""
+    reusable port, and a punch toward ``at`` whose connection is served by ``handler`` too;
+    with its ``reach`` (step 6, :func:`~.punch.may_call`) and fewer than
+    :data:`~.punch.MAX_REVERSING` under way, a call back to it, served by ``handler``."""
     reusable = None
     try:
         with trio.fail_after(OPEN_S):
@@ -603,6 +635,10 @@ async def _answer_call(
         if reusable is not None and at is not None and punching is not None:
             punching[0] += 1
             nursery.start_soon(_punch_toward, reusable, at, call, handler, punching, nursery)
+        if reach is not None and at is not None and reversing is not None \
+                and reversing[0] < punch.MAX_REVERSING and punch.may_call(reach, at, address):
+            reversing[0] += 1
+            nursery.start_soon(_call_back, reach, call, handler, reversing, nursery)
         await _serve(stream, handler, f"{_show(address)} (relay call {call})")
 
 
@@ -633,6 +669,26 @@ async def _punch_toward(
              if took else f"no direct connection with {where}; the relay carries it")
 
 
+async def _call_back(
+    reach: tuple[str, int], call: int, handler: Handler, reversing: list[int],
+    nursery: trio.Nursery,
+) -> None:
+    """The host's side of a connection reversal (4.7 step 6): one connection to the joiner's
+    ``reach`` within the punch window, served as any other (the joiner chooses which to keep)."""
+    where = _show(reach)
+    stream = None
+    try:
+        with trio.move_on_after(punch.PUNCH_S):
+            stream = await open_framed(*reach, hs.MAX_FRAME)
+    except OSError as exc:
+        log.info("relay call %d: no call back to %s: %s", call, where, _reason(exc))
+    finally:
+        reversing[0] -= 1
+    if stream is not None:
+        log.info("relay call %d: called the joiner back at %s (reversed)", call, where)
+        nursery.start_soon(_serve, stream, handler, f"{where} (reversed, relay call {call})")
+
+
 # ------------------------------------------------------------------------------ the joiner's side
 async def join_through_relay(address: tuple[str, int], token: bytes) -> FramedStream:
     """Open a connection to the table ``token`` through the relay ``address``, paired with its
@@ -651,15 +707,18 @@ async def join_through_relay(address: tuple[str, int], token: bytes) -> FramedSt
 
 
 async def rendezvous(
-    address: tuple[str, int], token: bytes,
+    address: tuple[str, int], token: bytes, reach: tuple[str, int] | None = None,
 ) -> tuple[FramedStream, tuple[str, int] | None, int, int]:
     """:func:`join_through_relay` asking to punch (4.7 step 5), from a reusable port: the
     paired connection, the host's address and port as the relay saw them (None from a relay
-    that gave none), and the family and local port to punch from."""
+    that gave none), and the family and local port to punch from. ``reach``: where this
+    joiner listens for its host's call back (step 6)."""
     stream, family, port = await punch.open_reusable(*address, hs.MAX_FRAME)
     try:
         opening = _opening("relay-join", token)
         opening["punch"] = True
+        if reach is not None:
+            opening["reach"] = list(reach)
         await hs.send_message(stream, opening)
         reply = await hs.receive_message(stream)
         if reply.get("k") != "relay-paired":

@@ -18,9 +18,10 @@ from .test_internet import COMMON, _dernier, _finish, _records, _verified, _wait
 pytestmark = pytest.mark.slow
 
 
-def _match(lab: NatLab, tmp_path: Path) -> tuple[str, str]:
+def _match(lab: NatLab, tmp_path: Path, join_map: bool = False) -> tuple[str, str]:
     """A 2-seat, 1-hand match: host in home A, joiner in home B, relay on the Internet side
-    (recording what it forwards). The host's and the joiner's outputs."""
+    (recording what it forwards). The host's and the joiner's outputs. ``join_map``: the
+    joiner asks its router for its listen port (else ``--no-map``)."""
     relay_at = f"{lab.wan_ip}:47640"
     outs = [tmp_path / f"{n}.out" for n in ("relay", "host", "join")]
     relay = _dernier(lab, lab.wan, tmp_path, outs[0], "-v", "relay", "--port", "47640",
@@ -32,7 +33,7 @@ def _match(lab: NatLab, tmp_path: Path) -> tuple[str, str]:
                     "--transcript", str(tmp_path / "t0"), *COMMON)
     code = _wait_for(outs[1], r"dernier join (dn1-[a-z2-7]+)", host)
     join = _dernier(lab, lab.rtr["B"].home_ns, tmp_path, outs[2], "-v", "join", code,
-                    "--no-map", "--key", str(tmp_path / "k1"),
+                    *(() if join_map else ("--no-map",)), "--key", str(tmp_path / "k1"),
                     "--transcript", str(tmp_path / "t1"), *COMMON)
     _finish([host, join], outs[1:])
     _verified([tmp_path / "t0", tmp_path / "t1"], hands=1)
@@ -68,6 +69,21 @@ def test_two_symmetric_homes_fall_back_to_the_relay(
     assert "no direct connection with" in host, host
     kinds = _forwarded(tmp_path)
     assert "hello" in kinds and "rec" in kinds and "env" in kinds  # the match went through it
+
+
+def test_a_symmetric_host_calls_back_a_joiner_whose_router_maps_its_port(
+    natlab: Callable[[dict[str, str]], NatLab], tmp_path: Path
+) -> None:
+    # The host's symmetric NAT defeats punching against a port-restricted router; the
+    # joiner's router forwards its listen port (UPnP), so the host connects to it there
+    # (connection reversal, 4.7 step 6) and the relay carries none of the match.
+    lab = natlab({"A": "symmetric", "B": "upnp"})
+    host, join = _match(lab, tmp_path, join_map=True)
+    b_wan = lab.rtr["B"].wan_ip
+    assert "the router forwards" in join, join  # the joiner's mapping
+    assert "the host called this seat back from" in join, join
+    assert f"called the joiner back at {b_wan}:" in host, host
+    assert set(_forwarded(tmp_path)) <= {"challenge"}, _forwarded(tmp_path)
 
 
 def test_after_the_hosts_loss_the_new_host_is_reached_by_punching(
