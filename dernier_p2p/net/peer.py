@@ -41,6 +41,7 @@ from dernier_p2p.net.framing import FramedStream, open_framed, serve_framed
 from dernier_p2p.net.reach import new_host_dialer
 from dernier_p2p.net.relay import keep_registered, seat_token
 from dernier_p2p.net.seat import BackgroundWriter, LocalSeat
+from dernier_p2p.net.seatrelay import seat_relays, stand_by
 from dernier_p2p.protocol.liveness.budgets import CENSOR_MS
 from dernier_p2p.protocol.node.own import RestoreError
 from dernier_p2p.protocol.node.peer import PeerNode
@@ -207,14 +208,19 @@ class Peer:
         assert node is not None and node.own is not None
         session = node.own.session
         first = session.host == self._first_host and seat == self._first_host
+        relays = seat_relays(session, node.own.seat, seat)  # 4.7 step 7
         if first and (self.config.dial is not None or self.address[1] != 0):
+            add = getattr(self.config.dial, "add_seat_relays", None)
+            if add is not None:
+                add(relays, seat_token(session.game, session.keys[seat]))
             return self._open_first, self.config.check_host
         listen = links.address_of(session, seat)
         if listen is None:
             async def nowhere() -> FramedStream:
                 raise OSError(f"seat {seat} gives no address")
             return nowhere, None
-        dialer = new_host_dialer(listen, self.config.relay, session.game, session.keys[seat])
+        dialer = new_host_dialer(listen, self.config.relay, session.game, session.keys[seat],
+                                 relays)
         return dialer, dialer.check_host
 
     async def _open_first(self) -> FramedStream:
@@ -255,6 +261,10 @@ class Peer:
                 listeners=self.listeners))
         if self.config.relay is not None and self.config.relay_standby:
             self._nursery.start_soon(self._stand_by, self.config.relay)
+        node = self.driver.node
+        if node is not None and node.own is not None and node.own.seat is not None:
+            self._nursery.start_soon(stand_by, node.own.session, node.own.seat,
+                                     self.identity.public_bytes(), self.driver.handle)
 
     async def _stand_by(self, relay: tuple[str, int]) -> None:
         node = self.driver.node

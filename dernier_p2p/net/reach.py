@@ -111,15 +111,17 @@ class Dialer:
 
     async def _open(self, route: Route) -> tuple[FramedStream, Route]:
         """A connection by ``route`` and how it was made (the route, or a punched one)."""
-        if route.kind != "relay":
+        if route.kind not in ("relay", "seat"):
             return await open_framed(route.host, route.port, hs.MAX_FRAME), route
         assert route.token is not None
+        seat = route.kind == "seat"  # a seat relay (4.7 step 7): its challenge comes first
         if not self.punch:
-            return await join_through_relay((route.host, route.port), route.token), route
+            return await join_through_relay((route.host, route.port), route.token,
+                                            seat), route
         reach = self.reach
         listeners = self.listeners
         relayed, at, family, port = await rendezvous((route.host, route.port), route.token,
-                                                     reach)
+                                                     reach, seat)
         if at is None:
             return relayed, route
         kept: list[tuple[FramedStream, Route]] = []
@@ -171,6 +173,14 @@ class Dialer:
             await trio.aclose_forcefully(extra)
         return kept[0]
 
+    def add_seat_relays(self, relays: list[tuple[str, int]], token: bytes) -> None:
+        """Try the seat relays ``relays`` (4.7 step 7) under the host's seat ``token`` after
+        the routes already known (once each: a second call adds only new ones)."""
+        for host, port in relays:
+            route = Route("seat", host, port, token)
+            if route not in self.routes:
+                self.routes.append(route)
+
     def relay_address(self) -> tuple[str, int] | None:
         """The code's first relay (where a new host may stand by, PROTOCOL.md 4.7), or None."""
         relay = next((r for r in self.invite.routes if r.kind == "relay"), None)
@@ -188,7 +198,8 @@ class Dialer:
 
 
 def new_host_dialer(
-    listen: tuple[str, int], relay: tuple[str, int] | None, game: bytes, key: bytes
+    listen: tuple[str, int], relay: tuple[str, int] | None, game: bytes, key: bytes,
+    seat_relays: list[tuple[str, int]] | None = None,
 ) -> Dialer:
     """A Dialer for a new host after a host change (PROTOCOL.md 4.7 step 4): its announced
     ``listen`` address, then (if a ``relay`` is known) the relay under its seat token. Either
@@ -197,5 +208,7 @@ def new_host_dialer(
     routes = [Route("direct", listen[0], listen[1])]
     if relay is not None:
         routes.append(Route("relay", relay[0], relay[1], seat_token(game, key)))
-    return Dialer(Invite(fingerprint(key), tuple(routes)))
+    dialer = Dialer(Invite(fingerprint(key), tuple(routes)))
+    dialer.add_seat_relays(seat_relays or [], seat_token(game, key))
+    return dialer
 

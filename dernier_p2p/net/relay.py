@@ -46,7 +46,7 @@ import logging
 import math
 import os
 import secrets
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, BinaryIO
@@ -88,6 +88,14 @@ MAX_WAITING = 16  # joiners waiting for their host, per table
 MAX_WATCHERS = 128  # pairs whose joiner opened with `watch` (4.10), in all
 WATCHERS_PER_ADDRESS = 4
 PER_PREFIX = 4  # each gate's cap per /24 or /64 network: this many times its per-address cap
+# A seat relay's budgets (4.7 step 7): in all, per source address, deadline.
+SEAT_RELAY_LIMITS = {
+    "pending": (16, 4, OPEN_S),  # (unused: a seat's own admission reads its openings)
+    "tables": (10, 10, math.inf),  # one registration per seat token, 10 seats at most
+    "joining": (8, 4, CALL_S),
+    "pairs": (16, 4, math.inf),
+    "watchers": (2, 1, math.inf),
+}
 NO_TABLE = "NO_TABLE"
 TOKEN_TAKEN = "TOKEN_TAKEN"
 RELAY_BUSY = "RELAY_BUSY"
@@ -96,6 +104,13 @@ DROPPED = (PeerClosed, FrameError, trio.BrokenResourceError, trio.ClosedResource
 
 class RelayLost(Exception):
     """The relay is unreachable, refused the registration or went away."""
+
+
+def seat_relay(tokens: Callable[[], Collection[bytes]]) -> Relay:
+    """A seat's relay for its own table (PROTOCOL.md 4.7 step 7): only ``tokens`` (the seat
+    tokens of its record 0), within the table's budgets (:data:`SEAT_RELAY_LIMITS`)."""
+    return Relay(tokens=tokens, **{name: Limits(*figures, min(figures[0], figures[1] * 4))
+                                   for name, figures in SEAT_RELAY_LIMITS.items()})
 
 
 def new_token() -> bytes:
@@ -143,8 +158,10 @@ class Relay:
         joining: Limits | None = None,
         pairs: Limits | None = None,
         watchers: Limits | None = None,
+        tokens: Callable[[], Collection[bytes]] | None = None,
     ) -> None:
         self.tables: dict[bytes, _Table] = {}
+        self.tokens = tokens  # the only tokens served (a seat relay's table), else any
         self.stats = RelayStats()
         self.record = record
         self.pending = Admission(pending or _limits(MAX_PENDING, PER_ADDRESS, OPEN_S),
@@ -175,11 +192,19 @@ class Relay:
                      "was evicted before its first frame" if ticket.evicted
                      else f"sent no first frame within {self.pending.limits.handshake_s:g} s")
             return
+        await self.serve_opened(stream, msg, source)
+
+    async def serve_opened(self, stream: FramedStream, msg: dict[str, Any], source: str) -> None:
+        """Serve a connection whose opening ``msg`` from ``source`` is read (a seat relay's,
+        read after its challenge, PROTOCOL.md 4.7 step 7)."""
         stream.max_frame = hs.MAX_FRAME
         try:
             kind, token = check_open(msg)
         except hs.NetError as exc:
             await _refuse(stream, exc.code, exc.detail)
+            return
+        if self.tokens is not None and kind != "relay-answer" and token not in self.tokens():
+            await _refuse(stream, NO_TABLE, "this seat relays for its own table's seats only")
             return
         if kind == "relay-host":
             await self._host(stream, token, source)
@@ -505,16 +530,19 @@ async def host_through_relay(
     *,
     connect_s: float = 10.0,
     serving: trio.Nursery | None = None,
+    seat: bool = False,
     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Register the table ``token`` at the relay ``address`` and run ``handler`` on every
     joiner's connection it pairs (or punches, 4.7 step 5), until cancelled. :class:`RelayLost`
     if the relay cannot be reached, refuses, or goes silent (no ping for three PING_S).
     ``serving``: the nursery the connections run in (they outlive the registration), else
-    they end with it."""
+    they end with it. ``seat``: ``address`` is a seat relay (4.7 step 7)."""
     try:
         with trio.fail_after(connect_s):
             control = await open_framed(*address, hs.MAX_FRAME)
+            if seat:
+                await past_challenge(control)
             await hs.send_message(control, _opening("relay-host", token))
             reply = await hs.receive_message(control)
     except trio.TooSlowError:
@@ -545,7 +573,7 @@ async def host_through_relay(
                     if read is not None:
                         (serving or nursery).start_soon(partial(
                             _answer_call, address, token, read[0], handler, read[1], punching,
-                            reach=read_reach(msg), reversing=reversing))
+                            reach=read_reach(msg), reversing=reversing, seat=seat))
             nursery.cancel_scope.cancel()
     finally:
         await trio.aclose_forcefully(control)
@@ -559,6 +587,7 @@ async def keep_registered(
     *,
     retry_s: float = 5.0,
     notify: Callable[[str, str], None] | None = None,
+    seat: bool = False,
     task_status: trio.TaskStatus[bool] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Keep the table ``token`` registered at the relay until cancelled: after a failure or a
@@ -567,13 +596,13 @@ async def keep_registered(
     registration and "lost" for the first failure after one (or before any). ``nursery.start``
     reports whether the first attempt registered."""
     async with trio.open_nursery() as serving:  # connections outlive a lost registration
-        await _keep(address, token, handler, retry_s, notify, task_status, serving)
+        await _keep(address, token, handler, retry_s, notify, task_status, serving, seat)
 
 
 async def _keep(
     address: tuple[str, int], token: bytes, handler: Handler, retry_s: float,
     notify: Callable[[str, str], None] | None, task_status: trio.TaskStatus[bool],
-    serving: trio.Nursery,
+    serving: trio.Nursery, seat: bool = False,
 ) -> None:
     started = False
     quiet = False  # a failure already told, no registration since
@@ -590,7 +619,7 @@ async def _keep(
 
     while True:
         try:
-            await host_through_relay(address, token, handler, serving=serving,
+            await host_through_relay(address, token, handler, serving=serving, seat=seat,
                                      task_status=Ready())  # type: ignore[arg-type]
         except RelayLost as exc:
             if not quiet and notify is not None:
@@ -606,6 +635,7 @@ async def _answer_call(
     address: tuple[str, int], token: bytes, call: int, handler: Handler,
     at: tuple[str, int] | None = None, punching: list[int] | None = None, *,
     reach: tuple[str, int] | None = None, reversing: list[int] | None = None,
+    seat: bool = False,
 ) -> None:
     """Answer a call: a new connection to the relay, served by ``handler``; with the joiner's
     ``at`` (4.7 step 5) and fewer than :data:`~.punch.MAX_PUNCHING` punches under way, from a
@@ -625,10 +655,12 @@ async def _answer_call(
                     log.info("relay call %d: no port to punch from: %s", call, _reason(exc))
             if stream is None:
                 stream = await open_framed(*address, hs.MAX_FRAME)
+            if seat:
+                await past_challenge(stream)
         opening = _opening("relay-answer", token)
         opening["id"] = call
         await hs.send_message(stream, opening)
-    except (*DROPPED, trio.TooSlowError) as exc:
+    except (*DROPPED, trio.TooSlowError, hs.NetError) as exc:
         log.warning("relay call %d not answered: %s", call, _reason(exc))
         return
     async with trio.open_nursery() as nursery:
@@ -690,12 +722,26 @@ async def _call_back(
 
 
 # ------------------------------------------------------------------------------ the joiner's side
-async def join_through_relay(address: tuple[str, int], token: bytes) -> FramedStream:
+async def past_challenge(stream: FramedStream) -> None:
+    """Read a seat relay's challenge (4.7 step 7), the first frame of a connection to a seat's
+    listen address, before the relay opening; :class:`~.handshake.NetError` if it is not one."""
+    stream.max_frame = hs.MAX_OPENING
+    msg = await hs.receive_message(stream)
+    if msg.get("k") != "challenge":
+        raise hs.NetError(hs.UNEXPECTED, f"a seat relay sent {msg.get('k')!r}, not a challenge")
+    stream.max_frame = hs.MAX_FRAME
+
+
+async def join_through_relay(address: tuple[str, int], token: bytes,
+                             seat: bool = False) -> FramedStream:
     """Open a connection to the table ``token`` through the relay ``address``, paired with its
     host: the host's challenge is the next frame. :class:`~.handshake.RemoteError` if the relay
-    refuses (NO_TABLE: no such table, or its host did not answer)."""
+    refuses (NO_TABLE: no such table, or its host did not answer). ``seat``: ``address`` is a
+    seat relay (4.7 step 7)."""
     stream = await open_framed(*address, hs.MAX_FRAME)
     try:
+        if seat:
+            await past_challenge(stream)
         await hs.send_message(stream, _opening("relay-join", token))
         reply = await hs.receive_message(stream)
         if reply.get("k") != "relay-paired":
@@ -708,6 +754,7 @@ async def join_through_relay(address: tuple[str, int], token: bytes) -> FramedSt
 
 async def rendezvous(
     address: tuple[str, int], token: bytes, reach: tuple[str, int] | None = None,
+    seat: bool = False,
 ) -> tuple[FramedStream, tuple[str, int] | None, int, int]:
     """:func:`join_through_relay` asking to punch (4.7 step 5), from a reusable port: the
     paired connection, the host's address and port as the relay saw them (None from a relay
@@ -715,6 +762,8 @@ async def rendezvous(
     joiner listens for its host's call back (step 6)."""
     stream, family, port = await punch.open_reusable(*address, hs.MAX_FRAME)
     try:
+        if seat:
+            await past_challenge(stream)
         opening = _opening("relay-join", token)
         opening["punch"] = True
         if reach is not None:
