@@ -124,3 +124,41 @@ def test_after_the_hosts_loss_the_new_host_is_reached_by_punching(
     after = outs[3].read_text().split("failover (seat 1", 1)  # C turns to B, the next host
     assert len(after) == 2 and f"connected by the punched {lab.rtr['B'].wan_ip}:" in after[1], (
         outs[3].read_text())
+
+
+def test_a_seat_relay_carries_a_resume_after_the_outside_relay_is_gone(
+    natlab: Callable[[dict[str, str]], NatLab], tmp_path: Path
+) -> None:
+    # A (the host) behind a symmetric NAT, B behind a port-restricted one, C behind a router
+    # with UPnP that maps C's listen port: C is the table's one reachable seat. B reaches A
+    # through the outside relay (symmetric against port-restricted cannot be punched); A
+    # stands by at C's seat relay once record 0 exists (4.7 step 7). The outside relay is then
+    # killed: B's connection drops, and B resumes to A through C.
+    lab = natlab({"A": "symmetric", "B": "port-restricted", "C": "upnp"})
+    relay_at = f"{lab.wan_ip}:47640"
+    c_wan = lab.rtr["C"].wan_ip
+    outs = [tmp_path / f"{n}.out" for n in ("relay", "host", "j1", "j2")]
+    relay = _dernier(lab, lab.wan, tmp_path, outs[0], "-v", "relay", "--port", "47640")
+    _wait_for(outs[0], r"(Relay listening)", relay)
+    host = _dernier(lab, lab.rtr["A"].home_ns, tmp_path, outs[1], "-v", "host", "--players",
+                    "3", "--hands", "3", "--port", "47630", "--no-announce", "--no-map",
+                    "--relay", relay_at, "--key", str(tmp_path / "k0"),
+                    "--transcript", str(tmp_path / "t0"), *COMMON)
+    code = _wait_for(outs[1], r"dernier join (dn1-[a-z2-7]+)", host)
+    joins = []
+    for k, (x, opts) in enumerate((("B", ["--no-map"]), ("C", []))):
+        joins.append(_dernier(lab, lab.rtr[x].home_ns, tmp_path, outs[2 + k], "-v", "join",
+                              code, *opts, "--name", f"J{k + 1}",
+                              "--key", str(tmp_path / f"k{k + 1}"),
+                              "--transcript", str(tmp_path / f"t{k + 1}"), *COMMON))
+        _wait_for(outs[2 + k], r"Seated at seat (\d)", joins[-1])
+    assert "connected through the relay" in outs[2].read_text(), outs[2].read_text()
+    assert "called this seat back" in outs[3].read_text(), outs[3].read_text()
+    # A registered at C's seat relay (C's router's address, record 0's listen for seat 2)
+    _wait_for(outs[1], rf"at the seat relay ({c_wan}:47630): registered", host)
+    relay.kill()  # the outside relay is gone, and B's connection through it
+    relay.wait(timeout=10)
+    _finish([host, *joins], outs[1:])
+    _verified([tmp_path / "t0", tmp_path / "t1", tmp_path / "t2"], hands=3)
+    after = outs[2].read_text().split("Seated at seat", 1)[1]
+    assert f"connected by the seat {c_wan}:47630" in after, outs[2].read_text()
