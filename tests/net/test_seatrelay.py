@@ -94,7 +94,7 @@ async def test_a_seat_relay_holds_four_waiting_joiners_an_address_the_oldest_giv
                                        "token": OURS}))
             assert (await hs.receive_message(control))["k"] == "relay-ready"
             joiners = []
-            for k in range(5):
+            for _ in range(5):
                 stream = await open_framed(*address, hs.MAX_FRAME)
                 await past_challenge(stream)
                 await stream.send(encode({"k": "relay-join", "version": hs.VERSION,
