@@ -148,3 +148,35 @@ def test_the_seat_relays_are_the_other_seats_at_global_addresses_in_seat_order()
                                        ("11.22.33.6", 1), ("11.22.33.7", 1)]  # the first 4
     assert seat_relays(session, 1, target=3) == [("11.22.33.6", 1), ("11.22.33.7", 1),
                                                  ("11.22.33.8", 1), ("11.22.33.9", 1)]
+
+
+async def test_a_new_host_standing_by_at_a_seat_relay_is_reached_through_it() -> None:
+    """The new host's own address answers nothing; the dialer then tries the seat relay under
+    the new host's seat token (its challenge first) and reaches the host standing by there."""
+    from dernier_p2p.net.reach import new_host_dialer
+    from dernier_p2p.net.relay import seat_token
+
+    game, key = b"g" * 16, KEYS[1].public_bytes()
+    served = seat_relay(lambda: {seat_token(game, key)})
+
+    async def new_host(stream: FramedStream) -> None:
+        await hs.send_message(stream, hs.challenge_message(os.urandom(hs.NONCE_SIZE),
+                                                           {"key": key}))
+        await trio.sleep_forever()
+
+    closed = trio.socket.socket()  # a port nobody listens on: the new host's listen address
+    await closed.bind((LOOP, 0))
+    nowhere = (LOOP, closed.getsockname()[1])
+    closed.close()
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            address = await _seat(nursery, served)
+            await nursery.start(partial_host(address, seat_token(game, key), new_host))
+            dialer = new_host_dialer(nowhere, None, game, key, [address])
+            assert [r.kind for r in dialer.routes] == ["direct", "seat"]
+            stream = await dialer()
+            assert dialer.used is not None and dialer.used.kind in ("seat", "punched")
+            _, table = hs.check_challenge(await hs.receive_message(stream))
+            assert table["key"] == key
+            assert served.stats.pairs == 1  # the meeting went through the seat relay
+            nursery.cancel_scope.cancel()
