@@ -27,6 +27,11 @@ A seat that may host after a host change but cannot be reached (no router mappin
 at the relay its invite code named, under :func:`seat_token` (its game and key), with the same
 frames as a host; after a host change the others find it there.
 
+Every seat that listens is also a relay for its own table once record 0 exists (4.7 step 7,
+:func:`seat_relay`): a connection to its listen address that answers its challenge with a
+relay opening (the client reads the challenge first: :func:`past_challenge`) is served by
+:meth:`Relay.serve_opened`, for the table's seat tokens only and within the table's budgets.
+
 Admission (PROTOCOL.md 4.7) reuses the host's gate (:mod:`.admission`): openings,
 registrations, waiting joiners and pairs are each capped in all, per source address and per
 network (IPv4 /24, IPv6 /64), and at a cap the oldest idle one (of that address, or of the
