@@ -154,6 +154,7 @@ def test_a_seat_relay_carries_a_resume_after_the_outside_relay_is_gone(
         _wait_for(outs[2 + k], r"Seated at seat (\d)", joins[-1])
     assert "connected through the relay" in outs[2].read_text(), outs[2].read_text()
     assert "called this seat back" in outs[3].read_text(), outs[3].read_text()
+    assert "it also relays for the table's other seats" in outs[3].read_text()
     # A registered at C's seat relay (C's router's address, record 0's listen for seat 2)
     _wait_for(outs[1], rf"at the seat relay ({c_wan}:47630): registered", host)
     relay.kill()  # the outside relay is gone, and B's connection through it
