@@ -7,12 +7,13 @@ For every pair (host's home kind x joiner's home kind, :mod:`tests.netlab.nat`),
 network namespaces: ``dernier relay`` on the Internet side, ``dernier host --relay`` (2 seats,
 1 hand, ``--bot``) behind a router of the first kind, which tries its router's UPnP and
 NAT-PMP as usual, and, once the host has printed its invite code, ``dernier join CODE --bot
---no-map`` behind a router of the second kind (``--no-map``: the joiner's own mapping only
-serves a later host change, and asking a router without UPnP costs 2 s). Printed per pair: the
-path the joiner's connection took (``direct``, ``mapped``, ``punched``, ``relayed``, as it
-says when seated), the time from starting ``dernier join`` to its transcript holding the
-first move of the match (the first card played or drawn), and to the end of the match. A
-``*`` marks a match that failed (its outputs are kept and their folder printed).
+--no-map`` behind a router of the second kind (``--no-map``: asking a router without UPnP costs
+2 s), except behind a ``upnp`` router, where the joiner maps its listen port as by default so
+that the host can call it back there (connection reversal). Printed per pair: the
+path the joiner's connection took (``direct``, ``mapped``, ``punched``, ``reversed``,
+``relayed``, as it says when seated), the time from starting ``dernier join`` to its
+transcript holding the first move of the match (the first card played or drawn), and to the
+end of the match. A ``*`` marks a match that failed (its outputs are kept and their folder printed).
 """
 
 from __future__ import annotations
@@ -35,8 +36,9 @@ from tests.netlab.lab import ensure_tools  # noqa: E402
 from tests.netlab.nat import NatLab  # noqa: E402
 
 KINDS = ("full-cone", "address-restricted", "port-restricted", "symmetric", "cgn", "upnp")
-PATHS = (("hole punched", "punched"), ("through the host's router", "mapped"),
-         ("through the relay", "relayed"), ("directly at", "direct"))
+PATHS = (("called this seat back", "reversed"), ("hole punched", "punched"),
+         ("through the host's router", "mapped"), ("through the relay", "relayed"),
+         ("directly at", "direct"))
 COMMON = ["--bot", "--no-colour"]
 LIMIT_S = 120.0
 
@@ -87,7 +89,8 @@ def play(host_kind: str, join_kind: str, tmp: Path) -> tuple[str, float | None, 
         if code is None:
             return "no code", None, None
         started = time.monotonic()
-        join = run(lab.rtr["B"].home_ns, "join", "-v", "join", code, "--no-map",
+        no_map = () if join_kind == "upnp" else ("--no-map",)
+        join = run(lab.rtr["B"].home_ns, "join", "-v", "join", code, *no_map,
                    "--key", str(tmp / "k1"), "--transcript", str(tmp / "t1"), *COMMON)
         first = None
         while time.monotonic() - started < LIMIT_S and join.poll() is None:

@@ -24,6 +24,7 @@ from dernier_p2p.net.ipv6 import is_global_ipv6
 from dernier_p2p.net.pinhole import Pinhole, pinholed
 from dernier_p2p.net.portmap import Attempt, Mapping, mapped
 from dernier_p2p.net.relay import keep_registered, new_token
+from dernier_p2p.net.seatrelay import is_reachable
 
 RETRY_S = 5.0
 
@@ -293,9 +294,11 @@ def takeover_note(
     if listen is None:
         return f"{head} does not offer to take over as host; {others}."
     at = host_port(*listen)
+    relays = (" Once the match starts it also relays for the table's other seats (PROTOCOL.md"
+              " 4.7 step 7).")
     if mapped is not None:
         return (f"{head} can take over as host for every player: the router forwards "
-                f"{host_port(*mapped)} to it.")
+                f"{host_port(*mapped)} to it." + (relays if is_reachable(mapped) else ""))
     six = ":" in listen[0] and _is_public(listen[0])  # a global IPv6 address
     if relay is not None:
         if six:
@@ -310,7 +313,8 @@ def takeover_note(
         return (f"{head} can take over as host for players on this network and, where your "
                 f"router's firewall lets them in, players with IPv6, at {at}; {others}.")
     if _is_public(listen[0]):
-        return f"{head} can take over as host for every player, at {at}."
+        return f"{head} can take over as host for every player, at {at}." + (
+            relays if is_reachable(listen) else "")
     try:
         ipaddress.ip_address(listen[0])
     except ValueError:  # a name: whoever it leads to

@@ -29,6 +29,7 @@ import trio
 
 from dernier_p2p.net import firewall, links
 from dernier_p2p.net import handshake as hs
+from dernier_p2p.net import relay as relay_
 from dernier_p2p.net.admission import HANDSHAKE_S, MAX_PENDING, PER_ADDRESS, Admission, Limits
 from dernier_p2p.net.framing import FramedStream, FrameError, PeerClosed
 from dernier_p2p.net.seat import BackgroundWriter, LocalSeat
@@ -189,6 +190,7 @@ class Driver:
         self.changed = trio.Event()
         self.admission = Admission(limits or Limits(MAX_PENDING, PER_ADDRESS, HANDSHAKE_S))
         self.link_server: links.LinkServer | None = None
+        self._seat_relay: tuple[Any, relay_.Relay] | None = None  # (its session, the relay)
         self._present: tuple[int, list[dict[str, Any]], dict[str, Any] | None, int | None] = (
             -1, [], None, None)
         self.lending = 0  # lends under way (a stopped seat's proof, among them)
@@ -613,7 +615,29 @@ class Driver:
                 self.identity, node.own.session, lambda: self._present[1], self._link_vote,
                 proof=lambda: self._present[2], on_rec=self._link_rec,
                 on_present=self._presented, lent=lambda: self._present[3])
+            self.link_server.relay = self.serve_relayed
         return self.link_server
+
+    def seat_relay(self) -> relay_.Relay | None:
+        """This seat's relay for its own table (PROTOCOL.md 4.7 step 7), made once record 0
+        is known: the seat tokens of its keys only, within the table's budgets."""
+        node = self.node
+        if node is None or node.own is None:
+            return None
+        session = node.own.session
+        if self._seat_relay is None or self._seat_relay[0] is not session:
+            tokens = frozenset(relay_.seat_token(session.game, key) for key in session.keys)
+            self._seat_relay = (session, relay_.seat_relay(lambda: tokens))
+        return self._seat_relay[1]
+
+    async def serve_relayed(self, stream: FramedStream, msg: dict[str, Any],
+                            address: str) -> None:
+        """Serve a connection that answered this seat's challenge with a relay opening."""
+        served = self.seat_relay()
+        if served is None:
+            await self._refuse(stream, address, relay_.NO_TABLE, "no table here yet")
+            return
+        await served.serve_opened(stream, msg, firewall.source_of(address))
 
     def _link_vote(self, seat: int, msg: dict[str, Any]) -> None:
         self.post(lambda node, now: node.link_vote(seat, msg, now))
@@ -675,6 +699,9 @@ class Driver:
         address = firewall.peer_address(stream.stream)
         opening = await self._opening(stream, address)
         if opening is None:
+            return
+        if isinstance(opening, _Relayed):  # a seat relay's client (4.7 step 7)
+            await self.serve_relayed(stream, opening.msg, address)
             return
         if isinstance(opening, tuple):  # a link to a candidate gathering (4.6)
             server = self.serve_links_on()
@@ -766,7 +793,7 @@ class Driver:
 
     async def _opening(
         self, stream: FramedStream, address: str,
-    ) -> hs.Hello | hs.Resume | hs.Watch | tuple[bytes, dict[str, Any]] | None:
+    ) -> hs.Hello | hs.Resume | hs.Watch | tuple[bytes, dict[str, Any]] | _Relayed | None:
         """The checked opening of a new connection, within the admission caps and deadline; a
         ``link`` while this seat is a candidate gathering (it answers links until it hosts,
         4.6) is returned unchecked with the challenge's nonce, for the link server."""
@@ -784,6 +811,8 @@ class Driver:
                     stream.max_frame = hs.MAX_FRAME
                     if message.get("k") == "link" and self._gathering():
                         return nonce, message
+                    if message.get("k") in links.RELAY_OPENINGS and node.own is not None:
+                        return _Relayed(message)
                     return hs.check_opening(message, nonce)
             except hs.RemoteError as exc:
                 log.info("%s gave up the handshake: %s", address, exc)
@@ -893,3 +922,10 @@ class Driver:
         if self.side is not None:
             self.side.close()
             self.side = None
+
+
+@dataclass
+class _Relayed:
+    """A relay opening answering the host's challenge: a client of its seat relay (4.7 step 7)."""
+
+    msg: dict[str, Any]

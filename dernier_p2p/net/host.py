@@ -39,6 +39,7 @@ from dernier_p2p.net.driver import SEND_QUEUE_BYTES, Driver
 from dernier_p2p.net.framing import FramedStream, serve_framed
 from dernier_p2p.net.peer import HostLost
 from dernier_p2p.net.seat import BackgroundWriter, LocalSeat
+from dernier_p2p.net.seatrelay import stand_by
 from dernier_p2p.net.timers import Timers
 from dernier_p2p.protocol.liveness.budgets import CENSOR_MS
 from dernier_p2p.protocol.node.hosting import SEATED_KEY, Hosting, HostingConfig
@@ -333,6 +334,10 @@ class Host:
                     self.full.set()
                 me = driver.me
                 assert me is not None
+                own = self.node.own
+                if own is not None and own.seat is not None:  # 4.7 step 7
+                    nursery.start_soon(stand_by, own.session, own.seat,
+                                       self.identity.public_bytes(), driver.handle)
                 if driver.agent is not None:
                     me.agent = driver.agent
                     nursery.start_soon(me.act, driver.send_own)

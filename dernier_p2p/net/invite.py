@@ -74,7 +74,10 @@ class Route:
         return {"direct": f"directly at {self.where}" + (" (IPv6)" if ":" in self.host else ""),
                 "mapped": f"through the host's router at {self.where}",
                 "relay": f"through the relay {self.where}",
+                "seat": f"through the seat relay {self.where} (a seat of the table)",
                 "punched": f"directly at {self.where}, hole punched through the relay",
+                "reversed": f"directly: the host called this seat back from {self.where} "
+                            "(connection reversal at the relay)",
                 }[self.kind]
 
 

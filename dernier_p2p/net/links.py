@@ -87,6 +87,9 @@ def _present_signed(game: bytes, have: int, nonce: bytes, pending: list, proof: 
             "proof": proof, "seat": seat}
 
 
+RELAY_OPENINGS = frozenset({"relay-host", "relay-join", "relay-answer"})  # 4.7 step 7
+
+
 class LinkServer:
     """Answers links to one seat: ``session``, ``pending()``, ``proof()`` and ``lent()`` give
     what ``present`` says (``on_present(seat)`` is told of each one sent); ``on_vote(seat,
@@ -108,6 +111,8 @@ class LinkServer:
             identity, session, pending, on_vote)
         self.proof, self.on_rec, self.on_present = proof, on_rec, on_present
         self.lent = lent
+        # where a relay opening answering the challenge goes (a seat relay, 4.7 step 7)
+        self.relay: Callable[[FramedStream, dict[str, Any], str], Awaitable[None]] | None = None
         self.admission = Admission(LINK_LIMITS)
         self._linked: dict[int, list[trio.CancelScope]] = {}  # each seat's open links
         self._next_present: dict[int, float] = {}  # seat -> its next probe answered no sooner
@@ -127,10 +132,17 @@ class LinkServer:
             if opened is not None:
                 seat = check_link(opened[1], opened[0], s)
             else:
+                msg = None
                 with self.admission.enter(address) as ticket:
                     with ticket.scope:  # evicted by newer connections, or past its deadline
                         await hs.send_message(stream, hs.challenge_message(nonce, summary))
-                        seat = check_link(await hs.receive_message(stream), nonce, s)
+                        msg = await hs.receive_message(stream)
+                if msg is not None and msg.get("k") in RELAY_OPENINGS \
+                        and self.relay is not None:
+                    await self.relay(stream, msg, address)
+                    return
+                if msg is not None:
+                    seat = check_link(msg, nonce, s)
             if seat is None:
                 return
             scope = trio.CancelScope(deadline=trio.current_time() + LINK_S)

@@ -21,6 +21,7 @@ then at that relay.
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import os
 from collections.abc import Awaitable, Callable
@@ -40,6 +41,7 @@ from dernier_p2p.net.framing import FramedStream, open_framed, serve_framed
 from dernier_p2p.net.reach import new_host_dialer
 from dernier_p2p.net.relay import keep_registered, seat_token
 from dernier_p2p.net.seat import BackgroundWriter, LocalSeat
+from dernier_p2p.net.seatrelay import seat_relays, stand_by
 from dernier_p2p.protocol.liveness.budgets import CENSOR_MS
 from dernier_p2p.protocol.node.own import RestoreError
 from dernier_p2p.protocol.node.peer import PeerNode
@@ -206,14 +208,19 @@ class Peer:
         assert node is not None and node.own is not None
         session = node.own.session
         first = session.host == self._first_host and seat == self._first_host
+        relays = seat_relays(session, node.own.seat, seat)  # 4.7 step 7
         if first and (self.config.dial is not None or self.address[1] != 0):
+            add = getattr(self.config.dial, "add_seat_relays", None)
+            if add is not None:
+                add(relays, seat_token(session.game, session.keys[seat]))
             return self._open_first, self.config.check_host
         listen = links.address_of(session, seat)
         if listen is None:
             async def nowhere() -> FramedStream:
                 raise OSError(f"seat {seat} gives no address")
             return nowhere, None
-        dialer = new_host_dialer(listen, self.config.relay, session.game, session.keys[seat])
+        dialer = new_host_dialer(listen, self.config.relay, session.game, session.keys[seat],
+                                 relays)
         return dialer, dialer.check_host
 
     async def _open_first(self) -> FramedStream:
@@ -254,6 +261,10 @@ class Peer:
                 listeners=self.listeners))
         if self.config.relay is not None and self.config.relay_standby:
             self._nursery.start_soon(self._stand_by, self.config.relay)
+        node = self.driver.node
+        if node is not None and node.own is not None and node.own.seat is not None:
+            self._nursery.start_soon(stand_by, node.own.session, node.own.seat,
+                                     self.identity.public_bytes(), self.driver.handle)
 
     async def _stand_by(self, relay: tuple[str, int]) -> None:
         node = self.driver.node
@@ -274,14 +285,21 @@ class Peer:
             listen = await self._listen(*cfg.listen)
             if listen is not None and cfg.announce is not None:
                 listen = cfg.announce
-        with trio.fail_after(cfg.connect_s):
-            stream = await self._open_first()
-            try:
-                self.seat, self.table = await driver.join(stream, cfg.name, listen,
-                                                          cfg.check_host)
-            except BaseException:
-                await trio.aclose_forcefully(stream)
-                raise
+        offer = getattr(cfg.dial, "offer_reach", None)  # an invite code's Dialer
+        if offer is not None:  # the host may call this seat back there (4.7 step 6)
+            offer(_reachable(listen, cfg.announce), self.listeners)
+        try:
+            with trio.fail_after(cfg.connect_s):
+                stream = await self._open_first()
+                try:
+                    self.seat, self.table = await driver.join(stream, cfg.name, listen,
+                                                              cfg.check_host)
+                except BaseException:
+                    await trio.aclose_forcefully(stream)
+                    raise
+        finally:
+            if offer is not None:  # seated: the listeners answer links from now on
+                offer(None)
         log.info("joined %s as seat %d", self.address, self.seat)
         self.joined.set()
         built = trio.Event()
@@ -465,3 +483,18 @@ async def run_peer(
 ) -> Any:
     """Join the table at ``address`` and play until the match is over (see :class:`Peer`)."""
     return await Peer(identity, address, agent, config).run()
+
+
+def _reachable(listen: tuple[str, int] | None,
+               announce: tuple[str, int] | None) -> tuple[str, int] | None:
+    """Where a joining seat can be called back (PROTOCOL.md 4.7 step 6): the address it
+    announces instead of its own (its router's mapping), else its own if that is a global
+    address; None if neither (or it does not listen)."""
+    if listen is None:
+        return None
+    if announce is not None:
+        return listen  # the announced address, set in place of the one listened at
+    try:
+        return listen if ipaddress.ip_address(listen[0]).is_global else None
+    except ValueError:
+        return None

@@ -30,6 +30,7 @@ ATTEMPT_S = 1.0  # one connect attempt at most (a dropped packet is not waited f
 RETRY_S = 0.2  # after a reset or a timeout
 MAX_PUNCHING = 8  # punches a host runs at once (beyond: answered through the relay only)
 MAX_OFFERS = 16  # connections one punch looks at (more, coming in to its listener, are closed)
+MAX_REVERSING = 8  # calls back to joiners a host runs at once (4.7 step 6)
 
 Take = Callable[[FramedStream], Awaitable[bool]]
 
@@ -59,6 +60,19 @@ def may_punch(at: tuple[str, int], relay: tuple[str, int]) -> bool:
     from a relay reached on loopback (a relay elsewhere cannot point this machine at its own
     services)."""
     return not is_loopback(at[0]) or is_loopback(relay[0])
+
+
+def may_call(reach: tuple[str, int], at: tuple[str, int], relay: tuple[str, int]) -> bool:
+    """Whether a host calls a joiner back at ``reach`` (4.7 step 6), the joiner seen by the
+    relay at ``relay`` from ``at``: ``reach`` is at the joiner's own outside address or a
+    global one (never a machine of the host's network named by someone else), and a loopback
+    one only from a relay reached on loopback."""
+    if not may_punch(reach, relay):
+        return False
+    ip = ipaddress.ip_address(reach[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        return False
+    return reach[0] == at[0] or ip.is_global
 
 
 def _reusable(family: int, port: int) -> trio.socket.SocketType:
@@ -161,3 +175,43 @@ async def punch(family: int, port: int, remote: tuple[str, int], take: Take, max
             nursery.start_soon(listen)
             nursery.start_soon(connect)
     return taken
+
+
+async def accept(listeners: list[trio.SocketListener], take: Take, max_frame: int,
+                 window_s: float = PUNCH_S) -> FramedStream | None:
+    """For ``window_s``: accept connections on ``listeners`` (a joiner's, called back by its
+    host, 4.7 step 6), handing each to ``take`` until one is taken (at most
+    :data:`MAX_OFFERS` are looked at; one not taken is closed). The one taken, or None."""
+    kept: list[FramedStream] = []
+    with trio.move_on_after(window_s):
+        async with trio.open_nursery() as nursery:
+            offers = 0
+
+            async def offer(stream: trio.abc.Stream) -> None:
+                framed = FramedStream(stream, max_frame)
+                ok = False
+                try:
+                    ok = not kept and await take(framed)
+                finally:
+                    if ok and not kept:
+                        kept.append(framed)
+                        nursery.cancel_scope.cancel()
+                    else:
+                        await trio.aclose_forcefully(framed)
+
+            async def listen(listener: trio.SocketListener) -> None:
+                nonlocal offers
+                while True:
+                    stream = await listener.accept()
+                    offers += 1
+                    if offers > MAX_OFFERS:
+                        await trio.aclose_forcefully(stream)
+                        continue
+                    log.info("a call back came in from %s",
+                             stream.socket.getpeername()[:2])
+                    nursery.start_soon(offer, stream)
+
+            for listener in listeners:
+                nursery.start_soon(listen, listener)
+    return kept[0] if kept else None
+

@@ -5,7 +5,9 @@ first time and on every resume). It tries the code's routes in their order (dire
 relay; IPv6 addresses interleaved first, "happy eyeballs"), each for at most ``per_route_s``,
 and remembers the one that worked so a resume tries it
 first. Through a relay it asks to punch (PROTOCOL.md 4.7 step 5, version 4): a direct
-connection to the host whose challenge passes the host check is taken over the relayed one.
+connection to the host whose challenge passes the host check is taken over the relayed one;
+a joiner that can be reached also offers its address there, and a connection its host opens
+to it (connection reversal, 4.7 step 6) is taken the same way.
 When none answers it raises :class:`~.handshake.NetError` ``UNREACHABLE`` naming what each
 route did, so the user sees why and not a hang.
 """
@@ -13,6 +15,7 @@ route did, so the user sees why and not a hang.
 from __future__ import annotations
 
 import logging
+from functools import partial
 
 import trio
 
@@ -51,6 +54,17 @@ class Dialer:
         self.routes = happy_order(list(invite.routes))
         # how the last connection was opened: a route of the code, or a "punched" one
         self.used: Route | None = None
+        # where this joiner can be called back (4.7 step 6), and its listeners there
+        self.reach: tuple[str, int] | None = None
+        self.listeners: list[trio.SocketListener] = []
+
+    def offer_reach(self, reach: tuple[str, int] | None,
+                    listeners: list[trio.SocketListener] | None = None) -> None:
+        """Offer ``reach`` at each relay, accepting the host's call back on ``listeners``
+        while a connection is opened (None: offer nothing, as once seated: the listeners
+        then answer links)."""
+        self.reach = reach if listeners else None
+        self.listeners = list(listeners or ()) if reach is not None else []
 
     async def __call__(self) -> FramedStream:
         routes = list(self.routes)
@@ -97,18 +111,24 @@ class Dialer:
 
     async def _open(self, route: Route) -> tuple[FramedStream, Route]:
         """A connection by ``route`` and how it was made (the route, or a punched one)."""
-        if route.kind != "relay":
+        if route.kind not in ("relay", "seat"):
             return await open_framed(route.host, route.port, hs.MAX_FRAME), route
         assert route.token is not None
+        seat = route.kind == "seat"  # a seat relay (4.7 step 7): its challenge comes first
         if not self.punch:
-            return await join_through_relay((route.host, route.port), route.token), route
-        relayed, at, family, port = await rendezvous((route.host, route.port), route.token)
+            return await join_through_relay((route.host, route.port), route.token,
+                                            seat), route
+        reach = self.reach
+        listeners = self.listeners
+        relayed, at, family, port = await rendezvous((route.host, route.port), route.token,
+                                                     reach, seat)
         if at is None:
             return relayed, route
-        kept: list[FramedStream] = []
+        kept: list[tuple[FramedStream, Route]] = []
 
-        async def take(stream: FramedStream) -> bool:
-            """A punched connection whose first frame is the challenge of the host expected."""
+        async def take(stream: FramedStream, reversed_: bool = False) -> bool:
+            """A punched (or called back) connection whose first frame is the challenge of
+            the host expected."""
             try:
                 frame = await stream.receive()
                 _, table = hs.check_challenge(hs.unpack(frame))
@@ -120,18 +140,46 @@ class Dialer:
                 log.info("a punched connection failed before its challenge: %s", exc)
                 return False
             stream.unreceive(frame)
-            kept.append(stream)
+            how = Route("punched", at[0], at[1])
+            if reversed_:
+                peer = stream.stream.socket.getpeername()  # type: ignore[attr-defined]
+                how = Route("reversed", peer[0], peer[1])
+            kept.append((stream, how))
             return True
 
+        async def punched() -> None:
+            if await punch.punch(family, port, at, take, hs.MAX_FRAME):
+                both.cancel_scope.cancel()
+
+        async def called_back() -> None:
+            if await punch.accept(listeners, partial(take, reversed_=True),
+                                  hs.MAX_FRAME) is not None:
+                both.cancel_scope.cancel()
+
         try:
-            await punch.punch(family, port, at, take, hs.MAX_FRAME)
+            async with trio.open_nursery() as both:
+                both.start_soon(punched)
+                if reach is not None and listeners:
+                    both.start_soon(called_back)
         except BaseException:
+            for stream, _ in kept:
+                await trio.aclose_forcefully(stream)
             await trio.aclose_forcefully(relayed)
             raise
         if not kept:
             return relayed, route
         await trio.aclose_forcefully(relayed)
-        return kept[0], Route("punched", at[0], at[1])
+        for extra, _ in kept[1:]:  # punched and called back in the same instant
+            await trio.aclose_forcefully(extra)
+        return kept[0]
+
+    def add_seat_relays(self, relays: list[tuple[str, int]], token: bytes) -> None:
+        """Try the seat relays ``relays`` (4.7 step 7) under the host's seat ``token`` after
+        the routes already known (once each: a second call adds only new ones)."""
+        for host, port in relays:
+            route = Route("seat", host, port, token)
+            if route not in self.routes:
+                self.routes.append(route)
 
     def relay_address(self) -> tuple[str, int] | None:
         """The code's first relay (where a new host may stand by, PROTOCOL.md 4.7), or None."""
@@ -150,7 +198,8 @@ class Dialer:
 
 
 def new_host_dialer(
-    listen: tuple[str, int], relay: tuple[str, int] | None, game: bytes, key: bytes
+    listen: tuple[str, int], relay: tuple[str, int] | None, game: bytes, key: bytes,
+    seat_relays: list[tuple[str, int]] | None = None,
 ) -> Dialer:
     """A Dialer for a new host after a host change (PROTOCOL.md 4.7 step 4): its announced
     ``listen`` address, then (if a ``relay`` is known) the relay under its seat token. Either
@@ -159,5 +208,7 @@ def new_host_dialer(
     routes = [Route("direct", listen[0], listen[1])]
     if relay is not None:
         routes.append(Route("relay", relay[0], relay[1], seat_token(game, key)))
-    return Dialer(Invite(fingerprint(key), tuple(routes)))
+    dialer = Dialer(Invite(fingerprint(key), tuple(routes)))
+    dialer.add_seat_relays(seat_relays or [], seat_token(game, key))
+    return dialer
 

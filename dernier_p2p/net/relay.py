@@ -8,8 +8,9 @@ own handshake and records then run end to end through it. Relay frames::
 
     host   -> relay  {"k": "relay-host", "version": 4, "token": 8 bytes}
     relay  -> host   {"k": "relay-ready"}                      (or an error frame)
-    joiner -> relay  {"k": "relay-join", "version": 4, "token": 8 bytes[, "punch": true]}
-    relay  -> host   {"k": "relay-call", "id": int[, "at": [address, port]]}
+    joiner -> relay  {"k": "relay-join", "version": 4, "token": 8 bytes[, "punch": true
+                      [, "reach": [address, port]]]}
+    relay  -> host   {"k": "relay-call", "id": int[, "at": [address, port]][, "reach": ...]}
                                                                (on the registration)
     relay  -> joiner {"k": "relay-paired"[, "at": [address, port]]}  (or an error frame)
     host   -> relay  {"k": "relay-answer", "version": 4, "token": 8 bytes, "id": int}
@@ -19,10 +20,17 @@ own handshake and records then run end to end through it. Relay frames::
 With ``punch`` (version 4, PROTOCOL.md 4.7 step 5) the joiner's and the host's connections
 come from reusable ports, the relay tells each the other's address and port as it sees them
 (``at``), and both try a direct connection (:mod:`.punch`); the pair stays as the fallback.
+A joiner that can be reached adds ``reach`` (4.7 step 6: connection reversal), the relay
+passes it on in the call, and the host also connects to it there, where the joiner listens.
 
 A seat that may host after a host change but cannot be reached (no router mapping) stands by
 at the relay its invite code named, under :func:`seat_token` (its game and key), with the same
 frames as a host; after a host change the others find it there.
+
+Every seat that listens is also a relay for its own table once record 0 exists (4.7 step 7,
+:func:`seat_relay`): a connection to its listen address that answers its challenge with a
+relay opening (the client reads the challenge first: :func:`past_challenge`) is served by
+:meth:`Relay.serve_opened`, for the table's seat tokens only and within the table's budgets.
 
 Admission (PROTOCOL.md 4.7) reuses the host's gate (:mod:`.admission`): openings,
 registrations, waiting joiners and pairs are each capped in all, per source address and per
@@ -43,7 +51,7 @@ import logging
 import math
 import os
 import secrets
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, BinaryIO
@@ -85,6 +93,14 @@ MAX_WAITING = 16  # joiners waiting for their host, per table
 MAX_WATCHERS = 128  # pairs whose joiner opened with `watch` (4.10), in all
 WATCHERS_PER_ADDRESS = 4
 PER_PREFIX = 4  # each gate's cap per /24 or /64 network: this many times its per-address cap
+# A seat relay's budgets (4.7 step 7): in all, per source address, deadline.
+SEAT_RELAY_LIMITS = {
+    "pending": (16, 4, OPEN_S),  # (unused: a seat's own admission reads its openings)
+    "tables": (10, 10, math.inf),  # one registration per seat token, 10 seats at most
+    "joining": (8, 4, CALL_S),
+    "pairs": (16, 4, math.inf),
+    "watchers": (2, 1, math.inf),
+}
 NO_TABLE = "NO_TABLE"
 TOKEN_TAKEN = "TOKEN_TAKEN"
 RELAY_BUSY = "RELAY_BUSY"
@@ -93,6 +109,13 @@ DROPPED = (PeerClosed, FrameError, trio.BrokenResourceError, trio.ClosedResource
 
 class RelayLost(Exception):
     """The relay is unreachable, refused the registration or went away."""
+
+
+def seat_relay(tokens: Callable[[], Collection[bytes]]) -> Relay:
+    """A seat's relay for its own table (PROTOCOL.md 4.7 step 7): only ``tokens`` (the seat
+    tokens of its record 0), within the table's budgets (:data:`SEAT_RELAY_LIMITS`)."""
+    return Relay(tokens=tokens, **{name: Limits(*figures, min(figures[0], figures[1] * 4))
+                                   for name, figures in SEAT_RELAY_LIMITS.items()})
 
 
 def new_token() -> bytes:
@@ -140,8 +163,10 @@ class Relay:
         joining: Limits | None = None,
         pairs: Limits | None = None,
         watchers: Limits | None = None,
+        tokens: Callable[[], Collection[bytes]] | None = None,
     ) -> None:
         self.tables: dict[bytes, _Table] = {}
+        self.tokens = tokens  # the only tokens served (a seat relay's table), else any
         self.stats = RelayStats()
         self.record = record
         self.pending = Admission(pending or _limits(MAX_PENDING, PER_ADDRESS, OPEN_S),
@@ -172,16 +197,25 @@ class Relay:
                      "was evicted before its first frame" if ticket.evicted
                      else f"sent no first frame within {self.pending.limits.handshake_s:g} s")
             return
+        await self.serve_opened(stream, msg, source)
+
+    async def serve_opened(self, stream: FramedStream, msg: dict[str, Any], source: str) -> None:
+        """Serve a connection whose opening ``msg`` from ``source`` is read (a seat relay's,
+        read after its challenge, PROTOCOL.md 4.7 step 7)."""
         stream.max_frame = hs.MAX_FRAME
         try:
             kind, token = check_open(msg)
         except hs.NetError as exc:
             await _refuse(stream, exc.code, exc.detail)
             return
+        if self.tokens is not None and kind != "relay-answer" and token not in self.tokens():
+            await _refuse(stream, NO_TABLE, "this seat relays for its own table's seats only")
+            return
         if kind == "relay-host":
             await self._host(stream, token, source)
         elif kind == "relay-join":
-            await self._join(stream, token, source, msg.get("punch") is True)
+            await self._join(stream, token, source, msg.get("punch") is True,
+                             msg.get("reach"))
         else:
             await self._answer(stream, token, msg["id"])
 
@@ -218,7 +252,7 @@ class Relay:
                 await hs.send_message(stream, {"k": "relay-ping"})
 
     async def _join(self, stream: FramedStream, token: bytes, source: str,
-                    punching: bool = False) -> None:
+                    punching: bool = False, reach: list[Any] | None = None) -> None:
         table = self.tables.get(token)
         if table is None:
             await _refuse(stream, NO_TABLE, "no table is registered here with that token")
@@ -231,13 +265,14 @@ class Relay:
         table.waiting[call] = send
         table.ticket.busy += 1
         try:
-            await self._paired(stream, token, source, table, call, receive, punching)
+            await self._paired(stream, token, source, table, call, receive, punching, reach)
         finally:
             table.ticket.busy -= 1
 
     async def _paired(
         self, stream: FramedStream, token: bytes, source: str, table: _Table, call: int,
         receive: trio.MemoryReceiveChannel[_Answer], punching: bool = False,
+        reach: list[Any] | None = None,
     ) -> None:
         answer = None
         called = False
@@ -246,6 +281,8 @@ class Relay:
         seen = _seen(stream) if punching else None
         if seen is not None:
             calling["at"] = seen
+            if reach is not None:
+                calling["reach"] = reach  # checked by check_open
         try:
             with waiting, waiting.scope:  # the call and its answer, within CALL_S
                 await hs.send_message(table.control, calling)
@@ -409,6 +446,15 @@ def check_open(msg: dict[str, Any]) -> tuple[str, bytes]:
         if msg["punch"] is not True:
             raise hs.NetError(hs.MALFORMED, "relay-join punch, if given, is true")
         fields = fields | {"punch"}
+        if "reach" in msg:
+            try:
+                punch.check_at(msg["reach"])
+            except ValueError as exc:
+                raise hs.NetError(hs.MALFORMED, f"relay-join {exc}".replace("`at`",
+                                                                           "`reach`")) from None
+            fields = fields | {"reach"}
+    elif kind == "relay-join" and "reach" in msg:
+        raise hs.NetError(hs.MALFORMED, "relay-join reach goes with punch: true")
     if set(msg) != fields:
         raise hs.NetError(hs.MALFORMED, f"{kind} fields must be exactly {sorted(fields)}")
     token = msg["token"]
@@ -433,15 +479,26 @@ def read_call(msg: dict[str, Any]) -> tuple[int, tuple[str, int] | None] | None:
     (4.7 step 5), or None for any other frame (ignored: the relay-ping frames, or garbage,
     a malformed ``at`` among it)."""
     call = msg.get("id")
-    if msg.get("k") != "relay-call" or set(msg) - {"at"} != {"k", "id"} \
+    if msg.get("k") != "relay-call" or set(msg) - {"at", "reach"} != {"k", "id"} \
             or not isinstance(call, int) or isinstance(call, bool) or not 1 <= call <= 2**62:
         return None
     if "at" not in msg:
-        return call, None
+        return None if "reach" in msg else (call, None)
     try:
-        return call, punch.check_at(msg["at"])
+        at = punch.check_at(msg["at"])
+        if "reach" in msg:
+            punch.check_at(msg["reach"])
     except ValueError:
         return None
+    return call, at
+
+
+def read_reach(msg: dict[str, Any]) -> tuple[str, int] | None:
+    """The joiner's ``reach`` of a ``relay-call`` that :func:`read_call` reads (4.7 step 6),
+    or None if it gives none."""
+    if read_call(msg) is None or "reach" not in msg:
+        return None
+    return punch.check_at(msg["reach"])
 
 
 async def _refuse(stream: FramedStream, code: str, detail: str) -> None:
@@ -478,16 +535,19 @@ async def host_through_relay(
     *,
     connect_s: float = 10.0,
     serving: trio.Nursery | None = None,
+    seat: bool = False,
     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Register the table ``token`` at the relay ``address`` and run ``handler`` on every
     joiner's connection it pairs (or punches, 4.7 step 5), until cancelled. :class:`RelayLost`
     if the relay cannot be reached, refuses, or goes silent (no ping for three PING_S).
     ``serving``: the nursery the connections run in (they outlive the registration), else
-    they end with it."""
+    they end with it. ``seat``: ``address`` is a seat relay (4.7 step 7)."""
     try:
         with trio.fail_after(connect_s):
             control = await open_framed(*address, hs.MAX_FRAME)
+            if seat:
+                await past_challenge(control)
             await hs.send_message(control, _opening("relay-host", token))
             reply = await hs.receive_message(control)
     except trio.TooSlowError:
@@ -502,6 +562,7 @@ async def host_through_relay(
     task_status.started()
     lost: RelayLost | None = None
     punching = [0]  # punches under way (at most punch.MAX_PUNCHING)
+    reversing = [0]  # calls back under way (at most punch.MAX_REVERSING)
     try:
         async with trio.open_nursery() as nursery:
             while lost is None:
@@ -515,8 +576,9 @@ async def host_through_relay(
                 else:
                     read = read_call(msg)
                     if read is not None:
-                        (serving or nursery).start_soon(
-                            _answer_call, address, token, read[0], handler, read[1], punching)
+                        (serving or nursery).start_soon(partial(
+                            _answer_call, address, token, read[0], handler, read[1], punching,
+                            reach=read_reach(msg), reversing=reversing, seat=seat))
             nursery.cancel_scope.cancel()
     finally:
         await trio.aclose_forcefully(control)
@@ -530,6 +592,7 @@ async def keep_registered(
     *,
     retry_s: float = 5.0,
     notify: Callable[[str, str], None] | None = None,
+    seat: bool = False,
     task_status: trio.TaskStatus[bool] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Keep the table ``token`` registered at the relay until cancelled: after a failure or a
@@ -538,13 +601,13 @@ async def keep_registered(
     registration and "lost" for the first failure after one (or before any). ``nursery.start``
     reports whether the first attempt registered."""
     async with trio.open_nursery() as serving:  # connections outlive a lost registration
-        await _keep(address, token, handler, retry_s, notify, task_status, serving)
+        await _keep(address, token, handler, retry_s, notify, task_status, serving, seat)
 
 
 async def _keep(
     address: tuple[str, int], token: bytes, handler: Handler, retry_s: float,
     notify: Callable[[str, str], None] | None, task_status: trio.TaskStatus[bool],
-    serving: trio.Nursery,
+    serving: trio.Nursery, seat: bool = False,
 ) -> None:
     started = False
     quiet = False  # a failure already told, no registration since
@@ -561,7 +624,7 @@ async def _keep(
 
     while True:
         try:
-            await host_through_relay(address, token, handler, serving=serving,
+            await host_through_relay(address, token, handler, serving=serving, seat=seat,
                                      task_status=Ready())  # type: ignore[arg-type]
         except RelayLost as exc:
             if not quiet and notify is not None:
@@ -575,11 +638,15 @@ async def _keep(
 
 async def _answer_call(
     address: tuple[str, int], token: bytes, call: int, handler: Handler,
-    at: tuple[str, int] | None = None, punching: list[int] | None = None,
+    at: tuple[str, int] | None = None, punching: list[int] | None = None, *,
+    reach: tuple[str, int] | None = None, reversing: list[int] | None = None,
+    seat: bool = False,
 ) -> None:
     """Answer a call: a new connection to the relay, served by ``handler``; with the joiner's
     ``at`` (4.7 step 5) and fewer than :data:`~.punch.MAX_PUNCHING` punches under way, from a
-    reusable port, and a punch toward ``at`` whose connection is served by ``handler`` too."""
+    reusable port, and a punch toward ``at`` whose connection is served by ``handler`` too;
+    with its ``reach`` (step 6, :func:`~.punch.may_call`) and fewer than
+    :data:`~.punch.MAX_REVERSING` under way, a call back to it, served by ``handler``."""
     reusable = None
     try:
         with trio.fail_after(OPEN_S):
@@ -593,16 +660,22 @@ async def _answer_call(
                     log.info("relay call %d: no port to punch from: %s", call, _reason(exc))
             if stream is None:
                 stream = await open_framed(*address, hs.MAX_FRAME)
+            if seat:
+                await past_challenge(stream)
         opening = _opening("relay-answer", token)
         opening["id"] = call
         await hs.send_message(stream, opening)
-    except (*DROPPED, trio.TooSlowError) as exc:
+    except (*DROPPED, trio.TooSlowError, hs.NetError) as exc:
         log.warning("relay call %d not answered: %s", call, _reason(exc))
         return
     async with trio.open_nursery() as nursery:
         if reusable is not None and at is not None and punching is not None:
             punching[0] += 1
             nursery.start_soon(_punch_toward, reusable, at, call, handler, punching, nursery)
+        if reach is not None and at is not None and reversing is not None \
+                and reversing[0] < punch.MAX_REVERSING and punch.may_call(reach, at, address):
+            reversing[0] += 1
+            nursery.start_soon(_call_back, reach, call, handler, reversing, nursery)
         await _serve(stream, handler, f"{_show(address)} (relay call {call})")
 
 
@@ -633,13 +706,47 @@ async def _punch_toward(
              if took else f"no direct connection with {where}; the relay carries it")
 
 
+async def _call_back(
+    reach: tuple[str, int], call: int, handler: Handler, reversing: list[int],
+    nursery: trio.Nursery,
+) -> None:
+    """The host's side of a connection reversal (4.7 step 6): one connection to the joiner's
+    ``reach`` within the punch window, served as any other (the joiner chooses which to keep)."""
+    where = _show(reach)
+    stream = None
+    try:
+        with trio.move_on_after(punch.PUNCH_S):
+            stream = await open_framed(*reach, hs.MAX_FRAME)
+    except OSError as exc:
+        log.info("relay call %d: no call back to %s: %s", call, where, _reason(exc))
+    finally:
+        reversing[0] -= 1
+    if stream is not None:
+        log.info("relay call %d: called the joiner back at %s (reversed)", call, where)
+        nursery.start_soon(_serve, stream, handler, f"{where} (reversed, relay call {call})")
+
+
 # ------------------------------------------------------------------------------ the joiner's side
-async def join_through_relay(address: tuple[str, int], token: bytes) -> FramedStream:
+async def past_challenge(stream: FramedStream) -> None:
+    """Read a seat relay's challenge (4.7 step 7), the first frame of a connection to a seat's
+    listen address, before the relay opening; :class:`~.handshake.NetError` if it is not one."""
+    stream.max_frame = hs.MAX_OPENING
+    msg = await hs.receive_message(stream)
+    if msg.get("k") != "challenge":
+        raise hs.NetError(hs.UNEXPECTED, f"a seat relay sent {msg.get('k')!r}, not a challenge")
+    stream.max_frame = hs.MAX_FRAME
+
+
+async def join_through_relay(address: tuple[str, int], token: bytes,
+                             seat: bool = False) -> FramedStream:
     """Open a connection to the table ``token`` through the relay ``address``, paired with its
     host: the host's challenge is the next frame. :class:`~.handshake.RemoteError` if the relay
-    refuses (NO_TABLE: no such table, or its host did not answer)."""
+    refuses (NO_TABLE: no such table, or its host did not answer). ``seat``: ``address`` is a
+    seat relay (4.7 step 7)."""
     stream = await open_framed(*address, hs.MAX_FRAME)
     try:
+        if seat:
+            await past_challenge(stream)
         await hs.send_message(stream, _opening("relay-join", token))
         reply = await hs.receive_message(stream)
         if reply.get("k") != "relay-paired":
@@ -651,15 +758,21 @@ async def join_through_relay(address: tuple[str, int], token: bytes) -> FramedSt
 
 
 async def rendezvous(
-    address: tuple[str, int], token: bytes,
+    address: tuple[str, int], token: bytes, reach: tuple[str, int] | None = None,
+    seat: bool = False,
 ) -> tuple[FramedStream, tuple[str, int] | None, int, int]:
     """:func:`join_through_relay` asking to punch (4.7 step 5), from a reusable port: the
     paired connection, the host's address and port as the relay saw them (None from a relay
-    that gave none), and the family and local port to punch from."""
+    that gave none), and the family and local port to punch from. ``reach``: where this
+    joiner listens for its host's call back (step 6)."""
     stream, family, port = await punch.open_reusable(*address, hs.MAX_FRAME)
     try:
+        if seat:
+            await past_challenge(stream)
         opening = _opening("relay-join", token)
         opening["punch"] = True
+        if reach is not None:
+            opening["reach"] = list(reach)
         await hs.send_message(stream, opening)
         reply = await hs.receive_message(stream)
         if reply.get("k") != "relay-paired":

@@ -131,7 +131,12 @@ def test_the_note_on_taking_over_says_for_whom_in_each_case() -> None:
         takeover_note(("127.0.0.1", 40001)):
             "can take over as host only for players on this machine (127.0.0.1:40001).",
         takeover_note(("93.184.216.34", 47630)):
-            "can take over as host for every player, at 93.184.216.34:47630.",
+            "can take over as host for every player, at 93.184.216.34:47630. Once the match "
+            "starts it also relays for the table's other seats (PROTOCOL.md 4.7 step 7).",
+        takeover_note(lan, mapped=("11.22.33.9", 47630)):  # a global address: a seat relay
+            "can take over as host for every player: the router forwards 11.22.33.9:47630 "
+            "to it. Once the match starts it also relays for the table's other seats "
+            "(PROTOCOL.md 4.7 step 7).",
         takeover_note(("2001:4860::8", 47630)):
             "can take over as host for players on this network and, where your router's "
             "firewall lets them in, players with IPv6, at [2001:4860::8]:47630; another seat "

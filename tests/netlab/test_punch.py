@@ -18,9 +18,10 @@ from .test_internet import COMMON, _dernier, _finish, _records, _verified, _wait
 pytestmark = pytest.mark.slow
 
 
-def _match(lab: NatLab, tmp_path: Path) -> tuple[str, str]:
+def _match(lab: NatLab, tmp_path: Path, join_map: bool = False) -> tuple[str, str]:
     """A 2-seat, 1-hand match: host in home A, joiner in home B, relay on the Internet side
-    (recording what it forwards). The host's and the joiner's outputs."""
+    (recording what it forwards). The host's and the joiner's outputs. ``join_map``: the
+    joiner asks its router for its listen port (else ``--no-map``)."""
     relay_at = f"{lab.wan_ip}:47640"
     outs = [tmp_path / f"{n}.out" for n in ("relay", "host", "join")]
     relay = _dernier(lab, lab.wan, tmp_path, outs[0], "-v", "relay", "--port", "47640",
@@ -32,7 +33,7 @@ def _match(lab: NatLab, tmp_path: Path) -> tuple[str, str]:
                     "--transcript", str(tmp_path / "t0"), *COMMON)
     code = _wait_for(outs[1], r"dernier join (dn1-[a-z2-7]+)", host)
     join = _dernier(lab, lab.rtr["B"].home_ns, tmp_path, outs[2], "-v", "join", code,
-                    "--no-map", "--key", str(tmp_path / "k1"),
+                    *(() if join_map else ("--no-map",)), "--key", str(tmp_path / "k1"),
                     "--transcript", str(tmp_path / "t1"), *COMMON)
     _finish([host, join], outs[1:])
     _verified([tmp_path / "t0", tmp_path / "t1"], hands=1)
@@ -68,6 +69,21 @@ def test_two_symmetric_homes_fall_back_to_the_relay(
     assert "no direct connection with" in host, host
     kinds = _forwarded(tmp_path)
     assert "hello" in kinds and "rec" in kinds and "env" in kinds  # the match went through it
+
+
+def test_a_symmetric_host_calls_back_a_joiner_whose_router_maps_its_port(
+    natlab: Callable[[dict[str, str]], NatLab], tmp_path: Path
+) -> None:
+    # The host's symmetric NAT defeats punching against a port-restricted router; the
+    # joiner's router forwards its listen port (UPnP), so the host connects to it there
+    # (connection reversal, 4.7 step 6) and the relay carries none of the match.
+    lab = natlab({"A": "symmetric", "B": "upnp"})
+    host, join = _match(lab, tmp_path, join_map=True)
+    b_wan = lab.rtr["B"].wan_ip
+    assert "the router forwards" in join, join  # the joiner's mapping
+    assert "the host called this seat back from" in join, join
+    assert f"called the joiner back at {b_wan}:" in host, host
+    assert set(_forwarded(tmp_path)) <= {"challenge"}, _forwarded(tmp_path)
 
 
 def test_after_the_hosts_loss_the_new_host_is_reached_by_punching(
@@ -108,3 +124,42 @@ def test_after_the_hosts_loss_the_new_host_is_reached_by_punching(
     after = outs[3].read_text().split("failover (seat 1", 1)  # C turns to B, the next host
     assert len(after) == 2 and f"connected by the punched {lab.rtr['B'].wan_ip}:" in after[1], (
         outs[3].read_text())
+
+
+def test_a_seat_relay_carries_a_resume_after_the_outside_relay_is_gone(
+    natlab: Callable[[dict[str, str]], NatLab], tmp_path: Path
+) -> None:
+    # A (the host) behind a symmetric NAT, B behind a port-restricted one, C behind a router
+    # with UPnP that maps C's listen port: C is the table's one reachable seat. B reaches A
+    # through the outside relay (symmetric against port-restricted cannot be punched); A
+    # stands by at C's seat relay once record 0 exists (4.7 step 7). The outside relay is then
+    # killed: B's connection drops, and B resumes to A through C.
+    lab = natlab({"A": "symmetric", "B": "port-restricted", "C": "upnp"})
+    relay_at = f"{lab.wan_ip}:47640"
+    c_wan = lab.rtr["C"].wan_ip
+    outs = [tmp_path / f"{n}.out" for n in ("relay", "host", "j1", "j2")]
+    relay = _dernier(lab, lab.wan, tmp_path, outs[0], "-v", "relay", "--port", "47640")
+    _wait_for(outs[0], r"(Relay listening)", relay)
+    host = _dernier(lab, lab.rtr["A"].home_ns, tmp_path, outs[1], "-v", "host", "--players",
+                    "3", "--hands", "3", "--port", "47630", "--no-announce", "--no-map",
+                    "--relay", relay_at, "--key", str(tmp_path / "k0"),
+                    "--transcript", str(tmp_path / "t0"), *COMMON)
+    code = _wait_for(outs[1], r"dernier join (dn1-[a-z2-7]+)", host)
+    joins = []
+    for k, (x, opts) in enumerate((("B", ["--no-map"]), ("C", []))):
+        joins.append(_dernier(lab, lab.rtr[x].home_ns, tmp_path, outs[2 + k], "-v", "join",
+                              code, *opts, "--name", f"J{k + 1}",
+                              "--key", str(tmp_path / f"k{k + 1}"),
+                              "--transcript", str(tmp_path / f"t{k + 1}"), *COMMON))
+        _wait_for(outs[2 + k], r"Seated at seat (\d)", joins[-1])
+    assert "connected through the relay" in outs[2].read_text(), outs[2].read_text()
+    assert "called this seat back" in outs[3].read_text(), outs[3].read_text()
+    assert "it also relays for the table's other seats" in outs[3].read_text()
+    # A registered at C's seat relay (C's router's address, record 0's listen for seat 2)
+    _wait_for(outs[1], rf"at the seat relay ({c_wan}:47630): registered", host)
+    relay.kill()  # the outside relay is gone, and B's connection through it
+    relay.wait(timeout=10)
+    _finish([host, *joins], outs[1:])
+    _verified([tmp_path / "t0", tmp_path / "t1", tmp_path / "t2"], hands=3)
+    after = outs[2].read_text().split("Seated at seat", 1)[1]
+    assert f"connected by the seat {c_wan}:47630" in after, outs[2].read_text()

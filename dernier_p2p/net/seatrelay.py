@@ -1,0 +1,73 @@
+"""Seat relays: every seat that can be reached relays for its own table (PROTOCOL.md 4.7 step 7).
+
+A seat serves its relay at its ``listen`` address (a relay opening answering its challenge:
+:meth:`~.driver.Driver.serve_relayed`). This module is the other side: which seats of a table
+are seat relays (record 0's ``listen`` addresses that are global: :func:`seat_relays`), and
+standing by at them (:func:`stand_by`), so that a resume or a new host after a host change is
+reached through a seat once the outside relay is gone, or where there was none.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+from typing import Any
+
+import trio
+
+from dernier_p2p.net import links
+from dernier_p2p.net.relay import Handler, keep_registered, seat_token
+
+log = logging.getLogger("dernier_p2p.net.seatrelay")
+
+MAX_SEAT_RELAYS = 4  # seat relays a seat stands by at, and tries, in seat order
+RETRY_S = 5.0  # a lost registration at a seat relay is made again after this
+
+
+def is_reachable(address: tuple[str, int] | None) -> bool:
+    """Whether a ``listen`` address can be reached from the Internet as far as a seat can tell:
+    a global IP address (a router's mapping, a public IPv4 or a global IPv6 address)."""
+    if address is None:
+        return False
+    try:
+        return ipaddress.ip_address(address[0]).is_global
+    except ValueError:
+        return False
+
+
+def seat_relays(session: Any, own: int | None, target: int | None = None,
+                ) -> list[tuple[str, int]]:
+    """The seat relays of ``session``'s table a seat ``own`` uses to reach seat ``target``:
+    the global ``listen`` addresses of the other seats, in seat order, the first
+    :data:`MAX_SEAT_RELAYS`."""
+    out = []
+    for seat in range(session.n):
+        address = links.address_of(session, seat)
+        if seat not in (own, target) and is_reachable(address):
+            assert address is not None
+            out.append(address)
+    return out[:MAX_SEAT_RELAYS]
+
+
+async def stand_by(session: Any, own: int, key: bytes, handler: Handler) -> None:
+    """Stand by under this seat's token at each seat relay of its table while the match lasts
+    (until cancelled), unless its own ``listen`` address is reachable (PROTOCOL.md 4.7 step 7).
+    Connections paired there are served by ``handler``, as on the seat's listener."""
+    if is_reachable(links.address_of(session, own)):
+        return
+    relays = seat_relays(session, own)
+    if not relays:
+        return
+    token = seat_token(session.game, key)
+    async with trio.open_nursery() as nursery:
+        for address in relays:
+            where = f"{address[0]}:{address[1]}"
+
+            def notify(kind: str, text: str, where: str = where) -> None:
+                log.info("seat %d at the seat relay %s: %s", own, where, text)
+
+            nursery.start_soon(_keep, address, token, handler, notify)
+
+
+async def _keep(address: tuple[str, int], token: bytes, handler: Handler, notify: Any) -> None:
+    await keep_registered(address, token, handler, retry_s=RETRY_S, notify=notify, seat=True)
