@@ -159,7 +159,10 @@ def test_an_ipv6_table_survives_its_hosts_loss_through_a_seats_pinhole(
     lab = netlab({"A": True, "B": True})
     homes = [add_ipv6(lab, x, only=True) for x in "AB"]
     outs = [tmp_path / f"{n}.out" for n in ("host", "j1", "j2")]
+    # (the dead host never comes back: --leave play_on keeps the table playing after
+    # its `left`, which in dernier would end the match, PROTOCOL.md 7.9)
     host = _dernier(lab, lab.wan, tmp_path, outs[0], "host", "--players", "3", "--hands", "1",
+                    "--leave", "play_on",
                     "--port", "47630", "--no-announce", "--grace-seconds", "2",
                     "--key", str(tmp_path / "k0"), "--transcript", str(tmp_path / "t0"),
                     *COMMON)

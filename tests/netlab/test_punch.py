@@ -97,7 +97,10 @@ def test_after_the_hosts_loss_the_new_host_is_reached_by_punching(
     outs = [tmp_path / f"{n}.out" for n in ("relay", "host", "j1", "j2")]
     relay = _dernier(lab, lab.wan, tmp_path, outs[0], "-v", "relay", "--port", "47640")
     _wait_for(outs[0], r"(Relay listening)", relay)
+    # (the dead host never comes back: --leave play_on keeps the table playing after
+    # its `left`, which in dernier would end the match, PROTOCOL.md 7.9)
     host = _dernier(lab, lab.rtr["A"].home_ns, tmp_path, outs[1], "host", "--players", "3",
+                    "--leave", "play_on",
                     "--hands", "1", "--port", "47630", "--no-announce", "--no-map",
                     "--relay", relay_at, "--grace-seconds", "2", "--key", str(tmp_path / "k0"),
                     "--transcript", str(tmp_path / "t0"), *COMMON)
