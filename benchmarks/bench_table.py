@@ -10,7 +10,8 @@ every other seat, the cut and the deal happen in between. It also prints each pr
 seconds from the last seat's "Seated" line to that moment (``/proc``). The processes are then
 stopped: the hand is not played out.
 
-Run: ``python benchmarks/bench_table.py [--seats 10] [--variant originale] [--runs 3]``.
+Run: ``python benchmarks/bench_table.py [--seats 10] [--variant originale] [--runs 3]``
+(``DERNIER_PURE_GROUP=1`` in the environment reaches every process: PyNaCl alone).
 Linux (``/proc``) for the CPU seconds; the time figure needs only the output.
 """
 
@@ -26,6 +27,8 @@ import time
 from pathlib import Path
 
 from bench_failover import ROOT, _env, _free_port, _records, _wait
+
+from dernier_p2p.deck import group
 
 FLIPPED = "First card turned up"
 TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
@@ -100,7 +103,7 @@ def main() -> None:
     if a.seats < 2 or a.runs < 1:
         ap.error("--seats must be at least 2 and --runs at least 1")
     print(f"{a.variant}, {a.seats} processes (dernier host --bot and {a.seats - 1} dernier join "
-          f"--bot) on loopback; {os.cpu_count()} CPUs")
+          f"--bot) on loopback; {os.cpu_count()} CPUs; group arithmetic: {group.PATH}")
     took: list[float] = []
     for i in range(a.runs):
         before = " ".join(f"{x:.2f}" for x in os.getloadavg())
