@@ -7,7 +7,8 @@ filling (the wall-clock time stamp of record 0, the table record, which the host
 the last seat is in) to the moment the host prints "First card turned up" (seen by polling its
 output every 20 ms): the dealer's coin, the key set-up, one proven shuffle per seat checked by
 every other seat, the cut and the deal happen in between. It also prints each process's CPU
-seconds from the last seat's "Seated" line to that moment (``/proc``). The processes are then
+seconds from the last seat's "Seated" line to that moment (``/proc``), their sum, and that sum
+over the CPU count (the least time idle CPUs would need). The processes are then
 stopped: the hand is not played out.
 
 Run: ``python benchmarks/bench_table.py [--seats 10] [--variant originale] [--runs 3]``
@@ -114,7 +115,9 @@ def main() -> None:
         took.append(t)
         shown = [c for c in cpu if c is not None]
         cpus = (f"; CPU s per process meanwhile: host {shown[0]:.2f}, others "
-                f"{min(shown[1:]):.2f}-{max(shown[1:]):.2f}" if len(shown) == len(cpu) else "")
+                f"{min(shown[1:]):.2f}-{max(shown[1:]):.2f}, all {sum(shown):.2f} (so at least "
+                f"{sum(shown) / (os.cpu_count() or 1):.2f} s on {os.cpu_count()} idle CPUs)"
+                if len(shown) == len(cpu) else "")
         print(f"run {i + 1}: first card turned up {t:.2f} s after the table filled{cpus} "
               f"(load average before {before})", flush=True)
     print(f"first card after the table filled: median {statistics.median(took):.2f} s, range "
