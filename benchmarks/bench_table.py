@@ -6,9 +6,9 @@ transcript file per seat), joined one after the other. The figure is the time fr
 filling (the wall-clock time stamp of record 0, the table record, which the host writes when
 the last seat is in) to the moment the host prints "First card turned up" (seen by polling its
 output every 20 ms): the dealer's coin, the key set-up, one proven shuffle per seat checked by
-every other seat, the cut (in originale) and the deal happen in between. It also prints each process's CPU
-seconds from the last seat's "Seated" line to that moment (``/proc``), their sum, and that sum
-over the CPU count (the least time idle CPUs would need). The processes are then
+every other seat, the cut (in originale) and the deal happen in between. It also prints each
+process's CPU seconds from the last seat's "Seated" line to that moment (``/proc``), their sum,
+and that sum over the CPU count (the least time idle CPUs would need). The processes are then
 stopped: the hand is not played out.
 
 Run: ``python benchmarks/bench_table.py [--seats 10] [--variant originale] [--runs 3]``
