@@ -12,20 +12,22 @@ Printed figures:
   process spent from record 1 to that point (independent of other load on the machine);
 - **move latency**: for each seat move (play, draw, pass, declare, ...), from the moment its
   author sends it until every seat has applied it to its rules state (so a play includes the
-  tokens that reveal its card, a draw the token of the drawn card); median and 99th percentile
-  over the whole run;
+  tokens that reveal its card, a draw the token of the drawn card: see :class:`SeatProbe`);
+  median and 99th percentile over the whole run;
 - **hands per minute**: hands completed over the wall time from record 0 to the end;
 - **peak memory per seat**: ``ru_maxrss`` of each process (whole interpreter included).
 
-Times come from ``time.monotonic`` (one clock for all processes on Linux).
-Run: ``python benchmarks/bench_net.py [--hands N] [--offload]`` (default 3 hands; ``--offload``
-applies the records whose checking is long, the shuffles, in a worker thread).
+Times come from ``time.monotonic`` (one clock for all processes on Linux), taken through the
+seats' public hooks (:class:`SeatProbe`). Run: ``python benchmarks/bench_net.py [--hands N]
+[--no-offload] [--send-before-check] [--timeline]`` (default 3 hands; the records whose
+checking is long, the shuffles, are applied in a worker thread unless ``--no-offload``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import multiprocessing as mp
 import os
 import resource
@@ -40,53 +42,71 @@ SEATS = 4
 GOALS = {"first_card_s": 1.5, "median_ms": 20.0, "peak_mb": 100.0}
 
 
-def _instrument(out: dict[str, Any]) -> None:
-    """Record, in this process, when own moves are sent and when each move takes effect."""
-    from dernier_p2p.net.seat import LocalSeat
+class SeatProbe:
+    """Times one seat process through the public hooks of its seat and driver: its own moves
+    as they go out (:meth:`~dernier_p2p.net.driver.Driver.send_own`, the path of every envelope
+    the seat's agent signs), and every record as the seat has applied it
+    (:meth:`~dernier_p2p.net.seat.LocalSeat.follow`).
 
-    sent: dict[str, float] = out.setdefault("sent", {})
-    applied: dict[str, float] = out.setdefault("applied", {})
-    pending: list[str] = []
-    original_applied = LocalSeat._applied
-    original_sent = LocalSeat.sent
+    A move counts as applied at a seat once that seat's session has run every move it holds,
+    with the faces and tokens they wait for (a play's card opened, a drawn card's token in):
+    the session is quiescent again, the match is over, or its rules wait on chance (the next
+    hand's shuffle). Figures go to :attr:`out` (plain values, for JSON)."""
 
-    timeline: list[tuple[float, str]] = out.setdefault("timeline", [])
+    def __init__(self, timeline: bool = False) -> None:
+        self.out: dict[str, Any] = {"sent": {}, "applied": {}, "timeline": []}
+        self.timeline = timeline
+        self.pending: list[str] = []
+        self.first_play: str | None = None
+        self.seen = 0
 
-    def on_applied(
-        self: LocalSeat, record: dict[str, Any], envs: list[dict[str, Any]]
-    ) -> list[dict[str, Any]]:
-        out.setdefault("cpu0", time.process_time())  # record 1: the match has started
-        result = original_applied(self, record, envs)
-        env = record["env"]
-        body = env["body"]
-        if "first_play" not in out:
-            timeline.append((time.monotonic(), body["type"] + "/" + str(body.get("move", ""))))
+    def time_sends(self, driver: Any) -> None:
+        """Note when each own move leaves through ``driver`` (set before the match starts)."""
+        send_own = driver.send_own
+        sent: dict[str, float] = self.out["sent"]
+
+        async def timed(env: dict[str, Any]) -> None:
+            if env["body"]["type"] == "move":
+                sent[f"{env['seat']}/{env['n']}"] = time.monotonic()
+            await send_own(env)
+
+        driver.send_own = timed
+
+    async def follow(self, seat: Any) -> None:
+        """Note every record of ``seat`` (a LocalSeat) as it is applied, to the match's end."""
+        async for record in seat.follow(self.seen):
+            self.saw(seat, record)
+
+    def catch_up(self, seat: Any) -> None:
+        """Note the records applied since :meth:`follow` last ran (at the end of the match)."""
+        for record in seat.records[self.seen :]:
+            self.saw(seat, record)
+
+    def saw(self, seat: Any, record: dict[str, Any]) -> None:
+        """One record, applied by ``seat``'s session."""
+        self.seen += 1
+        out = self.out
+        now = time.monotonic()
+        if record.get("i", 0) >= 1:
+            out.setdefault("cpu0", time.process_time())  # record 1: the match has started
+        body = record["env"]["body"]
+        if self.timeline and "first_play" not in out:
+            out["timeline"].append((now, body["type"] + "/" + str(body.get("move", ""))))
         if body["type"] == "move":
-            pending.append(f"{env['seat']}/{env['n']}")
-            if body["move"] == "play" and "first_play" not in out:
-                out["first_play_pending"] = True
-        session = self.session
-        # moves run in record order; those still queued, or waiting for their card's face,
-        # are the newest ones (instrumentation reads the session's private queue)
-        waiting = len(session._moves) + (session._await is not None and session._await[0] == "face")
-        done = len(pending) if session.finished else len(pending) - waiting
-        if done > 0:
-            now = time.monotonic()
-            for key in pending[:done]:
-                applied[key] = now
-            del pending[:done]
-            if out.pop("first_play_pending", False):
+            key = f"{record['env']['seat']}/{record['env']['n']}"
+            self.pending.append(key)
+            if body["move"] == "play" and self.first_play is None:
+                self.first_play = key
+        session = seat.session
+        chance = session.state is not None and session.state.chance is not None
+        if not self.pending or not (session.finished or session.quiescent or chance):
+            return
+        for key in self.pending:
+            out["applied"][key] = now
+            if key == self.first_play:
                 out["first_play"] = now
                 out["first_play_cpu"] = time.process_time()
-        return result
-
-    def mark_sent(self: LocalSeat, env: dict[str, Any]) -> None:
-        if env["body"]["type"] == "move":
-            sent[f"{env['seat']}/{env['n']}"] = time.monotonic()
-        original_sent(self, env)
-
-    LocalSeat._applied = on_applied  # type: ignore[method-assign]
-    LocalSeat.sent = mark_sent  # type: ignore[method-assign]
+        self.pending.clear()
 
 
 def _finish(out: dict[str, Any], path: str, result: Any, hands: int) -> None:
@@ -97,57 +117,91 @@ def _finish(out: dict[str, Any], path: str, result: Any, hands: int) -> None:
     Path(path).write_text(json.dumps(out))
 
 
-def timed_host(out: dict[str, Any]) -> Any:
-    """A Host class that times its own moves as a peer's (sent, then seen in a record) and
-    notes in ``out["full_at"]`` when the table filled."""
-    from dernier_p2p.net.host import Host
+async def probed_host(host: Any, probe: SeatProbe, serve: Any = None) -> Any:
+    """Run ``host`` (a :class:`~dernier_p2p.net.host.Host`) to its end under ``probe``: its
+    port is put where ``serve(port)`` says once it listens, the table's filling is noted in
+    ``probe.out["full_at"]``; returns the host's result."""
+    import trio
 
-    class TimedHost(Host):
-        async def _send_own(self, env: dict[str, Any]) -> None:
-            self.me.sent(env)  # only to time it; the host's own envelopes are never lost
-            self.me.unsequenced.pop(env["n"], None)
-            await super()._send_own(env)
+    out = probe.out
+    probe.time_sends(host.driver)
+    result: list[Any] = []
+    done = trio.Event()
 
-        def _start_match(self) -> None:
-            out["full_at"] = time.monotonic()
-            super()._start_match()
+    async def run(task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+        result.append(await host.run(task_status=task_status))
+        done.set()
 
-    return TimedHost
+    async def watch() -> None:
+        await host.full.wait()
+        out["full_at"] = time.monotonic()
+        await probe.follow(await host.local_seat())
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(watch)
+        await nursery.start(run)
+        if serve is not None:
+            await serve(host, nursery)
+        await done.wait()  # (a relay registration, say, runs until cancelled)
+        nursery.cancel_scope.cancel()
+    probe.catch_up(host.me)
+    return result[0]
+
+
+async def probed_peer(peer: Any, probe: SeatProbe) -> Any:
+    """Run ``peer`` (a :class:`~dernier_p2p.net.peer.Peer`) to its end under ``probe``."""
+    import trio
+
+    probe.time_sends(peer.driver)
+    result: list[Any] = []
+
+    async def watch() -> None:
+        await probe.follow(await peer.local_seat())
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(watch)
+        result.append(await peer.run())
+        nursery.cancel_scope.cancel()
+    probe.catch_up(peer.me)
+    return result[0]
 
 
 def host_process(
-    port_q: Any, path: str, tmp: str, hands: int, check_first: bool, offload: bool
+    port_q: Any, path: str, tmp: str, hands: int, check_first: bool, offload: bool,
+    timeline: bool = False,
 ) -> None:
     import trio
 
     from dernier_p2p.bots import HeuristicBot
     from dernier_p2p.net.agent import bot_agent
-    from dernier_p2p.net.host import HostConfig
+    from dernier_p2p.net.host import Host, HostConfig
     from dernier_p2p.wire.identity import IdentityKey
 
-    out: dict[str, Any] = {}
-    _instrument(out)
-    TimedHost = timed_host(out)  # noqa: N806 - a class
+    probe = SeatProbe(timeline)
+    out = probe.out
+    transcript = Path(tmp) / "t0.bin"
 
     async def main() -> Any:
         config = HostConfig(
             players=SEATS,
             options={"match": ["hands", hands]},
             seed=os.urandom(32),
-            transcript=Path(tmp) / "t0.bin",
+            transcript=transcript,
             check_first=check_first,
             offload=offload,
         )
-        host = TimedHost(IdentityKey.generate(os.urandom(32)), config, bot_agent(HeuristicBot(0)))
-        async with trio.open_nursery() as nursery:
-            await nursery.start(host.run)
+        host = Host(IdentityKey.generate(os.urandom(32)), config, bot_agent(HeuristicBot(0)))
+
+        async def serve(host: Host, nursery: Any) -> None:
             port_q.put(host.port)
+
+        result = await probed_host(host, probe, serve)
         out["records"] = len(host.records)
-        out["bytes"] = (Path(tmp) / "t0.bin").stat().st_size
         out["hands_done"] = host.me.session.state.hand_number
-        return host.me.session.result
+        return result
 
     result = trio.run(main)
+    out["bytes"] = transcript.stat().st_size
     _finish(out, path, result, hands)
 
 
@@ -156,23 +210,18 @@ def peer_process(seat: int, port: int, path: str, tmp: str, hands: int, offload:
 
     from dernier_p2p.bots import HeuristicBot
     from dernier_p2p.net.agent import bot_agent
-    from dernier_p2p.net.peer import PeerConfig, run_peer
+    from dernier_p2p.net.peer import Peer, PeerConfig
     from dernier_p2p.wire.identity import IdentityKey
 
-    out: dict[str, Any] = {}
-    _instrument(out)
+    probe = SeatProbe()
     transcript = Path(tmp) / f"t{seat}.bin"
     config = PeerConfig(
         name=f"bot{seat}", seed=os.urandom(32), transcript=transcript, offload=offload
     )
-    result = trio.run(
-        run_peer,
-        IdentityKey.generate(os.urandom(32)),
-        ("127.0.0.1", port),
-        bot_agent(HeuristicBot(seat)),
-        config,
-    )
-    _finish(out, path, result, hands)
+    peer = Peer(IdentityKey.generate(os.urandom(32)), ("127.0.0.1", port),
+                bot_agent(HeuristicBot(seat)), config)
+    result = trio.run(probed_peer, peer, probe)
+    _finish(probe.out, path, result, hands)
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -194,15 +243,20 @@ def main() -> None:
     )
     parser.add_argument(
         "--offload",
-        action="store_true",
-        help="apply shuffle records in a worker thread (HostConfig/PeerConfig.offload)",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="apply shuffle records in a worker thread, as by default"
+        " (HostConfig/PeerConfig.offload); --no-offload: on the trio loop",
     )
     args = parser.parse_args()
+    if args.hands < 1:
+        parser.error("--hands must be at least 1")
     ctx = mp.get_context("spawn")
     with tempfile.TemporaryDirectory() as tmp:
         paths = [os.path.join(tmp, f"seat{s}.json") for s in range(SEATS)]
         port_q = ctx.Queue()
-        host_args = (port_q, paths[0], tmp, args.hands, not args.send_before_check, args.offload)
+        host_args = (port_q, paths[0], tmp, args.hands, not args.send_before_check, args.offload,
+                     args.timeline)
         procs = [ctx.Process(target=host_process, args=host_args)]
         procs[0].start()
         port = port_q.get(timeout=60)
@@ -230,7 +284,7 @@ def main() -> None:
         times = [d["applied"].get(key) for d in data]
         if all(t is not None for t in times):
             latencies.append((max(times) - t0) * 1000)
-    first_card = host["first_play"] - host["full_at"]
+    first_card = host.get("first_play", math.nan) - host["full_at"]
     wall = max(d["end"] for d in data) - host["full_at"]
     hands = host["hands_done"]
     peak_mb = [d["peak_kb"] / 1024 for d in data]
@@ -241,7 +295,7 @@ def main() -> None:
     print(f"records: {host['records']}, hands: {hands}, all seats agree: {len(results) == 1}")
     print(f"first card played after the table filled: {first_card:.3f} s "
           f"(goal <= {GOALS['first_card_s']} s)")
-    cpu = [d.get("first_play_cpu", float("nan")) - d["cpu0"] for d in data]
+    cpu = [d.get("first_play_cpu", math.nan) - d["cpu0"] for d in data]
     print("  CPU seconds per seat from record 1 until it applied the first card: "
           + ", ".join(f"{c:.2f}" for c in cpu)
           + f"; load average now {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")

@@ -13,14 +13,17 @@ paired by it, every frame forwarded by it). Printed for both, side by side:
   (the relay in its own process), median and 99th percentile over ``--pings`` round trips: the
   cost of the extra hop by itself, with no game work around it.
 
-Run: ``python benchmarks/bench_relay.py [--hands N] [--rounds R] [--pings P]`` (default 2 hands,
-1 round, 500 pings; each round plays direct then relayed).
+Run: ``python benchmarks/bench_relay.py [--hands N] [--rounds R] [--pings P] [--no-offload]``
+(default 2 hands, 1 round, 500 pings; each round plays direct then relayed; the seats apply
+shuffle records in a worker thread unless ``--no-offload``). Timings are taken as in
+``bench_net.py`` (its :class:`SeatProbe`).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import multiprocessing as mp
 import os
 import statistics
@@ -31,7 +34,14 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_net import SEATS, _finish, _instrument, percentile, timed_host  # noqa: E402
+from bench_net import (  # noqa: E402
+    SEATS,
+    SeatProbe,
+    _finish,
+    percentile,
+    probed_host,
+    probed_peer,
+)
 
 TOKEN = b"benchtab"
 
@@ -49,76 +59,82 @@ def relay_process(port_q: Any) -> None:
     trio.run(main)
 
 
-def host_process(port_q: Any, path: str, tmp: str, hands: int, relay: int | None) -> None:
-
+def host_process(
+    port_q: Any, path: str, tmp: str, hands: int, relay: int | None, offload: bool
+) -> None:
     import trio
 
     from dernier_p2p.bots import HeuristicBot
     from dernier_p2p.net.agent import bot_agent
-    from dernier_p2p.net.host import HostConfig
+    from dernier_p2p.net.host import Host, HostConfig
     from dernier_p2p.net.relay import host_through_relay
     from dernier_p2p.wire.identity import IdentityKey
 
-    out: dict[str, Any] = {}
-    _instrument(out)
-    TimedHost = timed_host(out)  # noqa: N806 - a class
+    probe = SeatProbe()
 
     async def main() -> Any:
         config = HostConfig(players=SEATS, options={"match": ["hands", hands]},
-                            seed=os.urandom(32), transcript=Path(tmp) / "t0.bin")
-        host = TimedHost(IdentityKey.generate(os.urandom(32)), config, bot_agent(HeuristicBot(0)))
-        async with trio.open_nursery() as nursery:
-            await nursery.start(host.run)
-            if relay is not None:
-                await nursery.start(host_through_relay, ("127.0.0.1", relay), TOKEN, host.handle)
+                            seed=os.urandom(32), transcript=Path(tmp) / "t0.bin",
+                            offload=offload)
+        host = Host(IdentityKey.generate(os.urandom(32)), config, bot_agent(HeuristicBot(0)))
+
+        async def serve(host: Host, nursery: trio.Nursery) -> None:
+            if relay is not None:  # registered until the match is over
+                await nursery.start(host_through_relay, ("127.0.0.1", relay), TOKEN,
+                                    host.handle)
             port_q.put(host.port)
-            await host.done.wait()
-            with trio.move_on_after(host.config.linger_s + 1):
-                while host.conns:
-                    await trio.sleep(0.01)
-            nursery.cancel_scope.cancel()
-        out["hands_done"] = host.me.session.state.hand_number
-        return host.me.session.result
+
+        result = await probed_host(host, probe, serve)
+        probe.out["hands_done"] = host.me.session.state.hand_number
+        return result
 
     result = trio.run(main)
-    _finish(out, path, result, hands)
+    _finish(probe.out, path, result, hands)
 
 
-def peer_process(seat: int, port: int, path: str, tmp: str, hands: int, relay: int | None) -> None:
+def peer_process(
+    seat: int, port: int, path: str, tmp: str, hands: int, relay: int | None, offload: bool
+) -> None:
     import trio
 
     from dernier_p2p.bots import HeuristicBot
     from dernier_p2p.net.agent import bot_agent
     from dernier_p2p.net.invite import Invite, Route
-    from dernier_p2p.net.peer import PeerConfig, run_peer
+    from dernier_p2p.net.peer import Peer, PeerConfig
     from dernier_p2p.net.reach import Dialer
     from dernier_p2p.wire.identity import IdentityKey
 
-    out: dict[str, Any] = {}
-    _instrument(out)
+    probe = SeatProbe()
     dial = None
-    if relay is not None:
-        dial = Dialer(Invite(b"\0" * 10, (Route("relay", "127.0.0.1", relay, TOKEN),)))
+    if relay is not None:  # through the relay only: no hole punched past it
+        invite = Invite(b"\0" * 10, (Route("relay", "127.0.0.1", relay, TOKEN),))
+        dial = Dialer(invite, punch=False)
     config = PeerConfig(name=f"bot{seat}", seed=os.urandom(32),
-                        transcript=Path(tmp) / f"t{seat}.bin", dial=dial)
-    result = trio.run(run_peer, IdentityKey.generate(os.urandom(32)), ("127.0.0.1", port),
-                      bot_agent(HeuristicBot(seat)), config)
-    _finish(out, path, result, hands)
+                        transcript=Path(tmp) / f"t{seat}.bin", dial=dial, offload=offload)
+    peer = Peer(IdentityKey.generate(os.urandom(32)), ("127.0.0.1", port),
+                bot_agent(HeuristicBot(seat)), config)
+    result = trio.run(probed_peer, peer, probe)
+    probe.out["route"] = "direct" if dial is None or dial.used is None else dial.used.kind
+    _finish(probe.out, path, result, hands)
 
 
-def play(ctx: Any, hands: int, relay: int | None) -> tuple[float, list[float]]:
+def play(
+    ctx: Any, hands: int, relay: int | None, offload: bool = True
+) -> tuple[float, list[float]]:
     """One match; (first card seconds, move latencies in ms)."""
     import time
 
     with tempfile.TemporaryDirectory() as tmp:
         paths = [os.path.join(tmp, f"seat{s}.json") for s in range(SEATS)]
         port_q = ctx.Queue()
-        procs = [ctx.Process(target=host_process, args=(port_q, paths[0], tmp, hands, relay))]
+        host_args = (port_q, paths[0], tmp, hands, relay, offload)
+        procs = [ctx.Process(target=host_process, args=host_args)]
         procs[0].start()
         port = port_q.get(timeout=60)
         for seat in range(1, SEATS):
             procs.append(ctx.Process(target=peer_process,
-                                     args=(seat, port, paths[seat], tmp, hands, relay)))
+                                     args=(seat, port, paths[seat], tmp, hands, relay,
+                                           offload)))
             procs[-1].start()
             time.sleep(0.05)
         for p in procs:
@@ -128,6 +144,9 @@ def play(ctx: Any, hands: int, relay: int | None) -> tuple[float, list[float]]:
         data = [json.loads(Path(p).read_text()) for p in paths]
     if len({d["result"] for d in data}) != 1:
         sys.exit("the seats disagree on the result")
+    routes = {d["route"] for d in data[1:]}
+    if routes != {"direct" if relay is None else "relay"}:
+        sys.exit(f"the peers joined by {sorted(routes)}, not as this match means to")
     sent: dict[str, float] = {}
     for d in data:
         sent.update(d["sent"])
@@ -136,7 +155,7 @@ def play(ctx: Any, hands: int, relay: int | None) -> tuple[float, list[float]]:
         times = [d["applied"].get(key) for d in data]
         if all(t is not None for t in times):
             latencies.append((max(times) - t0) * 1000)
-    return data[0]["first_play"] - data[0]["full_at"], latencies
+    return data[0].get("first_play", math.nan) - data[0]["full_at"], latencies
 
 
 async def _pings(relay: int, count: int) -> dict[str, list[float]]:
@@ -183,14 +202,23 @@ def main() -> None:
     parser.add_argument("--hands", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--pings", type=int, default=500)
+    parser.add_argument(
+        "--offload", action=argparse.BooleanOptionalAction, default=True,
+        help="apply shuffle records in a worker thread, as by default; --no-offload: on the"
+        " trio loop",
+    )
     args = parser.parse_args()
+    for name in ("hands", "rounds", "pings"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name} must be at least 1")
     ctx = mp.get_context("spawn")
     port_q = ctx.Queue()
     relay = ctx.Process(target=relay_process, args=(port_q,), daemon=True)
     relay.start()
     relay_port = port_q.get(timeout=60)
     print(f"dernier, {SEATS} seats (host + 3 peers), one process each, loopback TCP; the relay "
-          f"is a fifth process; {args.hands} hands per match")
+          f"is a fifth process; {args.hands} hands per match; shuffle records applied "
+          f"{'in a worker thread' if args.offload else 'on the trio loop'}")
     try:
         import trio
 
@@ -200,7 +228,7 @@ def main() -> None:
                   f"p99 {percentile(times, 0.99):.3f} ms over {len(times)}")
         for r in range(args.rounds):
             for name, via in (("direct", None), ("relay ", relay_port)):
-                first, lat = play(ctx, args.hands, via)
+                first, lat = play(ctx, args.hands, via, args.offload)
                 print(f"round {r + 1} {name}: first card {first:.3f} s; move latency over "
                       f"{len(lat)} moves: median {statistics.median(lat):.1f} ms, "
                       f"p99 {percentile(lat, 0.99):.1f} ms")
