@@ -30,6 +30,7 @@ import json
 import math
 import multiprocessing as mp
 import os
+import queue
 import resource
 import statistics
 import sys
@@ -224,6 +225,18 @@ def peer_process(seat: int, port: int, path: str, tmp: str, hands: int, offload:
     _finish(probe.out, path, result, hands)
 
 
+def port_of(proc: Any, port_q: Any, limit_s: float = 60.0) -> int:
+    """The port ``proc`` puts on ``port_q`` once it listens; exits at once if it dies first."""
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        try:
+            return int(port_q.get(timeout=0.2))
+        except queue.Empty:
+            if not proc.is_alive():
+                sys.exit(f"the {proc.name} process ended before listening: exit {proc.exitcode}")
+    sys.exit(f"the {proc.name} process did not listen within {limit_s:g} s")
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     k = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
@@ -257,9 +270,9 @@ def main() -> None:
         port_q = ctx.Queue()
         host_args = (port_q, paths[0], tmp, args.hands, not args.send_before_check, args.offload,
                      args.timeline)
-        procs = [ctx.Process(target=host_process, args=host_args)]
+        procs = [ctx.Process(target=host_process, args=host_args, name="host")]
         procs[0].start()
-        port = port_q.get(timeout=60)
+        port = port_of(procs[0], port_q)
         for seat in range(1, SEATS):
             procs.append(
                 ctx.Process(

@@ -39,6 +39,7 @@ from bench_net import (  # noqa: E402
     SeatProbe,
     _finish,
     percentile,
+    port_of,
     probed_host,
     probed_peer,
 )
@@ -128,9 +129,9 @@ def play(
         paths = [os.path.join(tmp, f"seat{s}.json") for s in range(SEATS)]
         port_q = ctx.Queue()
         host_args = (port_q, paths[0], tmp, hands, relay, offload)
-        procs = [ctx.Process(target=host_process, args=host_args)]
+        procs = [ctx.Process(target=host_process, args=host_args, name="host")]
         procs[0].start()
-        port = port_q.get(timeout=60)
+        port = port_of(procs[0], port_q)
         for seat in range(1, SEATS):
             procs.append(ctx.Process(target=peer_process,
                                      args=(seat, port, paths[seat], tmp, hands, relay,
@@ -213,9 +214,9 @@ def main() -> None:
             parser.error(f"--{name} must be at least 1")
     ctx = mp.get_context("spawn")
     port_q = ctx.Queue()
-    relay = ctx.Process(target=relay_process, args=(port_q,), daemon=True)
+    relay = ctx.Process(target=relay_process, args=(port_q,), daemon=True, name="relay")
     relay.start()
-    relay_port = port_q.get(timeout=60)
+    relay_port = port_of(relay, port_q)
     print(f"dernier, {SEATS} seats (host + 3 peers), one process each, loopback TCP; the relay "
           f"is a fifth process; {args.hands} hands per match; shuffle records applied "
           f"{'in a worker thread' if args.offload else 'on the trio loop'}")
