@@ -811,6 +811,20 @@ CASES = {
         'constants={}), faults=[Kill(at=0, pid=0, until=1619, clean=False), Kill(at=78, pid=1, '
         'until=8237, clean=True)])'
     ),
+    # Three seats, `dernier` (version 4: a leave ends the match); seat 1 killed, host 0's frames
+    # to seat 2 stalled. Host 0 sequenced seat 1's `left` with seat 2's vote and ended the match;
+    # seat 2, hearing nothing, deposed it and finished another match with seat 1 as host. The
+    # leave took host 0's table to two seats, where every record counted as final at once: two
+    # results. Fix: finality counts among the seats at the table before the record (OwnSeat.m_at).
+    "a-leave-that-ends-the-match-counted-final-at-two-seats": (
+        "one-chain",
+        "Case(seed=1706517, setup=Setup(players=3, variant='dernier', options={'match': "
+        "['hands', 1], 'hand_size': 5}, timers={'turn_ms': 19534, 'declare_ms': 948, "
+        "'grace_ms': 11748}, listens=[True, True, True], speeds=None, clocks=[(-4743, "
+        '222371722, 1699777683120), (-6108, 107769751, 1699892125863), (3680, 407045277, '
+        '1699592979876)], constants={}), faults=[Kill(at=339, pid=1, until=15485, clean=True), '
+        'Stall(at=2289, src=0, dst=2, until=22198)])'
+    ),
 }
 
 _EQUIVOCATE_605508 = (

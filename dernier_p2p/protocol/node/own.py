@@ -91,6 +91,8 @@ class OwnSeat:
         self.end_at: int | None = None  # the record that ended the match (7.11)
         self._late: set[bytes] = set()  # hashes of the records from it on
         self._holders: set[int] = set()  # the seats the chain shows holding it
+        self._m: list[int] = [len(self.session.chain.at_table)]  # seats at the table before
+        # each record (record 0 seats them all): a quorum about record i counts among these
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -242,12 +244,15 @@ class OwnSeat:
         the record is refused; nothing is applied then, and nothing kept unless the record is
         the evidence of the fault (see :meth:`keep`; ``keep_evidence=False`` leaves that to the
         caller)."""
+        before = len(self.session.chain.at_table)
         try:
             out = self.session.receive(record, now_ms)
         except ProtocolError as exc:
             if keep_evidence:
                 self.keep(record, exc)
             raise
+        if len(self._m) == len(self.records):  # (the record takes index len(records))
+            self._m.append(before)
         return self._applied(record, out)
 
     def keep(self, record: dict[str, Any], exc: ProtocolError) -> bool:
@@ -320,8 +325,17 @@ class OwnSeat:
         session = self.session
         if not session.finished:
             return False
-        m = len(session.chain.at_table)
+        m = self.m_at(self.end_at) if self.end_at is not None else len(session.chain.at_table)
         return session.no_contest or m <= 2 or len(self._holders) >= quorum(m)
+
+    def m_at(self, i: int) -> int:
+        """The seats at the table before record ``i`` (the table's size now past the last):
+        a quorum about record ``i`` counts among them, not among those left once a ``left``
+        or a ``resign`` at ``i`` or later took a seat off (a leave that ends the match, 7.9,
+        would otherwise make its own record final at once at two seats)."""
+        if 0 <= i < len(self._m):
+            return self._m[i]
+        return len(self.session.chain.at_table)
 
     @property
     def end_holders(self) -> frozenset[int]:

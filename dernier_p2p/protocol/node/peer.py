@@ -540,8 +540,10 @@ class PeerNode:
         # or its history is final after the split and this seat's is not (7.11): a new host
         # that lost its table to the old host come back, whose chain a quorum followed
         own = self.own
-        return own is not None and finality.goes_over(
-            own.records, records, len(own.session.chain.at_table))
+        if own is None:
+            return False
+        j = finality.split(own.records, records)
+        return j is not None and finality.goes_over(own.records, records, own.m_at(j))
 
     def has_work(self) -> bool:
         if self._rebuild_ready():
@@ -638,7 +640,7 @@ class PeerNode:
         seats = self.stale_holders.setdefault(rec["h"], {rec["h"]})
         if chain.index_of(env.get("head")) is None and chain.signed_by(env, env.get("seat")):
             seats.add(env["seat"])
-        m = len(chain.at_table)
+        m = own.m_at(j)
         return len(seats) >= quorum(m) and not finality.is_final(own.records, j, m)
 
     def _diverges(self, rec: dict[str, Any]) -> bool:

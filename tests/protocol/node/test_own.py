@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dernier_p2p.protocol.local import identity_for
+from dernier_p2p.protocol.local import LocalTable, identity_for
 from dernier_p2p.protocol.node.own import OwnSeat
 from dernier_p2p.rules import to_act
 from dernier_p2p.wire.hashing import digest
@@ -81,3 +81,25 @@ def test_a_duplicate_refusal_changes_nothing_in_flight():
     assert own.refused("DUPLICATE", f"seat {mover} counter {ack['n'] - 1} reused") == []
     assert own.unsequenced == {ack["n"]: ack, move["n"]: move} and own.in_flight
     assert own.refusals == 0
+
+
+def test_a_leave_that_ends_the_match_is_final_among_the_seats_before_it() -> None:
+    """(7.11, 7.9) In `dernier` a `left` ends the match at three seats; it also takes a seat
+    off, leaving two. Its finality counts among the three seats before it (q(3) = 2): the host
+    alone does not make it final, a second seat's ack does (seed 1706517: a minority host
+    ended the match by a leave, counted itself final at two seats and reported a result while
+    the others finished another)."""
+    seeds = [bytes([90 + k]) * 32 for k in range(3)]
+    table = LocalTable("dernier", seeds, {"match": ["hands", 1]})
+    table.deliver()
+    table.absent("left", 1, [0, 2])
+    table.deliver()
+    assert table.sessions[0].finished and len(table.sessions[0].chain.at_table) == 2
+    own = OwnSeat.from_records(identity_for(seeds[0]),
+                               digest("dernier-p2p/local-seed", seeds[0]), table.records)
+    assert own.end_holders == {0} and own.m_at(own.end_at) == 3
+    assert not own.final
+    table.send(table.sessions[2].ack())
+    table.deliver()
+    own.apply(table.records[-1], 0)
+    assert own.end_holders == {0, 2} and own.final
