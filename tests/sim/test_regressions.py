@@ -825,6 +825,19 @@ CASES = {
         '1699592979876)], constants={}), faults=[Kill(at=339, pid=1, until=15485, clean=True), '
         'Stall(at=2289, src=0, dst=2, until=22198)])'
     ),
+    # Three seats; host 0 killed for 2.7 s, seat 1 flooding. Seats 1 and 2 both took over; seat 2
+    # lost its table and resumed with host 1, whose host change then went in. Host 1 and seat 0
+    # timed seat 2 out 0.3 s later, on waits begun under the old host. Fix: a host change
+    # restarts every wait (PROTOCOL.md 7.5, the wait on X).
+    "a-wait-begun-under-the-old-host": (
+        "verdict",
+        "Case(seed=1707517, setup=Setup(players=3, variant='dernier', options={'match': "
+        "['hands', 1], 'hand_size': 3}, timers={'turn_ms': 3329, 'declare_ms': 613, 'grace_ms':"
+        ' 4552}, listens=[True, True, True], speeds=None, clocks=[(-788, 271952977, '
+        '1699728084759), (-7528, 881972624, 1699117947196), (-8110, 853217374, 1699146776074)],'
+        ' constants={}), faults=[Kill(at=2945, pid=0, until=5686, clean=True), Hostile(at=2291,'
+        " pid=1, kind='flood', target=None, until=6041)])"
+    ),
 }
 
 _EQUIVOCATE_605508 = (

@@ -68,10 +68,12 @@ class Waits:
         self._back.discard(author)  # it has shown what it holds
         restarted = author if is_progress(body) else None
         timed_out = body.get("seat") if body.get("type") == "timeout" else None
+        changed = body.get("type") == "host_change"  # every clock starts again: the seats
+        # were busy failing over, and the new host's clocks start at its take-over (7.6)
         waits: dict[int, Wait] = {}
         for seat in waiting:
             wait = self._waits.get(seat)
-            if wait is None or seat == restarted or seat == timed_out:
+            if wait is None or changed or seat == restarted or seat == timed_out:
                 wait = Wait(now, index, self._echo.get(seat, -1))
                 if seat in self._back:
                     wait.back_used = True

@@ -173,6 +173,18 @@ def test_a_timeout_of_the_seat_restarts_its_wait():
     assert w.ends(1) == 40_000 + w.limit(1)
 
 
+def test_a_host_change_restarts_every_wait():
+    """(7.5, 7.6) The seats spent the wait failing over, and the new host's clocks start at its
+    take-over: every wait starts again at the ``host_change`` (seed 1707517: a new host timed out
+    a seat that had been a candidate itself and resumed 0.3 s before, on a wait begun under the
+    old host)."""
+    w = started()
+    change = {"type": "host_change", "old": 0, "new": 2, "votes": []}
+    w.on_record(4, 2, change, 3, [1], move_owed(1), 30_000)
+    assert w.started(1) == 30_000
+    assert w.ends(1) == 30_000 + w.limit(1)
+
+
 def test_a_timeout_or_left_of_another_seat_does_not():
     w = started()
     w.on_record(4, 0, {"type": "timeout", "seat": 2, "votes": []}, 3, [1], move_owed(1), 9)
