@@ -163,12 +163,13 @@ class Seating:
         with trio.move_on_after(RESIGN_WAIT_S):
             await seat.done_acting.wait()  # resigned, or the match was over first
         resigned = seat.resigned.is_set()
-        if seat.stopped is not None or (seat.finished and not resigned):
+        over = seat.session.finished  # over by the rules, its end final now or soon (7.11)
+        if seat.stopped is not None or (over and not resigned):
             return  # a fault, or the match was over first: the run ends as it does
-        if not resigned or (not self.bots and not seat.finished):
+        if not resigned or (not self.bots and not over):
             raise QuitGame  # the others play on, in their own processes
-        if seat.finished:
-            return  # the resignation ended the match: its result is shown
+        if over:
+            return  # the resignation ended the match: its result is shown once final
         self.echo("You have left the table and rank last. The bots finish the match without "
                   "you, without pauses; the result follows (Ctrl-C stops here, leaving the "
                   "transcript unfinished).")
