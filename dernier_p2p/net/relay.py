@@ -348,26 +348,28 @@ class Relay:
                        source: str = "") -> None:
         sent = [0, 0]
         watching: list[Ticket] = []
-        async with trio.open_nursery() as nursery:
+        try:
+            async with trio.open_nursery() as nursery:
 
-            async def pump(src: FramedStream, dst: FramedStream, way: int) -> None:
-                try:
-                    while True:
-                        frame = await src.receive()
-                        if way == 0 and sent[0] == 0 and _is_watch(frame):
-                            watching.append(self._watcher(source, nursery.cancel_scope))
-                        self._note(call, way, frame)
-                        sent[way] += len(frame)
-                        with trio.fail_after(SEND_S):  # a reader this slow ends the pair:
-                            await dst.send(frame)  # at most one frame held per direction
-                except (*DROPPED, trio.TooSlowError):
-                    pass
-                nursery.cancel_scope.cancel()
+                async def pump(src: FramedStream, dst: FramedStream, way: int) -> None:
+                    try:
+                        while True:
+                            frame = await src.receive()
+                            if way == 0 and sent[0] == 0 and _is_watch(frame):
+                                watching.append(self._watcher(source, nursery.cancel_scope))
+                            self._note(call, way, frame)
+                            sent[way] += len(frame)
+                            with trio.fail_after(SEND_S):  # a reader this slow ends the pair:
+                                await dst.send(frame)  # at most one frame held per direction
+                    except (*DROPPED, trio.TooSlowError):
+                        pass
+                    nursery.cancel_scope.cancel()
 
-            nursery.start_soon(pump, joiner, host, 0)
-            nursery.start_soon(pump, host, joiner, 1)
-        for ticket in watching:
-            ticket.release()
+                nursery.start_soon(pump, joiner, host, 0)
+                nursery.start_soon(pump, host, joiner, 1)
+        finally:  # also when the pair is closed from outside (its own slot evicted)
+            for ticket in watching:
+                ticket.release()
         log.info("relay: pair %d closed after %d bytes to the host, %d from it%s",
                  call, sent[0], sent[1], " (a watcher evicted at its cap)"
                  if any(t.evicted for t in watching) else "")

@@ -388,6 +388,33 @@ async def test_relayed_watchers_have_their_own_cap_per_address() -> None:
             nursery.cancel_scope.cancel()
 
 
+async def test_a_watchers_pair_closed_at_the_pairs_cap_gives_back_its_watcher_slot() -> None:
+    """A watcher's pair evicted by the cap on pairs (not on watchers) frees its watcher slot
+    too: else a stranger could fill the relay's watchers with pairs long gone."""
+    the_relay = Relay(pairs=Limits(max_pending=8, per_address=1, handshake_s=math.inf))
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            port = await _start(nursery, the_relay)
+            control = await _register(port, b"table001")
+            send, answers = trio.open_memory_channel[FramedStream](8)
+            nursery.start_soon(_answering, port, b"table001", control, send)
+            pairs = []
+            for _ in range(2):
+                joiner = await _join(port, b"table001", FLOOD)
+                assert (await hs.receive_message(joiner))["k"] == "relay-paired"
+                host_side = await answers.receive()
+                await hs.send_message(joiner, {"k": "watch", "version": hs.VERSION, "have": -1})
+                await host_side.receive()
+                pairs.append((joiner, host_side))
+            assert await _ended(pairs[0][0]) == "closed"  # FLOOD's older pair
+            await wait_for(lambda: the_relay.watchers.pending == 1)
+            for stream in pairs[1]:
+                await trio.aclose_forcefully(stream)
+            await wait_for(lambda: the_relay.watchers.pending == 0
+                           and the_relay.pairs.pending == 0)
+            nursery.cancel_scope.cancel()
+
+
 def test_one_owners_addresses_count_together_at_the_total_cap() -> None:
     from dernier_p2p.net.admission import prefix_of
 
