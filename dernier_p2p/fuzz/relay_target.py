@@ -5,8 +5,10 @@ starts at a virtual time, sends its frames (openings for the tables' two tokens,
 not, frames after them, a joiner's ``watch`` first in half of them, raw bytes with any length
 prefix), reads or never reads what comes
 back, answers the relay's calls (as a host does, sometimes mutated) or not, and closes or
-stays. The relay runs behind trio's mock clock (autojump), so its deadlines (the opening's,
-the call's, the pings, a slow reader's) pass at once and a case takes milliseconds.
+stays; in the cases with small caps a host or a joiner may open several connections at
+once from its one address (a flood). The relay runs behind trio's mock clock (autojump), so
+its deadlines (the opening's, the call's, the pings, a slow reader's) pass at once and a case
+takes milliseconds.
 
 A case *crashes* if anything escapes ``Relay.handle`` (a handler's exception would only end its
 connection behind the firewall in ``dernier relay``, but it is a bug), or if the relay leaks
@@ -65,9 +67,12 @@ def _frame(value: Any, rng: random.Random, garble: float = 0.2) -> bytes:
 def make(rng: random.Random) -> dict[str, Any]:
     """A script of 1 to :data:`MAX_CONNS` connections (see the module docstring)."""
     conns = []
+    small = rng.random() < 0.4  # caps of 1 to 3: every eviction path within a few connections
+    kinds = ("relay-host", "relay-host", "relay-join", "relay-join", "relay-answer", "other")
+    if small:  # more joiners: several waiting at once meet the waiting joiners' cap
+        kinds = ("relay-host", "relay-join", "relay-join", "relay-join", "relay-answer", "other")
     for _ in range(rng.randint(1, MAX_CONNS)):
-        kind = rng.choice(("relay-host", "relay-host", "relay-join", "relay-join",
-                           "relay-answer", "other"))
+        kind = rng.choice(kinds)
         token = TOKENS[0] if rng.random() < 0.7 else TOKENS[1]
         if kind == "other":
             opening = mutate_value(_opening(rng.choice(("relay-host", "relay-join")), token), rng)
@@ -92,8 +97,10 @@ def make(rng: random.Random) -> dict[str, Any]:
             "mutate_answer": rng.random() < 0.2,
             "close": rng.choice((0.1, 1.0, 9.0, 25.0, 40.0) if kind != "relay-host"
                                 else (0.1, 9.0, 25.0, 40.0, 40.0)),
+            # a flood from one address: the same script on several connections
+            "copies": rng.choice((1, 2, 4)) if small and kind in ("relay-join", "relay-host")
+            else 1,
         })
-    small = rng.random() < 0.4  # caps of 1 to 3: every eviction path within a few connections
     limits = [rng.randint(1, 3) for _ in range(8)] if small else None
     return {"conns": conns, "seed": rng.randrange(1 << 30), "limits": limits}
 
@@ -103,6 +110,15 @@ def _opens(frame: bytes) -> Any:
         return hs.unpack(frame).get("k")
     except hs.NetError:
         return None
+
+
+def _copy(conn: dict[str, Any], k: int) -> dict[str, Any]:
+    """The ``k``-th connection of a flood: a host's copies register tables of their own (a
+    taken token is refused, not held), a joiner's are the same script."""
+    if k == 0 or _opens(conn["frames"][0]) != "relay-host":
+        return conn
+    token = bytes([0x44 + k]) * rl.TOKEN_SIZE
+    return {**conn, "frames": [encode(_opening("relay-host", token)), *conn["frames"][1:]]}
 
 
 def dump(case: dict[str, Any]) -> bytes:
@@ -130,6 +146,10 @@ class _Run:
                 watchers=Limits(max(watch), watch[1], math.inf),
             )
         self.rng = random.Random(case["seed"])
+        # how long a host's connection takes to answer each call (0, or long enough for later
+        # joiners to queue behind the call: the waiting joiners' cap), drawn apart as well
+        self.answer_rng = random.Random(f"{case['seed']}:answer")
+        self.spread = self.answer_rng.random() < 0.5
 
     async def connect(self, nursery: trio.Nursery) -> FramedStream:
         """A new connection: the relay's end served by ``Relay.handle`` in ``nursery``."""
@@ -146,7 +166,9 @@ class _Run:
         return FramedStream(ours, hs.MAX_FRAME)
 
     async def client(self, conn: dict[str, Any], nursery: trio.Nursery) -> None:
-        await trio.sleep(conn["start"])
+        # (in half the cases a few virtual milliseconds apart: clients opening at one instant
+        # meet the openings' cap, and seldom the waiting joiners' one)
+        await trio.sleep(conn["start"] + self.answer_rng.random() / 64 * self.spread)
         stream = await self.connect(nursery)
         token = None
         with trio.move_on_after(conn["close"]):
@@ -184,7 +206,10 @@ class _Run:
         if mutate:
             msg = mutate_value(msg, self.rng)
 
+        delay = self.answer_rng.choice((0.0, 0.0, 0.0, 3.0, 12.0))
+
         async def answering() -> None:
+            await trio.sleep(delay)
             stream = await self.connect(nursery)
             with trio.move_on_after(5):
                 try:
@@ -231,7 +256,8 @@ class _Run:
         async with trio.open_nursery() as nursery:
             async with trio.open_nursery() as clients:
                 for conn in self.case["conns"]:
-                    clients.start_soon(self.client, conn, nursery)
+                    for copy in range(conn.get("copies", 1)):
+                        clients.start_soon(self.client, _copy(conn, copy), nursery)
             await trio.sleep(SETTLE_S)
             left = self.leftover()
             if left is not None:
