@@ -5,6 +5,7 @@ scenario's host faults (see :mod:`interop.drive.model`)."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from dernier_p2p.protocol.envelope import make_record, record_hash, sign_envelope
@@ -22,6 +23,24 @@ if TYPE_CHECKING:
 HOST_FAULTS = frozenset({"withhold-votes", "no-ready", "hold", "censor", "mute", "drop",
                          "chat", "forge-chat", "corrupt", "refuse-move"})
 TURN_MOVES = ("play", "draw", "pass")
+TURNED_UP = (Phase.NAME_SUIT, Phase.PLAY)  # the first card is turned up (a J or Jolly there
+# waits for the dealer to name the suit: an idle dealer never does, and the hand is still on)
+
+
+def cue_holds(cue: str, state: Any, i: int, seat_of: Callable[[str], int | None]) -> bool:
+    """Whether ``cue`` (:mod:`interop.drive.model`) holds after record ``i``, the scripted
+    host's rules state then being ``state`` (None before the match)."""
+    if cue == "start":
+        return True
+    if cue.startswith("record:"):
+        return i >= int(cue[7:])
+    if state is None:
+        return False
+    if cue == "play":
+        return state.phase in TURNED_UP
+    if cue.startswith("turn:"):
+        return state.phase is Phase.PLAY and state.turn == seat_of(cue[5:])
+    return False
 
 
 class DriveHosting(Hosting):
@@ -120,15 +139,8 @@ class DriveHosting(Hosting):
         assert self.own is not None
         stage = self.stage
         state = self.own.session.state
-        playing = state is not None and state.phase is Phase.PLAY
         for k, fault in enumerate(stage.sc.faults):
-            if k in stage.fired:
-                continue
-            cue = fault.cue
-            if cue == "start" or (cue == "play" and playing) or (
-                    cue.startswith("turn:") and playing and state is not None
-                    and state.turn == stage.seat_of(cue[5:])) or (
-                    cue.startswith("record:") and rec["i"] >= int(cue[7:])):
+            if k not in stage.fired and cue_holds(fault.cue, state, rec["i"], stage.seat_of):
                 stage.fired.add(k)
                 stage.pending.append(fault)
 

@@ -10,7 +10,8 @@ Roles in a match value: a string ``"@ROLE"`` stands for that role's seat number.
 Cues (when a fault fires), judged on the scripted host's own state after each record:
 
 * ``start``: record 0 (the match starts);
-* ``play``: the first record after which the hand is in play (the first card turned up);
+* ``play``: the first record after which the first card is turned up (in play, or a J or
+  Jolly there waiting for the dealer to name the suit);
 * ``turn:ROLE``: the first record after which ROLE is to act in play;
 * ``record:N``: the first record whose index is at least N.
 

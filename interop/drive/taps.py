@@ -24,7 +24,7 @@ from interop.drive.events import Events
 
 def tap_errors(host: Host, events: Events, client: int) -> None:
     """Note the client's ``error`` frames, which the host's reader takes before its
-    sans-IO part sees them."""
+    sans-IO part sees them: through the pump, in the order the frames were read."""
     driver = host.driver
     read = driver._read_seat
 
@@ -38,9 +38,11 @@ def tap_errors(host: Host, events: Events, client: int) -> None:
                     msg = hs.unpack(payload)
                 except hs.NetError:
                     return payload
-                if msg.get("k") == "error":
-                    events.add("error", "host", code=msg.get("code"),
-                               detail=msg.get("detail"))
+                if msg.get("k") == "error":  # noted in the pump, in turn with the frames
+                    # read before it (an envelope read first but handled later is not "after")
+                    code, detail = msg.get("code"), msg.get("detail")
+                    driver.post(lambda node, now: events.add("error", "host", code=code,
+                                                             detail=detail))
                 return payload
 
             conn.stream.receive = tapped
