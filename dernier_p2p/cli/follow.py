@@ -248,7 +248,6 @@ class Narrator:
         session = own.session
         if not session.finished or session.no_contest or seat.stopped is not None:
             return None
-        m = len(session.chain.at_table)
         if own.final:
             if self._end_told != "waiting":
                 self._end_told = "final"
@@ -258,6 +257,9 @@ class Narrator:
         if self._end_told:
             return None
         self._end_told = "waiting"
+        # the quorum counts the seats at the table before the end (OwnSeat.final): a
+        # resignation or a leave that ended the match does not shrink it
+        m = own.m_at(own.end_at) if own.end_at is not None else len(session.chain.at_table)
         return (f"Waiting for the table to confirm the result ({len(own.end_holders)} of "
                 f"{quorum(m)} seats so far)…")
 

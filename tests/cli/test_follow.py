@@ -208,3 +208,21 @@ def test_the_end_is_told_waiting_for_the_table_then_confirmed() -> None:
     narrator.flush()
     narrator.flush()
     assert lines[told:] == ["The table has confirmed the result."]
+
+
+def test_the_quorum_awaited_after_a_resignation_counts_the_seat_that_left() -> None:
+    """A resignation ends a four-seat ``dernier`` match (7.9); its record is final once three
+    seats, a quorum of the four at the table before it, hold it (7.11), not two, a quorum of
+    the three left: the waiting line says so, and the table is not said to confirm it sooner."""
+    seeds = [bytes([40 + k]) * 32 for k in range(4)]
+    table = LocalTable("dernier", seeds, {"match": ["hands", 1]})
+    table.deliver()
+    table.sequence(table.sessions[3].resign())
+    own = OwnSeat.from_records(table.identities[1],
+                               digest("dernier-p2p/local-seed", seeds[1]), table.records)
+    assert own.session.finished and not own.final
+    lines: list[str] = []
+    narrator = Narrator(lines.append, [], colour=False, progress=False)
+    narrator.seat = LocalSeat(own, None)
+    narrator.flush()
+    assert lines[-1] == "Waiting for the table to confirm the result (1 of 3 seats so far)…"
