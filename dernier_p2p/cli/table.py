@@ -20,13 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-import click
 import trio
 
 from dernier_p2p.bots.levels import DEFAULT_LEVEL, make_bot
 from dernier_p2p.cli.follow import Narrator, names_of
 from dernier_p2p.cli.human import HumanAgent, LineReader, QuitGame, fit_terminal
 from dernier_p2p.cli.pacing import DEFAULT_OFFER_S, Pacer, paced_bot
+from dernier_p2p.cli.render import echo_fitted
 from dernier_p2p.net.address import host_port
 from dernier_p2p.net.agent import Agent, bot_agent
 from dernier_p2p.net.handshake import UNKNOWN_KEY, RemoteError
@@ -58,7 +58,7 @@ class Seating:
     bot: bool
     colour: bool
     level: str = DEFAULT_LEVEL  # how the bot plays the user's seat (with ``bot``)
-    echo: Callable[..., None] = click.echo
+    echo: Callable[..., None] = echo_fitted
     bot_seed: int = 0
     lines: LineReader | None = None
     log: list[str] = field(default_factory=list)
