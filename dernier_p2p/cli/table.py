@@ -439,13 +439,19 @@ async def _play_peer(
             if config.restore:
                 seating.echo(f"Back at seat {peer.seat}; catching up with the table.")
             else:
-                used = getattr(config.dial, "used", None)
-                how = "" if used is None else f" (connected {used.describe()})"
-                seating.echo(f"Seated at seat {peer.seat}{how}; waiting for the table to fill.")
+                seating.echo(seated_line(peer.seat, getattr(config.dial, "used", None)))
             seating.echo(listen_note(peer))
 
         nursery.start_soon(seated)
     return seating.seat
+
+
+def seated_line(seat: int | None, used: Any = None) -> str:
+    """What a joiner reads once seated: its seat and, joining by code, the route it got
+    (``used``, a :class:`~dernier_p2p.net.invite.Route`), as a clause of its own: a route's
+    words may hold a parenthesis ("(IPv6)"), never one inside another."""
+    how = "" if used is None else f", connected {used.describe()}"
+    return f"Seated at seat {seat}{how}; waiting for the table to fill."
 
 
 def listen_note(peer: Peer) -> str:

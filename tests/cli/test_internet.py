@@ -359,3 +359,27 @@ def test_a_relay_only_this_machine_or_network_reaches_brings_no_one_from_the_int
     assert takeover_note(("192.168.10.3", 47630), relay=("203.0.113.100", 47640)) == (
         head + "for every player: players on this network reach it at 192.168.10.3:47630, "
         "the others through the relay 203.0.113.100:47640.")
+
+
+def test_the_path_a_joiner_got_reads_as_a_clause_with_no_parenthesis_inside_another() -> None:
+    """Each route a joiner may get (directly, IPv6, the host's router, the relay, a seat's
+    relay, punched, called back) is said after its seat as a clause of its own."""
+    from dernier_p2p.cli.table import seated_line
+
+    token = b"T" * 8
+    routes = [Route("direct", "192.168.1.20", 47630), Route("direct", "2a11:2233::100", 47630),
+              Route("mapped", "11.22.33.10", 47630), Route("relay", "11.22.33.100", 47640, token),
+              Route("seat", "11.22.33.20", 47630, token),
+              Route("punched", "11.22.33.10", 40212), Route("reversed", "11.22.33.10", 40213)]
+    for route in routes:
+        line = seated_line(1, route)
+        assert line == f"Seated at seat 1, connected {route.describe()}; waiting for the table "\
+                       "to fill.", line
+        depth = 0
+        for ch in line:
+            depth += {"(": 1, ")": -1}.get(ch, 0)
+            assert 0 <= depth <= 1, line
+    assert seated_line(2) == "Seated at seat 2; waiting for the table to fill."
+    assert seated_line(1, routes[1]) == ("Seated at seat 1, connected directly at "
+                                         "[2a11:2233::100]:47630 (IPv6); waiting for the table "
+                                         "to fill.")

@@ -131,7 +131,7 @@ def test_the_line_interface_breaks_the_hosts_and_joiners_lines_between_words_at_
     for sentence in ("No route from outside this machine: only players on this machine can "
                      "join.", "The deck of hand 1 is audited: every shuffle and card checks."):
         assert sentence in said["host"], said["host"]
-    assert re.search(r"Seated at seat 1 \(connected directly at 127\.0\.0\.1:\d+\); waiting "
-                     r"for the table to fill\.", said["joiner"]), said["joiner"]
+    assert re.search(r"Seated at seat 1, connected directly at 127\.0\.0\.1:\d+; waiting for "
+                     r"the table to fill\.", said["joiner"]), said["joiner"]
     assert re.search(r"If the host goes away, this seat can take over as host only for players "
                      r"on this (machine|network) \(", said["joiner"]), said["joiner"]
