@@ -157,6 +157,7 @@ class Narrator:
         self._notices = 0
         self._counts: dict[tuple[int, int], int] = {}
         self._end_told = ""  # what was told of the match's end: "", "waiting" or "final"
+        self._holders_told = 0  # the most seats told holding the end while waiting
         # the prompt open at the terminal, if any: lines printed meanwhile end its line first,
         # and it is printed again after them
         self.open_prompt: Callable[[], str] | None = None
@@ -243,23 +244,27 @@ class Narrator:
     def _end_line(self, seat: LocalSeat) -> str | None:
         """Once the match is over here: a line while the table has not yet confirmed its end
         (PROTOCOL.md 7.11: the result is the table's once a quorum holds the last record),
-        and one when it has, each told once."""
+        again each time more seats are shown holding it than were told (never fewer: a new
+        host's chain may show fewer at first), and one when it has confirmed it, once."""
         own = seat.own
         session = own.session
         if not session.finished or session.no_contest or seat.stopped is not None:
             return None
-        m = len(session.chain.at_table)
         if own.final:
             if self._end_told != "waiting":
                 self._end_told = "final"
                 return None  # (final at once: nothing was awaited)
             self._end_told = "final"
             return "The table has confirmed the result."
-        if self._end_told:
+        held = len(own.end_holders)
+        if self._end_told == "final" or (self._end_told and held <= self._holders_told):
             return None
-        self._end_told = "waiting"
-        return (f"Waiting for the table to confirm the result ({len(own.end_holders)} of "
-                f"{quorum(m)} seats so far)…")
+        self._end_told, self._holders_told = "waiting", held
+        # the quorum counts the seats at the table before the end (OwnSeat.final): a
+        # resignation or a leave that ended the match does not shrink it
+        m = own.m_at(own.end_at) if own.end_at is not None else len(session.chain.at_table)
+        return (f"Waiting for the table to confirm the result ({held} of {quorum(m)} seats so "
+                f"far)…")
 
     async def countdown(self, seat: LocalSeat, every: float = COUNTDOWN_EVERY) -> None:
         """While another seat is away, a line every ``every`` seconds with the time it has left

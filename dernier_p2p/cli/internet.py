@@ -89,12 +89,35 @@ async def open_routes(
         nursery.cancel_scope.cancel()
 
 
+LOCAL_NETS = tuple(ipaddress.ip_network(n) for n in (
+    "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "169.254.0.0/16",
+    "fc00::/7", "fe80::/10"))
+"""The ranges of home and carrier networks (RFC 1918, RFC 6598, link-local, RFC 4193): an
+address in one is reached only from its own network."""
+
+
+def _relay_reach(host: str) -> str:
+    """Who reaches a relay at ``host``: ``machine`` (a loopback address), ``network`` (an
+    address of :data:`LOCAL_NETS`) or ``internet`` (any other address, or a name: a relay
+    server, as its operator gave it)."""
+    if is_loopback(host):
+        return "machine"
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return "internet"
+    return "network" if any(ip in net for net in LOCAL_NETS) else "internet"
+
+
 def _reach(route: Route) -> str:
     """Who can use one route of a code: ``internet``, ``ipv6`` (a global IPv6 address: the
     Internet where the router's firewall lets it in), ``network``, ``machine`` or ``name`` (a
-    host name: whoever it leads to)."""
-    if route.kind in ("mapped", "relay"):
+    host name: whoever it leads to). A relay is judged by its own address (see
+    :func:`_relay_reach`)."""
+    if route.kind == "mapped":
         return "internet"
+    if route.kind == "relay":
+        return _relay_reach(route.host)
     if is_loopback(route.host):
         return "machine"
     if _is_public(route.host):
@@ -120,8 +143,10 @@ def code_truth(
         if route.kind == "mapped":
             notes.append(f"your router's mapping {route.where}")
         elif route.kind == "relay":
-            notes.append(f"the relay {route.where}" +
-                         ("" if relay_answers else " (not answering now)"))
+            said = {"machine": "this machine only", "network": "your network only"}.get(reach)
+            if not relay_answers:
+                said = f"{said}; not answering now" if said else "not answering now"
+            notes.append(f"the relay {route.where}" + (f" ({said})" if said else ""))
         else:
             notes.append(f"{route.where} " + {
                 "machine": "(this machine only)", "network": "(your network only)",
@@ -132,12 +157,17 @@ def code_truth(
                         "lets it in)"}[reach])
     lines = ["This code holds: " + "; ".join(notes) + "."]
     mapped = next((r for r in routes if r.kind == "mapped"), None)
-    relay = next((r for r in routes if r.kind == "relay"), None)
+    relay = next((r for r in routes if r.kind == "relay" and _reach(r) == "internet"), None)
+    near = next((r for r in routes if r.kind == "relay" and _reach(r) != "internet"), None)
     direct = next((r for r in routes if _reach(r) == "internet" and r.kind == "direct"), None)
     six = next((r for r in routes if _reach(r) == "ipv6"), None)
     port = routes[0].port
     todo = (f"forward TCP port {port} on your router to this machine, or add --relay "
             "HOST:PORT (anyone with a reachable machine can run `dernier relay`)")
+    if relay is None and near is not None:  # a relay only this machine or network reaches
+        todo = (f"forward TCP port {port} on your router to this machine, or give --relay a "
+                "relay at an address the Internet reaches (anyone with a reachable machine "
+                "can run `dernier relay`)")
     if all(_reach(r) == "machine" for r in routes):
         lines.append("No route from outside this machine: only players on this machine can "
                      "join.")
@@ -167,6 +197,11 @@ def code_truth(
         lines.append(f"No route from the Internet while the relay {relay.where} does not "
                      "answer: only players on your network can join until it does (the host "
                      "keeps trying it).")
+    elif near is not None:
+        where = "this machine" if _reach(near) == "machine" else "your network"
+        lines.append(f"No route from the Internet: the relay {near.where} is reached only from "
+                     f"{where}, so only players on your network can join. For others, "
+                     f"{todo}.")
     else:
         lines.append(f"No route from the Internet: only players on your network can join. "
                      f"For others, {todo}.")
@@ -300,6 +335,8 @@ def takeover_note(
         return (f"{head} can take over as host for every player: the router forwards "
                 f"{host_port(*mapped)} to it." + (relays if is_reachable(mapped) else ""))
     six = ":" in listen[0] and _is_public(listen[0])  # a global IPv6 address
+    if relay is not None and _relay_reach(relay[0]) != "internet":
+        relay = None  # a relay on this machine or network takes no one else to this seat
     if relay is not None:
         if six:
             return (f"{head} can take over as host for every player: players on this network, "

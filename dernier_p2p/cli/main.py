@@ -185,6 +185,7 @@ def _run(
     import trio
 
     from dernier_p2p.cli.human import QuitGame
+    from dernier_p2p.cli.render import echo_fitted
     from dernier_p2p.net.firewall import leaves as exception_leaves
     from dernier_p2p.net.framing import FrameError, PeerClosed
     from dernier_p2p.net.handshake import NetError, RemoteError
@@ -202,7 +203,7 @@ def _run(
             return run_screen(main_fn, screen, header)
         finally:
             for line in screen.log[-12:]:  # the last of the log stays on the terminal
-                click.echo(line)
+                echo_fitted(line)
     except BaseException as group:  # noqa: B036 - every leaf is mapped below
         leaves = exception_leaves(group)
         kinds = (
@@ -284,25 +285,26 @@ LEFT = {
 def _final(seat: Any, transcript: Path | None, seating: Any = None) -> None:
     """The match's result for the player (after how it left it, if it did)."""
     from dernier_p2p.cli.follow import names_of
+    from dernier_p2p.cli.render import echo_fitted
 
     if seat is None:
         return
     left = None if seating is None else seating.how_left()
     if left is not None:
-        click.echo(LEFT[left])
+        echo_fitted(LEFT[left])
     result = seat.session.result
     names = names_of(seat)
     if result is not None and result.get("no_contest"):
-        click.echo("No contest: the match ended without a loser (a seat was absent with no "
+        echo_fitted("No contest: the match ended without a loser (a seat was absent with no "
                    "majority to judge it); nobody is ranked.")
     elif result is not None:
         scores = ", ".join(f"{names[i]} {s}" for i, s in enumerate(result["scores"]))
-        click.echo(f"Final scores: {scores}")
+        echo_fitted(f"Final scores: {scores}")
         if any(result["match_points"]):
             points = ", ".join(f"{names[i]} {p}" for i, p in enumerate(result["match_points"]))
-            click.echo(f"Match points: {points}")
+            echo_fitted(f"Match points: {points}")
     if transcript is not None:
-        click.echo(f"Transcript: {transcript}  (check it with: dernier verify {transcript})")
+        echo_fitted(f"Transcript: {transcript}  (check it with: dernier verify {transcript})")
 
 
 # --------------------------------------------------------------------------- play
@@ -333,6 +335,7 @@ def play(
     shuffled by all of them together. If you leave (q), you resign and rank last: the match
     ends there (two players, or dernier), or the bots finish it without you (--leave play_on);
     the result is shown."""
+    from dernier_p2p.cli.render import echo_fitted
     from dernier_p2p.cli.table import Seating, play_local
 
     options = _match_options(variant, players, hands, target, leave)
@@ -341,7 +344,7 @@ def play(
     path = _transcript_path(transcript, variant)
     colour = _colour(no_colour)
     name = "Bot 0" if auto else name
-    click.echo(f"{variant}: {players} players, seed {seed}, {bots} bots. Transcript: {path}")
+    echo_fitted(f"{variant}: {players} players, seed {seed}, {bots} bots. Transcript: {path}")
     screen = _screen(plain or auto)
     seating = Seating(bot=auto, colour=colour, offer_s=offer_seconds, screen=screen,
                       level=bots)
@@ -353,6 +356,7 @@ def play(
 # --------------------------------------------------------------------------- host / join
 def _identity(key: Path | None) -> Any:
     from dernier_p2p.cli.paths import load_or_create_identity
+    from dernier_p2p.cli.render import echo_fitted
     from dernier_p2p.wire.identity import KeyFileError
 
     try:
@@ -362,7 +366,7 @@ def _identity(key: Path | None) -> Any:
     if created:
         from dernier_p2p.cli.paths import default_key_path
 
-        click.echo(f"Created your identity key: {key or default_key_path()}")
+        echo_fitted(f"Created your identity key: {key or default_key_path()}")
     return identity
 
 
@@ -433,6 +437,7 @@ def host(
     machine's global IPv6 address if it has one, its IPv4 address, a port opened on the
     router by UPnP or NAT-PMP, and the --relay; and says who can use it."""
     from dernier_p2p.cli.rejoin import exists_with_records, seat_seed
+    from dernier_p2p.cli.render import echo_fitted
     from dernier_p2p.cli.table import Seating, host_table
     from dernier_p2p.net.discovery import BROADCAST, DEFAULT_PORT
     from dernier_p2p.net.host import HostConfig
@@ -479,7 +484,7 @@ def host(
         from dernier_p2p.cli.table import local_seed
 
         config.game, config.seed = local_seed(seed, "game", 0)[:16], local_seed(seed, "drbg", 0)
-    click.echo(f"Transcript: {path}")
+    echo_fitted(f"Transcript: {path}")
     if bot:
         click.echo(f"The {level} bot plays your seat.")
     screen = _screen(plain or bot)
@@ -669,6 +674,7 @@ def join(
         parse_listen,
         seat_seed,
     )
+    from dernier_p2p.cli.render import echo_fitted
     from dernier_p2p.cli.table import Seating, join_table
     from dernier_p2p.net.peer import PeerConfig
 
@@ -717,20 +723,20 @@ def join(
     if censor_ms is not None:
         config.censor_ms = censor_ms
     if restore:
-        click.echo(f"Resuming your seat from {path}.")
+        echo_fitted(f"Resuming your seat from {path}.")
     if where is None:
         where = ("", 0)
     if dialer is not None:
         from dernier_p2p.net.invite import show_fingerprint
 
         fp = show_fingerprint(dialer.invite.fingerprint)
-        click.echo(f"Invite for the host with key fingerprint {fp}; trying "
+        echo_fitted(f"Invite for the host with key fingerprint {fp}; trying "
                    + ", then ".join(str(r) for r in dialer.routes) + f". Transcript: {path}")
         where, place = ("", 0), " to the table"
     else:
         assert where is not None
         place = f" to {host_port(*where)}"
-        click.echo(f"Joining {host_port(*where)}. Transcript: {path}")
+        echo_fitted(f"Joining {host_port(*where)}. Transcript: {path}")
     if bot:
         click.echo(f"The {level} bot plays your seat.")
     screen = _screen(plain or bot)
@@ -762,6 +768,7 @@ def watch(address: str, transcript: Path | None, no_colour: bool, plain: bool) -
     """Watch a live table without a seat, by its invite code (dn1-...) or at ADDRESS
     (HOST:PORT): every public card, the log and the scores; hands appear when revealed. The
     records seen are written to a transcript that `dernier verify` checks."""
+    from dernier_p2p.cli.render import echo_fitted
     from dernier_p2p.cli.table import Seating, watch_table
     from dernier_p2p.net.watch import WatchConfig
 
@@ -774,7 +781,7 @@ def watch(address: str, transcript: Path | None, no_colour: bool, plain: bool) -
     )
     shown = "the table" if dialer is not None else host_port(*where)
     place = f" to {shown}"
-    click.echo(f"Watching {shown} (no seat: nothing you type is sent). Transcript: {path}")
+    echo_fitted(f"Watching {shown} (no seat: nothing you type is sent). Transcript: {path}")
     screen = _screen(plain)
     if screen is not None:
         screen.watching = True

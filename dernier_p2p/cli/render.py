@@ -1,5 +1,6 @@
 """Text rendering of cards, the table and the move log for the terminal (ANSI colours), and
-prompts laid out in lines broken between their phrases (:func:`phrase_lines`).
+prompts laid out in lines broken between their phrases (:func:`phrase_lines`), and lines
+echoed to a terminal broken between words (:func:`echo_fitted`).
 
 The seeds pair each suit with a colour: Quadri/diamonds yellow, Cuori/hearts red, Fiori/clubs
 green, Picche/spades blue. Black cards (Jolly/Matta, wild, wild draw-four, rotate) show in bold.
@@ -8,8 +9,11 @@ green, Picche/spades blue. Black cards (Jolly/Matta, wild, wild draw-four, rotat
 from __future__ import annotations
 
 import re
+import shutil
+import sys
 import textwrap
 from collections.abc import Collection, Mapping, Sequence
+from typing import Any
 
 import click
 from rich.cells import cell_len
@@ -140,6 +144,29 @@ def phrase_lines(text: str, width: int) -> list[str]:
         line = parts[-1].replace(NBSP, " ")
     lines.append(line)
     return lines
+
+
+def fit_lines(text: str, width: int) -> str:
+    """``text`` with each line longer than ``width`` columns broken between its phrases and
+    words (see :func:`phrase_lines`), the rows after the first indented as the line is; a
+    command shown to be copied ("  dernier join dn1-...") stays whole."""
+    out: list[str] = []
+    for line in text.split("\n"):
+        body = line.lstrip(" ")
+        indent = line[: len(line) - len(body)]
+        if width_of(line) <= width or body.startswith("dernier "):
+            out.append(line)
+            continue
+        out.extend(indent + row for row in phrase_lines(body, width - len(indent)))
+    return "\n".join(out)
+
+
+def echo_fitted(text: Any = "", nl: bool = True, **kwargs: Any) -> None:
+    """``click.echo``; at a terminal, a line longer than a row is broken between words
+    (:func:`fit_lines`), not where the terminal would cut one. A pipe gets the lines whole."""
+    if nl and text and sys.stdout.isatty():
+        text = fit_lines(str(text), shutil.get_terminal_size((80, 24)).columns - 1)
+    click.echo(text, nl=nl, **kwargs)
 
 
 def render_table(

@@ -20,13 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-import click
 import trio
 
 from dernier_p2p.bots.levels import DEFAULT_LEVEL, make_bot
 from dernier_p2p.cli.follow import Narrator, names_of
 from dernier_p2p.cli.human import HumanAgent, LineReader, QuitGame, fit_terminal
 from dernier_p2p.cli.pacing import DEFAULT_OFFER_S, Pacer, paced_bot
+from dernier_p2p.cli.render import echo_fitted
 from dernier_p2p.net.address import host_port
 from dernier_p2p.net.agent import Agent, bot_agent
 from dernier_p2p.net.handshake import UNKNOWN_KEY, RemoteError
@@ -58,7 +58,7 @@ class Seating:
     bot: bool
     colour: bool
     level: str = DEFAULT_LEVEL  # how the bot plays the user's seat (with ``bot``)
-    echo: Callable[..., None] = click.echo
+    echo: Callable[..., None] = echo_fitted
     bot_seed: int = 0
     lines: LineReader | None = None
     log: list[str] = field(default_factory=list)
@@ -439,13 +439,19 @@ async def _play_peer(
             if config.restore:
                 seating.echo(f"Back at seat {peer.seat}; catching up with the table.")
             else:
-                used = getattr(config.dial, "used", None)
-                how = "" if used is None else f" (connected {used.describe()})"
-                seating.echo(f"Seated at seat {peer.seat}{how}; waiting for the table to fill.")
+                seating.echo(seated_line(peer.seat, getattr(config.dial, "used", None)))
             seating.echo(listen_note(peer))
 
         nursery.start_soon(seated)
     return seating.seat
+
+
+def seated_line(seat: int | None, used: Any = None) -> str:
+    """What a joiner reads once seated: its seat and, joining by code, the route it got
+    (``used``, a :class:`~dernier_p2p.net.invite.Route`), as a clause of its own: a route's
+    words may hold a parenthesis ("(IPv6)"), never one inside another."""
+    how = "" if used is None else f", connected {used.describe()}"
+    return f"Seated at seat {seat}{how}; waiting for the table to fill."
 
 
 def listen_note(peer: Peer) -> str:

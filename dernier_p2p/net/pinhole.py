@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import trio
 
 from dernier_p2p.net.portmap import Attempt
+from dernier_p2p.net.udpquery import query
 
 log = logging.getLogger("dernier_p2p.net.pinhole")
 
@@ -47,6 +48,11 @@ RESULTS = {1: "unsupported version", 2: "not authorised", 3: "malformed request"
 
 class PinholeError(Exception):
     """No pinhole: no router answered, or it refused, or its reply is unusable."""
+
+
+class Refused(PinholeError):
+    """The router's answer to this request gives no pinhole (a refusal, or another port or
+    address than the one asked): asking again changes nothing."""
 
 
 @dataclass(frozen=True)
@@ -85,9 +91,9 @@ def parse_map(data: bytes, address: str, port: int, nonce: bytes) -> int:
     if got_nonce != nonce or protocol != TCP or internal != port:
         raise PinholeError("a PCP reply to another request")
     if result:
-        raise PinholeError(f"PCP refused: {RESULTS.get(result, f'result {result}')}")
+        raise Refused(f"PCP refused: {RESULTS.get(result, f'result {result}')}")
     if external != port or outside != ipaddress.IPv6Address(address).packed:
-        raise PinholeError("the router opened another port or address than this one")
+        raise Refused("the router opened another port or address than this one")
     return lifetime
 
 
@@ -116,26 +122,17 @@ def ipv6_gateways() -> list[tuple[str, int]]:
 
 async def _ask(gateway: tuple[str, int], request: bytes, address: str, port: int,
                nonce: bytes, timeout_s: float) -> int:
-    """Send ``request`` to ``gateway``, again at 0.25 s, 0.5 s ... within ``timeout_s``;
-    the lifetime granted."""
+    """Send ``request`` to ``gateway``, again at 0.25 s, 0.5 s ... within ``timeout_s``
+    (:func:`~.udpquery.query`); the lifetime granted. A :class:`Refused` ends the exchange at
+    once; a datagram that is not the answer to this request is dropped."""
     host, index = gateway
-    sock = trio.socket.socket(trio.socket.AF_INET6, trio.socket.SOCK_DGRAM)
-    with sock:
-        await sock.connect((host, PCP_PORT, 0, index if ipaddress.ip_address(host)
-                            .is_link_local else 0))
-        wait = 0.25
-        deadline = trio.current_time() + timeout_s
-        while trio.current_time() < deadline:
-            await sock.send(request)
-            with trio.move_on_after(min(wait, deadline - trio.current_time())):
-                while True:
-                    try:
-                        return parse_map(await sock.recv(1100), address, port, nonce)
-                    except PinholeError as exc:
-                        if "refused" in str(exc) or "another port" in str(exc):
-                            raise
-            wait *= 2
-    raise PinholeError(f"no PCP answer from {host}")
+    scope = index if ipaddress.ip_address(host).is_link_local else 0
+    got = await query(trio.socket.AF_INET6, (host, PCP_PORT, 0, scope), request,
+                      lambda data: parse_map(data, address, port, nonce), final=(Refused,),
+                      skip=PinholeError, timeout_s=timeout_s, size=1100)
+    if got is None:
+        raise PinholeError(f"no PCP answer from {host}")
+    return got
 
 
 async def open_pinhole(address: str, port: int, *, timeout_s: float = 2.0,

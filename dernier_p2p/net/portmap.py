@@ -22,6 +22,8 @@ from typing import Any
 
 import trio
 
+from dernier_p2p.net.udpquery import query
+
 log = logging.getLogger("dernier_p2p.net.portmap")
 
 LEASE_S = 3600
@@ -52,6 +54,11 @@ class Attempt:
 
 class MappingError(Exception):
     """A router answered but refused or gave something unusable."""
+
+
+class Refused(MappingError):
+    """The router's NAT-PMP answer to this request is a refusal: asking again changes
+    nothing."""
 
 
 # ------------------------------------------------------------------------------ UPnP-IGD
@@ -224,7 +231,7 @@ def parse_reply(data: bytes, op: int) -> tuple[int, ...]:
         raise MappingError("not a NAT-PMP reply to our request")
     result = struct.unpack("!H", data[2:4])[0]
     if result:
-        raise MappingError(f"NAT-PMP refused: {RESULTS.get(result, f'result {result}')}")
+        raise Refused(f"NAT-PMP refused: {RESULTS.get(result, f'result {result}')}")
     if op == OP_ADDRESS:
         if len(data) != 12:
             raise MappingError("a NAT-PMP address reply is 12 bytes")
@@ -248,22 +255,14 @@ def default_gateway() -> str | None:
 
 
 async def _natpmp(gateway: str, request: bytes, op: int, timeout_s: float) -> tuple[int, ...]:
-    sock = trio.socket.socket(trio.socket.AF_INET, trio.socket.SOCK_DGRAM)
-    with sock:
-        await sock.connect((gateway, NATPMP_PORT))
-        wait = 0.25
-        deadline = trio.current_time() + timeout_s
-        while trio.current_time() < deadline:
-            await sock.send(request)
-            with trio.move_on_after(min(wait, deadline - trio.current_time())):
-                while True:
-                    try:
-                        return parse_reply(await sock.recv(64), op)
-                    except MappingError as exc:
-                        if "refused" in str(exc):
-                            raise
-            wait *= 2
-    raise MappingError(f"no NAT-PMP answer from {gateway}")
+    """Ask ``gateway`` (:func:`~.udpquery.query`): its reply to ``op``; a refusal ends the
+    exchange at once, a datagram that is not the reply is dropped."""
+    got = await query(trio.socket.AF_INET, (gateway, NATPMP_PORT), request,
+                      lambda data: parse_reply(data, op), final=(Refused,), skip=MappingError,
+                      timeout_s=timeout_s, size=64)
+    if got is None:
+        raise MappingError(f"no NAT-PMP answer from {gateway}")
+    return got
 
 
 async def _natpmp_add(port: int, timeout_s: float, lease_s: int) -> Mapping:

@@ -208,3 +208,40 @@ def test_the_end_is_told_waiting_for_the_table_then_confirmed() -> None:
     narrator.flush()
     narrator.flush()
     assert lines[told:] == ["The table has confirmed the result."]
+
+
+def test_the_quorum_awaited_after_a_resignation_counts_the_seat_that_left() -> None:
+    """A resignation ends a four-seat ``dernier`` match (7.9); its record is final once three
+    seats, a quorum of the four at the table before it, hold it (7.11), not two, a quorum of
+    the three left. The waiting line says so, is told again as more seats hold the end (not
+    when a rebuilt chain shows fewer), and the table is said to confirm it at the third."""
+    seeds = [bytes([40 + k]) * 32 for k in range(4)]
+    table = LocalTable("dernier", seeds, {"match": ["hands", 1]})
+    table.deliver()
+    table.send(table.sessions[3].resign())
+    table.deliver()
+    key = digest("dernier-p2p/local-seed", seeds[1])
+    at_end = list(table.records)
+    own = OwnSeat.from_records(table.identities[1], key, at_end)
+    assert own.session.finished and not own.final
+    lines: list[str] = []
+    narrator = Narrator(lines.append, [], colour=False, progress=False)
+    seat = LocalSeat(own, None)
+    narrator.seat = seat
+    narrator.flush()
+    assert lines[-1:] == ["Waiting for the table to confirm the result (1 of 3 seats so far)…"]
+    told = len(lines)
+    table.send(table.sessions[2].ack())
+    table.deliver()
+    own.apply(table.records[-1], 0)
+    narrator.flush()
+    narrator.flush()
+    assert lines[told:] == ["Waiting for the table to confirm the result (2 of 3 seats so far)…"]
+    seat.rebind(OwnSeat.from_records(table.identities[1], key, at_end))  # shows one holder
+    narrator.flush()
+    assert len(lines) == told + 1
+    table.send(table.sessions[1].ack())
+    table.deliver()
+    seat.rebind(OwnSeat.from_records(table.identities[1], key, table.records))
+    narrator.flush()
+    assert seat.own.final and lines[told + 1 :] == ["The table has confirmed the result."]

@@ -322,3 +322,64 @@ def test_a_code_with_a_malformed_ipv6_route_is_refused_clearly(tmp_path: Path) -
     assert "that invite code does not work" in proc.stderr
     assert "link-local address fe80::1 cannot be reached without its interface" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_a_relay_only_this_machine_or_network_reaches_brings_no_one_from_the_internet() -> None:
+    """A code's relay at a loopback or home-network address is said to be one, on the host's
+    screen and on a joiner's: no line claims the Internet reaches the table, or the seat,
+    through it; a relay at any other address, or by name, still does."""
+    from dernier_p2p.cli.internet import code_truth, takeover_note
+
+    lan = Route("direct", "192.168.10.2", 47630)
+    here = Route("relay", "127.0.0.1", 47800, b"T" * 8)
+    home = Route("relay", "192.168.10.5", 47800, b"T" * 8)
+    todo = ("For others, forward TCP port 47630 on your router to this machine, or give "
+            "--relay a relay at an address the Internet reaches (anyone with a reachable "
+            "machine can run `dernier relay`).")
+    assert code_truth((lan, here)) == [
+        "This code holds: 192.168.10.2:47630 (your network only); the relay 127.0.0.1:47800 "
+        "(this machine only).",
+        "No route from the Internet: the relay 127.0.0.1:47800 is reached only from this "
+        "machine, so only players on your network can join. " + todo]
+    assert code_truth((lan, home), relay_answers=False) == [
+        "This code holds: 192.168.10.2:47630 (your network only); the relay 192.168.10.5:47800 "
+        "(your network only; not answering now).",
+        "No route from the Internet: the relay 192.168.10.5:47800 is reached only from your "
+        "network, so only players on your network can join. " + todo]
+    assert code_truth((Route("direct", "127.0.0.1", 40001), here))[1] == (
+        "No route from outside this machine: only players on this machine can join.")
+    lab = Route("relay", "203.0.113.100", 47640, b"T" * 8)  # not a home network's range
+    assert code_truth((lan, lab))[1] == (
+        "Reachable from the Internet through the relay: players outside your network connect "
+        "through the relay 203.0.113.100:47640.")
+    head = "If the host goes away, this seat can take over as host "
+    assert takeover_note(("192.168.10.3", 47630), relay=("127.0.0.1", 47800)) == (
+        head + "only for players on this network (192.168.10.3:47630): players elsewhere "
+        "cannot reach that address; another seat takes over if one can.")
+    assert takeover_note(("192.168.10.3", 47630), relay=("203.0.113.100", 47640)) == (
+        head + "for every player: players on this network reach it at 192.168.10.3:47630, "
+        "the others through the relay 203.0.113.100:47640.")
+
+
+def test_the_path_a_joiner_got_reads_as_a_clause_with_no_parenthesis_inside_another() -> None:
+    """Each route a joiner may get (directly, IPv6, the host's router, the relay, a seat's
+    relay, punched, called back) is said after its seat as a clause of its own."""
+    from dernier_p2p.cli.table import seated_line
+
+    token = b"T" * 8
+    routes = [Route("direct", "192.168.1.20", 47630), Route("direct", "2a11:2233::100", 47630),
+              Route("mapped", "11.22.33.10", 47630), Route("relay", "11.22.33.100", 47640, token),
+              Route("seat", "11.22.33.20", 47630, token),
+              Route("punched", "11.22.33.10", 40212), Route("reversed", "11.22.33.10", 40213)]
+    for route in routes:
+        line = seated_line(1, route)
+        assert line == f"Seated at seat 1, connected {route.describe()}; waiting for the table "\
+                       "to fill.", line
+        depth = 0
+        for ch in line:
+            depth += {"(": 1, ")": -1}.get(ch, 0)
+            assert 0 <= depth <= 1, line
+    assert seated_line(2) == "Seated at seat 2; waiting for the table to fill."
+    assert seated_line(1, routes[1]) == ("Seated at seat 1, connected directly at "
+                                         "[2a11:2233::100]:47630 (IPv6); waiting for the table "
+                                         "to fill.")

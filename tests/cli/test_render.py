@@ -1,6 +1,10 @@
 """The table as text: counts in the singular, playable cards marked, no card broken by wrap;
 prompts broken between phrases."""
 
+import re
+import socket
+from pathlib import Path
+
 import click
 from rich.cells import cell_len
 
@@ -62,3 +66,72 @@ def test_a_prompt_breaks_between_phrases_never_inside_one() -> None:
             for phrase in PHRASES:
                 if phrase in prompt:
                     assert any(phrase in line for line in lines), (width, phrase, lines)
+
+
+def test_a_long_line_is_broken_between_words_indented_and_a_command_stays_whole() -> None:
+    from dernier_p2p.cli.render import fit_lines
+
+    line = ("  no router mapping (UPnP: no UPnP router answered; NAT-PMP: Connection refused)")
+    rows = fit_lines(line, 40).split("\n")
+    assert all(cell_len(row) <= 40 for row in rows) and len(rows) > 1, rows
+    assert all(row.startswith("  ") and row[2] != " " for row in rows), rows
+    assert " ".join(row.strip() for row in rows) == line.strip()
+    command = "  dernier join dn1-ag3k6uourb446sfivqaajqaaaibluwicar7qaaabxk4fywvo"
+    assert fit_lines(command, 40) == command  # copied whole, as the terminal folds it
+    assert fit_lines("short\n  also short", 40) == "short\n  also short"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _rows(printed: list[str]) -> list[str]:
+    """The lines a program wrote (before any fold of the terminal's)."""
+    return click.unstyle("".join(printed)).replace("\r", "").split("\n")
+
+
+def test_the_line_interface_breaks_the_hosts_and_joiners_lines_between_words_at_60_columns(
+    tmp_path: Path,
+) -> None:
+    """``dernier host --bot`` and ``dernier join --bot`` (the line interface) at 60-column
+    terminals: what they say of the code, the path the joiner got, for whom it can take over,
+    the match and its result comes in rows of the terminal's width, broken between words, not
+    where the terminal would cut a word; a row is longer only when it is one word or the
+    command to copy."""
+    from tests.tui.terminal import Terminal
+
+    dead = _free_port()
+    host = Terminal(tmp_path, 60, 24, "host", "--bot", "--players", "2", "--hands", "1",
+                    "--bind", "127.0.0.1", "--port", "0", "--no-announce", "--relay",
+                    f"127.0.0.1:{dead}", "--key", str(tmp_path / "k0.pem"), "--transcript",
+                    str(tmp_path / "t0"), "--no-colour")
+    joiner = None
+    try:
+        code = host.wait_for(lambda s: re.search(r"dernier join (dn1-[a-z2-7]+)",
+                                                 "".join(s.printed)), "the code").group(1)
+        joiner = Terminal(tmp_path, 60, 24, "join", code, "--bot", "--key",
+                          str(tmp_path / "k1.pem"), "--transcript", str(tmp_path / "t1"),
+                          "--no-colour", "--no-map")
+        for term in (host, joiner):
+            term.wait_for(lambda s, t=term: t.closed, "the end", limit=120)
+            assert term.proc.wait(timeout=30) == 0, "".join(term.screen.printed)
+    finally:
+        for term in (host, joiner):
+            if term is not None:
+                term.close()
+    said = {}
+    for who, term in (("host", host), ("joiner", joiner)):
+        rows = _rows(term.screen.printed)
+        said[who] = " ".join(row.strip() for row in rows)
+        long = [row for row in rows if cell_len(row) >= 60
+                and len(row.split()) > 1 and not row.lstrip().startswith("dernier ")]
+        assert not long, "\n".join(rows)
+    for sentence in ("No route from outside this machine: only players on this machine can "
+                     "join.", "The deck of hand 1 is audited: every shuffle and card checks."):
+        assert sentence in said["host"], said["host"]
+    assert re.search(r"Seated at seat 1, connected directly at 127\.0\.0\.1:\d+; waiting for "
+                     r"the table to fill\.", said["joiner"]), said["joiner"]
+    assert re.search(r"If the host goes away, this seat can take over as host only for players "
+                     r"on this (machine|network) \(", said["joiner"]), said["joiner"]

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dernier_p2p.net.pinhole import PinholeError, pack_map, parse_map
+from dernier_p2p.net.pinhole import PinholeError, Refused, pack_map, parse_map
 
 HOME = "2a11:2233:10::2"
 NONCE = bytes(range(12))
@@ -54,9 +54,13 @@ def test_a_reply_grants_a_lifetime_or_says_why_not() -> None:
         (_reply() + b"x", "length"),
         (b"", "length"),
     ]
+    final = ("PCP refused", "another port or address")  # the router's answer to this request
     for data, says in cases:
-        with pytest.raises(PinholeError, match=says):
+        with pytest.raises(PinholeError, match=says) as raised:
             parse_map(data, HOME, 47630, NONCE)
+        # only the router's answer to this request ends the exchange (Refused); a datagram
+        # that is not that answer is dropped
+        assert isinstance(raised.value, Refused) == says.startswith(final), says
 
 
 @given(st.binary(max_size=120))

@@ -16,6 +16,7 @@ from dernier_p2p.net.portmap import (
     OP_MAP_TCP,
     Mapping,
     MappingError,
+    Refused,
     _check_mapping,
     _check_public,
     pack_address,
@@ -50,8 +51,10 @@ def test_replies_are_read() -> None:
     ],
 )
 def test_refusals_and_malformed_replies_are_mapping_errors(data: bytes, op: int, says: str) -> None:
-    with pytest.raises(MappingError, match=says):
+    with pytest.raises(MappingError, match=says) as raised:
         parse_reply(data, op)
+    # only a refusal ends the exchange (Refused); a reply not to this request is dropped
+    assert isinstance(raised.value, Refused) == ("refused" in str(raised.value)), raised.value
 
 
 @given(st.binary(max_size=40), st.sampled_from([OP_ADDRESS, OP_MAP_TCP]))
