@@ -37,7 +37,8 @@ Safety (each one a count in the report):
   was first persisted at a time the seat was connected to a majority, and before it ended the
   match for itself (``stuck``, ``two-seats``: whether it ended rightly is for the liveness
   invariants to say; so is a two-seat ``no_contest``, which ranks nobody);
-* ``ranked-below-cheater``: a protected seat ranked below a cheater after a verdict naming it.
+* ``ranked-below-cheater``: a protected seat ranked below a cheater after a verdict naming it,
+  sequenced no later than the record that ended the match (a later one ranks nobody).
 
 Liveness, for a *majority-connected* match (at least ``q(n)`` protected seats, ``n >= 3``, one
 of them the first host or a seat with a listen address; at two seats, both protected): after
@@ -312,15 +313,18 @@ class Judge:
         if not against or not self.cheaters:
             return
         for pid in sorted(transcripts):
-            rec = transcripts[pid][-1]
-            standings = _standings(self.world.procs[pid])
+            proc = self.world.procs[pid]
+            standings = _standings(proc)
             if not standings:
                 continue
-            for h in sorted(self.protected & set(against)):
+            # only a verdict before the record that ended the match can have ranked a seat
+            # (one after it, while the end is not yet final, changes no standing: 7.11)
+            ranked = ranking_verdicts(transcripts[pid], proc.node.own.end_at)
+            for h in sorted(self.protected & set(ranked)):
                 for c in sorted(self.cheaters):
                     if standings.index(h) > standings.index(c):
                         self.note("ranked-below-cheater", f"seat {h} below cheater {c} after "
-                                                          f"{against[h]} verdict(s)")
+                                                          f"{ranked[h]} verdict(s)")
             break
 
     def _liveness(self, procs: dict[int, Any]) -> None:
@@ -374,6 +378,17 @@ def _verdict(rec: dict[str, Any]) -> Iterable[tuple[int, str]]:
         yield body["seat"], kind
     elif kind == "host_change":
         yield body["old"], kind
+
+
+def ranking_verdicts(records: Iterable[dict[str, Any]], end: int | None) -> dict[int, int]:
+    """Per seat, the verdicts naming it that can have ranked it: those in records up to
+    ``end``, the record that ended the match (all of them while it has not ended)."""
+    out: dict[int, int] = {}
+    for rec in records:
+        if end is None or rec["i"] <= end:
+            for seat, _ in _verdict(rec):
+                out[seat] = out.get(seat, 0) + 1
+    return out
 
 
 def _standings(proc: Any) -> tuple[int, ...]:

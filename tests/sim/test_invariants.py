@@ -96,3 +96,22 @@ def test_overlapping_partitions_are_judged_together():
     assert not judge.connected(0, 7_000) and not judge.connected(1, 7_000)
     assert judge.connected(1, 24_742 + judge.settle_ms + 1)
     assert Judge(seven, [big]).connected(0, 7_000)
+
+
+def test_only_verdicts_up_to_the_end_record_can_have_ranked_a_seat():
+    from dernier_p2p.sim.invariants import ranking_verdicts
+
+    def rec(i, body):
+        return {"i": i, "env": {"body": body}}
+
+    records = [
+        rec(5, {"type": "move"}),
+        rec(6, {"type": "timeout", "seat": 2}),
+        rec(7, {"type": "left", "seat": 1}),  # the end (a `dernier` leave ends the match)
+        rec(8, {"type": "ack"}),
+        rec(9, {"type": "left", "seat": 2}),  # after the end: it ranks nobody
+        rec(10, {"type": "host_change", "old": 0, "new": 3}),
+    ]
+    assert ranking_verdicts(records, 7) == {2: 1, 1: 1}
+    assert ranking_verdicts(records, 6) == {2: 1}
+    assert ranking_verdicts(records, None) == {2: 2, 1: 1, 0: 1}
