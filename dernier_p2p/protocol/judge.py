@@ -48,13 +48,20 @@ def would_sequence(session: Session, envelope: Any, lead: int = 0,
     news is judged after the last of them, 4.9). Nothing of ``session`` changes."""
     if session.fault is not None:
         return session.fault
-    if session.finished:
+    if session.finished and not session.unfinal:
         return ProtocolError("UNEXPECTED", None, "the match is over")
     try:
         env = session.chain.check_envelope(envelope, None, lead)
     except ProtocolError as exc:
         return exc
     author, body = env["seat"], env["body"]
+    if session.finished:  # over, its end not yet final: the host sequences the acks (7.11)
+        if body["type"] != "ack":
+            return ProtocolError("UNEXPECTED", author, "the match is over: only acks of its "
+                                 "end are sequenced until it is final")
+        if ack_without_news(session.chain, env, before):
+            return ProtocolError("UNEXPECTED", author, "ack with nothing new")
+        return None
     if body["type"] in HOST_BODIES:
         return ProtocolError("WRONG_SEAT", author, "a host body is the host's own")
     head_i = session.chain.index_of(env["head"])

@@ -225,6 +225,8 @@ class Session:
         self.hand_cards: dict[int, list[int]] = {}  # audited card of every position, per hand
         self.no_contest = False  # the match ended as no contest (7.5)
         self.unfinal = False  # over by the rules, its end not yet final (7.11)
+        self.end_owed: tuple[int, ...] = ()  # then, the seats at the table not shown holding
+        # the end: the table waits on their ``ack`` (set by whoever counts finality)
         self._wait: list[int] = []
         self.waiting_since: int = rec["t"]  # host time of the record that began the wait
         # the seats that take part in the running hand's deck (all, until a seat goes out):
@@ -317,9 +319,13 @@ class Session:
     @property
     def pending(self) -> list[tuple[int, str]]:
         """Who owes what now: ``(seat, what)`` for accepts, coin messages, deck messages, the
-        seat to act, and open declaration windows (``"declare (optional)"``)."""
-        if self.finished or self.fault is not None:
+        seat to act, and open declaration windows (``"declare (optional)"``); once the match
+        is over and its end not yet final, the ``ack`` of each seat at the table not shown
+        holding the end (7.11)."""
+        if self.fault is not None:
             return []
+        if self.finished:
+            return [(s, "ack") for s in self.end_owed] if self.unfinal else []
         missing = [s for s in range(self.n) if s not in self.accepted]
         if missing:
             return [(s, "accept") for s in missing]

@@ -46,7 +46,8 @@ the faults settle (:func:`~.faults.settled`), no ``progress_gap_ms`` passes with
 at a protected seat, until every protected seat has finished the match ranked, or stopped on a
 fault proven against a cheater:
 
-* ``no-end``: such a gap came (the match did not end within the bound);
+* ``no-end``: such a gap came (the match did not end within the bound; a result whose end
+  record never became final, 7.11, is no end);
 * ``no-contest``: a protected seat's match ended as no contest, or ended for it incomplete
   (``stuck``, ``two-seats``).
 """
@@ -341,7 +342,8 @@ class Judge:
                 if session.no_contest:
                     self.note("no-contest", f"seat {pid}'s match ended as no contest")
                     return
-                continue
+                if not session.unfinal:
+                    continue  # (a result never final is no end: 7.11)
             fault = node.stopped or node.own.stopped
             if fault is not None and getattr(fault, "seat", None) in self.cheaters:
                 continue

@@ -251,3 +251,23 @@ def test_an_ack_with_nothing_new_is_refused_as_the_host_refuses_it(bed):
     err = would_sequence(judge, b, 1, [a])  # judged after the ack just before it
     assert err is not None and (err.code, err.seat) == ("UNEXPECTED", 1)
     assert would_sequence(judge, c.chat("x"), 2, [a, b]) is None  # a chat has no such rule
+
+
+def test_after_the_end_only_an_ack_with_news_passes_until_the_end_is_final(bed):
+    """Over by the rules, its end not yet final (7.11): the host still sequences the seats'
+    acks of the end, so a shown ack is passed on; anything else, or any ack once the end is
+    final, would not be sequenced."""
+    for seat in (1, 0):  # (the bed's tables play on when a seat leaves: two must go)
+        bed.put(copy.deepcopy(bed.sessions[seat]).resign())
+        bed.flush()
+    judged = bed.sessions[2]
+    assert judged.finished
+    ack = copy.deepcopy(judged).ack()
+    chat = copy.deepcopy(judged).chat("gg")
+    judged.unfinal = True
+    assert code(judged, ack) is None
+    assert code(judged, chat) == "UNEXPECTED"
+    stale = signed(bed, ack, head=bed.records[-3]["env"]["head"])  # echoes nothing new
+    assert code(judged, stale) == "UNEXPECTED"
+    judged.unfinal = False
+    assert code(judged, ack) == "UNEXPECTED"

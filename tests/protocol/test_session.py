@@ -1695,3 +1695,20 @@ def test_a_host_body_about_a_seat_already_out_changes_nothing(kind: str) -> None
         assert s.state == state and s.waiting_on() == waiting
         ignored = [e for e in session_events(s) if e.kind == f"{kind}-ignored"]
         assert ignored == [SessionEvent(f"{kind}-ignored", gone, "already out")]
+
+
+def test_after_the_end_the_table_waits_on_the_acks_it_lacks_until_the_end_is_final():
+    """7.11: over by the rules, the end not yet final, the seats at the table not shown
+    holding the end owe an ``ack`` (probed, lent to, their acks passed on); final, nobody."""
+    from tests.protocol.liveness import Bed
+
+    bed = Bed.dealt()
+    for seat in (1, 0):  # (the bed's tables play on when a seat leaves: two must go)
+        bed.put(copy.deepcopy(bed.sessions[seat]).resign())
+        bed.flush()
+    s = bed.sessions[2]
+    assert s.finished and s.pending == [] and s.waiting_on() == []
+    s.unfinal, s.end_owed = True, (2,)
+    assert s.pending == [(2, "ack")] and s.waiting_on() == [2]
+    s.unfinal = False
+    assert s.pending == []

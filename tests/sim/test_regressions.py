@@ -909,8 +909,8 @@ HOST_CASES = {
     # Seed 1903034 (10,000-match run at 1878837): host 0 mutes seat 2 after seat 1's `left`
     # ended the match (`dernier`); seat 2, unable to ack the end, went into failover and ended;
     # the `left` naming it, sequenced after the end, was counted as a verdict that ranked it.
-    # Fixed in the invariant: only verdicts up to the end record rank. The end stays unfinal
-    # (q(4) = 3 holders, seat 2 muted): an open liveness gap (docs/LIVENESS.md, design gaps).
+    # Fixed in the invariant (only verdicts up to the end record rank) and in the rules: the
+    # table waits on the acks of the end until it is final, so seat 3 passes seat 2's on.
     'muted-after-the-end': (
         'ranked-below-cheater',
         False,
@@ -1020,6 +1020,18 @@ def _replay(literal: str, strict: bool = False) -> list[tuple[str, str]]:
 def test_regression(name: str) -> None:
     invariant, literal = CASES[name]
     assert not _replay(literal), invariant
+
+
+def test_a_seat_muted_after_the_end_gets_its_ack_in_and_the_end_is_final() -> None:
+    """Seed 1903034: the host mutes seat 2 just before a `left` ends the match; q(4) = 3
+    holders are needed and seat 1 is gone, so the end is final only with seat 2's ack. Seat 3
+    probes seat 2 (the table waits on its ack), passes its ack on, the host sequences it, and
+    the match is over at about 41 s, not a run of `no_contest` records to the bound."""
+    literal = HOST_CASES["muted-after-the-end"][2]
+    with insecure_small_group(), shared_checks():
+        out = run_case(parse(literal))
+    assert not out.violations and out.result == "ranked"
+    assert out.end_ms < 120_000, out.end_ms
 
 
 @pytest.mark.parametrize("name", sorted(HOST_CASES))

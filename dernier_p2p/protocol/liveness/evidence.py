@@ -106,19 +106,21 @@ def judged_all(judge: Judge, lead: list[dict[str, Any]], env: dict[str, Any]) ->
         judged(judge, env, lead)
 
 
-def passable(envs: Iterable[Any], seat: int, judge: Judge) -> list[dict[str, Any]]:
+def passable(envs: Iterable[Any], seat: int, judge: Judge,
+             ack_owed: bool = False) -> list[dict[str, Any]]:
     """What a seat passes on of ``seat``'s unsequenced envelopes ``envs`` (oldest first, as a
     ``present`` lists them, 4.6): the first that is no chat or ack and passes the host's checks
     after the chats and acks of ``seat`` that pass just before it (the host sequences them
     first), those chats and acks first; nothing if there is no such envelope (a chat or an ack
-    alone holds nothing up)."""
+    alone holds nothing up). ``ack_owed``: the table waits on an ``ack`` of ``seat`` (the
+    match is over and its end not yet final, 7.11), so an ack is what it owes, not quiet."""
     before: list[dict[str, Any]] = []
     for env in envs:
         if not isinstance(env, dict) or env.get("seat") != seat:
             continue
         if not judged(judge, env, before):
             continue
-        if _quiet(env):
+        if _quiet(env) and not (ack_owed and env["body"].get("type") == "ack"):
             before.append(env)
             continue
         return [*before, env]

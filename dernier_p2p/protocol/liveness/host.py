@@ -208,7 +208,8 @@ class HostWatch:
 
     def _absence(self, now: int) -> None:
         for seat in self.waits.awaited:
-            if seat == self.me or self.drops.is_dropped(seat) or self.holding(seat):
+            if seat == self.me or self.drops.is_dropped(seat) or self.holding(seat) or \
+                    seat in self.s.end_owed:  # (the end's ack: a verdict now ranks nobody)
                 continue
             if self.waits.late(seat, now):
                 self._absent("timeout", seat)

@@ -351,7 +351,8 @@ class SeatWatch:
             began = self.waits.began(seat)
             short = began is not None and (have < began or (lent is not None and
                                                             lent <= began))
-            passed = passable(present[1], seat, self.judge)  # (a chat or an ack shows
+            passed = passable(present[1], seat, self.judge,  # (a chat or an ack shows
+                              seat in self.s.end_owed)
             shown = bool(passed)  # nothing; one before the envelope shown is passed on too)
             for env in passed:
                 if not self.delivered.holds(env):  # (passed on before: its clock runs from
@@ -610,6 +611,8 @@ class SeatWatch:
                     continue
                 if got.shown:
                     continue
+            if seat in self.s.end_owed:
+                continue  # the end's ack: probed and passed on, but no verdict ranks now
             self._vote("timeout", seat, "timeout")
         for seat in self.drops.seats:
             since = self.drops.since(seat)

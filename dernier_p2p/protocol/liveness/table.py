@@ -31,7 +31,8 @@ RULES: tuple[Rule, ...] = (
     Rule("probe", "seat", "the wait on X reached limit(X), or X was reported dropped grace_ms "
          "ago, or awaited X urged this seat while it plays with the host and deposes nobody; "
          "X gives an address; not probed for probe_every_ms", "probe X"),
-    Rule("pass-on", "seat", "a probe of X shows an envelope", "pass it to the host"),
+    Rule("pass-on", "seat", "a probe of X shows an envelope (after the end, until it is final, "
+         "its ack of the end too: 7.11)", "pass it to the host"),
     Rule("lend", "seat", "a probe of X answers with have below the record that began the "
          "wait on X; or this seat stopped with a proof; or the match ended, to a seat it lent "
          "to; or its host refused an own envelope as echoing a head that host signed (FORK)",
@@ -43,7 +44,8 @@ RULES: tuple[Rule, ...] = (
     Rule("timeout", "seat; the host for its own vote", "the wait on X reached limit(X); X not "
          "reported dropped; a probe showed nothing and a have at or past the record that began "
          "the wait (or the seat lent to X in this wait), or did not answer; nothing of X "
-         "delivered and unsequenced", "vote timeout about X, once per after, and again every "
+         "delivered and unsequenced; X owes more than the end's ack (7.11)",
+         "vote timeout about X, once per after, and again every "
          "revote_ms while this holds"),
     Rule("left", "seat; the host for its own vote", "X reported dropped grace_ms ago, no record "
          "of X since, a probe of X did not answer", "vote left about X, once per after, and "

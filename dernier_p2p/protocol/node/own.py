@@ -311,6 +311,8 @@ class OwnSeat:
         if record["i"] > self.end_at and env["head"] in self._late:
             self._holders.add(env["seat"])
         session.unfinal = not self.final
+        session.end_owed = () if not session.unfinal else tuple(
+            s for s in session.chain.at_table if s not in self._holders)
 
     # ------------------------------------------------------------------ queries
     @property

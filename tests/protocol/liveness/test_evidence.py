@@ -417,6 +417,20 @@ def test_passable_is_the_first_that_passes_after_the_chats_and_acks_before_it(en
     assert passable(behind, 1, lambda env, lead=0, before=None: False) == []
 
 
+def test_an_ack_the_table_waits_on_is_passed_on_alone(behind):
+    """(7.11: after the end, until it is final, the table waits on the acks of the seats not
+    shown holding it; such a seat's ack is what it owes, not a quiet envelope.)"""
+    def passes(env: dict, lead: int = 0, before: Any = None) -> bool:
+        return True
+
+    ack = behind[:1]
+    assert passable(ack, 1, passes) == []
+    assert passable(ack, 1, passes, ack_owed=True) == ack
+    assert passable(behind[1:2], 1, passes, ack_owed=True) == []  # a chat is still quiet
+    assert passable(behind, 1, passes, ack_owed=True) == ack  # the first owed, first
+    assert passable(ack, 1, lambda env, lead=0, before=None: False, ack_owed=True) == []
+
+
 def test_passable_passes_over_an_envelope_the_host_would_refuse(envs, behind):
     late = behind[2]
     refused = envs["e1"]  # (say, sequenced since the probe showed it)
