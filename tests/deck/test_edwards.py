@@ -101,6 +101,7 @@ def test_the_constants_of_the_test_by_halving() -> None:
     Python reference of the test decides as the multiplication by l on a few points."""
     P = agreement.P
     a = agreement.MONT_A
+    assert agreement.ref_sqrt(a * a - 4) is None  # one rational point of order 2: E is cyclic
     c0, xs, ys, lams = agreement.halving_constants()
     assert c0 * c0 % P == (-(a + 2)) % P
     assert (ys * ys - xs * (xs - a - 2) * (xs - a + 2)) % P == 0 and ys != 0
