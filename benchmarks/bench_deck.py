@@ -7,7 +7,9 @@ shuffles, each verified by every other seat, plus dealing the hands); and the ra
 to the group operations it needs times their cost measured in the same run (the overhead above
 the cryptographic floor). Group operations are counted in a separate, untimed pass.
 
-It also prints, in units of one variable-base multiplication through PyNaCl measured in the same
+With the compiled group arithmetic it prints what the compiled decoder's full check of one
+element costs, with its subgroup test by halving and by ``l*P = O``. It also prints, in units of
+one variable-base multiplication through PyNaCl measured in the same
 run (``mul``), the cost of checking a shuffle (``ShuffleProof.from_wire`` and ``verify_shuffle``
 of a proof whose elements this process has not seen: the checked-element cache holds only the
 input deck, as at a real table; then with the output deck's decoding too) and of making one.
@@ -150,6 +152,18 @@ def check_costs(pk: bytes, pile: list, out: list, wire: dict, ctx: dict, repeat:
     return best_proof, best_all
 
 
+def element_check_costs(count: int = 1000, repeat: int = 3) -> tuple[float, float]:
+    """CPU seconds per element (best of ``repeat``) of the compiled decoder's full check of
+    ``count`` elements in one batch: with its subgroup test by halving, and by ``l*P = O``."""
+    assert edwards._ext is not None
+    d = Drbg(b"elements" * 4)
+    blob = b"".join(g.base_mul(d.scalar()) for _ in range(count))
+    ext = edwards._ext
+    halving = cpu(lambda: ext.decode(blob), repeat) / count
+    by_order = cpu(lambda: ext.decode(blob, True), repeat) / count
+    return halving, by_order
+
+
 def hand_setup(n: int, deck: str, size: int) -> list[DeckTable]:
     """Key setup, n proven shuffles each verified by every other seat, and the deal."""
     ts = tables(n, deck)
@@ -202,6 +216,10 @@ def main() -> None:
     costs = op_costs(500 if quick else 3000)
     print("group primitives (CPU microseconds):",
           ", ".join(f"{k} {v * 1e6:.1f}" for k, v in costs.items()))
+    if edwards.AVAILABLE:
+        halving, by_order = element_check_costs(repeat=repeat)
+        print(f"compiled element check (CPU microseconds per element, 1000 in a batch): subgroup "
+              f"by halving {halving * 1e6:.1f}, by l*P {by_order * 1e6:.1f}")
     print()
     ctx = {"game": GAME, "hand": HAND, "step": "shuffle", "seat": 0}
     d = Drbg(b"bench" * 8)

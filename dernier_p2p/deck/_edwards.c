@@ -11,7 +11,8 @@
  * libsodium's constant-time code (dernier_p2p/deck/group.py).
  *
  * Module functions (bytes in, bytes out):
- *   decode(enc)            -> (index of the first invalid element or -1, xy)
+ *   decode(enc, by_order)  -> (index of the first invalid element or -1, xy); the subgroup
+ *                             test by halving (ge_halvable3), or with by_order by l * P = O
  *   msm(scalars, xy, algo) -> enc || xy of sum k_i P_i
  *   comb_table(xy)         -> a point's fixed-base table: (j + 1) * 16^i * P, i < 64, j < 8
  *   comb_msm(scalars, (table, ...)) -> enc || xy of sum k_i P_i from fixed-base tables
@@ -49,7 +50,30 @@ static const uint8_t L_BYTES[32] = {
     0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
     0x00, 0x10};
 
-static fe FE_D, FE_D2, FE_SQRTM1;
+/* The subgroup test by halving (ge_halvable3, below): the Montgomery form of the curve is
+ * v^2 = u^3 + A u^2 + u with A = 486662; C0 = sqrt(-(A + 2)) (u = (1 + y)/(1 - y), v = C0 u/x);
+ * on the 2-isogenous curve Y^2 = X (X - (A + 2)) (X - (A - 2)), S = (XS, YS) is a point of order 4
+ * with 2S = (A + 2, 0) and LAMS the slope of its tangent. */
+static const uint8_t MONT_A_BYTES[32] = {0x06, 0x6d, 0x07};
+static const uint8_t E1_BYTES[32] = {0x08, 0x6d, 0x07}; /* A + 2 */
+static const uint8_t C0_BYTES[32] = {
+    0x06, 0x7e, 0x45, 0xff, 0xaa, 0x04, 0x6e, 0xcc, 0x82, 0x1a, 0x7d, 0x4b, 0xd1, 0xd3, 0xa1,
+    0xc5, 0x7e, 0x4f, 0xfc, 0x03, 0xdc, 0x08, 0x7b, 0xd2, 0xbb, 0x06, 0xa0, 0x60, 0xf4, 0xed,
+    0x26, 0x0f};
+static const uint8_t XS_BYTES[32] = {
+    0xb8, 0xe4, 0xf6, 0xc6, 0x20, 0x6e, 0xbb, 0x2c, 0x38, 0xd9, 0x6a, 0xaf, 0x71, 0xdc, 0x4b,
+    0x39, 0x21, 0xb2, 0x16, 0x50, 0x0a, 0xb1, 0xc0, 0x7b, 0xa0, 0x7a, 0xac, 0x0c, 0xd0, 0x16,
+    0x36, 0x28};
+static const uint8_t YS_BYTES[32] = {
+    0x7d, 0x36, 0x12, 0x72, 0xbe, 0x23, 0x89, 0xa6, 0x8f, 0x4d, 0x2a, 0xa1, 0x1c, 0x47, 0x68,
+    0x8d, 0xbd, 0x9b, 0xd2, 0x5f, 0xeb, 0x9d, 0x7e, 0x08, 0xbf, 0x0a, 0xa7, 0xe6, 0x5f, 0xd2,
+    0x93, 0x2f};
+static const uint8_t LAMS_BYTES[32] = {
+    0x13, 0x44, 0x88, 0x9c, 0xef, 0x48, 0xa2, 0xe9, 0x63, 0x93, 0x4a, 0x28, 0xc7, 0x11, 0x5a,
+    0x63, 0xef, 0xa6, 0xf4, 0xd7, 0x7a, 0xa7, 0x1f, 0xc2, 0xaf, 0xc2, 0xa9, 0xf9, 0x97, 0xf4,
+    0xe4, 0x6b};
+
+static fe FE_D, FE_D2, FE_SQRTM1, FE_MONT_A, FE_E1, FE_C0, FE_XS, FE_YS, FE_LAMS;
 static signed char L_DIGITS[64];
 
 /* ---------------------------------------------------------------- field GF(2^255 - 19) */
@@ -230,6 +254,17 @@ static void fe_pow22523(fe *h, const fe *z) {
     fe_pow250(&t, &z11, z);
     fe_sqn(&t, &t, 2);         /* 2^252 - 4 */
     fe_mul(h, &t, z);
+}
+
+/* z^((p - 1) / 4) = z^(2^253 - 5): the quartic residue symbol of z, one of 1, -1, +-sqrt(-1)
+ * (0 for 0) */
+static void fe_pow_quartic(fe *h, const fe *z) {
+    fe t, z11, z3;
+    fe_pow250(&t, &z11, z);
+    fe_sqn(&t, &t, 3);         /* 2^253 - 8 */
+    fe_sq(&z3, z);
+    fe_mul(&z3, &z3, z);
+    fe_mul(h, &t, &z3);        /* 2^253 - 5 */
 }
 
 static int fe_iszero(const fe *f) {
@@ -559,7 +594,89 @@ static int msm_pippenger(ge_ext *r, const uint8_t *sc, const ge_affc *pts, Py_ss
     return 1;
 }
 
-/* l * P == identity (P decoded, on the curve) */
+/* Membership of the prime-order subgroup by halving (x, y: a decoded point with x != 0).
+ *
+ * The group E of the curve's points over GF(p) is cyclic of order 8 l (its only rational point of
+ * order 2 is (0, -1), and it has rational points of order 8), so the subgroup of order l is 8E:
+ * a point is in it iff it can be halved three times (T. Pornin, "Point-Halving and Subgroup
+ * Membership in Twisted Edwards Curves", IACR ePrint 2022/1164). Decided here with one square root
+ * and one quartic residue symbol instead of a multiplication by l:
+ *
+ * 1. The Montgomery form v^2 = u (u^2 + A u + 1), u = (1 + y)/(1 - y), v = C0 u/x. Let phi be the
+ *    2-isogeny with kernel {O, (0, 0)} to E': Y^2 = X (X^2 - 2A X + A^2 - 4)
+ *    = X (X - (A + 2)) (X - (A - 2)), and phi' its dual, phi'(X, Y) = (Y^2 / (4 X^2), ...), so that
+ *    phi' phi = [2]. Then phi'(E') = 2E, and a preimage R of P exists iff u is a square s^2
+ *    (Y = 2 s X; X solves X^2 - (2A + 4u) X + A^2 - 4 = 0, X = A + 2u + 2m with m = v/s = C0 s/x,
+ *    since m^2 = u^2 + A u + 1). No square root of u: P is not in 2E (odd multiple of a torsion
+ *    point of order 8 added): refused.
+ * 2. phi' has kernel {O, T'}, T' = (0, 0) on E', and maps E'(GF(p)) onto 2E, so
+ *    E'/H ~ 2E/8E ~ Z/4 with H = phi'^-1(8E) = 4E' + {O, T'}. The reduced Tate pairing
+ *    t4(S, R) = f_S(R)^((p-1)/4) (the 4th roots of unity are in GF(p), p = 1 mod 4), with S a
+ *    point of E' of order 4 (2S = (A + 2, 0)) and f_S = l_S^2 / (X - (A + 2)) of divisor
+ *    4(S) - 4(O) (l_S: the tangent at S), is a character of order 4 of E' (non-degeneracy) that
+ *    is 1 on 4E' and on T' (t4(S, T') = 1 for this S: checked in tests/deck/test_edwards.py), so
+ *    its kernel is H: P in 8E iff t4(S, R) = 1, whichever preimage R of +-P was taken. It is
+ *    evaluated without inversion: with N = x X, f_S(R) = ln^2 / (x (N - (A + 2) x)),
+ *    ln = 2 s N - YS x - LAMS (N - XS x), and the symbol of ln^2 (x (N - (A + 2) x))^3. A zero
+ *    means R = S or R = 2S: P of order 4 or 2, refused.
+ * Public values only: not constant-time. */
+static int ge_halvable3(const fe *x, const fe *y) {
+    fe one, n, d, d3, d7, w, ddw, nn, s, N, t, ln, den, z, q;
+    fe_1(&one);
+    fe_add(&n, &one, y);
+    fe_carry(&n);                       /* n = 1 + y */
+    fe_sub(&d, &one, y);                /* d = 1 - y, not 0 (x != 0) */
+    fe_sq(&d3, &d);
+    fe_mul(&d3, &d3, &d);               /* d^3 */
+    fe_sq(&d7, &d3);
+    fe_mul(&d7, &d7, &d);               /* d^7 */
+    fe_mul(&w, &n, &d7);
+    fe_pow22523(&w, &w);                /* (n d^7)^((p-5)/8) */
+    fe_mul(&w, &w, &d3);
+    fe_mul(&s, &w, &n);                 /* s = n d^3 (n d^7)^((p-5)/8), s^2 = +-u when u is a square */
+    fe_sq(&ddw, &s);
+    fe_mul(&ddw, &ddw, &d);
+    if (!fe_equal(&ddw, &n)) {
+        fe_neg(&nn, &n);
+        if (!fe_equal(&ddw, &nn)) return 0; /* u is not a square: P is not in 2E */
+        fe_mul(&s, &s, &FE_SQRTM1);
+    }
+    /* N = x X = A x + 2 s^2 x + 2 C0 s */
+    fe_sq(&t, &s);
+    fe_add(&t, &t, &t);
+    fe_add(&t, &t, &FE_MONT_A);
+    fe_carry(&t);
+    fe_mul(&N, &t, x);
+    fe_mul(&t, &FE_C0, &s);
+    fe_add(&t, &t, &t);
+    fe_add(&N, &N, &t);
+    fe_carry(&N);
+    /* ln = 2 s N - YS x - LAMS (N - XS x) */
+    fe_mul(&t, &FE_XS, x);
+    fe_sub(&t, &N, &t);
+    fe_mul(&t, &t, &FE_LAMS);
+    fe_mul(&ln, &s, &N);
+    fe_add(&ln, &ln, &ln);
+    fe_carry(&ln);
+    fe_sub(&ln, &ln, &t);
+    fe_mul(&t, &FE_YS, x);
+    fe_sub(&ln, &ln, &t);
+    /* den = x (N - (A + 2) x) */
+    fe_mul(&t, &FE_E1, x);
+    fe_sub(&den, &N, &t);
+    fe_mul(&den, &den, x);
+    /* z = ln^2 den^3 */
+    fe_sq(&z, &den);
+    fe_mul(&z, &z, &den);
+    fe_sq(&t, &ln);
+    fe_mul(&z, &z, &t);
+    if (fe_iszero(&z)) return 0;
+    fe_pow_quartic(&q, &z);
+    return fe_equal(&q, &one);
+}
+
+/* l * P == identity (P decoded, on the curve): the test by multiplication, kept for comparison
+ * (decode(enc, 1)) */
 static int ge_in_subgroup(const ge_ext *p) {
     ge_cached tab[8];
     ge_ext r;
@@ -631,8 +748,9 @@ static int comb_build(ge_affc *out, const ge_ext *p) {
 static PyObject *py_decode(PyObject *self, PyObject *args) {
     const uint8_t *enc;
     Py_ssize_t len;
+    int by_order = 0;
     (void)self;
-    if (!PyArg_ParseTuple(args, "y#", &enc, &len)) return NULL;
+    if (!PyArg_ParseTuple(args, "y#|p", &enc, &len, &by_order)) return NULL;
     if (len % 32 != 0) {
         PyErr_SetString(PyExc_ValueError, "encodings are 32 bytes each");
         return NULL;
@@ -648,7 +766,8 @@ static PyObject *py_decode(PyObject *self, PyObject *args) {
         ge_ext p;
         if (!ge_decompress(&x, &y, enc + 32 * i)) { bad = i; break; }
         ge_from_affine(&p, &x, &y);
-        if (fe_iszero(&x) || !ge_in_subgroup(&p)) { bad = i; break; }
+        if (fe_iszero(&x)) { bad = i; break; }
+        if (by_order ? !ge_in_subgroup(&p) : !ge_halvable3(&x, &y)) { bad = i; break; }
         fe_tobytes(xy + 64 * i, &x);
         fe_tobytes(xy + 64 * i + 32, &y);
     }
@@ -801,8 +920,9 @@ static PyMethodDef METHODS[] = {
     {"comb_msm", py_comb_msm, METH_VARARGS,
      "comb_msm(scalars, tables) -> enc || xy of sum k_i P_i from the points' fixed-base tables"},
     {"decode", py_decode, METH_VARARGS,
-     "decode(enc) -> (bad, xy): validate 32-byte encodings (canonical, on the curve, not the "
-     "identity, in the prime-order subgroup); bad is the index of the first refused (-1: none)"},
+     "decode(enc, by_order=False) -> (bad, xy): validate 32-byte encodings (canonical, on the "
+     "curve, not the identity, in the prime-order subgroup: by halving, or with by_order by "
+     "l * P = O); bad is the index of the first refused (-1: none)"},
     {"msm", py_msm, METH_VARARGS,
      "msm(scalars, xy, algo=0) -> enc || xy of sum k_i P_i (algo 1 Straus, 2 Pippenger)"},
     {NULL, NULL, 0, NULL},
@@ -818,6 +938,12 @@ PyMODINIT_FUNC PyInit__edwards(void) {
     fe_frombytes(&FE_D, D_BYTES);
     fe_frombytes(&FE_D2, D2_BYTES);
     fe_frombytes(&FE_SQRTM1, SQRTM1_BYTES);
+    fe_frombytes(&FE_MONT_A, MONT_A_BYTES);
+    fe_frombytes(&FE_E1, E1_BYTES);
+    fe_frombytes(&FE_C0, C0_BYTES);
+    fe_frombytes(&FE_XS, XS_BYTES);
+    fe_frombytes(&FE_YS, YS_BYTES);
+    fe_frombytes(&FE_LAMS, LAMS_BYTES);
     radix16(L_DIGITS, L_BYTES);
     PyObject *m = PyModule_Create(&MODULE);
     if (m == NULL) return NULL;

@@ -9,6 +9,12 @@ products.
 
 ``python -m dernier_p2p.deck.agreement --ops 1000000 [--seed K]`` runs that many cases and
 prints how many of each kind agreed; exit status 1 on any disagreement (each one is printed).
+
+``--subgroup`` runs instead the cases of the subgroup test alone: the compiled decoder's test by
+halving, its test by ``l*P = O`` and ``crypto_core_ed25519_is_valid_point`` must decide alike on
+random elements, random elements plus each of the seven torsion points other than the identity,
+the torsion points alone, the identity and the non-canonical encodings (:data:`SUBGROUP_KINDS`).
+:func:`ref_halvable3` is the test by halving in Python integers, its constants derived here.
 """
 
 from __future__ import annotations
@@ -78,6 +84,57 @@ def ref_compress(a: Affine) -> bytes:
     """The encoding of an affine point."""
     x, y = a
     return (y | (x & 1) << 255).to_bytes(32, "little")
+
+
+MONT_A = 486662
+"""The Montgomery form of the curve: v^2 = u^3 + A u^2 + u, u = (1 + y)/(1 - y), v = C0 u / x."""
+
+
+def ref_sqrt(a: int) -> int | None:
+    """A square root of ``a`` mod p, or None when ``a`` is not a square."""
+    a %= P
+    r = pow(a, (P + 3) // 8, P)
+    if r * r % P != a:
+        r = r * SQRT_M1 % P
+    return r if r * r % P == a else None
+
+
+@lru_cache(maxsize=1)
+def halving_constants() -> tuple[int, int, int, int]:
+    """``(C0, XS, YS, LAMS)`` of the test by halving (dernier_p2p/deck/_edwards.c, ge_halvable3):
+    ``C0^2 = -(A + 2)``; on the 2-isogenous curve ``Y^2 = X (X - (A + 2)) (X - (A - 2))``,
+    ``S = (XS, YS)`` of order 4 with ``2S = (A + 2, 0)`` and LAMS the slope of its tangent."""
+    a = MONT_A
+    c0 = ref_sqrt(-(a + 2))
+    xs = (a + 2 + ref_sqrt((a + 2) * 4)) % P  # X_S - e = +-sqrt((e - e') (e - e''))
+    ys = ref_sqrt(xs * (xs - a - 2) * (xs - a + 2))
+    assert c0 is not None and ys is not None
+    lams = (3 * xs * xs - 4 * a * xs + a * a - 4) * pow(2 * ys, -1, P) % P
+    return c0, xs, ys, lams
+
+
+def tate4_of_kernel() -> int:
+    """``t4(S, T') = f_S(T')^((p-1)/4)`` at ``T' = (0, 0)``, the kernel of the dual isogeny:
+    1 is what makes the test by halving decide membership exactly."""
+    _c0, xs, ys, lams = halving_constants()
+    line = (-ys + lams * xs) % P  # the tangent at S, at (0, 0)
+    return pow(line * line * pow(-(MONT_A + 2), 3, P) % P, (P - 1) // 4, P)
+
+
+def ref_halvable3(a: Affine) -> bool:
+    """The test by halving of ``_edwards.c`` in Python integers, for a point with x != 0: u a
+    square (a preimage R on the isogenous curve exists: P in 2E), then the quartic residue
+    symbol of ``f_S(R)`` is 1 (R in 4E' + {O, T'}: P in 8E)."""
+    x, y = a
+    c0, xs, ys, lams = halving_constants()
+    s = ref_sqrt((1 + y) * pow(1 - y, -1, P))
+    if s is None:
+        return False
+    n = (MONT_A * x + 2 * s * s * x + 2 * c0 * s) % P  # x * X_R
+    line = (2 * s * n - ys * x - lams * (n - xs * x)) % P  # x * l_S(R)
+    den = x * (n - (MONT_A + 2) * x) % P  # x^2 * (X_R - (A + 2))
+    z = line * line * pow(den, 3, P) % P
+    return z != 0 and pow(z, (P - 1) // 4, P) == 1
 
 
 def ref_valid(s: bytes) -> bool:
@@ -238,16 +295,105 @@ def agree(ops: int, seed: int = 0, on_mismatch: Callable[[str], None] | None = N
     return counts
 
 
+SUBGROUP_KINDS = ("element", *(f"element+torsion{k}" for k in range(1, 8)), "torsion-alone",
+                  "identity", "non-canonical")
+SUBGROUP_WEIGHTS = (30, *(8,) * 7, 6, 2, 6)
+IDENTITY_ENC = b"\x01" + bytes(31)
+
+
+@lru_cache(maxsize=1)
+def _torsion_affine() -> tuple[Affine, ...]:
+    return tuple(ref_decompress(t) for t in torsion_points())  # type: ignore[misc]
+
+
+@lru_cache(maxsize=1)
+def non_canonical_encodings() -> tuple[bytes, ...]:
+    """The edge encodings that libsodium refuses as non-canonical or as ``x = 0`` with the sign
+    bit: ``y >= p``, and the sign bit on a point with x = 0."""
+    out = []
+    for s in edge_encodings():
+        v = int.from_bytes(s, "little")
+        y, sign = v & ((1 << 255) - 1), v >> 255
+        if y >= P or (sign and y in (1, P - 1)):
+            out.append(s)
+    return tuple(out)
+
+
+def _subgroup_case(kind: str, rng: random.Random) -> tuple[bytes, bool]:
+    """One case of the subgroup test: its encoding and the common verdict; raise
+    :class:`Mismatch` when halving, ``l*P`` and libsodium do not all agree."""
+    assert edwards._ext is not None
+    if kind == "element":
+        s = _random_element(rng)
+    elif kind.startswith("element+torsion"):
+        t = _torsion_affine()[int(kind[-1])]
+        s = ref_compress(ref_add(ref_decompress(_random_element(rng)), t))  # type: ignore[arg-type]
+    elif kind == "torsion-alone":
+        t = rng.choice(torsion_points())
+        v = int.from_bytes(t, "little")
+        y = v & ((1 << 255) - 1)
+        if y + P < 2**255 and rng.random() < 0.5:  # the same point, y + p: not canonical
+            t = (v + P).to_bytes(32, "little")
+        s = t
+    elif kind == "identity":
+        s = rng.choice((IDENTITY_ENC, (1 | 1 << 255).to_bytes(32, "little"),
+                        (1 + P).to_bytes(32, "little")))
+    else:  # non-canonical
+        s = rng.choice(non_canonical_encodings())
+    halving = edwards._ext.decode(s)[0] == -1
+    by_order = edwards._ext.decode(s, True)[0] == -1
+    theirs = bool(na.crypto_core_ed25519_is_valid_point(s))
+    if not halving == by_order == theirs:
+        raise Mismatch(f"{kind}: {s.hex()}: halving {halving}, l*P {by_order}, "
+                       f"libsodium {theirs}")
+    return s, theirs
+
+
+def subgroup_agree(ops: int, seed: int = 0, on_mismatch: Callable[[str], None] | None = None
+                   ) -> tuple[Counter, Counter]:
+    """Run ``ops`` cases of the subgroup test; return how many of each kind agreed and how many
+    of those were accepted (``"mismatch"``: how many did not agree)."""
+    if not edwards.AVAILABLE:
+        raise RuntimeError(f"the compiled group arithmetic does not run: {edwards.PATH}")
+    rng = random.Random(seed)
+    counts: Counter = Counter()
+    accepted: Counter = Counter()
+    kinds = rng.choices(SUBGROUP_KINDS, SUBGROUP_WEIGHTS, k=ops)
+    kinds[: len(SUBGROUP_KINDS)] = SUBGROUP_KINDS[:ops]
+    for kind in kinds:
+        try:
+            _s, valid = _subgroup_case(kind, rng)
+        except Mismatch as exc:
+            if on_mismatch is None:
+                raise
+            on_mismatch(str(exc))
+            counts["mismatch"] += 1
+            continue
+        counts[kind] += 1
+        accepted[kind] += valid
+    return counts, accepted
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m dernier_p2p.deck.agreement",
                                      description=__doc__)
     parser.add_argument("--ops", type=int, default=1_000_000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--subgroup", action="store_true",
+                        help="the subgroup test alone: halving, l*P and libsodium")
     args = parser.parse_args(argv)
     if not edwards.AVAILABLE:
         print(f"the compiled group arithmetic does not run: {edwards.PATH}", file=sys.stderr)
         return 2
     start = time.process_time()
+    if args.subgroup:
+        counts, accepted = subgroup_agree(args.ops, args.seed, on_mismatch=print)
+        took = time.process_time() - start
+        print(f"{args.ops} subgroup cases (seed {args.seed}) in {took:.0f} s CPU (kind: agreed, "
+              "of which elements):",
+              ", ".join(f"{k} {counts[k]} ({accepted[k]})" for k in SUBGROUP_KINDS),
+              f"; mismatches {counts['mismatch']}")
+        return 1 if counts["mismatch"] else 0
     counts = agree(args.ops, args.seed, on_mismatch=print)
     took = time.process_time() - start
     print(f"{args.ops} cases (seed {args.seed}) in {took:.0f} s CPU:",

@@ -4,8 +4,9 @@ A case is a byte string near an encoding: a random element, an element plus a to
 edge case (non-canonical y, x = 0 with the sign bit, the identity, small-order points, values
 near p), mutated by bit flips, byte changes and the generic byte mutations (which may change
 its length). The run decodes it with ``group.decode`` (the compiled decoder when it runs, with
-its cache), with the compiled decoder directly and in a batch between two good elements, and
-compares each verdict with ``crypto_core_ed25519_is_valid_point``: any disagreement, or any
+its cache), with the compiled decoder directly (its subgroup test by halving, and by ``l*P = O``)
+and in a batch between two good elements, and compares each verdict with
+``crypto_core_ed25519_is_valid_point``: any disagreement, or any
 other exception than the decoder's refusal, is a crash.
 """
 
@@ -59,11 +60,14 @@ def run(data: bytes) -> None:
         raise DecoderMismatch(f"group.decode says {mine}, libsodium {theirs}: {data.hex()}")
     if edwards.AVAILABLE and len(data) == 32:
         direct = edwards._ext.decode(data)[0] == -1
+        by_order = edwards._ext.decode(data, True)[0] == -1
         good = g.GENERATOR
         batch = edwards._ext.decode(good + data + good)[0]
-        if direct != theirs or (batch == -1) != theirs or batch not in (-1, 1):
+        if (direct != theirs or by_order != theirs or (batch == -1) != theirs
+                or batch not in (-1, 1)):
             raise DecoderMismatch(
-                f"compiled decoder says {direct} (batch {batch}), libsodium {theirs}: {data.hex()}")
+                f"compiled decoder says {direct} (batch {batch}, by l*P {by_order}), "
+                f"libsodium {theirs}: {data.hex()}")
     try:
         many = g.decode_many([g.GENERATOR, data]) == (g.GENERATOR, data)
     except g.InvalidElement:

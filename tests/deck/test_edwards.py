@@ -66,6 +66,55 @@ def test_every_edge_encoding_is_decided_as_libsodium_and_the_reference_decide() 
 
 
 @needs_compiled
+def test_the_subgroup_test_by_halving_decides_as_l_times_p_and_libsodium() -> None:
+    """10,000 cases: random elements (all accepted), random elements plus each torsion point
+    other than the identity, the torsion points alone, the identity, non-canonical encodings
+    (all refused); the test by halving, ``l*P = O`` and libsodium agree on each."""
+    counts, accepted = agreement.subgroup_agree(10_000, seed=27)
+    assert counts["mismatch"] == 0 and sum(counts.values()) == 10_000
+    assert all(counts[kind] > 0 for kind in agreement.SUBGROUP_KINDS)
+    assert accepted["element"] == counts["element"]
+    assert all(accepted[kind] == 0 for kind in agreement.SUBGROUP_KINDS if kind != "element")
+
+
+@needs_compiled
+def test_no_torsion_component_passes_the_test_by_halving() -> None:
+    """A fixed element plus each of the 8 torsion points: only the element itself passes, alone
+    and in a batch, and the two tests give the same coordinates."""
+    element = g.base_mul(271828)
+    p = agreement.ref_decompress(element)
+    shifted = [agreement.ref_compress(agreement.ref_add(p, t))
+               for t in (agreement.ref_decompress(t) for t in agreement.torsion_points())]
+    assert shifted[0] == element
+    for k, s in enumerate(shifted):
+        assert (edwards._ext.decode(s)[0] == -1) == (k == 0), k
+        assert (edwards._ext.decode(s, True)[0] == -1) == (k == 0), k
+        assert edwards._ext.decode(element + s + element)[0] == (-1 if k == 0 else 1), k
+    good = b"".join(g.base_mul(k + 1) for k in range(20))
+    assert edwards._ext.decode(good) == edwards._ext.decode(good, True)
+    assert edwards._ext.decode(good)[0] == -1
+
+
+def test_the_constants_of_the_test_by_halving() -> None:
+    """S has order 4 on the isogenous curve with 2S = (A + 2, 0), and the pairing with S is 1 on
+    the kernel of the dual isogeny (what makes its kernel exactly the preimage of 8E); the
+    Python reference of the test decides as the multiplication by l on a few points."""
+    P = agreement.P
+    a = agreement.MONT_A
+    assert agreement.ref_sqrt(a * a - 4) is None  # one rational point of order 2: E is cyclic
+    c0, xs, ys, lams = agreement.halving_constants()
+    assert c0 * c0 % P == (-(a + 2)) % P
+    assert (ys * ys - xs * (xs - a - 2) * (xs - a + 2)) % P == 0 and ys != 0
+    assert (lams * lams + 2 * a - 2 * xs) % P == a + 2  # x(2S) = lambda^2 - a2 - 2 x(S)
+    assert agreement.tate4_of_kernel() == 1
+    p = agreement.ref_decompress(g.base_mul(314159))
+    for k, t in enumerate(agreement.torsion_points()):
+        q = agreement.ref_add(p, agreement.ref_decompress(t))
+        assert agreement.ref_halvable3(q) == (k == 0) == (agreement.ref_mul(agreement.L, q)
+                                                           == (0, 1)), k
+
+
+@needs_compiled
 def test_the_batch_decoder_names_the_first_refused_element() -> None:
     good = [g.base_mul(k) for k in range(1, 6)]
     torsion = agreement.torsion_points()[3]
