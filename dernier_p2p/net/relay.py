@@ -58,7 +58,7 @@ from typing import Any, BinaryIO
 
 import trio
 
-from dernier_p2p.net import firewall, punch
+from dernier_p2p.net import birthday, firewall, punch
 from dernier_p2p.net import handshake as hs
 from dernier_p2p.net.admission import (
     MAX_PENDING,
@@ -670,14 +670,16 @@ async def _answer_call(
     except (*DROPPED, trio.TooSlowError, hs.NetError) as exc:
         log.warning("relay call %d not answered: %s", call, _reason(exc))
         return
+    made = trio.Event()  # a direct connection made, punched or called back
     async with trio.open_nursery() as nursery:
         if reusable is not None and at is not None and punching is not None:
             punching[0] += 1
-            nursery.start_soon(_punch_toward, reusable, at, call, handler, punching, nursery)
+            nursery.start_soon(_punch_toward, reusable, at, call, handler, punching, nursery,
+                               made)
         if reach is not None and at is not None and reversing is not None \
                 and reversing[0] < punch.MAX_REVERSING and punch.may_call(reach, at, address):
             reversing[0] += 1
-            nursery.start_soon(_call_back, reach, call, handler, reversing, nursery)
+            nursery.start_soon(_call_back, reach, call, handler, reversing, nursery, made)
         await _serve(stream, handler, f"{_show(address)} (relay call {call})")
 
 
@@ -690,27 +692,46 @@ async def _serve(stream: FramedStream, handler: Handler, where: str) -> None:
 
 async def _punch_toward(
     reusable: tuple[int, int], at: tuple[str, int], call: int, handler: Handler,
-    punching: list[int], nursery: trio.Nursery,
+    punching: list[int], nursery: trio.Nursery, made: trio.Event | None = None,
 ) -> None:
     """The host's side of a punch (4.7 step 5): a connection made is served as the relayed
-    one is (the joiner chooses which to keep)."""
+    one is (the joiner chooses which to keep); where none is ``made`` (this punch's, or a
+    call back's) within :data:`~.birthday.START_S`, a birthday punch besides."""
     where = f"{at[0]}:{at[1]}"
+    made = trio.Event() if made is None else made
+    took: list[str] = []
 
-    async def take(stream: FramedStream) -> bool:
-        nursery.start_soon(_serve, stream, handler, f"{where} (punched, relay call {call})")
+    async def take(stream: FramedStream, how: str = "punched") -> bool:
+        if how != "punched":
+            peer = stream.stream.socket.getpeername()[:2]  # type: ignore[attr-defined]
+            how = f"{how}: {_show(peer)}"
+        nursery.start_soon(_serve, stream, handler, f"{where} ({how}, relay call {call})")
+        took.append(how)
+        both.cancel_scope.cancel()
         return True
 
+    async def birthday_punch() -> None:
+        with trio.move_on_after(birthday.START_S):
+            await made.wait()
+        if not made.is_set():
+            await birthday.birthday(*reusable, at, partial(take, how="birthday punch"),
+                                    hs.MAX_FRAME)
+
     try:
-        took = await punch.punch(*reusable, at, take, hs.MAX_FRAME)
+        async with trio.open_nursery() as both:
+            both.start_soon(partial(punch.punch, *reusable, at, take, hs.MAX_FRAME, made=made))
+            both.start_soon(birthday_punch)
     finally:
         punching[0] -= 1
-    log.info("relay call %d: %s", call, f"a direct connection with {where} (hole punched)"
-             if took else f"no direct connection with {where}; the relay carries it")
+    log.info("relay call %d: %s", call,
+             f"a direct connection with {where} (hole punched)" if took == ["punched"] else
+             f"a direct connection with {where} (hole punched, {took[0]})" if took else
+             f"no direct connection with {where}; the relay carries it")
 
 
 async def _call_back(
     reach: tuple[str, int], call: int, handler: Handler, reversing: list[int],
-    nursery: trio.Nursery,
+    nursery: trio.Nursery, made: trio.Event | None = None,
 ) -> None:
     """The host's side of a connection reversal (4.7 step 6): one connection to the joiner's
     ``reach`` within the punch window, served as any other (the joiner chooses which to keep)."""
@@ -724,6 +745,8 @@ async def _call_back(
     finally:
         reversing[0] -= 1
     if stream is not None:
+        if made is not None:
+            made.set()
         log.info("relay call %d: called the joiner back at %s (reversed)", call, where)
         nursery.start_soon(_serve, stream, handler, f"{where} (reversed, relay call {call})")
 
