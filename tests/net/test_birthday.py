@@ -43,10 +43,15 @@ def test_guesses_are_distinct_ports_of_the_range_the_next_ones_after_at_first() 
                                                                         random.Random(8))
 
 
-def test_the_random_guesses_cover_the_whole_range_evenly() -> None:
-    ports = bd.guess_ports(30000, 512, random.Random(3))[bd.SEQUENTIAL:]
-    halves = sum(p < bd.PORT_LOW + bd.SPAN // 2 for p in ports)
-    assert 180 < halves < 316  # about half of 496 below the middle of the range
+def test_after_the_sequential_guesses_come_the_ports_linux_draws_twice_as_often() -> None:
+    ports = bd.guess_ports(30000, 2000, random.Random(3))
+    favoured = ports[bd.SEQUENTIAL:bd.SEQUENTIAL + 1024]
+    assert sorted(favoured) == list(range(1024, 2048))
+    assert favoured != sorted(favoured)  # in an order drawn by the randomness given
+    rest = ports[bd.SEQUENTIAL + 1024:]
+    assert len(rest) == 2000 - 1024 - bd.SEQUENTIAL and min(rest) >= 2048
+    halves = sum(p < bd.PORT_LOW + bd.SPAN // 2 for p in rest)
+    assert 0.35 < halves / len(rest) < 0.65  # the whole range, evenly
 
 
 def test_a_plan_is_paced_opens_lead_and_everything_ends_within_the_window() -> None:
@@ -79,7 +84,7 @@ def test_the_success_chance_is_the_hypergeometric_one() -> None:
     assert bd.success(0, 512) == 0.0 and bd.success(10, 10, 15) == 1.0
     assert round(bd.success(512, 512), 3) == 0.983  # the counts used, over 1024..65535
     assert round(bd.success(256, 256), 3) == 0.639
-    # against a simulated random symmetric NAT: 512 draws without repetition from the range
+    # against a simulated uniform symmetric NAT: 512 draws without repetition from the range
     rng = random.Random(11)
     met = 0
     for _ in range(300):
@@ -87,6 +92,30 @@ def test_the_success_chance_is_the_hypergeometric_one() -> None:
         guesses = bd.guess_ports(rng.randint(bd.PORT_LOW, bd.PORT_HIGH), 512, rng)
         met += bool(drawn.intersection(guesses))
     assert met >= 280  # 98.3 % expected: 295 of 300
+
+
+def _linux_random(rng: random.Random, used: set[int]) -> int:
+    """An outside port as Linux `masquerade random` picks it: a 16-bit random offset modulo
+    the range, then the next free port."""
+    off = rng.getrandbits(16)
+    for k in range(bd.SPAN):
+        port = bd.PORT_LOW + (off + k) % bd.SPAN
+        if port not in used:
+            used.add(port)
+            return port
+    raise AssertionError("no port left")
+
+
+def test_against_the_way_linux_draws_the_guesses_meet_almost_always() -> None:
+    # 1 - (1 - (496 * 2 + 16) / 65536) ** 512: about 99.96 %
+    rng = random.Random(12)
+    met = 0
+    for _ in range(300):
+        used: set[int] = set()
+        drawn = {_linux_random(rng, used) for _ in range(512)}
+        guesses = bd.guess_ports(rng.randint(bd.PORT_LOW, bd.PORT_HIGH), 512, rng)
+        met += bool(drawn.intersection(guesses))
+    assert met >= 297
 
 
 def test_a_process_runs_one_birthday_punch_at_a_time_and_four_a_minute() -> None:
