@@ -162,12 +162,16 @@ ALLOWANCE = Allowance()  # this process's
 
 async def birthday(family: int, port: int, remote: tuple[str, int], take: Take, max_frame: int,
                    rng: random.Random | None = None, allowance: Allowance = ALLOWANCE,
-                   opens: int = OPENS, guesses: int = GUESSES) -> bool:
+                   opens: int = OPENS, guesses: int = GUESSES, first: bool = True) -> bool:
     """Run a birthday punch toward ``remote`` (the other side's ``at``) from the punch port
-    ``port``, handing each connection made to ``take`` until one is taken; every other socket
-    is closed at once, and all by :data:`WINDOW_S`. Whether one was taken. Nothing is tried
-    for IPv6 (no NAT to defeat), past the :class:`Allowance`, or without files to spare.
-    ``opens`` and ``guesses``: fewer than :data:`OPENS` and :data:`GUESSES` (never more)."""
+    ``port``, handing each connection made to ``take`` (which returns whether it keeps it;
+    one not kept is closed) until one is kept, when every other socket is closed at once;
+    all are by :data:`WINDOW_S`. Whether one was kept. ``first=False`` (the host's side,
+    which cannot tell which one its joiner keeps): every connection made (at most
+    :data:`~.punch.MAX_OFFERS`) is handed on, and it runs until its caller cancels it (the
+    joiner has chosen) or the window ends. Nothing is tried for IPv6 (no NAT to defeat),
+    past the :class:`Allowance`, or without files to spare. ``opens`` and ``guesses``: fewer
+    than :data:`OPENS` and :data:`GUESSES` (never more)."""
     if family != socket.AF_INET:
         return False
     n, m = counts(raise_nofile_limit()[0], min(opens, OPENS), min(guesses, GUESSES))
@@ -189,12 +193,13 @@ async def birthday(family: int, port: int, remote: tuple[str, int], take: Take, 
                     kept = False
                     made[0] += 1
                     try:
-                        if not taken and made[0] <= punch.MAX_OFFERS:
+                        if not (taken and first) and made[0] <= punch.MAX_OFFERS:
                             kept = await take(framed)
                     finally:
-                        if kept and not taken:
+                        if kept and not (taken and first):
                             taken = True
-                            nursery.cancel_scope.cancel()
+                            if first:
+                                nursery.cancel_scope.cancel()
                         elif not kept:
                             await trio.aclose_forcefully(framed)
 

@@ -671,16 +671,20 @@ async def _answer_call(
         log.warning("relay call %d not answered: %s", call, _reason(exc))
         return
     made = trio.Event()  # a direct connection made, punched or called back
+    settled = trio.Event()  # the relayed pair is over: the joiner has chosen (or left)
     async with trio.open_nursery() as nursery:
         if reusable is not None and at is not None and punching is not None:
             punching[0] += 1
             nursery.start_soon(_punch_toward, reusable, at, call, handler, punching, nursery,
-                               made)
+                               made, settled)
         if reach is not None and at is not None and reversing is not None \
                 and reversing[0] < punch.MAX_REVERSING and punch.may_call(reach, at, address):
             reversing[0] += 1
             nursery.start_soon(_call_back, reach, call, handler, reversing, nursery, made)
-        await _serve(stream, handler, f"{_show(address)} (relay call {call})")
+        try:
+            await _serve(stream, handler, f"{_show(address)} (relay call {call})")
+        finally:
+            settled.set()
 
 
 async def _serve(stream: FramedStream, handler: Handler, where: str) -> None:
@@ -693,10 +697,13 @@ async def _serve(stream: FramedStream, handler: Handler, where: str) -> None:
 async def _punch_toward(
     reusable: tuple[int, int], at: tuple[str, int], call: int, handler: Handler,
     punching: list[int], nursery: trio.Nursery, made: trio.Event | None = None,
+    settled: trio.Event | None = None,
 ) -> None:
     """The host's side of a punch (4.7 step 5): a connection made is served as the relayed
     one is (the joiner chooses which to keep); where none is ``made`` (this punch's, or a
-    call back's) within :data:`~.birthday.START_S`, a birthday punch besides."""
+    call back's) within :data:`~.birthday.START_S`, a birthday punch besides, whose every
+    connection is served too, until the relayed pair is ``settled`` (the joiner has taken
+    one and closed the relayed pair, or left) or its window ends."""
     where = f"{at[0]}:{at[1]}"
     made = trio.Event() if made is None else made
     took: list[str] = []
@@ -705,17 +712,27 @@ async def _punch_toward(
         if how != "punched":
             peer = stream.stream.socket.getpeername()[:2]  # type: ignore[attr-defined]
             how = f"{how}: {_show(peer)}"
+        else:
+            both.cancel_scope.cancel()  # no birthday punch besides a punched connection
         nursery.start_soon(_serve, stream, handler, f"{where} ({how}, relay call {call})")
         took.append(how)
-        both.cancel_scope.cancel()
         return True
 
     async def birthday_punch() -> None:
         with trio.move_on_after(birthday.START_S):
             await made.wait()
-        if not made.is_set():
+        if made.is_set():
+            return
+        async with trio.open_nursery() as inner:
+            async def watch() -> None:
+                if settled is not None:
+                    await settled.wait()
+                    inner.cancel_scope.cancel()
+
+            inner.start_soon(watch)
             await birthday.birthday(*reusable, at, partial(take, how="birthday punch"),
-                                    hs.MAX_FRAME)
+                                    hs.MAX_FRAME, first=False)
+            inner.cancel_scope.cancel()
 
     try:
         async with trio.open_nursery() as both:
