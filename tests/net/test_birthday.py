@@ -190,12 +190,17 @@ async def test_the_first_connection_taken_ends_it_and_every_other_socket_is_clos
     kept = offered[0].stream.socket  # type: ignore[attr-defined]
     assert kept.fileno() >= 0  # the one taken stays open; every other is closed
     assert all(s.stream.socket.fileno() == -1 for s in offered[1:])  # type: ignore[attr-defined]
-    gone = 0
-    for sock in served:  # the other side sees every other connection end
+    gone: list[int] = []
+
+    async def ended(sock: trio.socket.SocketType) -> None:
         with trio.move_on_after(1):
             if await sock.recv(1) == b"":
-                gone += 1
-    assert gone == len(served) - 1
+                gone.append(1)
+
+    async with trio.open_nursery() as nursery:  # the other side sees every other one end
+        for sock in served:
+            nursery.start_soon(ended, sock)
+    assert len(gone) == len(served) - 1
     kept.close()
     listener.close()
 
@@ -225,3 +230,49 @@ async def test_guesses_leave_from_the_punch_port_and_a_refused_one_is_not_retrie
     assert not took
     assert sources == [port]
     assert bd.GUESS_LEAD_S + bd.OPEN_SPREAD_S - 0.05 <= elapsed <= bd.WINDOW_S + 1.0
+
+
+async def test_the_hosts_side_hands_on_each_connection_made_up_to_the_cap() -> None:
+    # first=False (the host's side): every connection made is handed on, not only the first,
+    # at most MAX_OFFERS of them (the rest are closed), until the window ends.
+    listener = trio.socket.socket()
+    await listener.bind((LOOP, 0))
+    listener.listen(128)
+    at = listener.getsockname()
+    served: list[trio.socket.SocketType] = []
+    offered: list[FramedStream] = []
+
+    async def take(stream: FramedStream) -> bool:
+        offered.append(stream)
+        return True
+
+    async def accept() -> None:
+        while True:
+            sock, _ = await listener.accept()
+            served.append(sock)
+
+    port = await _free_port()
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(accept)
+            took = await bd.birthday(socket.AF_INET, port, at, take, 1024,
+                                     allowance=bd.Allowance(), opens=24, guesses=0, first=False)
+            await trio.sleep(0.2)
+            nursery.cancel_scope.cancel()
+    assert took
+    assert len(served) == 24 and len(offered) == 16  # punch.MAX_OFFERS
+    assert all(s.stream.socket.fileno() >= 0 for s in offered)  # type: ignore[attr-defined]
+    closed: list[int] = []
+
+    async def ended(sock: trio.socket.SocketType) -> None:
+        with trio.move_on_after(0.5):
+            if await sock.recv(1) == b"":
+                closed.append(1)
+
+    async with trio.open_nursery() as nursery:
+        for sock in served:
+            nursery.start_soon(ended, sock)
+    assert len(closed) == 24 - 16
+    for s in offered:
+        s.stream.socket.close()  # type: ignore[attr-defined]
+    listener.close()
