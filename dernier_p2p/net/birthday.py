@@ -20,6 +20,7 @@ runs a plan on sockets.
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import random
 import socket
@@ -65,6 +66,24 @@ class Step:
     at_s: float
     kind: str
     port: int
+
+
+def may_birthday(at: tuple[str, int]) -> bool:
+    """Whether to birthday punch toward ``at``: an IPv4 address that can be across a NAT
+    (not loopback, link-local, multicast, unspecified or a private RFC 1918 one: a relay
+    that saw one is on the same network or machine, where no NAT stands between the two,
+    and a seat's guesses would reach that network's or machine's own services)."""
+    try:
+        ip = ipaddress.ip_address(at[0])
+    except ValueError:
+        return False
+    return isinstance(ip, ipaddress.IPv4Address) and not (
+        ip.is_loopback or ip.is_link_local or ip.is_multicast or ip.is_unspecified
+        or any(ip in net for net in _LOCAL))
+
+
+_LOCAL = tuple(ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12",
+                                                 "192.168.0.0/16", "255.255.255.255/32"))
 
 
 def counts(nofile: int, opens: int = OPENS, guesses: int = GUESSES) -> tuple[int, int]:

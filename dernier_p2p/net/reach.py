@@ -172,7 +172,7 @@ class Dialer:
                 both.start_soon(punched)
                 if reach is not None and listeners:
                     both.start_soon(called_back)
-                if self.birthday:
+                if self.birthday and birthday.may_birthday(at):
                     both.start_soon(birthday_punched)
         except BaseException:
             for stream, _ in kept:

@@ -721,7 +721,7 @@ async def _punch_toward(
     async def birthday_punch() -> None:
         with trio.move_on_after(birthday.START_S):
             await made.wait()
-        if made.is_set():
+        if made.is_set() or not birthday.may_birthday(at):
             return
         async with trio.open_nursery() as inner:
             async def watch() -> None:

@@ -133,6 +133,15 @@ def test_a_process_runs_one_birthday_punch_at_a_time_and_four_a_minute() -> None
     assert allowance.running == 0
 
 
+def test_a_birthday_punch_goes_only_to_an_ipv4_address_across_a_nat() -> None:
+    for address in ("203.0.113.7", "11.22.33.10", "198.51.100.2", "100.64.1.2", "8.8.8.8"):
+        assert bd.may_birthday((address, 4000)), address
+    for address in ("127.0.0.1", "10.1.2.3", "172.16.0.9", "192.168.1.2", "169.254.0.1",
+                    "224.0.0.1", "0.0.0.0", "255.255.255.255", "2001:db8::1", "::1",
+                    "::ffff:203.0.113.7", "nowhere"):
+        assert not bd.may_birthday((address, 4000)), address
+
+
 async def test_nothing_is_tried_for_ipv6_or_past_the_allowance() -> None:
     calls: list[FramedStream] = []
 
