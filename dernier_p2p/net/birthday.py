@@ -232,6 +232,7 @@ async def birthday(family: int, port: int, remote: tuple[str, int], take: Take, 
                             sock = punch.reusable(family, port)
                             await sock.bind(("0.0.0.0", port))
                             await sock.connect((remote[0], step.port))
+                        peer = sock.getpeername()[:2]
                     except OSError:
                         made[1] += 1
                         if sock is not None:
@@ -241,8 +242,7 @@ async def birthday(family: int, port: int, remote: tuple[str, int], take: Take, 
                         if sock is not None:
                             sock.close()
                         raise
-                    log.info("birthday punch: a connection with %s (%s)",
-                             sock.getpeername()[:2], step.kind)
+                    log.info("birthday punch: a connection with %s (%s)", peer, step.kind)
                     nursery.start_soon(offer, trio.SocketStream(sock))
 
                 start = trio.current_time()
