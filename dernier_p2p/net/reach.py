@@ -144,7 +144,10 @@ class Dialer:
             stream.unreceive(frame)
             how = Route("punched", at[0], at[1])
             if kind != "punched":  # its own port, not the one the relay saw
-                peer = stream.stream.socket.getpeername()  # type: ignore[attr-defined]
+                try:
+                    peer = stream.stream.socket.getpeername()  # type: ignore[attr-defined]
+                except OSError:
+                    return False  # reset since
                 how = Route(kind, peer[0], peer[1])
             kept.append((stream, how))
             return True

@@ -710,7 +710,10 @@ async def _punch_toward(
 
     async def take(stream: FramedStream, how: str = "punched") -> bool:
         if how != "punched":
-            peer = stream.stream.socket.getpeername()[:2]  # type: ignore[attr-defined]
+            try:
+                peer = stream.stream.socket.getpeername()[:2]  # type: ignore[attr-defined]
+            except OSError:
+                return False  # reset since
             how = f"{how}: {_show(peer)}"
         else:
             both.cancel_scope.cancel()  # no birthday punch besides a punched connection
