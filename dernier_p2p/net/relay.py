@@ -702,8 +702,8 @@ async def _punch_toward(
     """The host's side of a punch (4.7 step 5): a connection made is served as the relayed
     one is (the joiner chooses which to keep); where none is ``made`` (this punch's, or a
     call back's) within :data:`~.birthday.START_S`, a birthday punch besides, whose every
-    connection is served too, until the relayed pair is ``settled`` (the joiner has taken
-    one and closed the relayed pair, or left) or its window ends."""
+    connection is served too. Both end at their windows' end or once the relayed pair is
+    ``settled`` (the joiner has taken a direct connection and closed it, or left)."""
     where = f"{at[0]}:{at[1]}"
     made = trio.Event() if made is None else made
     took: list[str] = []
@@ -726,21 +726,28 @@ async def _punch_toward(
             await made.wait()
         if made.is_set() or not birthday.may_birthday(at):
             return
-        async with trio.open_nursery() as inner:
-            async def watch() -> None:
-                if settled is not None:
-                    await settled.wait()
-                    inner.cancel_scope.cancel()
+        await birthday.birthday(*reusable, at, partial(take, how="birthday punch"),
+                                hs.MAX_FRAME, first=False)
 
-            inner.start_soon(watch)
-            await birthday.birthday(*reusable, at, partial(take, how="birthday punch"),
-                                    hs.MAX_FRAME, first=False)
-            inner.cancel_scope.cancel()
+    async def settle() -> None:  # the joiner has left the relayed pair: stop punching
+        if settled is not None:
+            await settled.wait()
+            both.cancel_scope.cancel()
+
+    running = [2]
+
+    async def run(task: Callable[[], Awaitable[object]]) -> None:
+        await task()
+        running[0] -= 1
+        if not running[0]:
+            both.cancel_scope.cancel()  # both over: stop waiting for the relayed pair
 
     try:
         async with trio.open_nursery() as both:
-            both.start_soon(partial(punch.punch, *reusable, at, take, hs.MAX_FRAME, made=made))
-            both.start_soon(birthday_punch)
+            both.start_soon(settle)
+            both.start_soon(run, partial(punch.punch, *reusable, at, take, hs.MAX_FRAME,
+                                         made=made))
+            both.start_soon(run, birthday_punch)
     finally:
         punching[0] -= 1
     log.info("relay call %d: %s", call,
