@@ -10,7 +10,7 @@ NAT-PMP as usual, and, once the host has printed its invite code, ``dernier join
 --no-map`` behind a router of the second kind (``--no-map``: asking a router without UPnP costs
 2 s), except behind a ``upnp`` router, where the joiner maps its listen port as by default so
 that the host can call it back there (connection reversal). Printed per pair: the
-path the joiner's connection took (``direct``, ``mapped``, ``punched``, ``reversed``,
+path the joiner's connection took (``direct``, ``mapped``, ``punched``, ``birthday``, ``reversed``,
 ``relayed``, as it says when seated), the time from starting ``dernier join`` to its
 transcript holding the first move of the match (the first card played or drawn), and to the
 end of the match. A ``*`` marks a match that failed (its outputs are kept and their folder printed).
@@ -36,7 +36,8 @@ from tests.netlab.lab import ensure_tools  # noqa: E402
 from tests.netlab.nat import NatLab  # noqa: E402
 
 KINDS = ("full-cone", "address-restricted", "port-restricted", "symmetric", "cgn", "upnp")
-PATHS = (("called this seat back", "reversed"), ("hole punched", "punched"),
+PATHS = (("called this seat back", "reversed"), ("birthday punch", "birthday"),
+         ("hole punched", "punched"),
          ("through the host's router", "mapped"), ("through the relay", "relayed"),
          ("directly at", "direct"))
 COMMON = ["--bot", "--no-colour"]

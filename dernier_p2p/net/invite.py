@@ -76,6 +76,8 @@ class Route:
                 "relay": f"through the relay {self.where}",
                 "seat": f"through the seat relay {self.where} (a seat of the table)",
                 "punched": f"directly at {self.where}, hole punched through the relay",
+                "birthday": f"directly at {self.where}, hole punched through the relay "
+                            "(birthday punch: a symmetric NAT)",
                 "reversed": f"directly: the host called this seat back from {self.where} "
                             "(connection reversal at the relay)",
                 }[self.kind]

@@ -75,7 +75,9 @@ def may_call(reach: tuple[str, int], at: tuple[str, int], relay: tuple[str, int]
     return reach[0] == at[0] or ip.is_global
 
 
-def _reusable(family: int, port: int) -> trio.socket.SocketType:
+def reusable(family: int, port: int) -> trio.socket.SocketType:
+    """A TCP socket that shares its port with the others of a punch (SO_REUSEADDR and
+    SO_REUSEPORT; IPv6 only, for IPv6); :class:`OSError` where the system cannot."""
     sock = trio.socket.socket(family, socket.SOCK_STREAM)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -97,7 +99,7 @@ async def open_reusable(host: str, port: int, max_frame: int) -> tuple[FramedStr
     if not infos:
         raise OSError(f"{host} has no address")
     family, _, _, _, address = infos[0]
-    sock = _reusable(family, 0)
+    sock = reusable(family, 0)
     try:
         await sock.bind(("::" if family == socket.AF_INET6 else "0.0.0.0", 0))
         await sock.connect(address)
@@ -108,10 +110,11 @@ async def open_reusable(host: str, port: int, max_frame: int) -> tuple[FramedStr
 
 
 async def punch(family: int, port: int, remote: tuple[str, int], take: Take, max_frame: int,
-                window_s: float = PUNCH_S) -> bool:
+                window_s: float = PUNCH_S, made: trio.Event | None = None) -> bool:
     """For ``window_s``: listen on local ``port`` and connect from it to ``remote``, handing
     each connection made to ``take`` (which returns whether it keeps it; one not kept is
-    closed). Whether one was taken; at most one is."""
+    closed). Whether one was taken; at most one is. ``made`` is set at the first connection
+    made (the birthday punch, :mod:`.birthday`, is then not started)."""
     bind = "::" if family == socket.AF_INET6 else "0.0.0.0"
     taken = False
     with trio.move_on_after(window_s):
@@ -123,6 +126,8 @@ async def punch(family: int, port: int, remote: tuple[str, int], take: Take, max
                 framed = FramedStream(stream, max_frame)
                 kept = False
                 offers += 1
+                if made is not None:
+                    made.set()
                 try:
                     if not taken and offers <= MAX_OFFERS:
                         kept = await take(framed)
@@ -136,7 +141,7 @@ async def punch(family: int, port: int, remote: tuple[str, int], take: Take, max
             async def listen() -> None:
                 listener = None
                 try:
-                    listener = _reusable(family, port)
+                    listener = reusable(family, port)
                     await listener.bind((bind, port))
                     listener.listen(4)
                 except OSError as exc:  # connecting alone may still meet the other side
@@ -154,17 +159,17 @@ async def punch(family: int, port: int, remote: tuple[str, int], take: Take, max
                 attempts = 0
                 while True:
                     attempts += 1
-                    made = False
+                    connected = False
                     sock = None
                     try:
-                        sock = _reusable(family, port)
+                        sock = reusable(family, port)
                         await sock.bind((bind, port))
                         with trio.move_on_after(ATTEMPT_S):
                             await sock.connect(remote)
-                            made = True
+                            connected = True
                     except OSError as exc:
                         log.debug("punch attempt %d to %s: %s", attempts, remote, exc)
-                    if made and sock is not None:
+                    if connected and sock is not None:
                         log.info("punch: connected to %s at attempt %d", remote, attempts)
                         nursery.start_soon(offer, trio.SocketStream(sock))
                         return
@@ -178,10 +183,12 @@ async def punch(family: int, port: int, remote: tuple[str, int], take: Take, max
 
 
 async def accept(listeners: list[trio.SocketListener], take: Take, max_frame: int,
-                 window_s: float = PUNCH_S) -> FramedStream | None:
+                 window_s: float = PUNCH_S, made: trio.Event | None = None
+                 ) -> FramedStream | None:
     """For ``window_s``: accept connections on ``listeners`` (a joiner's, called back by its
     host, 4.7 step 6), handing each to ``take`` until one is taken (at most
-    :data:`MAX_OFFERS` are looked at; one not taken is closed). The one taken, or None."""
+    :data:`MAX_OFFERS` are looked at; one not taken is closed). The one taken, or None.
+    ``made`` is set at the first connection that comes in."""
     kept: list[FramedStream] = []
     with trio.move_on_after(window_s):
         async with trio.open_nursery() as nursery:
@@ -204,6 +211,8 @@ async def accept(listeners: list[trio.SocketListener], take: Take, max_frame: in
                 while True:
                     stream = await listener.accept()
                     offers += 1
+                    if made is not None:
+                        made.set()
                     if offers > MAX_OFFERS:
                         await trio.aclose_forcefully(stream)
                         continue

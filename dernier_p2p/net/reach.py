@@ -7,7 +7,8 @@ and remembers the one that worked so a resume tries it
 first. Through a relay it asks to punch (PROTOCOL.md 4.7 step 5, version 4): a direct
 connection to the host whose challenge passes the host check is taken over the relayed one;
 a joiner that can be reached also offers its address there, and a connection its host opens
-to it (connection reversal, 4.7 step 6) is taken the same way.
+to it (connection reversal, 4.7 step 6) is taken the same way; where none is made within
+0.5 s a birthday punch (:mod:`.birthday`) runs besides, for a symmetric NAT on either side.
 When none answers it raises :class:`~.handshake.NetError` ``UNREACHABLE`` naming what each
 route did, so the user sees why and not a hang.
 """
@@ -19,8 +20,8 @@ from functools import partial
 
 import trio
 
+from dernier_p2p.net import birthday, punch
 from dernier_p2p.net import handshake as hs
-from dernier_p2p.net import punch
 from dernier_p2p.net.framing import FramedStream, FrameError, PeerClosed, open_framed
 from dernier_p2p.net.invite import Invite, Route, fingerprint, show_fingerprint
 from dernier_p2p.net.ipv6 import happy_order
@@ -46,11 +47,12 @@ class Dialer:
     """
 
     def __init__(self, invite: Invite, per_route_s: float = 5.0, stagger_s: float = 0.3,
-                 punch: bool = punch.CAN_PUNCH) -> None:
+                 punch: bool = punch.CAN_PUNCH, birthday: bool = True) -> None:
         self.invite = invite
         self.per_route_s = per_route_s
         self.stagger_s = stagger_s
         self.punch = punch  # try a direct connection at each relay (4.7 step 5)
+        self.birthday = birthday  # and a birthday punch where that makes none in time
         self.routes = happy_order(list(invite.routes))
         # how the last connection was opened: a route of the code, or a "punched" one
         self.used: Route | None = None
@@ -126,9 +128,9 @@ class Dialer:
             return relayed, route
         kept: list[tuple[FramedStream, Route]] = []
 
-        async def take(stream: FramedStream, reversed_: bool = False) -> bool:
-            """A punched (or called back) connection whose first frame is the challenge of
-            the host expected."""
+        async def take(stream: FramedStream, kind: str = "punched") -> bool:
+            """A punched (or called back, or birthday punched) connection whose first frame
+            is the challenge of the host expected."""
             try:
                 frame = await stream.receive()
                 _, table = hs.check_challenge(hs.unpack(frame))
@@ -141,19 +143,31 @@ class Dialer:
                 return False
             stream.unreceive(frame)
             how = Route("punched", at[0], at[1])
-            if reversed_:
-                peer = stream.stream.socket.getpeername()  # type: ignore[attr-defined]
-                how = Route("reversed", peer[0], peer[1])
+            if kind != "punched":  # its own port, not the one the relay saw
+                try:
+                    peer = stream.stream.socket.getpeername()  # type: ignore[attr-defined]
+                except OSError:
+                    return False  # reset since
+                how = Route(kind, peer[0], peer[1])
             kept.append((stream, how))
             return True
 
+        made = trio.Event()  # a direct connection made: no birthday punch
+
         async def punched() -> None:
-            if await punch.punch(family, port, at, take, hs.MAX_FRAME):
+            if await punch.punch(family, port, at, take, hs.MAX_FRAME, made=made):
                 both.cancel_scope.cancel()
 
         async def called_back() -> None:
-            if await punch.accept(listeners, partial(take, reversed_=True),
-                                  hs.MAX_FRAME) is not None:
+            if await punch.accept(listeners, partial(take, kind="reversed"),
+                                  hs.MAX_FRAME, made=made) is not None:
+                both.cancel_scope.cancel()
+
+        async def birthday_punched() -> None:
+            with trio.move_on_after(birthday.START_S):
+                await made.wait()
+            if not made.is_set() and await birthday.birthday(
+                    family, port, at, partial(take, kind="birthday"), hs.MAX_FRAME):
                 both.cancel_scope.cancel()
 
         try:
@@ -161,6 +175,8 @@ class Dialer:
                 both.start_soon(punched)
                 if reach is not None and listeners:
                     both.start_soon(called_back)
+                if self.birthday and birthday.may_birthday(at):
+                    both.start_soon(birthday_punched)
         except BaseException:
             for stream, _ in kept:
                 await trio.aclose_forcefully(stream)

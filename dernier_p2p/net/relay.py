@@ -58,7 +58,7 @@ from typing import Any, BinaryIO
 
 import trio
 
-from dernier_p2p.net import firewall, punch
+from dernier_p2p.net import birthday, firewall, punch
 from dernier_p2p.net import handshake as hs
 from dernier_p2p.net.admission import (
     MAX_PENDING,
@@ -670,15 +670,21 @@ async def _answer_call(
     except (*DROPPED, trio.TooSlowError, hs.NetError) as exc:
         log.warning("relay call %d not answered: %s", call, _reason(exc))
         return
+    made = trio.Event()  # a direct connection made, punched or called back
+    settled = trio.Event()  # the relayed pair is over: the joiner has chosen (or left)
     async with trio.open_nursery() as nursery:
         if reusable is not None and at is not None and punching is not None:
             punching[0] += 1
-            nursery.start_soon(_punch_toward, reusable, at, call, handler, punching, nursery)
+            nursery.start_soon(_punch_toward, reusable, at, call, handler, punching, nursery,
+                               made, settled)
         if reach is not None and at is not None and reversing is not None \
                 and reversing[0] < punch.MAX_REVERSING and punch.may_call(reach, at, address):
             reversing[0] += 1
-            nursery.start_soon(_call_back, reach, call, handler, reversing, nursery)
-        await _serve(stream, handler, f"{_show(address)} (relay call {call})")
+            nursery.start_soon(_call_back, reach, call, handler, reversing, nursery, made)
+        try:
+            await _serve(stream, handler, f"{_show(address)} (relay call {call})")
+        finally:
+            settled.set()
 
 
 async def _serve(stream: FramedStream, handler: Handler, where: str) -> None:
@@ -690,27 +696,69 @@ async def _serve(stream: FramedStream, handler: Handler, where: str) -> None:
 
 async def _punch_toward(
     reusable: tuple[int, int], at: tuple[str, int], call: int, handler: Handler,
-    punching: list[int], nursery: trio.Nursery,
+    punching: list[int], nursery: trio.Nursery, made: trio.Event | None = None,
+    settled: trio.Event | None = None,
 ) -> None:
     """The host's side of a punch (4.7 step 5): a connection made is served as the relayed
-    one is (the joiner chooses which to keep)."""
+    one is (the joiner chooses which to keep); where none is ``made`` (this punch's, or a
+    call back's) within :data:`~.birthday.START_S`, a birthday punch besides, whose every
+    connection is served too. Both end at their windows' end or once the relayed pair is
+    ``settled`` (the joiner has taken a direct connection and closed it, or left)."""
     where = f"{at[0]}:{at[1]}"
+    made = trio.Event() if made is None else made
+    took: list[str] = []
 
-    async def take(stream: FramedStream) -> bool:
-        nursery.start_soon(_serve, stream, handler, f"{where} (punched, relay call {call})")
+    async def take(stream: FramedStream, how: str = "punched") -> bool:
+        if how != "punched":
+            try:
+                peer = stream.stream.socket.getpeername()[:2]  # type: ignore[attr-defined]
+            except OSError:
+                return False  # reset since
+            how = f"{how}: {_show(peer)}"
+        else:
+            both.cancel_scope.cancel()  # no birthday punch besides a punched connection
+        nursery.start_soon(_serve, stream, handler, f"{where} ({how}, relay call {call})")
+        took.append(how)
         return True
 
+    async def birthday_punch() -> None:
+        with trio.move_on_after(birthday.START_S):
+            await made.wait()
+        if made.is_set() or not birthday.may_birthday(at):
+            return
+        await birthday.birthday(*reusable, at, partial(take, how="birthday punch"),
+                                hs.MAX_FRAME, first=False)
+
+    async def settle() -> None:  # the joiner has left the relayed pair: stop punching
+        if settled is not None:
+            await settled.wait()
+            both.cancel_scope.cancel()
+
+    running = [2]
+
+    async def run(task: Callable[[], Awaitable[object]]) -> None:
+        await task()
+        running[0] -= 1
+        if not running[0]:
+            both.cancel_scope.cancel()  # both over: stop waiting for the relayed pair
+
     try:
-        took = await punch.punch(*reusable, at, take, hs.MAX_FRAME)
+        async with trio.open_nursery() as both:
+            both.start_soon(settle)
+            both.start_soon(run, partial(punch.punch, *reusable, at, take, hs.MAX_FRAME,
+                                         made=made))
+            both.start_soon(run, birthday_punch)
     finally:
         punching[0] -= 1
-    log.info("relay call %d: %s", call, f"a direct connection with {where} (hole punched)"
-             if took else f"no direct connection with {where}; the relay carries it")
+    log.info("relay call %d: %s", call,
+             f"a direct connection with {where} (hole punched)" if took == ["punched"] else
+             f"a direct connection with {where} (hole punched, {took[0]})" if took else
+             f"no direct connection with {where}; the relay carries it")
 
 
 async def _call_back(
     reach: tuple[str, int], call: int, handler: Handler, reversing: list[int],
-    nursery: trio.Nursery,
+    nursery: trio.Nursery, made: trio.Event | None = None,
 ) -> None:
     """The host's side of a connection reversal (4.7 step 6): one connection to the joiner's
     ``reach`` within the punch window, served as any other (the joiner chooses which to keep)."""
@@ -724,6 +772,8 @@ async def _call_back(
     finally:
         reversing[0] -= 1
     if stream is not None:
+        if made is not None:
+            made.set()
         log.info("relay call %d: called the joiner back at %s (reversed)", call, where)
         nursery.start_soon(_serve, stream, handler, f"{where} (reversed, relay call {call})")
 

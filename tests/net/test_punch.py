@@ -138,11 +138,11 @@ def partial_serve(handler: Any) -> Any:
 
 async def test_two_sides_punching_at_each_other_meet_in_one_connection() -> None:
     """Simultaneous open on loopback: each side connects from its own port to the other's."""
-    from dernier_p2p.net.punch import _reusable  # a free reusable port for each side
+    from dernier_p2p.net.punch import reusable  # a free reusable port for each side
 
     ports = []
     for _ in range(2):
-        sock = _reusable(2, 0)
+        sock = reusable(2, 0)
         await sock.bind((LOOP, 0))
         ports.append(sock.getsockname()[1])
         sock.close()

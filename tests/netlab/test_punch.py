@@ -71,6 +71,23 @@ def test_two_symmetric_homes_fall_back_to_the_relay(
     assert "hello" in kinds and "rec" in kinds and "env" in kinds  # the match went through it
 
 
+@pytest.mark.parametrize("host_kind,join_kind", [("symmetric", "port-restricted"),
+                                                  ("cgn", "symmetric")])
+def test_a_symmetric_nat_and_a_port_restricted_one_meet_by_a_birthday_punch(
+    natlab: Callable[[dict[str, str]], NatLab], tmp_path: Path, host_kind: str, join_kind: str
+) -> None:
+    # The plain punch cannot meet (the symmetric side's connection leaves from a port nobody
+    # knows, the other router lets in only what its home asked for); 0.5 s later both sides
+    # open many connections and guess many ports (4.7 step 5), and one pair meets.
+    lab = natlab({"A": host_kind, "B": join_kind})
+    host, join = _match(lab, tmp_path)
+    a_wan = lab.rtr["A"].wan_ip
+    assert f"connected directly at {a_wan}:" in join and "birthday punch" in join, join
+    assert "(hole punched, birthday punch" in host, host
+    # The relay met them and forwarded nothing of the match: at most the host's challenge.
+    assert set(_forwarded(tmp_path)) <= {"challenge"}, _forwarded(tmp_path)
+
+
 def test_a_symmetric_host_calls_back_a_joiner_whose_router_maps_its_port(
     natlab: Callable[[dict[str, str]], NatLab], tmp_path: Path
 ) -> None:
@@ -132,12 +149,12 @@ def test_after_the_hosts_loss_the_new_host_is_reached_by_punching(
 def test_a_seat_relay_carries_a_resume_after_the_outside_relay_is_gone(
     natlab: Callable[[dict[str, str]], NatLab], tmp_path: Path
 ) -> None:
-    # A (the host) behind a symmetric NAT, B behind a port-restricted one, C behind a router
-    # with UPnP that maps C's listen port: C is the table's one reachable seat. B reaches A
-    # through the outside relay (symmetric against port-restricted cannot be punched); A
-    # stands by at C's seat relay once record 0 exists (4.7 step 7). The outside relay is then
-    # killed: B's connection drops, and B resumes to A through C.
-    lab = natlab({"A": "symmetric", "B": "port-restricted", "C": "upnp"})
+    # A (the host) and B behind symmetric NATs, C behind a router with UPnP that maps C's
+    # listen port: C is the table's one reachable seat. B reaches A through the outside relay
+    # (two symmetric NATs cannot be punched, not even by a birthday punch); A stands by at
+    # C's seat relay once record 0 exists (4.7 step 7). The outside relay is then killed: B's
+    # connection drops, and B resumes to A through C.
+    lab = natlab({"A": "symmetric", "B": "symmetric", "C": "upnp"})
     relay_at = f"{lab.wan_ip}:47640"
     c_wan = lab.rtr["C"].wan_ip
     outs = [tmp_path / f"{n}.out" for n in ("relay", "host", "j1", "j2")]

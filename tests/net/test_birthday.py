@@ -1,0 +1,287 @@
+"""The birthday punch (PROTOCOL.md 4.7 step 5): its plan is capped, paced and spread over the
+range a symmetric NAT draws from; a process runs few of them; on loopback the first
+connection made is taken and every other socket is closed at once."""
+
+from __future__ import annotations
+
+import math
+import random
+import socket
+
+import trio
+
+from dernier_p2p.net import birthday as bd
+from dernier_p2p.net.framing import FramedStream
+from dernier_p2p.net.punch import reusable
+
+LOOP = "127.0.0.1"
+
+
+def test_a_plan_holds_at_most_the_caps_whatever_it_is_asked() -> None:
+    steps = bd.plan(40000, random.Random(1), opens=10**6, guesses=10**6)
+    assert sum(s.kind == "open" for s in steps) == bd.OPENS == 512
+    assert sum(s.kind == "guess" for s in steps) == bd.GUESSES == 512
+    assert bd.plan(40000, random.Random(1), opens=-5, guesses=-5) == []
+    assert bd.counts(-1, 10**6, 10**6) == (10**6, 10**6)  # counts caps by files; plan by caps
+
+
+def test_guesses_are_distinct_ports_of_the_range_the_next_ones_after_at_first() -> None:
+    for seen in (40000, 65530, 1024, 80):
+        ports = bd.guess_ports(seen, 512, random.Random(seen))
+        assert len(ports) == len(set(ports)) == 512
+        assert seen not in ports
+        assert all(bd.PORT_LOW <= p <= bd.PORT_HIGH for p in ports)
+        first = [bd.PORT_LOW + (max(seen, bd.PORT_LOW - 1) - bd.PORT_LOW + k) % bd.SPAN
+                 for k in range(1, bd.SEQUENTIAL + 1)]
+        assert ports[:bd.SEQUENTIAL] == first
+    assert bd.guess_ports(65530, 16, random.Random(0))[:7] == [65531, 65532, 65533, 65534,
+                                                               65535, 1024, 1025]
+    # the randomness is given: the same seed, the same guesses; another seed, others
+    assert bd.guess_ports(5000, 100, random.Random(7)) == bd.guess_ports(5000, 100,
+                                                                        random.Random(7))
+    assert bd.guess_ports(5000, 100, random.Random(7)) != bd.guess_ports(5000, 100,
+                                                                        random.Random(8))
+
+
+def test_after_the_sequential_guesses_come_the_ports_linux_draws_twice_as_often() -> None:
+    ports = bd.guess_ports(30000, 2000, random.Random(3))
+    favoured = ports[bd.SEQUENTIAL:bd.SEQUENTIAL + 1024]
+    assert sorted(favoured) == list(range(1024, 2048))
+    assert favoured != sorted(favoured)  # in an order drawn by the randomness given
+    rest = ports[bd.SEQUENTIAL + 1024:]
+    assert len(rest) == 2000 - 1024 - bd.SEQUENTIAL and min(rest) >= 2048
+    halves = sum(p < bd.PORT_LOW + bd.SPAN // 2 for p in rest)
+    assert 0.35 < halves / len(rest) < 0.65  # the whole range, evenly
+
+
+def test_a_plan_is_paced_opens_lead_and_everything_ends_within_the_window() -> None:
+    steps = bd.plan(40000, random.Random(2))
+    assert [s.at_s for s in steps] == sorted(s.at_s for s in steps)
+    opens = [s.at_s for s in steps if s.kind == "open"]
+    guesses = [s.at_s for s in steps if s.kind == "guess"]
+    assert min(opens) == 0 and max(opens) <= bd.OPEN_SPREAD_S
+    assert min(guesses) == bd.GUESS_LEAD_S
+    assert max(guesses) <= bd.GUESS_LEAD_S + bd.OPEN_SPREAD_S < bd.WINDOW_S
+    assert all(s.port == 40000 for s in steps if s.kind == "open")  # to `at` itself
+    per_tick: dict[float, int] = {}
+    for s in steps:
+        per_tick[s.at_s] = per_tick.get(s.at_s, 0) + 1
+    assert max(per_tick.values()) <= 16  # no burst: about 1024 over 100 ticks of 10 ms
+    assert len(per_tick) >= 90
+
+
+def test_the_counts_fit_the_open_files_limit() -> None:
+    assert bd.counts(20000) == (512, 512)
+    assert bd.counts(1024) == (384, 384)  # (1024 - 256) / 2 each
+    assert bd.counts(256 + 2 * 16) == (16, 16)
+    assert bd.counts(256 + 2 * 16 - 1) == (0, 0)  # too few to be worth it
+    assert bd.counts(256) == (0, 0)
+
+
+def test_the_success_chance_is_the_hypergeometric_one() -> None:
+    # 3 opens among 10 ports, 3 guesses: misses all 3 in C(7,3)/C(10,3) = 35/120 cases
+    assert math.isclose(bd.success(3, 3, 10), 1 - 35 / 120)
+    assert bd.success(0, 512) == 0.0 and bd.success(10, 10, 15) == 1.0
+    assert round(bd.success(512, 512), 3) == 0.983  # the counts used, over 1024..65535
+    assert round(bd.success(256, 256), 3) == 0.639
+    # against a simulated uniform symmetric NAT: 512 draws without repetition from the range
+    rng = random.Random(11)
+    met = 0
+    for _ in range(300):
+        drawn = set(rng.sample(range(bd.PORT_LOW, bd.PORT_HIGH + 1), 512))
+        guesses = bd.guess_ports(rng.randint(bd.PORT_LOW, bd.PORT_HIGH), 512, rng)
+        met += bool(drawn.intersection(guesses))
+    assert met >= 280  # 98.3 % expected: 295 of 300
+
+
+def _linux_random(rng: random.Random, used: set[int]) -> int:
+    """An outside port as Linux `masquerade random` picks it: a 16-bit random offset modulo
+    the range, then the next free port."""
+    off = rng.getrandbits(16)
+    for k in range(bd.SPAN):
+        port = bd.PORT_LOW + (off + k) % bd.SPAN
+        if port not in used:
+            used.add(port)
+            return port
+    raise AssertionError("no port left")
+
+
+def test_against_the_way_linux_draws_the_guesses_meet_almost_always() -> None:
+    # 1 - (1 - (496 * 2 + 16) / 65536) ** 512: about 99.96 %
+    rng = random.Random(12)
+    met = 0
+    for _ in range(300):
+        used: set[int] = set()
+        drawn = {_linux_random(rng, used) for _ in range(512)}
+        guesses = bd.guess_ports(rng.randint(bd.PORT_LOW, bd.PORT_HIGH), 512, rng)
+        met += bool(drawn.intersection(guesses))
+    assert met >= 297
+
+
+def test_a_process_runs_one_birthday_punch_at_a_time_and_four_a_minute() -> None:
+    allowance = bd.Allowance()
+    assert allowance.start(100.0)
+    assert not allowance.start(100.1)  # one running
+    allowance.end()
+    for t in (101.0, 102.0, 103.0):
+        assert allowance.start(t)
+        allowance.end()
+    assert not allowance.start(110.0)  # four in the last 60 s
+    assert allowance.start(160.0)  # the first has left the minute
+    allowance.end()
+    allowance.end()  # an extra end gives nothing back
+    assert allowance.running == 0
+
+
+def test_a_birthday_punch_goes_only_to_an_ipv4_address_across_a_nat() -> None:
+    for address in ("203.0.113.7", "11.22.33.10", "198.51.100.2", "100.64.1.2", "8.8.8.8"):
+        assert bd.may_birthday((address, 4000)), address
+    for address in ("127.0.0.1", "10.1.2.3", "172.16.0.9", "192.168.1.2", "169.254.0.1",
+                    "224.0.0.1", "0.0.0.0", "255.255.255.255", "2001:db8::1", "::1",
+                    "::ffff:203.0.113.7", "nowhere"):
+        assert not bd.may_birthday((address, 4000)), address
+
+
+async def test_nothing_is_tried_for_ipv6_or_past_the_allowance() -> None:
+    calls: list[FramedStream] = []
+
+    async def take(stream: FramedStream) -> bool:
+        calls.append(stream)
+        return True
+
+    full = bd.Allowance(running=1)
+    with trio.fail_after(1):
+        assert not await bd.birthday(socket.AF_INET6, 1, ("::1", 9), take, 1024)
+        assert not await bd.birthday(socket.AF_INET, 1, (LOOP, 9), take, 1024, allowance=full)
+    assert calls == [] and full.running == 1
+
+
+async def _free_port() -> int:
+    sock = reusable(socket.AF_INET, 0)
+    await sock.bind((LOOP, 0))
+    port: int = sock.getsockname()[1]
+    sock.close()
+    return port
+
+
+async def test_the_first_connection_taken_ends_it_and_every_other_socket_is_closed() -> None:
+    # The other side's `at` listens on loopback (no NAT: every open connects): the first
+    # connection offered is taken, the others are closed at once and nothing more is opened.
+    listener = trio.socket.socket()
+    await listener.bind((LOOP, 0))
+    listener.listen(128)
+    at = listener.getsockname()
+    served: list[trio.socket.SocketType] = []
+    offered: list[FramedStream] = []
+
+    async def take(stream: FramedStream) -> bool:
+        offered.append(stream)
+        return len(offered) == 1
+
+    async def accept() -> None:
+        while True:
+            sock, _ = await listener.accept()
+            served.append(sock)
+
+    port = await _free_port()
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(accept)
+            start = trio.current_time()
+            took = await bd.birthday(socket.AF_INET, port, at, take, 1024,
+                                     allowance=bd.Allowance(), opens=64, guesses=0)
+            elapsed = trio.current_time() - start
+            await trio.sleep(0.2)
+            nursery.cancel_scope.cancel()
+    assert took and len(offered) >= 1
+    assert elapsed < bd.OPEN_SPREAD_S  # ended at the first taken, not at the window's end
+    assert len(served) < 64  # the later opens were never made
+    kept = offered[0].stream.socket  # type: ignore[attr-defined]
+    assert kept.fileno() >= 0  # the one taken stays open; every other is closed
+    assert all(s.stream.socket.fileno() == -1 for s in offered[1:])  # type: ignore[attr-defined]
+    gone: list[int] = []
+
+    async def ended(sock: trio.socket.SocketType) -> None:
+        with trio.move_on_after(1):
+            if await sock.recv(1) == b"":
+                gone.append(1)
+
+    async with trio.open_nursery() as nursery:  # the other side sees every other one end
+        for sock in served:
+            nursery.start_soon(ended, sock)
+    assert len(gone) == len(served) - 1
+    kept.close()
+    listener.close()
+
+
+async def test_guesses_leave_from_the_punch_port_and_a_refused_one_is_not_retried() -> None:
+    # Nothing listens at `at`; one port after it does: the guess to it (the first of the
+    # sequential guesses) is made from the punch port; the other guesses and every open are
+    # refused on loopback, and the punch ends without one taken once every step has run
+    # (nothing left pending: it does not wait for the end of the window).
+    listener = trio.socket.socket()
+    await listener.bind((LOOP, 0))
+    listener.listen(16)
+    seen = listener.getsockname()[1] - 1
+    port = await _free_port()
+    sources: list[int] = []
+
+    async def take(stream: FramedStream) -> bool:
+        sources.append(stream.stream.socket.getsockname()[1])  # type: ignore[attr-defined]
+        return False
+
+    with trio.fail_after(10):
+        start = trio.current_time()
+        took = await bd.birthday(socket.AF_INET, port, (LOOP, seen), take, 1024,
+                                 allowance=bd.Allowance(), opens=16, guesses=16)
+        elapsed = trio.current_time() - start
+    listener.close()
+    assert not took
+    assert sources == [port]
+    assert bd.GUESS_LEAD_S + bd.OPEN_SPREAD_S - 0.05 <= elapsed <= bd.WINDOW_S + 1.0
+
+
+async def test_the_hosts_side_hands_on_each_connection_made_up_to_the_cap() -> None:
+    # first=False (the host's side): every connection made is handed on, not only the first,
+    # at most MAX_OFFERS of them (the rest are closed), until the window ends.
+    listener = trio.socket.socket()
+    await listener.bind((LOOP, 0))
+    listener.listen(128)
+    at = listener.getsockname()
+    served: list[trio.socket.SocketType] = []
+    offered: list[FramedStream] = []
+
+    async def take(stream: FramedStream) -> bool:
+        offered.append(stream)
+        return True
+
+    async def accept() -> None:
+        while True:
+            sock, _ = await listener.accept()
+            served.append(sock)
+
+    port = await _free_port()
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(accept)
+            took = await bd.birthday(socket.AF_INET, port, at, take, 1024,
+                                     allowance=bd.Allowance(), opens=24, guesses=0, first=False)
+            await trio.sleep(0.2)
+            nursery.cancel_scope.cancel()
+    assert took
+    assert len(served) == 24 and len(offered) == 16  # punch.MAX_OFFERS
+    assert all(s.stream.socket.fileno() >= 0 for s in offered)  # type: ignore[attr-defined]
+    closed: list[int] = []
+
+    async def ended(sock: trio.socket.SocketType) -> None:
+        with trio.move_on_after(0.5):
+            if await sock.recv(1) == b"":
+                closed.append(1)
+
+    async with trio.open_nursery() as nursery:
+        for sock in served:
+            nursery.start_soon(ended, sock)
+    assert len(closed) == 24 - 16
+    for s in offered:
+        s.stream.socket.close()  # type: ignore[attr-defined]
+    listener.close()
