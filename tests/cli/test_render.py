@@ -113,7 +113,8 @@ def test_the_line_interface_breaks_the_hosts_and_joiners_lines_between_words_at_
                                                  "".join(s.printed)), "the code").group(1)
         joiner = Terminal(tmp_path, 60, 24, "join", code, "--bot", "--key",
                           str(tmp_path / "k1.pem"), "--transcript", str(tmp_path / "t1"),
-                          "--no-colour", "--no-map")
+                          "--no-colour", "--no-map",  # (a port of its own: the default
+                          "--listen", f"127.0.0.1:{_free_port()}")  # may be another test's)
         for term in (host, joiner):
             term.wait_for(lambda s, t=term: t.closed, "the end", limit=120)
             assert term.proc.wait(timeout=30) == 0, "".join(term.screen.printed)

@@ -35,6 +35,7 @@ def _drive(*args: str, timeout: float) -> subprocess.CompletedProcess[str]:
 
 
 # ---------------------------------------------------------------------------- live runs
+@pytest.mark.slow
 def test_every_scenario_passes_against_dernier_join() -> None:
     # (two scenarios at a time, to keep the suite's load down; both faults once seen at four
     # were the driver's: a `play` cue that waited for a suit an idle dealer never names, and an
@@ -47,6 +48,7 @@ def test_every_scenario_passes_against_dernier_join() -> None:
     assert f"{len(SCENARIOS)} of {len(SCENARIOS)} scenarios passed" in out
 
 
+@pytest.mark.slow
 def test_a_client_that_never_votes_fails_and_the_missing_vote_is_named() -> None:
     run = _drive("--client", NONVOTING, "--only", "join", "--only", "timeout",
                  "--timeout", "20", timeout=120)

@@ -7,9 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 def test_our_adapter_passes_every_case(tmp_path):
     report = tmp_path / "report.json"
     proc = subprocess.run(

@@ -224,6 +224,7 @@ def _records(path: Path) -> list[dict]:
         return []
 
 
+@pytest.mark.slow
 def test_a_table_on_the_internet_survives_the_loss_of_its_host(
     netlab: Callable[[dict[str, bool]], Lab], tmp_path: Path
 ) -> None:

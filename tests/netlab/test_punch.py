@@ -146,6 +146,7 @@ def test_after_the_hosts_loss_the_new_host_is_reached_by_punching(
         outs[3].read_text())
 
 
+@pytest.mark.slow
 def test_a_seat_relay_carries_a_resume_after_the_outside_relay_is_gone(
     natlab: Callable[[dict[str, str]], NatLab], tmp_path: Path
 ) -> None:
