@@ -94,6 +94,17 @@ async def _start(nursery: trio.Nursery, the_relay: Relay) -> int:
     return int(listeners[0].socket.getsockname()[1])
 
 
+async def _answered_table(nursery: trio.Nursery, the_relay: Relay
+                          ) -> tuple[int, trio.MemoryReceiveChannel[FramedStream]]:
+    """A relay serving in ``nursery`` with table ``table001`` registered and every call
+    answered: its port, and the host's side of each pair as it forms."""
+    port = await _start(nursery, the_relay)
+    control = await _register(port, b"table001")
+    send, answers = trio.open_memory_channel[FramedStream](8)
+    nursery.start_soon(_answering, port, b"table001", control, send)
+    return port, answers
+
+
 # ------------------------------------------------------------------------------ openings
 async def test_an_address_at_its_cap_of_openings_loses_its_oldest_and_others_get_in() -> None:
     the_relay = Relay(pending=Limits(max_pending=3, per_address=2, handshake_s=10))
@@ -230,10 +241,7 @@ async def test_an_address_at_its_cap_of_pairs_loses_its_oldest_pair() -> None:
     the_relay = Relay(pairs=Limits(max_pending=8, per_address=1, handshake_s=math.inf))
     with trio.fail_after(10):
         async with trio.open_nursery() as nursery:
-            port = await _start(nursery, the_relay)
-            control = await _register(port, b"table001")
-            send, answers = trio.open_memory_channel[FramedStream](8)
-            nursery.start_soon(_answering, port, b"table001", control, send)
+            port, answers = await _answered_table(nursery, the_relay)
             pairs = []
             for source in (OTHER, FLOOD, FLOOD):
                 joiner = await _join(port, b"table001", source)
@@ -254,10 +262,7 @@ async def test_a_reader_that_does_not_read_ends_its_pair_after_the_send_time(
     the_relay = Relay()
     with trio.fail_after(15):
         async with trio.open_nursery() as nursery:
-            port = await _start(nursery, the_relay)
-            control = await _register(port, b"table001")
-            send, answers = trio.open_memory_channel[FramedStream](8)
-            nursery.start_soon(_answering, port, b"table001", control, send)
+            port, answers = await _answered_table(nursery, the_relay)
             joiner = await _join(port, b"table001", LOOP)
             assert (await hs.receive_message(joiner))["k"] == "relay-paired"
             host_side = await answers.receive()  # never read: the relay's send blocks
@@ -368,10 +373,7 @@ async def test_relayed_watchers_have_their_own_cap_per_address() -> None:
     the_relay = Relay(watchers=Limits(max_pending=8, per_address=2, handshake_s=math.inf))
     with trio.fail_after(20):
         async with trio.open_nursery() as nursery:
-            port = await _start(nursery, the_relay)
-            control = await _register(port, b"table001")
-            send, answers = trio.open_memory_channel[FramedStream](8)
-            nursery.start_soon(_answering, port, b"table001", control, send)
+            port, answers = await _answered_table(nursery, the_relay)
             pairs = []
             for opening in ("hello", "watch", "watch", "watch"):
                 joiner = await _join(port, b"table001", FLOOD)
@@ -394,10 +396,7 @@ async def test_a_watchers_pair_closed_at_the_pairs_cap_gives_back_its_watcher_sl
     the_relay = Relay(pairs=Limits(max_pending=8, per_address=1, handshake_s=math.inf))
     with trio.fail_after(20):
         async with trio.open_nursery() as nursery:
-            port = await _start(nursery, the_relay)
-            control = await _register(port, b"table001")
-            send, answers = trio.open_memory_channel[FramedStream](8)
-            nursery.start_soon(_answering, port, b"table001", control, send)
+            port, answers = await _answered_table(nursery, the_relay)
             pairs = []
             for _ in range(2):
                 joiner = await _join(port, b"table001", FLOOD)
