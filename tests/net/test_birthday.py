@@ -164,13 +164,18 @@ async def _free_port() -> int:
     return port
 
 
-async def test_the_first_connection_taken_ends_it_and_every_other_socket_is_closed() -> None:
-    # The other side's `at` listens on loopback (no NAT: every open connects): the first
-    # connection offered is taken, the others are closed at once and nothing more is opened.
+async def _listening() -> tuple[trio.socket.SocketType, tuple[str, int]]:
+    """A listening socket on loopback (the other side's ``at``, no NAT) and its address."""
     listener = trio.socket.socket()
     await listener.bind((LOOP, 0))
     listener.listen(128)
-    at = listener.getsockname()
+    return listener, listener.getsockname()
+
+
+async def test_the_first_connection_taken_ends_it_and_every_other_socket_is_closed() -> None:
+    # The other side's `at` listens on loopback (no NAT: every open connects): the first
+    # connection offered is taken, the others are closed at once and nothing more is opened.
+    listener, at = await _listening()
     served: list[trio.socket.SocketType] = []
     offered: list[FramedStream] = []
 
@@ -244,10 +249,7 @@ async def test_guesses_leave_from_the_punch_port_and_a_refused_one_is_not_retrie
 async def test_the_hosts_side_hands_on_each_connection_made_up_to_the_cap() -> None:
     # first=False (the host's side): every connection made is handed on, not only the first,
     # at most MAX_OFFERS of them (the rest are closed), until the window ends.
-    listener = trio.socket.socket()
-    await listener.bind((LOOP, 0))
-    listener.listen(128)
-    at = listener.getsockname()
+    listener, at = await _listening()
     served: list[trio.socket.SocketType] = []
     offered: list[FramedStream] = []
 
