@@ -67,6 +67,8 @@ def _result(judge: Judge, world: World) -> str:
         if node is None or node.own is None:
             continue
         s = node.own.session
+        if s.finished and s.unfinal:
+            return "incomplete"  # (over by the rules, its end never final: 7.11)
         if s.finished:
             return "no-contest" if s.no_contest else "ranked"
         if node.stopped is not None or node.own.stopped is not None:

@@ -1034,6 +1034,19 @@ def test_a_seat_muted_after_the_end_gets_its_ack_in_and_the_end_is_final() -> No
     assert out.end_ms < 120_000, out.end_ms
 
 
+def test_an_end_that_can_never_become_final_ends_at_every_seat_within_stuck_ms() -> None:
+    """Seed 1903034 with the host censoring seat 2 instead of muting it: seat 1 is gone and
+    the host drops seat 2's ack (passed on or not), so the end never gets its third holder.
+    The seats end for themselves (`stuck-end`, 7.11) about `stuck_ms` after the end; before,
+    they voted `abandon` and the host sequenced a `no_contest` that changed nothing every
+    `stuck_ms`, to the simulator's bound (an hour)."""
+    literal = HOST_CASES["muted-after-the-end"][2].replace("kind='mute'", "kind='censor'")
+    with insecure_small_group(), shared_checks():
+        out = run_case(parse(literal))
+    assert not out.violations and out.result == "incomplete"
+    assert out.end_ms < 120_000, out.end_ms
+
+
 @pytest.mark.parametrize("name", sorted(HOST_CASES))
 def test_hostile_host_against_one_seat(name: str) -> None:
     invariant, strict, literal = HOST_CASES[name]

@@ -73,6 +73,7 @@ class HostWatch:
         self.quorum_at: int | None = None
         self.forwarding: set[int] = set()
         self.stepped_back = False
+        self.ended = False  # it ended the match for itself (stuck-end)
         self._out: list[act.Action] = []
         self._now = now
 
@@ -186,7 +187,7 @@ class HostWatch:
     def advance(self, now: int) -> list[act.Action]:
         """Apply every rule due at ``now``; the actions to carry out, in order."""
         self._now = now
-        if not self.s.concluded and not self.stepped_back:
+        if not self.s.concluded and not self.stepped_back and not self.ended:
             self._connections(now)
             if self.gathering:
                 self._gather(now)
@@ -229,14 +230,27 @@ class HostWatch:
         self._own_vote(kind, seat)
 
     def _abandon(self, now: int) -> None:
-        if now - self.last_progress >= self.b.stuck_ms and self.waits.all_late(now):
+        if now - self.last_progress < self.b.stuck_ms or not self.waits.all_late(now):
+            return
+        if not self.s.finished:
             self._own_vote("abandon", None)
+            return
+        # the end not final (7.11): no abandon (a no_contest would change nothing); the seats
+        # end for themselves at once, the host once they are gone or grace_ms later
+        alone = not any(self.up.get(s) for s in self.chain.at_table if s != self.me)
+        if not self.ended and (alone or now - self.last_progress >=
+                               self.b.stuck_ms + self.b.grace_ms):
+            self.ended = True
+            self._emit(act.End(rule("stuck-end"), "the match is over, but too few seats of "
+                               "the table confirmed its end for the result to count"))
 
     def _count(self) -> None:
         ranked = False  # a timeout or left sequenced now: the abandon votes wait for it
         for kind, target in sorted(self.tally.keys(), key=lambda k: k[0] == "abandon"):
             if kind not in ("timeout", "left", "abandon") or (kind == "abandon" and ranked):
                 continue
+            if kind == "abandon" and self.s.finished:
+                continue  # (after the end a no_contest changes nothing: stuck-end, 7.11)
             if target == self.me and kind != "timeout":
                 continue  # a quorum timing out the host's own seat is sequenced too (7.5)
             if target is not None and target not in self.chain.at_table:
@@ -306,7 +320,7 @@ class HostWatch:
     def deadline(self) -> int | None:
         """When :meth:`advance` must be called next if nothing happens before (ms), or None."""
         now = self._now
-        if self.s.concluded or self.stepped_back:
+        if self.s.concluded or self.stepped_back or self.ended:
             return None
         times: list[int | None] = []
         for seat, up in self.up.items():
@@ -324,6 +338,8 @@ class HostWatch:
                 if since is not None:
                     times.append(since + self.b.grace_ms)
             times.append(self.last_progress + self.b.stuck_ms)
+            if self.s.finished:
+                times.append(self.last_progress + self.b.stuck_ms + self.b.grace_ms)
             if self.lost_since is not None:
                 times.append(self.lost_since + self.b.gone_ms)
         future = [t for t in times if t is not None and t > now]

@@ -671,6 +671,10 @@ class SeatWatch:
             return  # (the host, not the table, holds the match up: censored deposes it)
         if self._verdict_coming(now):
             return  # (its timeout or left vote may yet be sequenced: that is progress)
+        if self.s.finished:  # the end not final (7.11): a no_contest would change nothing
+            self._end(rule("stuck-end"), "the match is over, but too few seats of the table "
+                      "confirmed its end for the result to count")
+            return
         if self._vote("abandon", None, "abandon") and self.abandon_at is None:
             self.abandon_at = now
         if self.abandon_at is not None and now - self.abandon_at >= self.b.grace_ms:

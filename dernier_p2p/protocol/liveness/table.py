@@ -89,6 +89,10 @@ RULES: tuple[Rule, ...] = (
          "vote abandon, once per record, and again every revote_ms while this holds"),
     Rule("stuck", "seat", "grace_ms after its abandon vote with no record, or stuck_ms in "
          "failover", "end the match for itself, incomplete"),
+    Rule("stuck-end", "every peer connected to the host, and the host",
+         "the match over, its end not final (7.11), and the condition of abandon holds (the "
+         "host: for stuck_ms + grace_ms, or with no other seat connected)",
+         "end the match for itself, incomplete, without an abandon vote"),
     Rule("two-seats", "seat, m = 2", "its host connection down for 2 * grace_ms",
          "end the match for itself, incomplete"),
 )

@@ -916,6 +916,8 @@ class PeerNode:
                 assert self.watch is not None
                 self.rebuild_suffix = ".replaced"
             self.watch.look(now)
+        elif isinstance(a, act.End):
+            self._end(a.why, a)
         else:
             self.out.append(a)
 

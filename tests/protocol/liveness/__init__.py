@@ -145,6 +145,21 @@ def _dealt(listen: tuple[bool, ...]) -> LocalTable:
     return table
 
 
+@functools.cache
+def _over(listen: tuple[bool, ...]) -> LocalTable:
+    # dernier's own leave "end": the last seat's resign ends the match at once (7.9)
+    table = LocalTable("dernier", seeds(len(listen)), {"match": ["hands", 1]},
+                       listen=_where(listen))
+    table.deliver()
+    last = len(listen) - 1
+    table.queue.append(table.sessions[last].resign())
+    while table.queue:
+        rec = table.sequence(table.queue.popleft())
+        for session in table.sessions:
+            table.queue.extend(session.receive(rec, rec["t"]))
+    return table
+
+
 class Bed:
     """One test's table (see the module docstring)."""
 
@@ -158,6 +173,12 @@ class Bed:
     @classmethod
     def dealt(cls, listen: tuple[bool, ...] = (True, True, True)) -> Bed:
         return cls(copy.deepcopy(_dealt(tuple(listen))))
+
+    @classmethod
+    def over(cls, listen: tuple[bool, ...] = (True, True, True, True)) -> Bed:
+        """A table whose last seat resigned after the deal, which ended its ``dernier``
+        match; every session holds the end (whether it is final is for the caller to set)."""
+        return cls(copy.deepcopy(_over(tuple(listen))))
 
     @property
     def sessions(self) -> list[Session]:

@@ -859,3 +859,48 @@ def test_gathering_takes_no_tally_and_no_absence():
     hw.vote(3, frame(bed, 3, "abandon", None))
     hw.vote(4, frame(bed, 4, "abandon", None))
     assert hw.advance(1_000 + TRY - 1) == []
+
+
+# ---------------------------------------------------------------------- an end never final
+def host_over_unfinal():
+    """Host 0 of a table whose match seat 3's resign ended at four seats; the end is not
+    final and seat 1 (no address) owes its ack (7.11); seats 1 and 2 connected."""
+    bed = Bed.over((True, False, True, True))
+    session = bed.sessions[0]
+    session.unfinal, session.end_owed = True, (1,)
+    hw = bed.host_watch(0)
+    up(hw, 1, 2)
+    return bed, hw
+
+
+def test_after_an_unfinal_end_the_host_neither_votes_nor_tallies_abandon():
+    """7.11, 7.5.5 ``stuck-end``: a ``no_contest`` after the end would change nothing and
+    restart every stuck clock, so the host takes no part in ``abandon`` there."""
+    bed, hw = host_over_unfinal()
+    hear(hw, 1, 2, now=150_000)
+    assert said(hw.advance(STUCK)) == []
+    assert votes_about(hw, "abandon", None) == []
+    for voter in (1, 2):  # (seats of an older release still vote)
+        assert hw.vote(voter, frame(bed, voter, "abandon", None)) is None
+    assert votes_about(hw, "abandon", None) == [1, 2]
+    assert said(hw.advance(STUCK + 1)) == []  # a quorum held, no no_contest
+
+
+def test_after_an_unfinal_end_the_host_ends_stuck_a_grace_after_the_seats():
+    bed, hw = host_over_unfinal()
+    hear(hw, 1, 2, now=150_000)
+    hw.advance(STUCK)
+    assert hw.deadline() == STUCK + GRACE
+    assert said(hw.advance(STUCK + GRACE - 1)) == []
+    assert said(hw.advance(STUCK + GRACE)) == [("End", "stuck-end")]
+    assert hw.deadline() is None and said(hw.advance(STUCK + 2 * GRACE)) == []
+
+
+def test_after_an_unfinal_end_a_host_left_alone_ends_at_stuck_ms():
+    """Once every other seat has ended for itself and closed, nobody is left to host for."""
+    bed, hw = host_over_unfinal()
+    hw.seat_down(1, 150_000)
+    hw.seat_down(2, 150_000)
+    before = said(hw.advance(STUCK - 1))  # (their drops ran their graces: left votes)
+    assert ("End", "stuck-end") not in before and hw.deadline() == STUCK
+    assert said(hw.advance(STUCK)) == [("End", "stuck-end")]

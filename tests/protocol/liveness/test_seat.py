@@ -2230,3 +2230,41 @@ def test_a_move_withheld_behind_a_sixth_chat_line_is_not_passed_on():
                   if isinstance(a, act.ToHost) and a.frame.get("k") == "pass"]
         assert passed == ([] if lines == 4 else pending), lines
         assert w.answers[1].shown is (lines != 4)
+
+
+# ---------------------------------------------------------------------- an end never final
+def over_unfinal(watcher: int = 2):
+    """Seat 3's resign ended the match at four seats; the end is not final, and seat 1 (no
+    address: nobody can probe it) owes its ack (7.11)."""
+    bed = Bed.over((True, False, True, True))
+    session = bed.sessions[watcher]
+    session.unfinal, session.end_owed = True, (1,)
+    w = bed.seat_watch(watcher, 0)
+    w.heard(100_000)  # (the host beats: stuck_ms outlasts SILENCE_MS)
+    w.heard(200_000)
+    return bed, w
+
+
+def test_an_end_that_stays_unfinal_ends_stuck_at_stuck_ms_without_an_abandon_vote():
+    """7.11, 7.5.5 ``stuck-end``: after the end a ``no_contest`` changes nothing, so a seat
+    that finds the table stuck ends the match for itself rather than vote ``abandon``."""
+    bed, w = over_unfinal()
+    assert w.waits.awaited == [1]  # the table waits on seat 1's ack
+    limit = w.waits.ends(1)
+    assert w.deadline() == limit < STUCK
+    assert said(w.advance(limit)) == []  # (no timeout about a seat owing only its ack)
+    assert w.deadline() == STUCK
+    assert said(w.advance(STUCK - 1)) == []
+    assert said(w.advance(STUCK)) == [("End", "stuck-end")]
+    assert w.phase == ENDED and w.deadline() is None
+    assert "too few seats" in w.ended
+
+
+def test_an_ack_after_the_end_does_not_put_off_the_stuck_end():
+    """An ``ack`` is no progress (7.5.1): a seat acking after the end does not keep a table
+    whose end cannot become final going."""
+    bed, w = over_unfinal()
+    ack = bed.put(bed.sessions[2].ack())
+    w.record(ack, STUCK - 10)
+    assert said(w.advance(STUCK)) == [("End", "stuck-end")]
+
