@@ -15,6 +15,23 @@ from dernier_p2p.sim.smallgroup import insecure_small_group
 from dernier_p2p.sim.speed import shared_checks
 
 CASES = {
+    # Seed 2009020 (10,000-match run at 17ae488): a partition cut seats 1-5 from host 0 and
+    # seat 6; seat 1 took over. Seat 4, resuming with seat 1 while it gathered, was lent host
+    # 0's next record over a link; applying it, its chain's host (0) was not the one it had
+    # resumed with (1), which read as "a host change lent over a link": it left seat 1 for
+    # host 0's minority history and ended stuck. Fix: only a lent record that changes the
+    # host makes a seat leave the host it plays on with.
+    "a-lent-old-record-is-no-host-change": (
+        "no-contest",
+        "Case(seed=2009020, setup=Setup(players=7, variant='dernier', options={'match': ['han"
+        "ds', 1], 'hand_size': 3}, timers={'turn_ms': 9895, 'declare_ms': 786, 'grace_ms': 52"
+        '83}, listens=[True, True, True, True, True, False, True], speeds=None, clocks=[(-134'
+        ', 998900830, 1699001083174), (-147, 536199889, 1699463730052), (39, 818031846, 16991'
+        '81868248), (-199, 281125131, 1699718838545), (48, 526615391, 1699473349972), (-190, '
+        '432697763, 1699567214452), (-54, 228368569, 1699771698152)], constants={}), faults=['
+        'Partition(at=4170, group=(1, 2, 3, 4, 5), until=22741), Latency(at=3102, a=0, b=6, l'
+        'atency_ms=165, jitter_ms=169, until=4073)])',
+    ),
     # A stalling host is deposed; the seats' timeout votes about its seat, sent to it before,
     # were never sent to the new host (once per after): no quorum, the table was abandoned.
     # Fix: SeatWatch sends its votes again after every resume.

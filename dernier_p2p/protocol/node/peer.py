@@ -663,6 +663,7 @@ class PeerNode:
         """Check and apply the next record (from the host, or from a link as if the host had
         sent it); a refusal stops this seat."""
         assert self.own is not None
+        host_before = self.own.session.host
         try:
             envs = self.own.apply(rec, now)
         except ProtocolError as exc:
@@ -676,9 +677,10 @@ class PeerNode:
         assert self.watch is not None
         self.watch.record(rec, now)
         if not from_host and self.up and self.watch.host_up and \
-                self.up_host != self.own.session.host:
+                self.own.session.host != host_before and self.up_host != self.own.session.host:
             # a host change lent over a link while this seat plays on with the host it
-            # replaced (which may send it nothing more, 7.6): resume with the new host
+            # replaced (which may send it nothing more, 7.6): resume with the new host (a
+            # record of the old history lent while it resumes with a new host changes no host)
             self._leave_stale_host(self.up_host, now)
         for env in envs:
             self.send_own(env, now)
