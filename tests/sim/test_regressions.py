@@ -15,6 +15,22 @@ from dernier_p2p.sim.smallgroup import insecure_small_group
 from dernier_p2p.sim.speed import shared_checks
 
 CASES = {
+    # Seed 2104271 (sample at 6dc96ed): host 0 stalls (sequences nothing) while the table
+    # waits on seat 3, which gives no address. Seats 4 and 5 voted timeout about seat 3; seat
+    # 3's moves between hosts reset their waits, and their abandon (grace_ms after the vote)
+    # ended the match before their host-late clocks (censor_ms + grace_ms) could depose the
+    # staller. Fix: abandon waits censor_ms + grace_ms after a seat's own standing vote.
+    "abandon-waits-the-host-late-clock": (
+        "no-contest",
+        "Case(seed=2104271, setup=Setup(players=6, variant='dernier', options={'match': ['han"
+        "ds', 1], 'hand_size': 2}, timers={'turn_ms': 8271, 'declare_ms': 487, 'grace_ms': 92"
+        '82}, listens=[True, True, True, False, True, True], speeds=None, clocks=[(71, 648423'
+        '79, 1699935085808), (-187, 791706678, 1699208399228), (-199, 798322875, 169920165148'
+        '8), (10, 709148733, 1699290853657), (104, 594217586, 1699405860804), (11, 291341509,'
+        " 1699708751025)], constants={}), faults=[Hostile(at=3160, pid=0, kind='stall', targe"
+        't=1, until=4611686018427387904), Partition(at=2033, group=(0, 1, 2, 4, 5), until=631'
+        '3)])',
+    ),
     # Seed 2009020 (10,000-match run at 17ae488): a partition cut seats 1-5 from host 0 and
     # seat 6; seat 1 took over. Seat 4, resuming with seat 1 while it gathered, was lent host
     # 0's next record over a link; applying it, its chain's host (0) was not the one it had

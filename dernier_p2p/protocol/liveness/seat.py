@@ -683,10 +683,13 @@ class SeatWatch:
 
     def _verdict_coming(self, now: int) -> bool:
         """Whether a ``timeout`` or ``left`` vote of this seat whose rule holds now first went
-        less than ``grace_ms`` ago: the verdict it asks for ends the wait (7.5), so the table
-        is not yet stuck (the seats reach the limit of an awaited seat together and vote at
-        once; a host holding both quorums would otherwise end a match it could rank)."""
-        return any(now - self.first_sent.get(k, now) < self.b.grace_ms for k in self.grounds)
+        less than ``censor_ms + grace_ms`` ago: the verdict it asks for ends the wait (7.5), so
+        the table is not yet stuck (the seats reach the limit of an awaited seat together and
+        vote at once; a host holding both quorums would otherwise end a match it could rank),
+        and a host that holds the vote unserved that long is deposed (``host-late``), not
+        abandoned (seed 2104271: a stalling host was)."""
+        return any(now - self.first_sent.get(k, now) < self.b.censor_ms + self.b.grace_ms
+                   for k in self.grounds)
 
     def _failover(self, now: int) -> None:
         attached = self.host_up and self.phase == FAILOVER and \
@@ -799,7 +802,7 @@ class SeatWatch:
                     times.append(max(self.first_sent[key] + self.b.censor_ms + self.b.grace_ms,
                                      self.conn_since + self.b.revote_ms))
                     if now - self.last_progress >= self.b.stuck_ms:  # (abandon waits it)
-                        times.append(self.first_sent[key] + self.b.grace_ms)
+                        times.append(self.first_sent[key] + self.b.censor_ms + self.b.grace_ms)
             times.append(self.delivered.next_due(now, self.b.censor_ms, self.m,
                                                  self.s.waiting_on(), self.last_progress))
             times.append(self.last_progress + self.b.stuck_ms)

@@ -85,7 +85,7 @@ RULES: tuple[Rule, ...] = (
          "m >= 3, with a candidate) no envelope it delivered to the host within censor_ms of "
          "its delivery, or evidence it deposed the host for less than try_ms ago; and (a "
          "seat) no timeout or left vote of its own whose rule holds first went less than "
-         "grace_ms ago",
+         "censor_ms + grace_ms ago",
          "vote abandon, once per record, and again every revote_ms while this holds"),
     Rule("stuck", "seat", "grace_ms after its abandon vote with no record, or stuck_ms in "
          "failover", "end the match for itself, incomplete"),

@@ -1880,9 +1880,10 @@ def test_each_awaited_seat_and_each_drop_is_judged_on_its_own():
 def test_no_abandon_before_the_probe_at_an_awaited_seats_limit_shows_it_with_nothing():
     """PROTOCOL.md 7.5: a seat with an address is probed at its limit, and what the probe shows
     is passed on (the table may not be stuck on it): abandon waits for an answer at or after
-    that limit showing nothing, and then ``grace_ms`` after this seat's timeout vote (seed
-    1605816: every seat voted timeout and abandon at once, and the host sequenced the no contest
-    first); a dropped seat is the left rule's."""
+    that limit showing nothing, and then ``censor_ms + grace_ms`` after this seat's timeout vote
+    (seed 1605816: every seat voted timeout and abandon at once, and the host sequenced the no
+    contest first; seed 2104271: a stalling host holding the votes was abandoned before the
+    voters' host-late clocks ran, ``censor_ms + grace_ms``); a dropped seat is the left rule's."""
     bed, w = accepting(b=budgets(revote_ms=BIG))  # the table waits on seat 1
     w.heard(STUCK - 1)
     assert said(w.advance(LIMIT - 1)) == []
@@ -1890,17 +1891,18 @@ def test_no_abandon_before_the_probe_at_an_awaited_seats_limit_shows_it_with_not
     w.probe_answer(1, (2, []), LIMIT - 1)  # (stamped before the limit: not counted)
     assert vote("abandon", None) not in said(w.advance(STUCK + 10))
     w.probe_answer(1, (2, []), STUCK + 20)
-    # its timeout vote goes; the verdict it asks for is progress: abandon waits grace_ms
+    # its timeout vote goes; the verdict it asks for is progress, and a host that holds it
+    # unserved is deposed (host-late) rather than abandoned: abandon waits censor_ms + grace_ms
     assert said(w.advance(STUCK + 20)) == [vote("timeout", 1)]
-    assert w.deadline() <= STUCK + 20 + GRACE
-    assert said(w.advance(STUCK + 20 + GRACE - 1)) == []
-    assert said(w.advance(STUCK + 20 + GRACE)) == [vote("abandon", None)]
+    assert w.deadline() <= STUCK + 20 + CENSOR + GRACE
+    assert said(w.advance(STUCK + 20 + CENSOR + GRACE - 1)) == []
+    assert said(w.advance(STUCK + 20 + CENSOR + GRACE)) == [vote("abandon", None)]
     bed, w = accepting(b=budgets(revote_ms=BIG))
     w.heard(STUCK - 1)
     w.advance(LIMIT)
     w.probe_answer(1, (2, []), LIMIT)  # an answer at the limit itself counts
     assert said(w.advance(STUCK)) == [vote("timeout", 1)]
-    assert said(w.advance(STUCK + GRACE)) == [vote("abandon", None)]
+    assert said(w.advance(STUCK + CENSOR + GRACE)) == [vote("abandon", None)]
     bed, w = accepting(b=budgets(revote_ms=BIG))
     w.heard(STUCK - 1)
     w.status(1, "dropped", STUCK - 100)
