@@ -15,6 +15,20 @@ from dernier_p2p.sim.smallgroup import insecure_small_group
 from dernier_p2p.sim.speed import shared_checks
 
 CASES = {
+    # Seed 2104760 (the same sample): a stalling host; seat 3, awaited, urged seat 1, which
+    # probed it at once, passed its shuffle on and deposed the host for censoring it at 21 s.
+    # Seats 2 and 4 probed seat 3 only at its limit (48 s) and held the evidence at 58 s;
+    # seat 1, stuck and past try_ms, abandoned and ended at 52 s, and the depose never had a
+    # quorum. Fix: abandon waits limit + censor_ms + grace_ms for the others' evidence.
+    "abandon-waits-the-others-evidence": (
+        "no-contest",
+        "Case(seed=2104760, setup=Setup(players=5, variant='dernier', options={'match': ['han"
+        "ds', 1], 'hand_size': 3}, timers={'turn_ms': 18775, 'declare_ms': 899, 'grace_ms': 3"
+        '874}, listens=None, speeds=None, clocks=[(0, 17934837, 1699982140372), (0, 966427444'
+        ', 1699033656314), (0, 460078103, 1699539865289), (0, 367587313, 1699632324097), (0, '
+        '577177718, 1699422791002)], constants={}), faults=[Stall(at=6299, src=0, dst=3, unti'
+        "l=24093), Hostile(at=874, pid=0, kind='stall', target=1, until=60874)])",
+    ),
     # Seed 2104271 (sample at 6dc96ed): host 0 stalls (sequences nothing) while the table
     # waits on seat 3, which gives no address. Seats 4 and 5 voted timeout about seat 3; seat
     # 3's moves between hosts reset their waits, and their abandon (grace_ms after the vote)

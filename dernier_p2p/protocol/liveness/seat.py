@@ -578,9 +578,22 @@ class SeatWatch:
             return False
         if self._evidence(now) is not None:  # censored deposes: the candidates get try_ms
             return not (self.phase == FAILOVER and self.why == "censored") or \
-                now - self.failover_since < self.b.try_ms
+                now - self.failover_since < self.b.try_ms or self._others_catch_up(now)
         return self.delivered.next_due(now, self.b.censor_ms, self.m, self.s.waiting_on(),
                                        self.last_progress) is not None
+
+    def _others_catch_up(self, now: int) -> bool:
+        """Whether the other seats may yet hold the evidence this seat deposes on: they probe
+        an awaited seat whose envelope this seat passed on only at its limit, and what they
+        pass on then is evidence ``censor_ms`` later (``grace_ms`` more for the spread of the
+        limits). A depose needs their votes, so the table is not stuck before that (seed
+        2104760: the seat that the awaited one urged deposed 27 s before the others could)."""
+        for seat in self.waits.awaited:
+            end = self.waits.ends(seat)
+            if end is not None and self.delivered.pending_of(seat) and \
+                    now < end + self.b.censor_ms + self.b.grace_ms:
+                return True
+        return False
 
     def _fault_stands(self, now: int) -> bool:
         """Whether the reason this seat deposes its host (still connected to it) holds."""
@@ -783,7 +796,10 @@ class SeatWatch:
             times += [self.down_since + self.b.gone_ms, self.down_since + 2 * self.b.grace_ms]
         if self.host_up and self.phase in (PLAY, FAILOVER):  # (failing over, it plays on)
             for seat in self.waits.awaited:
-                times.append(self.waits.ends(seat))
+                end = self.waits.ends(seat)
+                times.append(end)
+                if end is not None and self.delivered.pending_of(seat):
+                    times.append(end + self.b.censor_ms + self.b.grace_ms)  # (abandon waits)
                 if seat == self.chain.host:
                     times.append(self.waits.ends(seat, self.b.grace_ms))
             for seat in self.drops.seats:

@@ -1172,6 +1172,36 @@ def test_no_abandon_while_an_envelope_passed_on_runs_its_censor_clock():
     assert vote("abandon", None) in said(w.advance(end + 40 + CENSOR + TRY))
 
 
+def test_a_seat_that_deposed_early_waits_for_the_others_to_see_the_evidence_before_abandon():
+    """PROTOCOL.md 7.5, abandon: a seat that an awaited seat urged probed it early, passed its
+    envelope on and deposed the host for censoring it; the others probe that seat only at its
+    limit and hold the evidence ``censor_ms`` later, and a depose needs their votes, so this
+    seat does not vote ``abandon`` before ``limit + censor_ms + grace_ms`` (seed 2104760: it
+    ended the match as stuck 6 s before the others deposed)."""
+    bed, w = accepting()  # the table waits on seat 1
+    env = bed.take(1, "accept")
+    back = STUCK - TURN - 5_000
+    w.status(1, "dropped", back - 100)
+    w.status(1, "back", back)  # its wait restarts with the catch-up budget
+    end = w.waits.ends(1)
+    w.link_vote(1, bed.sessions[1].vote("depose", 0), back + 10)  # seat 1 urges this seat
+    w.heard(back + 10)
+    assert probe(1) in said(w.advance(back + 10))  # probed at once, not at its limit
+    w.probe_answer(1, (2, [env]), back + 50)
+    assert said(w.advance(back + 50)) == [("ToHost", "pass-on", "pass", None)]
+    w.heard(back + 50 + CENSOR)
+    assert said(w.advance(back + 50 + CENSOR))[0] == vote("depose", 0, "censored")
+    late = max(STUCK, back + 50 + CENSOR + TRY)  # stuck, and the candidates had try_ms
+    due = end + CENSOR + GRACE
+    assert late < due and w.deadline() <= due
+    w.heard(late)
+    assert vote("abandon", None) not in said(w.advance(late))
+    w.heard(due - 1)
+    assert vote("abandon", None) not in said(w.advance(due - 1))
+    w.heard(due)
+    assert vote("abandon", None) in said(w.advance(due))
+
+
 def test_no_abandon_while_the_host_connection_is_down():
     bed, w = accepting(accepted=(0, 1), listen=(True, False, False))
     w.disconnected(STUCK - 10)
