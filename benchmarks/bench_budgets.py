@@ -25,9 +25,9 @@ milliseconds per unit, ``x mul`` that as a multiple of one group multiplication 
 same run, ``margin`` = UNIT_MS / ms per unit. A kind whose cost per unit is far above one
 multiplication, or whose margin is below 1, is named at the end.
 
-The reference seat sends one token per ``tokens`` message, so a message of ``k`` tokens is also
-timed at the deck level (an observer deck table checking it, a seat's deck table making them;
-no record signatures), for a few ``k``.
+The reference seat sends one ``tokens`` message for a run of deals (one token per message
+before 77a3da1); a message of ``k`` tokens is also timed at the deck level (an observer deck
+table checking it, a seat's deck table making them; no record signatures), for a few ``k``.
 
 Run: ``python benchmarks/bench_budgets.py [--quick] [--repeat N]`` (default 3 repeats; the full
 run takes a few minutes, most of it the ten-seat table).

@@ -289,8 +289,11 @@ class DeckTable:
             self.boxes.append(box)
         return []
 
-    def apply(self, op: Any) -> list[dict]:
-        """Apply an operation decided by the rules; return this seat's messages now due."""
+    def apply(self, op: Any, *, answer: bool = True) -> list[dict]:
+        """Apply an operation decided by the rules; return this seat's messages now due.
+
+        ``answer=False`` keeps this seat's tokens and boxes due after it for a later
+        :meth:`answer`, so that the operations of one record are answered together."""
         if not isinstance(op, dict) or op.get("op") not in {
             "deal", "peek", "open", "transfer", "reshuffle", "end"
         }:
@@ -303,7 +306,13 @@ class DeckTable:
         except DeckError:
             self.log.pop()
             raise
-        return out + self._flush_after_op()
+        return (out + self._flush_after_op()) if answer else out
+
+    def answer(self) -> list[dict]:
+        """This seat's tokens and boxes due now (after operations applied with
+        ``answer=False``): one ``tokens`` message with every token it owes, positions
+        ascending, then its boxes by kind and position."""
+        return self._flush_after_op()
 
     def deal(self, position: int, to: int) -> list[dict]:
         return self.apply({"op": "deal", "position": position, "to": to})

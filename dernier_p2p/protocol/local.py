@@ -40,7 +40,8 @@ def identity_for(seed: bytes) -> IdentityKey:
 class LocalTable:
     """Seats, host and sessions wired in memory. ``tamper(env) -> env`` (tests) may rewrite an
     envelope before the host sequences it. ``version``: record 0's protocol version (an older
-    readable one records a match as that version played it: tests, the conformance suite)."""
+    readable one records a match as that version played it: tests, the conformance suite).
+    ``batch_answers``: as for :class:`Session` (False: one ``tokens`` message per operation)."""
 
     def __init__(
         self,
@@ -51,6 +52,7 @@ class LocalTable:
         tamper: Tamper | None = None,
         listen: Sequence[tuple[str, int] | None] | None = None,
         version: int = PROTOCOL_VERSION,
+        batch_answers: bool = True,
     ) -> None:
         n = len(seeds)
         self.versions = (version,)
@@ -78,7 +80,7 @@ class LocalTable:
         rec0 = self.sequence(sign_envelope(self.identities[host], self.game, host, 0, gen, body))
         self.sessions = [
             Session(self.identities[k], k, rec0, digest("dernier-p2p/local-seed", self.seeds[k]),
-                    versions=self.versions)
+                    versions=self.versions, batch_answers=batch_answers)
             for k in range(n)
         ]
         self.tamper = tamper

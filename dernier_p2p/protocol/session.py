@@ -115,6 +115,8 @@ from dernier_p2p.wire.version import PROTOCOL_VERSION
 HAND_SEED_LABEL = "dernier-p2p/hand-seed"
 COIN_STEP = "dealer"
 HISTORY = 4096  # rules states kept for judging head echoes (records)
+BATCHED_OPS = frozenset({"deal", "peek", "open"})
+"""Operations whose tokens and boxes a seat sends once for a run of them (PROTOCOL.md 15)."""
 
 
 def _renumbered(msg: dict, seat_of: Callable[[int], int]) -> dict:
@@ -152,7 +154,10 @@ class Session:
     ``identity`` and ``seat``: this peer's key and seat (``seat=None`` for an observer, whose
     identity is unused); ``table_record``: record 0 (the host's ``table``); ``drbg_seed``: the
     seat's secret randomness (32+ bytes); ``versions``: the protocol versions record 0 may be of
-    (a live table runs this protocol's alone; a verifier also reads older transcripts, 20).
+    (a live table runs this protocol's alone; a verifier also reads older transcripts, 20);
+    ``batch_answers``: the tokens this seat owes for a run of deals, peeks and opens go in one
+    ``tokens`` message after the run (PROTOCOL.md 15); False sends one per operation, as matches
+    recorded before did (the conformance suite reproduces those byte for byte).
 
     Outgoing: :meth:`start` (the ``accept``), :meth:`receive` (envelopes due after a record),
     :meth:`intend` (a local move), :meth:`announce` (the host's ``timeout``/``left``). Queries:
@@ -168,6 +173,7 @@ class Session:
         table_record: dict,
         drbg_seed: bytes = b"",
         versions: tuple[int, ...] = (PROTOCOL_VERSION,),
+        batch_answers: bool = True,
     ) -> None:
         rec = check_record(table_record, None)
         env = rec["env"]
@@ -213,6 +219,8 @@ class Session:
         self.pub: DeckTable | None = None  # the public (observer) table of the running hand
         self.mine: DeckTable | None = None  # this seat's table
         self._ops: deque[dict] = deque()
+        self.batch_answers = batch_answers  # False: one answer per operation, as before
+        self._unanswered = False  # operations applied whose tokens and boxes are not sent yet
         self._await: tuple | None = None
         self._moves: deque[tuple[int, dict, int]] = deque()
         self._outbox: list[dict] = []
@@ -799,7 +807,11 @@ class Session:
         try:
             self.pub.apply(op)
             if self.mine is not None:
-                self._deck_out(self.mine.apply(op))
+                later = self.batch_answers and op["op"] in BATCHED_OPS
+                if not later:
+                    self._answer_ops()
+                self._deck_out(self.mine.apply(op, answer=not later))
+                self._unanswered = self._unanswered or later
         except DeckError as exc:
             seat = self._table_seat(exc.seat)
             raise ProtocolError("DECK_FAULT", seat, f"operation {op}: {exc}") from None
@@ -823,31 +835,48 @@ class Session:
         raise AssertionError(aw)
 
     # ------------------------------------------------------------------ the pump
+    def _answer_ops(self) -> None:
+        """This seat's tokens and boxes owed for the operations applied since the last answer:
+        one ``tokens`` message for all of them (PROTOCOL.md 15), then the boxes."""
+        if self._unanswered:
+            self._unanswered = False
+            if self.mine is not None:
+                self._deck_out(self.mine.answer())
+
     def _pump(self) -> None:
-        """Run every deck operation, engine input and queued move that can run now."""
+        """Run every deck operation, engine input and queued move that can run now. A run of
+        deals, peeks and opens (a flip's open included) is answered once, after its last
+        operation and before anything else runs (an engine input, a move, a new hand, another
+        kind of operation, the end of the pump)."""
         while not self.finished:
             if self._ops:
                 if not self._op_ready(self._ops[0]):
-                    return
+                    break
                 self._apply_op(self._ops.popleft())
                 continue
             if self._await is not None:
                 if not self._await_ready():
-                    return
+                    break
+                self._answer_ops()
                 aw, self._await = self._await, None
                 self._resolve(aw)
                 continue
             req = self.state.chance
             if req is not None:
                 if req.kind == "dealer":
-                    return  # the coin flip answers it
+                    break  # the coin flip answers it
+                if req.kind != "flip":  # a flip only queues an open, answered with the run
+                    self._answer_ops()
                 self._start_chance(req)
                 continue
             if self._moves and not self._moves_held():
+                self._answer_ops()
                 self._run_move(*self._moves.popleft())
                 continue
-            return
-        self._ops.clear()
+            break
+        else:
+            self._ops.clear()
+        self._answer_ops()
 
     def _moves_held(self) -> bool:
         """Whether a queued move waits although no operation, awaited input or chance request

@@ -51,6 +51,22 @@ class OversizedError(EncodingError):
 
 
 def _canon(obj: Any) -> Any:
+    """``obj`` with every map's keys in canonical order; raises for what cannot be encoded.
+    Lists of exact ``bytes`` and ``str`` (decks, proofs) take a short path; anything else,
+    subclasses included, the general one."""
+    t = type(obj)
+    if t is bytes or t is str:
+        return obj
+    if t is list or t is tuple:
+        out = []
+        for x in obj:
+            tx = type(x)
+            out.append(x if tx is bytes or tx is str else _canon(x))
+        return out
+    return _canon_any(obj)
+
+
+def _canon_any(obj: Any) -> Any:
     if obj is None or isinstance(obj, bool | str | bytes):
         return obj
     if isinstance(obj, int):

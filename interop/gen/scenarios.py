@@ -327,8 +327,9 @@ def drive(
     when it returns True the match is delivered once more and ends there. ``tamper(table)``
     gives the table's hook that may rewrite an envelope before the host sequences it."""
     listen = [("127.0.0.1", 47630 + k) if k in sc.listen else None for k in range(sc.players)]
+    # the suite's matches were recorded with one tokens message per operation: kept so
     table = LocalTable(sc.variant, seeds_for(sc.name, trial, sc.players), dict(sc.options),
-                       listen=listen, version=sc.version)
+                       listen=listen, version=sc.version, batch_answers=False)
     if tamper is not None:
         table.tamper = tamper(table)
     rng = random.Random(trial)

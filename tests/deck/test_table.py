@@ -91,6 +91,40 @@ def test_honest_hand_large(n: int, deck: str, per_seat: int) -> None:
     honest_hand(n, deck, per_seat)
 
 
+def test_a_run_of_operations_answered_at_once() -> None:
+    """Deals and an open applied with ``answer=False`` are answered by :meth:`answer`: one
+    ``tokens`` message per seat with every token it owes, positions ascending, that every other
+    table accepts. The tokens are those of one message per operation, proof for proof (the
+    nonces are drawn in position order either way), and every seat reads the same cards."""
+    n, deck = 3, "dernier-54"
+    ops = [{"op": "deal", "position": p, "to": p % n} for p in range(6)]
+    ops.append({"op": "open", "position": 6})
+    batched = new_tables(n, deck) + [DeckTable(GAME, HAND, n, deck)]
+    each = new_tables(n, deck) + [DeckTable(GAME, HAND, n, deck)]
+    start_all(batched)
+    start_all(each)
+    out = []
+    for t in batched:
+        assert all(t.apply(op, answer=False) == [] for op in ops)
+        out += t.answer()
+    assert [(m["type"], m["seat"]) for m in out] == [("tokens", s) for s in range(n)]
+    for m in out:  # its token for the 4 cards dealt to the others, and for the open card
+        positions = [x["position"] for x in m["tokens"]]
+        assert positions == sorted(positions) and len(positions) == 5
+    deliver(batched, out)
+    singles = []
+    for op in ops:
+        singles += [m for m in apply_all(each, op) if m["type"] == "tokens"]
+    assert len(singles) == 6 * (n - 1) + n  # one per seat that owes a token, per operation
+    for s in range(n):
+        assert out[s]["tokens"] == [x for m in singles if m["seat"] == s for x in m["tokens"]]
+    for a, b in zip(batched, each, strict=True):
+        assert a.pending() == b.pending() == []
+        assert [a.card(p) for p in range(7)] == [b.card(p) for p in range(7)]
+        assert a.answer() == []  # nothing left to answer
+    assert batched[-1].card(6) is not None  # the open card, read by the observer too
+
+
 # --------------------------------------------------------------------- a shared 3-seat start
 _BASE: dict[str, list[DeckTable]] = {}
 

@@ -1712,3 +1712,38 @@ def test_after_the_end_the_table_waits_on_the_acks_it_lacks_until_the_end_is_fin
     assert s.pending == [(2, "ack")] and s.waiting_on() == [2]
     s.unfinal = False
     assert s.pending == []
+
+
+def test_a_seat_answers_a_run_of_deals_with_one_tokens_message():
+    """Each seat sends the tokens it owes for the deal and the first card turned up in one
+    ``tokens`` message; sessions answering each operation alone (``batch_answers=False``, as
+    matches were recorded before) play the same match card for card, in more records."""
+    tables = {}
+    for batch in (True, False):
+        table = LocalTable("originale", seeds(3), {"match": ["hands", 1]}, batch_answers=batch)
+        table.deliver()
+        rng, pols = random.Random(0), bots(3)
+        rounds = 0
+        while not table.sessions[0].finished:
+            play_round(table, pols, rng)
+            rounds += 1
+            assert rounds < 5000
+        tables[batch] = table
+    batched, each = tables[True], tables[False]
+    check_agreement(batched, 1)
+    check_agreement(each, 1)
+    assert batched.sessions[0].hand_cards == each.sessions[0].hand_cards
+    assert batched.sessions[0].result == each.sessions[0].result
+    assert len(batched.records) < len(each.records)
+
+    def deal_tokens(table: LocalTable) -> list[int]:
+        """The authors of the tokens records between the cut (and the hand size said after
+        it) and the first play or draw."""
+        bodies = [r["env"]["body"] for r in table.records]
+        first = next(i for i, b in enumerate(bodies) if b["type"] == "move"
+                     and b["move"] not in ("cut", "hand_size"))
+        return [table.records[i]["env"]["seat"] for i in range(first)
+                if bodies[i]["type"] == "tokens"]
+
+    assert sorted(deal_tokens(batched)) == [0, 1, 2]
+    assert len(deal_tokens(each)) > 3

@@ -31,6 +31,27 @@ def test_refuses_floats_and_non_string_keys() -> None:
         encode({1: 2})
 
 
+def test_lists_of_byte_strings_encode_as_any_list_does() -> None:
+    """Lists and tuples of byte strings (decks, proofs) and of text encode as arrays of bin and
+    str, whatever the container; subclasses of bytes and str encode as their values; a value
+    that cannot be encoded is refused inside such a list as anywhere."""
+
+    class Tag(str):
+        pass
+
+    class Blob(bytes):
+        pass
+
+    deck = [[bytes([k]) * 32, bytes([k + 1]) * 32] for k in range(3)]
+    expected = msgpack.packb({"d": deck, "s": ["x", "y"]}, use_bin_type=True)
+    assert encode({"s": ("x", "y"), "d": tuple(tuple(ct) for ct in deck)}) == expected
+    assert encode({"s": [Tag("x"), "y"], "d": [[Blob(a), b] for a, b in deck]}) == expected
+    assert decode(expected) == {"d": deck, "s": ["x", "y"]}
+    for bad in ([b"x", 1.5], [b"x", [b"y", {2: 3}]], [b"x", 2**64], ["a", "\udcff"]):
+        with pytest.raises(EncodingError):
+            encode(bad)
+
+
 def test_text_with_a_lone_surrogate_is_an_encoding_error() -> None:
     """A str Python made from undecodable bytes (surrogateescape: command-line arguments,
     file names) has no UTF-8 encoding: an EncodingError, as a key or as a value."""

@@ -10,6 +10,7 @@ what it still owed (:meth:`finish_restore`). Nothing here reads a clock or touch
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from dernier_p2p.protocol.envelope import Author, genesis_hash, record_hash
@@ -58,6 +59,11 @@ def shufflers(session: Session) -> tuple[int, ...]:
     return tuple(range(session.n)) if state is None else state.in_play
 
 
+class _AnsweredEach(Exception):
+    """Internal: a ``tokens`` record of the seat being rebuilt that its session did not make
+    (its client answered deck operations another way)."""
+
+
 class OwnSeat:
     """Session, records and own envelopes of seat ``seat``, built from record 0 (the table);
     with no identity and ``seat=None``, an observer's (a watcher's: nothing is sent)."""
@@ -68,11 +74,12 @@ class OwnSeat:
         seat: int | None,
         table_record: dict[str, Any],
         seed: bytes,
+        batch_answers: bool = True,
     ) -> None:
         self.identity = identity
         self.seat = seat
         self.seed = seed
-        self.session = Session(identity, seat, table_record, seed)
+        self.session = Session(identity, seat, table_record, seed, batch_answers=batch_answers)
         self.records: list[dict[str, Any]] = [table_record]
         self.in_flight = False  # an own move sent, its record not back yet
         self.unsequenced: dict[int, dict[str, Any]] = {}  # own envelopes sent, not yet back
@@ -110,7 +117,12 @@ class OwnSeat:
         signed afresh by :meth:`finish_restore` once the seat has caught up (moves are not kept:
         the player is asked again). ``stopped_ok``: the last record may be one this seat
         refused (its own transcript ends with the record that stopped it): the seat is then
-        :attr:`stopped` on it, the record in :attr:`last_refused`."""
+        :attr:`stopped` on it, the record in :attr:`last_refused`.
+
+        Records of a client that answered each deck operation alone (before one ``tokens``
+        message answered a run of them, PROTOCOL.md 15): a ``tokens`` record of this seat's
+        that the session did not make shows it, and the seat is rebuilt answering each
+        operation alone, as it did (else it would owe again what its records answered)."""
         if not records:
             raise RestoreError(f"{where}: no record to restore from")
         first = records[0]
@@ -119,9 +131,28 @@ class OwnSeat:
             seat = keys.index(identity.public_bytes())
         except (KeyError, TypeError, ValueError):
             raise RestoreError(f"{where}: record 0 is not a table seating this key") from None
-        me = cls(identity, seat, first, seed)
+        replay = partial(cls._replayed, identity, seat, seed, records, stopped_ok)
+        try:
+            return replay(True, True)
+        except _AnsweredEach:
+            try:
+                return replay(False, True)
+            except _AnsweredEach:  # neither way: the records as they come
+                return replay(True, False)
+
+    @classmethod
+    def _replayed(cls, identity: IdentityKey, seat: int, seed: bytes,
+                  records: list[dict[str, Any]], stopped_ok: bool, batch: bool,
+                  check_own: bool) -> OwnSeat:
+        me = cls(identity, seat, records[0], seed, batch_answers=batch)
         me.replaying = [env["body"] for env in me.start()]
         for k, rec in enumerate(records[1:], 1):
+            env = rec.get("env") if isinstance(rec, dict) else None
+            if check_own and isinstance(env, dict) and env.get("seat") == seat:
+                body = env.get("body")
+                if isinstance(body, dict) and body.get("type") == "tokens" \
+                        and body not in me.replaying:
+                    raise _AnsweredEach
             try:
                 me.apply(rec, 0)
             except ProtocolError as exc:

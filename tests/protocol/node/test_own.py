@@ -103,3 +103,23 @@ def test_a_leave_that_ends_the_match_is_final_among_the_seats_before_it() -> Non
     table.deliver()
     own.apply(table.records[-1], 0)
     assert own.end_holders == {0, 2} and own.final
+
+
+def test_a_seat_rebuilt_from_records_of_an_earlier_client_answers_as_they_did() -> None:
+    """Records in which each seat answered every deal operation with its own ``tokens``
+    message (clients before one message answered a run, PROTOCOL.md 15) rebuild the seat as
+    well as records of this client do: its own records are not refused on the way, nothing is
+    owed again, and it answers the rest of the match as its records did."""
+    seeds = [bytes([110 + k]) * 32 for k in range(3)]
+    for batch in (True, False):
+        table = LocalTable("dernier", seeds, {"match": ["hands", 1]}, batch_answers=batch)
+        table.deliver()  # the deal: every seat's tokens are in
+        own_tokens = [r for r in table.records
+                      if r["env"]["seat"] == 1 and r["env"]["body"]["type"] == "tokens"]
+        assert (len(own_tokens) == 1) is batch
+        own = OwnSeat.from_records(identity_for(seeds[1]),
+                                   digest("dernier-p2p/local-seed", seeds[1]), table.records)
+        assert own.session.batch_answers is batch
+        assert own.stopped is None and own.replaying == []
+        live = table.sessions[1]
+        assert own.session.state == live.state and own.session.view == live.view
