@@ -179,6 +179,14 @@ class Relay:
                                "relay pairs")
         self.watchers = Admission(
             watchers or _limits(MAX_WATCHERS, WATCHERS_PER_ADDRESS, math.inf), "relayed watchers")
+        self.carrying = 0  # joiners waiting for their host's answer or paired, forwarding
+        self._carried = trio.Event()  # set (and replaced) whenever one of them ends
+
+    async def carried(self) -> None:
+        """Return once this relay carries no joiner: none waiting for its host, no pair
+        forwarding (a seat relay's seat, its own match over, waits for this: 4.7 step 7)."""
+        while self.carrying:
+            await self._carried.wait()
 
     async def handle(self, stream: FramedStream) -> None:
         """Serve one connection by its first frame, within the caps (see :data:`MAX_TABLES`)."""
@@ -264,10 +272,14 @@ class Relay:
         send, receive = trio.open_memory_channel[_Answer](1)
         table.waiting[call] = send
         table.ticket.busy += 1
+        self.carrying += 1
         try:
             await self._paired(stream, token, source, table, call, receive, punching, reach)
         finally:
             table.ticket.busy -= 1
+            self.carrying -= 1
+            self._carried.set()
+            self._carried = trio.Event()
 
     async def _paired(
         self, stream: FramedStream, token: bytes, source: str, table: _Table, call: int,
