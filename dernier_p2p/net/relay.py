@@ -712,8 +712,8 @@ async def _punch_toward(
     settled: trio.Event | None = None,
 ) -> None:
     """The host's side of a punch (4.7 step 5): a connection made is served as the relayed
-    one is (the joiner chooses which to keep); where none is ``made`` (this punch's, or a
-    call back's) within :data:`~.birthday.START_S`, a birthday punch besides, whose every
+    one is (the joiner chooses which to keep); a birthday punch besides, from the start,
+    which ends once one is ``made`` (this punch's, or a call back's) and whose every
     connection is served too. Both end at their windows' end or once the relayed pair is
     ``settled`` (the joiner has taken a direct connection and closed it, or left)."""
     where = f"{at[0]}:{at[1]}"
@@ -734,12 +734,9 @@ async def _punch_toward(
         return True
 
     async def birthday_punch() -> None:
-        with trio.move_on_after(birthday.START_S):
-            await made.wait()
-        if made.is_set() or not birthday.may_birthday(at):
-            return
-        await birthday.birthday(*reusable, at, partial(take, how="birthday punch"),
-                                hs.MAX_FRAME, first=False)
+        if birthday.may_birthday(at):
+            await birthday.birthday(*reusable, at, partial(take, how="birthday punch"),
+                                    hs.MAX_FRAME, first=False, direct=made)
 
     async def settle() -> None:  # the joiner has left the relayed pair: stop punching
         if settled is not None:
