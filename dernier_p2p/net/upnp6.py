@@ -67,7 +67,7 @@ def _headers(lines: list[str]) -> dict[str, str]:
     out: dict[str, str] = {}
     for line in lines:
         name, sep, value = line.partition(":")
-        if not sep or not re.fullmatch(r"[A-Za-z0-9.-]{1,64}", name):
+        if not sep or not re.fullmatch(r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}", name):
             raise ph.PinholeError("a header line that is not `name: value`")
         out.setdefault(name.lower(), value.strip())
     return out
@@ -119,10 +119,11 @@ def _near(ip: ipaddress.IPv6Address, source: str, near: list[str]) -> bool:
     return False
 
 
-def read_description(xml: bytes) -> str:
+def read_description(xml: bytes, base: str = "/") -> str:
     """The path of the WANIPv6FirewallControl control URL in a device description ``xml``
-    (an absolute path, or an http URL of which the path is kept: the host is the one the
-    description came from). No DOCTYPE (no entities to expand)."""
+    read at the path ``base``: an absolute path, a relative one (to ``base``'s folder), or
+    an http URL of which the path is kept (the host is the one the description came from).
+    No DOCTYPE (no entities to expand)."""
     if len(xml) > MAX_DESCRIPTION:
         raise ph.PinholeError("a device description above 64 KiB")
     if b"<!DOCTYPE" in xml.upper() or b"<!ENTITY" in xml.upper():
@@ -140,6 +141,8 @@ def read_description(xml: bytes) -> str:
         url = fields.get("controlURL", "")
         if url.startswith("http://"):
             url = "/" + url[7:].partition("/")[2]
+        elif url and not url.startswith("/"):
+            url = base.rpartition("/")[0] + "/" + url
         if not re.fullmatch(r"/[!-~]{0,255}", url):
             raise ph.PinholeError("a control URL that is not a path of at most 256 characters")
         return url
@@ -266,7 +269,7 @@ async def discover(gateways: list[tuple[str, int]], timeout_s: float) -> Control
                                                   MAX_DESCRIPTION)
                     if status != 200:
                         raise ph.PinholeError(f"the description answered HTTP {status}")
-                    return Control(host, port, read_description(xml), scope)
+                    return Control(host, port, read_description(xml, path), scope)
                 except (ph.PinholeError, OSError) as exc:
                     if len(why) < 4:  # (a flood of answers keeps no more)
                         why.append(str(exc))

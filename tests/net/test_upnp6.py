@@ -50,6 +50,8 @@ def test_a_search_reply_names_the_routers_description() -> None:
     (REPLY.replace(b"rootDesc.xml", b"r" * 300), "above 256"),
     (REPLY.replace(ROUTER.encode(), b"2001:db8::66"), "not the router that answered"),
     (REPLY.replace(b"LOCATION:", b"LOCATION"), "not `name: value`"),
+    (REPLY.replace(b"EXT", b"E(T") if b"EXT" in REPLY else REPLY.replace(b"ST:", b"S(T:"),
+     "not `name: value`"),
 ])
 def test_a_search_reply_that_is_not_usable_is_refused_saying_why(data: bytes, why: str) -> None:
     with pytest.raises(PinholeError, match=why.replace("[", r"\[").replace("]", r"\]")):
@@ -61,6 +63,8 @@ def test_the_description_names_the_control_path_of_the_ipv6_firewall_service() -
     absolute = DESCRIPTION.replace(b"<controlURL>/ctl/IP6FCtl",
                                    f"<controlURL>http://[{ROUTER}]:1/c6".encode())
     assert upnp6.read_description(absolute) == "/c6"  # the host is the description's own
+    relative = DESCRIPTION.replace(b"<controlURL>/ctl/IP6FCtl", b"<controlURL>ctl/6")
+    assert upnp6.read_description(relative, "/dev/rootDesc.xml") == "/dev/ctl/6"
 
 
 @pytest.mark.parametrize("xml,why", [
