@@ -242,37 +242,76 @@ async def discover(gateways: list[tuple[str, int]], timeout_s: float) -> Control
     default router in ``gateways`` (address, interface index), to the SSDP group and to the
     router itself (a router listening for SSDP at one address of its own gets no multicast),
     the description of the first usable answer, its control URL.
-    :class:`~.pinhole.PinholeError` if none is found within ``timeout_s``."""
+    :class:`~.pinhole.PinholeError` if none is found within ``timeout_s``, or at once where
+    every router refuses the search sent to it (nothing listens for SSDP there)."""
     if not gateways:
         raise ph.PinholeError("no IPv6 default router to ask")
     near = [host for host, _ in gateways]
     why: list[str] = []
-    with trio.move_on_after(timeout_s):
-        sock = trio.socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
-        with sock:
-            await sock.bind(("::", 0))
-            for host, index in gateways:
-                scope = index if ipaddress.IPv6Address(host).is_link_local else 0
-                for request, to in ((search_request(), (SSDP_GROUP, SSDP_PORT, 0, index)),
-                                    (search_request(host), (host, SSDP_PORT, 0, scope))):
-                    try:
-                        await sock.sendto(request, to)
-                    except OSError as exc:
-                        why.append(f"SSDP: {exc.strerror or exc}")
-            while True:
+    found: list[Control] = []
+    refused = [0]
+    sockets: list[trio.socket.SocketType] = []
+
+    def note(text: str) -> None:
+        if len(why) < 4:  # (a flood of answers keeps no more)
+            why.append(text)
+
+    async def answers(sock: trio.socket.SocketType, unicast: bool,
+                      scope: trio.CancelScope) -> None:
+        while True:
+            try:
                 data, source = await sock.recvfrom(MAX_SEARCH_REPLY + 1)
-                try:
-                    host, port, path = read_search_reply(data, source[0], near)
-                    scope = source[3] if ipaddress.IPv6Address(host).is_link_local else 0
-                    status, xml = await _exchange(host, port, scope,
-                                                  get_request(host, port, path),
-                                                  MAX_DESCRIPTION)
-                    if status != 200:
-                        raise ph.PinholeError(f"the description answered HTTP {status}")
-                    return Control(host, port, read_description(xml, path), scope)
-                except (ph.PinholeError, OSError) as exc:
-                    if len(why) < 4:  # (a flood of answers keeps no more)
-                        why.append(str(exc))
+            except OSError as exc:  # the router refused the search sent to it
+                if unicast:
+                    refused[0] += 1
+                    note(f"SSDP: {exc.strerror or exc}")
+                    if refused[0] == len(gateways):
+                        scope.cancel()
+                return
+            try:
+                host, port, path = read_search_reply(data, source[0], near)
+                link = source[3] if ipaddress.IPv6Address(host).is_link_local else 0
+                status, xml = await _exchange(host, port, link, get_request(host, port, path),
+                                              MAX_DESCRIPTION)
+                if status != 200:
+                    raise ph.PinholeError(f"the description answered HTTP {status}")
+                found.append(Control(host, port, read_description(xml, path), link))
+                scope.cancel()
+                return
+            except (ph.PinholeError, OSError) as exc:
+                note(str(exc))
+
+    try:
+        with trio.move_on_after(timeout_s):
+            async with trio.open_nursery() as nursery:
+                group = trio.socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+                sockets.append(group)
+                await group.bind(("::", 0))
+                for _host, index in gateways:
+                    try:
+                        await group.sendto(search_request(), (SSDP_GROUP, SSDP_PORT, 0, index))
+                    except OSError as exc:
+                        note(f"SSDP: {exc.strerror or exc}")
+                nursery.start_soon(answers, group, False, nursery.cancel_scope)
+                for host, index in gateways:  # connected: a refusal comes back as an error
+                    scope = index if ipaddress.IPv6Address(host).is_link_local else 0
+                    router = trio.socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+                    sockets.append(router)
+                    try:
+                        await router.connect((host, SSDP_PORT, 0, scope))
+                        await router.send(search_request(host))
+                    except OSError as exc:
+                        refused[0] += 1
+                        note(f"SSDP: {exc.strerror or exc}")
+                        continue
+                    nursery.start_soon(answers, router, True, nursery.cancel_scope)
+                if refused[0] == len(gateways):
+                    nursery.cancel_scope.cancel()
+    finally:
+        for sock in sockets:
+            sock.close()
+    if found:
+        return found[0]
     raise ph.PinholeError("; ".join(why) or f"no UPnP IPv6 firewall answered in {timeout_s:g} s")
 
 

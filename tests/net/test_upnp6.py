@@ -196,3 +196,13 @@ async def test_a_router_that_never_answers_costs_the_timeout_and_says_so() -> No
     listener.close()
     with pytest.raises(PinholeError, match="no IPv6 default router"):
         await upnp6.discover([], 1.0)
+
+
+async def test_a_router_that_refuses_the_search_ends_it_at_once() -> None:
+    # Nothing listens for SSDP at the router (here ::1): its "port unreachable" comes back
+    # on the search sent to it, and discovery ends then, not at its timeout.
+    lo = socket.if_nametoindex("lo")
+    start = trio.current_time()
+    with trio.fail_after(4), pytest.raises(PinholeError, match="SSDP: Connection refused"):
+        await upnp6.discover([("::1", lo)], 5.0)
+    assert trio.current_time() - start < 1.0
