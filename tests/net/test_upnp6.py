@@ -3,12 +3,15 @@ router's answers judged (sizes, syntax, addresses), over loopback for the SOAP e
 
 from __future__ import annotations
 
+import ipaddress
+import random
 import socket
 from functools import partial
 
 import pytest
 import trio
 
+from dernier_p2p.fuzz.mutate import mutate_bytes
 from dernier_p2p.net import upnp6
 from dernier_p2p.net.pinhole import PinholeError, Refused
 
@@ -206,3 +209,34 @@ async def test_a_router_that_refuses_the_search_ends_it_at_once() -> None:
     with trio.fail_after(4), pytest.raises(PinholeError, match="SSDP: Connection refused"):
         await upnp6.discover([("::1", lo)], 5.0)
     assert trio.current_time() - start < 1.0
+
+
+def test_mutated_answers_give_a_checked_result_or_a_pinhole_error_never_anything_else() -> None:
+    # 3,000 mutations of each honest answer (flips, inserts, deletes, splices): every parser
+    # either returns what its checks allow or raises PinholeError naming the fault.
+    rng = random.Random(26)
+    soap = _answer("AddPinhole", ADDED)
+    fault = _answer("AddPinhole", FAULT, "500 Internal Server Error")
+    kept = 0
+    for _ in range(3000):
+        try:
+            host, port, path = upnp6.read_search_reply(mutate_bytes(REPLY, rng), ROUTER, [])
+            net = ipaddress.IPv6Network(f"{ROUTER}/64", strict=False)
+            assert ipaddress.IPv6Address(host) in net
+            assert 0 < port < 65536 and path.startswith("/") and len(path) <= 256
+            kept += 1
+        except PinholeError:
+            pass
+        try:
+            path = upnp6.read_description(mutate_bytes(DESCRIPTION, rng), "/rootDesc.xml")
+            assert path.startswith("/") and path.isprintable() and " " not in path
+        except PinholeError:
+            pass
+        for answer in (soap, fault):
+            try:
+                status, body = upnp6.read_http(mutate_bytes(answer, rng), upnp6.MAX_SOAP_REPLY)
+                assert 100 <= status <= 999
+                assert 0 <= upnp6.unique_id(upnp6.read_soap("AddPinhole", status, body)) < 65536
+            except PinholeError:
+                pass
+    assert kept > 0  # some mutations leave a usable answer, and it passes the checks
