@@ -101,7 +101,7 @@ def play(host_kind: str, join_kind: str, tmp: Path) -> tuple[str, float | None, 
             time.sleep(0.02)
         codes = [p.wait(timeout=LIMIT_S) for p in (host, join)]
         ended = time.monotonic() - started if codes == [0, 0] else None
-        seated = re.search(r"Seated at seat \d \(connected ([^\n]*)\)",
+        seated = re.search(r"Seated at seat \d, connected ([^\n]*)",
                            (tmp / "join.out").read_text())
         path = "?" if seated is None else next(
             (name for phrase, name in PATHS if phrase in seated.group(1)), "?")

@@ -81,7 +81,8 @@ async def open_routes(
             token = new_token()
             registered = await _register(nursery, host, relay, token, echo)
             routes.append(Route("relay", relay[0], relay[1], token))
-        for line in code_truth(routes, relay_answers=registered, pinhole=hole is not None):
+        for line in code_truth(routes, relay_answers=registered,
+                               pinhole="" if hole is None else hole.method):
             echo(line)
         invite = Invite(fingerprint(host.identity.public_bytes()), tuple(routes))
         echo(f"Host key fingerprint: {show_fingerprint(invite.fingerprint)}")
@@ -130,13 +131,13 @@ def _reach(route: Route) -> str:
 
 
 def code_truth(
-    routes: Sequence[Route], *, relay_answers: bool = True, pinhole: bool = False
+    routes: Sequence[Route], *, relay_answers: bool = True, pinhole: str = ""
 ) -> list[str]:
     """The host's plain account of its invite code, said before anyone tries it: one line
     listing the routes it holds and who can use each, and one on whether a player outside
     this network can join, and how (or what to do when nobody can). ``relay_answers``:
-    whether the code's relay took the registration; ``pinhole``: whether the router's IPv6
-    firewall opened the port to the code's IPv6 address (PCP)."""
+    whether the code's relay took the registration; ``pinhole``: how the router's IPv6
+    firewall opened the port to the code's IPv6 address ("PCP", "UPnP"), if it did."""
     notes = []
     for route in routes:
         reach = _reach(route)
@@ -181,7 +182,7 @@ def code_truth(
                 if relay is not None and relay_answers else
                 f"players without IPv6 cannot join: for them, {todo}")
         lines.append(f"Reachable from the Internet over IPv6 at {six.where} (your router's "
-                     f"firewall lets it in: PCP); {rest}.")
+                     f"firewall lets it in: {pinhole}); {rest}.")
     elif relay is not None and relay_answers:
         lines.append(f"Reachable from the Internet through the relay: players outside your "
                      f"network connect through the relay {relay.where}.")
@@ -212,13 +213,14 @@ async def _keep_pinhole(
     address: str, port: int, echo: Callable[..., None], timeout_s: float,
     task_status: trio.TaskStatus[Pinhole | None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Ask the router's IPv6 firewall for a pinhole to ``address``:``port`` (PCP) and keep
-    it until cancelled; report the pinhole (or None) to ``task_status``, telling the user."""
-    echo(f"Opening port {port} in your router's IPv6 firewall (PCP)...")
+    """Ask the router's IPv6 firewall for a pinhole to ``address``:``port`` (PCP, or UPnP)
+    and keep it until cancelled; report the pinhole (or None) to ``task_status``, telling
+    the user."""
+    echo(f"Opening port {port} in your router's IPv6 firewall (PCP, or UPnP)...")
     attempt = Attempt()
     async with pinholed(address, port, attempt, timeout_s=timeout_s) as hole:
         if hole is not None:
-            echo(f"  done (PCP): the Internet reaches {host_port(address, port)}")
+            echo(f"  done ({hole.method}): the Internet reaches {host_port(address, port)}")
         else:
             echo("  no pinhole (" + "; ".join(attempt.notes) + ")")
         task_status.started(hole)

@@ -46,13 +46,17 @@ SEQUENTIAL = 16  # the first guesses: the ports after `at`'s (a NAT allocating i
 FAVOURED = range(PORT_LOW, PORT_LOW + (1 << 16) - SPAN)
 MIN_COUNT = 16  # fewer sockets to spare than this for either part: no birthday punch
 RESERVE = 256  # open files left for everything else when the limit is low
-START_S = 0.5  # after the rendezvous, if no direct connection was made by then
-OPEN_SPREAD_S = 0.75  # the opens are spread over [0, this]
-GUESS_LEAD_S = 0.25  # the guesses are spread over [this, this + OPEN_SPREAD_S]
-WINDOW_S = 1.75  # from its start to its end (every socket closed, the relay kept)
+# It starts at the rendezvous, besides the plain punch (:mod:`.punch`), and ends as soon as a
+# direct connection is made. The opens (to the one port the relay saw) start almost at once;
+# the guesses (many ports of the other side's address) only where no direct connection was
+# made by GUESS_START_S: a plain punch between two cone NATs meets within a round trip.
+OPEN_START_S = 0.05  # the first opens, after the rendezvous
+GUESS_START_S = 0.15  # the first guesses, after the rendezvous, if nothing was made by then
+PER_TICK = 8  # opens a tick, and guesses a tick: at most 16 new connections each TICK_S
+WINDOW_S = 1.75  # from the rendezvous to its end (every socket closed, the relay kept)
 TICK_S = 0.01  # the pacing's granularity
 MAX_RUNNING = 1  # birthday punches a process runs at once
-MAX_PER_MINUTE = 4  # birthday punches a process starts in any 60 s
+MAX_PER_MINUTE = 4 * (OPENS + GUESSES)  # connections a process's birthday punches make a minute
 
 Take = Callable[[FramedStream], Awaitable[bool]]
 
@@ -125,17 +129,17 @@ def guess_ports(seen: int, count: int, rng: random.Random) -> list[int]:
 
 
 def plan(seen: int, rng: random.Random, opens: int = OPENS, guesses: int = GUESSES) -> list[Step]:
-    """The steps of a birthday punch toward an ``at`` whose port is ``seen``, in time order:
-    ``opens`` opens spread evenly over [0, :data:`OPEN_SPREAD_S`], ``guesses`` guesses (see
-    :func:`guess_ports`) over [:data:`GUESS_LEAD_S`, that + :data:`OPEN_SPREAD_S`], each time
-    on a :data:`TICK_S` tick. Counts are capped at :data:`OPENS` and :data:`GUESSES`."""
+    """The steps of a birthday punch toward an ``at`` whose port is ``seen``, in time order
+    (seconds after the rendezvous): ``opens`` opens from :data:`OPEN_START_S` and ``guesses``
+    guesses (see :func:`guess_ports`) from :data:`GUESS_START_S`, :data:`PER_TICK` of each a
+    :data:`TICK_S` tick. Counts are capped at :data:`OPENS` and :data:`GUESSES`."""
     opens, guesses = max(0, min(opens, OPENS)), max(0, min(guesses, GUESSES))
 
-    def tick(k: int, n: int, lead: float) -> float:
-        return round(round((lead + OPEN_SPREAD_S * k / n) / TICK_S) * TICK_S, 6)
+    def tick(k: int, start: float) -> float:
+        return round(round(start / TICK_S + k // PER_TICK) * TICK_S, 6)
 
-    steps = [Step(tick(k, opens, 0.0), "open", seen) for k in range(opens)]
-    steps += [Step(tick(k, guesses, GUESS_LEAD_S), "guess", port)
+    steps = [Step(tick(k, OPEN_START_S), "open", seen) for k in range(opens)]
+    steps += [Step(tick(k, GUESS_START_S), "guess", port)
               for k, port in enumerate(guess_ports(seen, guesses, rng))]
     return sorted(steps, key=lambda s: (s.at_s, s.kind != "open"))
 
@@ -154,26 +158,33 @@ def success(opens: int, guesses: int, span: int = SPAN) -> float:
 
 @dataclass
 class Allowance:
-    """Whether a process may start a birthday punch: at most :data:`MAX_RUNNING` at once and
-    :data:`MAX_PER_MINUTE` started in any 60 s (so that a relay naming addresses cannot make
-    a seat send more than that many rounds of SYNs). Times are given (``now``, seconds)."""
+    """Whether a process may start a birthday punch: at most :data:`MAX_RUNNING` at once, and
+    its birthday punches make at most :data:`MAX_PER_MINUTE` connections in any 60 s (so that
+    a relay naming addresses cannot make a seat send more SYNs than that): one starts only
+    if what it may make still fits, and counts, once over, what it made (one ended early by
+    a plain punch's connection, as most are, made few). Times are given (``now``, seconds)."""
 
     running: int = 0
-    started: deque[float] = field(default_factory=deque)
+    made: deque[tuple[float, int]] = field(default_factory=deque)  # (when ended, connections)
+    reserved: int = 0  # what the running ones may still make
 
-    def start(self, now: float) -> bool:
-        """Take a slot (True) or not (False: at a cap)."""
-        while self.started and now - self.started[0] >= 60.0:
-            self.started.popleft()
-        if self.running >= MAX_RUNNING or len(self.started) >= MAX_PER_MINUTE:
+    def start(self, now: float, want: int = OPENS + GUESSES) -> bool:
+        """Take a slot for at most ``want`` connections (True) or not (False: at a cap)."""
+        while self.made and now - self.made[0][0] >= 60.0:
+            self.made.popleft()
+        used = sum(n for _, n in self.made) + self.reserved
+        if self.running >= MAX_RUNNING or used + want > MAX_PER_MINUTE:
             return False
         self.running += 1
-        self.started.append(now)
+        self.reserved += want
         return True
 
-    def end(self) -> None:
-        """Give back a slot taken by :meth:`start`."""
-        self.running = max(0, self.running - 1)
+    def end(self, now: float = 0.0, want: int = 0, made: int = 0) -> None:
+        """Give back a slot taken by :meth:`start` for ``want``, which made ``made``."""
+        if self.running:
+            self.running -= 1
+            self.reserved = max(0, self.reserved - want)
+            self.made.append((now, min(made, want)))
 
 
 ALLOWANCE = Allowance()  # this process's
@@ -181,29 +192,38 @@ ALLOWANCE = Allowance()  # this process's
 
 async def birthday(family: int, port: int, remote: tuple[str, int], take: Take, max_frame: int,
                    rng: random.Random | None = None, allowance: Allowance = ALLOWANCE,
-                   opens: int = OPENS, guesses: int = GUESSES, first: bool = True) -> bool:
+                   opens: int = OPENS, guesses: int = GUESSES, first: bool = True,
+                   direct: trio.Event | None = None) -> bool:
     """Run a birthday punch toward ``remote`` (the other side's ``at``) from the punch port
-    ``port``, handing each connection made to ``take`` (which returns whether it keeps it;
-    one not kept is closed) until one is kept, when every other socket is closed at once;
-    all are by :data:`WINDOW_S`. Whether one was kept. ``first=False`` (the host's side,
-    which cannot tell which one its joiner keeps): every connection made (at most
-    :data:`~.punch.MAX_OFFERS`) is handed on, and it runs until its caller cancels it (the
-    joiner has chosen) or the window ends. Nothing is tried for IPv6 (no NAT to defeat),
-    past the :class:`Allowance`, or without files to spare. ``opens`` and ``guesses``: fewer
-    than :data:`OPENS` and :data:`GUESSES` (never more)."""
+    ``port``, started at the rendezvous: the :func:`plan`'s steps, handing each connection
+    made to ``take`` (which returns whether it keeps it; one not kept is closed) until one
+    is kept, when every other socket is closed at once; all are by :data:`WINDOW_S`. Whether
+    one was kept. ``direct``: set once a direct connection is made otherwise (a plain punch,
+    a call back): no step is started after it, and every socket is closed. ``first=False``
+    (the host's side, which cannot tell which one its joiner keeps): every connection made
+    (at most :data:`~.punch.MAX_OFFERS`) is handed on, and it runs until its caller cancels
+    it (the joiner has chosen) or the window ends. Nothing is tried for IPv6 (no NAT to
+    defeat), past the :class:`Allowance` (one refused because another runs is asked again
+    once, at :data:`GUESS_START_S`), or without files to spare. ``opens`` and ``guesses``:
+    fewer than :data:`OPENS` and :data:`GUESSES` (never more)."""
     if family != socket.AF_INET:
         return False
+    called = trio.current_time()
     n, m = counts(raise_nofile_limit()[0], min(opens, OPENS), min(guesses, GUESSES))
-    if n + m == 0 or not allowance.start(time.monotonic()):
+    started = n + m > 0 and allowance.start(time.monotonic(), n + m)
+    if not started and n + m > 0 and allowance.running:
+        await trio.sleep(GUESS_START_S)  # another runs: most end within a round trip
+        started = not (direct is not None and direct.is_set()) and allowance.start(
+            time.monotonic(), n + m)
+    if not started:
         log.info("birthday punch toward %s: not started (%s)", remote,
                  "no open files to spare" if n + m == 0 else "one already running, or the cap")
         return False
     steps = plan(remote[1], rng or random.SystemRandom(), n, m)
-    log.info("birthday punch toward %s: %d opens, %d guesses", remote, n, m)
     taken = False
-    made = [0, 0]  # connections made, refused or failed
+    made = [0, 0, 0]  # connections made, refused or failed, attempted
     try:
-        with trio.move_on_after(WINDOW_S):
+        with trio.move_on_at(called + WINDOW_S):
             async with trio.open_nursery() as nursery:
 
                 async def offer(stream: trio.SocketStream) -> None:
@@ -248,9 +268,17 @@ async def birthday(family: int, port: int, remote: tuple[str, int], take: Take, 
                 start = trio.current_time()
                 for step in steps:
                     await trio.sleep_until(start + step.at_s)
+                    if direct is not None and direct.is_set():
+                        nursery.cancel_scope.cancel()  # a plain punch (or a call back) made one
+                        break
+                    if not made[2]:  # (most end before: a plain punch made one)
+                        log.info("birthday punch toward %s: %d opens, %d guesses", remote, n, m)
+                    made[2] += 1
                     nursery.start_soon(attempt, step)
     finally:
-        allowance.end()
-    log.info("birthday punch toward %s: %s (%d made, %d refused or failed)", remote,
-             "a connection taken" if taken else "no connection", made[0], made[1])
+        allowance.end(time.monotonic(), n + m, made[2])
+    if made[2]:
+        log.info("birthday punch toward %s: %s (%d tried: %d made, %d refused or failed)",
+                 remote, "a connection taken" if taken else "no connection", made[2], made[0],
+                 made[1])
     return taken

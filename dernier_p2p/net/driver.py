@@ -630,6 +630,20 @@ class Driver:
             self._seat_relay = (session, relay_.seat_relay(lambda: tokens))
         return self._seat_relay[1]
 
+    async def carry_on(self, limit_s: float) -> None:
+        """This seat's match is over: as a seat relay (PROTOCOL.md 4.7 step 7) it goes on
+        forwarding for the other seats until it carries no joiner (none waiting for its host,
+        no pair), at most ``limit_s``: their last records and acks may still pass through it
+        (a seat relay that left at once cut the seat behind it off the end, and its host
+        waited its grace for that seat's ``done``)."""
+        served = None if self._seat_relay is None else self._seat_relay[1]
+        if served is None or not served.carrying:
+            return
+        log.info("the match is over; still relaying %d connection(s) for the table's other "
+                 "seats (up to %g s)", served.carrying, limit_s)
+        with trio.move_on_after(limit_s):
+            await served.carried()
+
     async def serve_relayed(self, stream: FramedStream, msg: dict[str, Any],
                             address: str) -> None:
         """Serve a connection that answered this seat's challenge with a relay opening."""

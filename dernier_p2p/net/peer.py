@@ -423,6 +423,10 @@ class Peer:
                         with trio.move_on_after(self.config.linger_s):
                             await up.sent.wait()
                 await self._linger()
+                node = driver.node
+                if node is not None and node.own is not None:  # 4.7 step 7
+                    timers = node.own.session.table_body["timers"]
+                    await driver.carry_on(timers["grace_ms"] / 1000)
                 nursery.cancel_scope.cancel()
         except BaseExceptionGroup as group:
             raise _single(group) from None

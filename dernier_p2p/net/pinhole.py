@@ -10,7 +10,9 @@ manager: it asks, renews at half the lifetime while the table lasts and closes t
 
 :func:`pack_map` and :func:`parse_map` are pure; every byte of a reply is judged (a reply
 that is not PCP, not to our request, or malformed gives :class:`PinholeError`, never a
-traceback). UPnP's WANIPv6FirewallControl is not asked: see docs/INTERNET.md.
+traceback). Where PCP gives none, a router's UPnP IGDv2 pinhole service
+(WANIPv6FirewallControl, :mod:`.upnp6`) is asked instead, within the same time: the two are
+asked at once, and PCP's pinhole is taken where both could give one.
 """
 
 from __future__ import annotations
@@ -23,9 +25,11 @@ import struct
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import trio
 
+from dernier_p2p.net import upnp6
 from dernier_p2p.net.portmap import Attempt
 from dernier_p2p.net.udpquery import query
 
@@ -66,6 +70,9 @@ class Pinhole:
     lifetime_s: int
     gateway: tuple[str, int]
     nonce: bytes
+    method: str = "PCP"  # or "UPnP" (IGDv2 WANIPv6FirewallControl, :mod:`.upnp6`)
+    control: Any = None  # UPnP: the router's :class:`.upnp6.Control`
+    uid: int = -1  # UPnP: the pinhole's UniqueID
 
 
 def pack_map(address: str, port: int, lifetime_s: int, nonce: bytes) -> bytes:
@@ -137,10 +144,54 @@ async def _ask(gateway: tuple[str, int], request: bytes, address: str, port: int
 
 async def open_pinhole(address: str, port: int, *, timeout_s: float = 2.0,
                        lifetime_s: int = LIFETIME_S) -> Pinhole:
-    """Ask the IPv6 default router (each, in turn) for a pinhole to ``address``:``port``."""
+    """Ask the IPv6 default router for a pinhole to ``address``:``port``: by PCP (each
+    router in turn) and, at the same time, by UPnP (:mod:`.upnp6`), which is used where PCP
+    gives none. :class:`PinholeError` saying what each answered, within ``timeout_s``."""
     gateways = ipv6_gateways()
     if not gateways:
-        raise PinholeError("no IPv6 default router to ask")
+        raise PinholeError("PCP: no IPv6 default router to ask")
+    upnp: list[Pinhole | str] = []
+    done = trio.Event()
+
+    async def by_upnp() -> None:
+        try:
+            with trio.fail_after(timeout_s):
+                control = await upnp6.discover(gateways, timeout_s)
+                lease = min(lifetime_s, upnp6.LEASE_S) if lifetime_s else upnp6.LEASE_S
+                uid = await upnp6.add_pinhole(control, address, port, lease, timeout_s)
+            upnp.append(Pinhole(address, port, lease, gateways[0], b"", "UPnP", control, uid))
+        except trio.TooSlowError:
+            upnp.append(f"no UPnP IPv6 firewall answered in {timeout_s:g} s")
+        except (PinholeError, OSError, ValueError) as exc:
+            upnp.append(str(exc))
+        finally:
+            done.set()
+
+    pcp: Pinhole | None = None
+    failed = ""
+    async with trio.open_nursery() as nursery:  # (nothing raised in here: no group to open)
+        nursery.start_soon(by_upnp)
+        try:
+            pcp = await _by_pcp(gateways, address, port, timeout_s, lifetime_s)
+        except PinholeError as exc:
+            failed = str(exc)
+        if pcp is not None:
+            nursery.cancel_scope.cancel()
+        else:
+            await done.wait()
+    got = upnp[0] if upnp else "not asked"
+    if pcp is not None:
+        if isinstance(got, Pinhole):  # both gave one in the same instant
+            await _close(got)
+        return pcp
+    if isinstance(got, Pinhole):
+        return got
+    raise PinholeError(f"PCP: {failed}; UPnP: {got}")
+
+
+async def _by_pcp(gateways: list[tuple[str, int]], address: str, port: int,
+                  timeout_s: float, lifetime_s: int) -> Pinhole:
+    """A PCP pinhole from the first of ``gateways`` that grants one."""
     nonce = os.urandom(12)
     request = pack_map(address, port, lifetime_s, nonce)
     why = []
@@ -161,6 +212,12 @@ async def open_pinhole(address: str, port: int, *, timeout_s: float = 2.0,
 
 
 async def _close(pinhole: Pinhole) -> None:
+    if pinhole.method == "UPnP":
+        try:
+            await upnp6.delete_pinhole(pinhole.control, pinhole.uid, 1.0)
+        except PinholeError as exc:
+            log.info("UPnP: closing the pinhole failed: %s", exc)
+        return
     request = pack_map(pinhole.address, pinhole.port, 0, pinhole.nonce)
     try:
         await _ask(pinhole.gateway, request, pinhole.address, pinhole.port, pinhole.nonce, 1.0)
@@ -171,9 +228,16 @@ async def _close(pinhole: Pinhole) -> None:
 async def _renew(pinhole: Pinhole, lifetime_s: int) -> None:
     """Ask again at half the lifetime (a router that restarted forgets)."""
     lifetime = pinhole.lifetime_s
-    request = pack_map(pinhole.address, pinhole.port, lifetime_s, pinhole.nonce)
     while True:
         await trio.sleep(max(1.0, lifetime / 2))
+        if pinhole.method == "UPnP":
+            try:
+                await upnp6.update_pinhole(pinhole.control, pinhole.uid, lifetime, 2.0)
+                log.info("UPnP pinhole renewed")
+            except PinholeError as exc:
+                log.warning("renewing the UPnP pinhole failed: %s", exc)
+            continue
+        request = pack_map(pinhole.address, pinhole.port, lifetime_s, pinhole.nonce)
         try:
             got = await _ask(pinhole.gateway, request, pinhole.address, pinhole.port,
                              pinhole.nonce, 2.0)
@@ -195,10 +259,11 @@ async def pinholed(
     try:
         pinhole = await open_pinhole(address, port, timeout_s=timeout_s, lifetime_s=lifetime_s)
     except PinholeError as exc:
-        attempt.notes.append(f"PCP: {exc}")
+        attempt.notes.append(str(exc))
         yield None
         return
-    log.info("PCP pinhole to [%s]:%d, lifetime %d s", address, port, pinhole.lifetime_s)
+    log.info("%s pinhole to [%s]:%d, lifetime %d s", pinhole.method, address, port,
+             pinhole.lifetime_s)
     try:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_renew, pinhole, lifetime_s)
@@ -207,4 +272,4 @@ async def pinholed(
     finally:
         with trio.CancelScope(shield=True), trio.move_on_after(5):
             await _close(pinhole)
-            log.info("PCP pinhole to port %d closed", port)
+            log.info("%s pinhole to port %d closed", pinhole.method, port)

@@ -114,7 +114,7 @@ async def punch(family: int, port: int, remote: tuple[str, int], take: Take, max
     """For ``window_s``: listen on local ``port`` and connect from it to ``remote``, handing
     each connection made to ``take`` (which returns whether it keeps it; one not kept is
     closed). Whether one was taken; at most one is. ``made`` is set at the first connection
-    made (the birthday punch, :mod:`.birthday`, is then not started)."""
+    made (the birthday punch, :mod:`.birthday`, then starts nothing more)."""
     bind = "::" if family == socket.AF_INET6 else "0.0.0.0"
     taken = False
     with trio.move_on_after(window_s):

@@ -7,8 +7,8 @@ and remembers the one that worked so a resume tries it
 first. Through a relay it asks to punch (PROTOCOL.md 4.7 step 5, version 4): a direct
 connection to the host whose challenge passes the host check is taken over the relayed one;
 a joiner that can be reached also offers its address there, and a connection its host opens
-to it (connection reversal, 4.7 step 6) is taken the same way; where none is made within
-0.5 s a birthday punch (:mod:`.birthday`) runs besides, for a symmetric NAT on either side.
+to it (connection reversal, 4.7 step 6) is taken the same way; a birthday punch
+(:mod:`.birthday`, for a symmetric NAT on either side) runs besides until one is made.
 When none answers it raises :class:`~.handshake.NetError` ``UNREACHABLE`` naming what each
 route did, so the user sees why and not a hang.
 """
@@ -152,7 +152,7 @@ class Dialer:
             kept.append((stream, how))
             return True
 
-        made = trio.Event()  # a direct connection made: no birthday punch
+        made = trio.Event()  # a direct connection made: the birthday punch ends
 
         async def punched() -> None:
             if await punch.punch(family, port, at, take, hs.MAX_FRAME, made=made):
@@ -164,10 +164,8 @@ class Dialer:
                 both.cancel_scope.cancel()
 
         async def birthday_punched() -> None:
-            with trio.move_on_after(birthday.START_S):
-                await made.wait()
-            if not made.is_set() and await birthday.birthday(
-                    family, port, at, partial(take, kind="birthday"), hs.MAX_FRAME):
+            if await birthday.birthday(family, port, at, partial(take, kind="birthday"),
+                                       hs.MAX_FRAME, direct=made):
                 both.cancel_scope.cancel()
 
         try:

@@ -179,6 +179,14 @@ class Relay:
                                "relay pairs")
         self.watchers = Admission(
             watchers or _limits(MAX_WATCHERS, WATCHERS_PER_ADDRESS, math.inf), "relayed watchers")
+        self.carrying = 0  # joiners waiting for their host's answer or paired, forwarding
+        self._carried = trio.Event()  # set (and replaced) whenever one of them ends
+
+    async def carried(self) -> None:
+        """Return once this relay carries no joiner: none waiting for its host, no pair
+        forwarding (a seat relay's seat, its own match over, waits for this: 4.7 step 7)."""
+        while self.carrying:
+            await self._carried.wait()
 
     async def handle(self, stream: FramedStream) -> None:
         """Serve one connection by its first frame, within the caps (see :data:`MAX_TABLES`)."""
@@ -264,10 +272,14 @@ class Relay:
         send, receive = trio.open_memory_channel[_Answer](1)
         table.waiting[call] = send
         table.ticket.busy += 1
+        self.carrying += 1
         try:
             await self._paired(stream, token, source, table, call, receive, punching, reach)
         finally:
             table.ticket.busy -= 1
+            self.carrying -= 1
+            self._carried.set()
+            self._carried = trio.Event()
 
     async def _paired(
         self, stream: FramedStream, token: bytes, source: str, table: _Table, call: int,
@@ -700,8 +712,8 @@ async def _punch_toward(
     settled: trio.Event | None = None,
 ) -> None:
     """The host's side of a punch (4.7 step 5): a connection made is served as the relayed
-    one is (the joiner chooses which to keep); where none is ``made`` (this punch's, or a
-    call back's) within :data:`~.birthday.START_S`, a birthday punch besides, whose every
+    one is (the joiner chooses which to keep); a birthday punch besides, from the start,
+    which ends once one is ``made`` (this punch's, or a call back's) and whose every
     connection is served too. Both end at their windows' end or once the relayed pair is
     ``settled`` (the joiner has taken a direct connection and closed it, or left)."""
     where = f"{at[0]}:{at[1]}"
@@ -722,12 +734,9 @@ async def _punch_toward(
         return True
 
     async def birthday_punch() -> None:
-        with trio.move_on_after(birthday.START_S):
-            await made.wait()
-        if made.is_set() or not birthday.may_birthday(at):
-            return
-        await birthday.birthday(*reusable, at, partial(take, how="birthday punch"),
-                                hs.MAX_FRAME, first=False)
+        if birthday.may_birthday(at):
+            await birthday.birthday(*reusable, at, partial(take, how="birthday punch"),
+                                    hs.MAX_FRAME, first=False, direct=made)
 
     async def settle() -> None:  # the joiner has left the relayed pair: stop punching
         if settled is not None:

@@ -289,14 +289,14 @@ def test_the_host_tells_the_truth_about_its_code_in_each_case() -> None:
     }
     for routes, lines in cases.items():
         assert code_truth(routes) == lines, routes
-    assert code_truth((six,), pinhole=True) == [
+    assert code_truth((six,), pinhole="PCP") == [
         "This code holds: [2a11:2233:10::2]:47630 (IPv6: your network, and the Internet: your "
         "router's firewall opened it).",
         "Reachable from the Internet over IPv6 at [2a11:2233:10::2]:47630 (your router's "
         "firewall lets it in: PCP); players without IPv6 cannot join: for them, " + todo]
-    assert code_truth((six, lan, relay), pinhole=True)[1] == (
+    assert code_truth((six, lan, relay), pinhole="UPnP")[1] == (
         "Reachable from the Internet over IPv6 at [2a11:2233:10::2]:47630 (your router's "
-        "firewall lets it in: PCP); players without IPv6 connect through the relay "
+        "firewall lets it in: UPnP); players without IPv6 connect through the relay "
         "11.22.33.100:47640.")
     dead = code_truth((lan, relay), relay_answers=False)
     assert dead == ["This code holds: 192.168.10.2:47630 (your network only); the relay "

@@ -59,15 +59,17 @@ def test_a_plan_is_paced_opens_lead_and_everything_ends_within_the_window() -> N
     assert [s.at_s for s in steps] == sorted(s.at_s for s in steps)
     opens = [s.at_s for s in steps if s.kind == "open"]
     guesses = [s.at_s for s in steps if s.kind == "guess"]
-    assert min(opens) == 0 and max(opens) <= bd.OPEN_SPREAD_S
-    assert min(guesses) == bd.GUESS_LEAD_S
-    assert max(guesses) <= bd.GUESS_LEAD_S + bd.OPEN_SPREAD_S < bd.WINDOW_S
+    assert min(opens) == bd.OPEN_START_S == 0.05  # the plain punch has a round trip first
+    assert min(guesses) == bd.GUESS_START_S == 0.15  # and the guesses wait longer
+    assert max(opens) == 0.68 and max(guesses) == 0.78 < bd.WINDOW_S
     assert all(s.port == 40000 for s in steps if s.kind == "open")  # to `at` itself
-    per_tick: dict[float, int] = {}
+    per_tick: dict[float, dict[str, int]] = {}
     for s in steps:
-        per_tick[s.at_s] = per_tick.get(s.at_s, 0) + 1
-    assert max(per_tick.values()) <= 16  # no burst: about 1024 over 100 ticks of 10 ms
-    assert len(per_tick) >= 90
+        count = per_tick.setdefault(s.at_s, {"open": 0, "guess": 0})
+        count[s.kind] += 1
+    assert max(sum(c.values()) for c in per_tick.values()) == 16  # 16 new connections a tick
+    assert all(c["open"] <= 8 and c["guess"] <= 8 for c in per_tick.values())
+    assert len(per_tick) == 74  # 1024 over 74 ticks of 10 ms
 
 
 def test_the_counts_fit_the_open_files_limit() -> None:
@@ -118,19 +120,30 @@ def test_against_the_way_linux_draws_the_guesses_meet_almost_always() -> None:
     assert met >= 297
 
 
-def test_a_process_runs_one_birthday_punch_at_a_time_and_four_a_minute() -> None:
+def test_a_process_runs_one_birthday_punch_at_a_time_and_4096_connections_a_minute() -> None:
     allowance = bd.Allowance()
-    assert allowance.start(100.0)
-    assert not allowance.start(100.1)  # one running
-    allowance.end()
+    assert allowance.start(100.0, 1024)
+    assert not allowance.start(100.1, 1024)  # one running
+    allowance.end(100.5, 1024, 1024)
     for t in (101.0, 102.0, 103.0):
-        assert allowance.start(t)
-        allowance.end()
-    assert not allowance.start(110.0)  # four in the last 60 s
-    assert allowance.start(160.0)  # the first has left the minute
-    allowance.end()
-    allowance.end()  # an extra end gives nothing back
-    assert allowance.running == 0
+        assert allowance.start(t, 1024)
+        allowance.end(t + 0.5, 1024, 1024)
+    assert not allowance.start(110.0, 1024)  # four whole ones in the last 60 s
+    assert allowance.start(161.0, 1024)  # the first has left the minute
+    allowance.end(161.5, 1024, 1024)
+    early = bd.Allowance()
+    for t in range(10):  # ended early by a plain punch's connection, as most are: 20 made
+        assert early.start(200.0 + t, 1024)
+        early.end(200.5 + t, 1024, 20)
+    for t in (211.0, 212.0, 213.0):
+        assert early.start(t, 1024)
+        early.end(t + 0.5, 1024, 1024)
+    assert not early.start(214.0, 1024)  # 200 + 3 x 1024 made: a whole one no longer fits
+    assert early.start(214.0, 800)
+    early.end(214.5, 800, 5000)  # counted at most as reserved
+    early.end(215.0, 1024, 1024)  # an extra end gives nothing back
+    assert early.running == 0 and early.reserved == 0
+    assert sum(n for _, n in early.made) == 200 + 3 * 1024 + 800
 
 
 def test_a_birthday_punch_goes_only_to_an_ipv4_address_across_a_nat() -> None:
@@ -194,13 +207,13 @@ async def test_the_first_connection_taken_ends_it_and_every_other_socket_is_clos
             nursery.start_soon(accept)
             start = trio.current_time()
             took = await bd.birthday(socket.AF_INET, port, at, take, 1024,
-                                     allowance=bd.Allowance(), opens=64, guesses=0)
+                                     allowance=bd.Allowance(), opens=512, guesses=0)
             elapsed = trio.current_time() - start
             await trio.sleep(0.2)
             nursery.cancel_scope.cancel()
     assert took and len(offered) >= 1
-    assert elapsed < bd.OPEN_SPREAD_S  # ended at the first taken, not at the window's end
-    assert len(served) < 64  # the later opens were never made
+    assert elapsed < 0.68  # ended at the first taken, not at the last open or the window's end
+    assert len(served) < 512  # the later opens were never made
     kept = offered[0].stream.socket  # type: ignore[attr-defined]
     assert kept.fileno() >= 0  # the one taken stays open; every other is closed
     assert all(s.stream.socket.fileno() == -1 for s in offered[1:])  # type: ignore[attr-defined]
@@ -243,7 +256,7 @@ async def test_guesses_leave_from_the_punch_port_and_a_refused_one_is_not_retrie
     listener.close()
     assert not took
     assert sources == [port]
-    assert bd.GUESS_LEAD_S + bd.OPEN_SPREAD_S - 0.05 <= elapsed <= bd.WINDOW_S + 1.0
+    assert bd.GUESS_START_S + bd.TICK_S - 0.05 <= elapsed <= bd.WINDOW_S + 1.0
 
 
 async def test_the_hosts_side_hands_on_each_connection_made_up_to_the_cap() -> None:
@@ -287,3 +300,39 @@ async def test_the_hosts_side_hands_on_each_connection_made_up_to_the_cap() -> N
     for s in offered:
         s.stream.socket.close()  # type: ignore[attr-defined]
     listener.close()
+
+
+async def test_a_direct_connection_made_otherwise_ends_it_and_the_allowance_counts_what_it_tried(
+) -> None:
+    # Started at the rendezvous besides the plain punch: once that (or a call back) makes a
+    # connection, no further step starts and every socket is closed; the allowance counts
+    # only the connections tried, so the many joins a plain punch serves leave it whole.
+    port = await _free_port()
+    at = (LOOP, await _free_port())  # nothing listens: every attempt is refused
+
+    async def take(stream: FramedStream) -> bool:
+        return False
+
+    allowance = bd.Allowance()
+    direct = trio.Event()
+    with trio.fail_after(5):
+        async with trio.open_nursery() as nursery:
+            start = trio.current_time()
+
+            async def made_later() -> None:
+                await trio.sleep(0.1)
+                direct.set()
+
+            nursery.start_soon(made_later)
+            took = await bd.birthday(socket.AF_INET, port, at, take, 1024,
+                                     allowance=allowance, direct=direct)
+            elapsed = trio.current_time() - start
+    assert not took
+    assert 0.1 <= elapsed < 0.3  # not the 0.78 s of every step
+    tried = sum(n for _, n in allowance.made)
+    assert 0 < tried <= 8 * 6 + 8  # opens from 0.05 s, guesses never (from 0.15 s)
+    assert allowance.running == 0 and allowance.reserved == 0
+    with trio.fail_after(5):  # already made: nothing at all is tried
+        assert not await bd.birthday(socket.AF_INET, port, at, take, 1024,
+                                     allowance=allowance, direct=direct)
+    assert sum(n for _, n in allowance.made) == tried

@@ -82,6 +82,34 @@ def partial_host(address: tuple[str, int], token: bytes, handler: Any) -> Any:
     return run
 
 
+async def test_a_seat_relay_carries_a_joiner_until_its_pair_closes() -> None:
+    # A seat relay's seat, its own match over, forwards on until it carries nobody (4.7 step
+    # 7): the count covers the joiner from its join to the end of its pair.
+    served = seat_relay(lambda: {OURS})
+    key = KEYS[0].public_bytes()
+
+    async def host(stream: FramedStream) -> None:
+        await hs.send_message(stream, hs.challenge_message(os.urandom(hs.NONCE_SIZE),
+                                                           {"key": key}))
+        await trio.sleep_forever()
+
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            address = await _seat(nursery, served)
+            await served.carried()  # nobody carried: at once
+            await nursery.start(partial_host(address, OURS, host))
+            stream = await join_through_relay(address, OURS, seat=True)
+            assert (await hs.receive_message(stream))["k"] == "challenge"  # forwarded
+            assert served.carrying == 1
+            with trio.move_on_after(0.3) as waited:
+                await served.carried()
+            assert waited.cancelled_caught  # the pair still forwards
+            await stream.aclose()  # the joiner leaves: the pair closes
+            await served.carried()
+            assert served.carrying == 0
+            nursery.cancel_scope.cancel()
+
+
 async def test_a_seat_relay_holds_four_waiting_joiners_an_address_the_oldest_gives_way(
 ) -> None:
     served = seat_relay(lambda: {OURS})

@@ -148,6 +148,40 @@ def test_two_ipv6_homes_open_their_routers_firewalls_by_pcp_and_play_directly(
         assert "dport 47630" not in rules, rules  # closed with the table
 
 
+def test_a_host_opens_its_routers_ipv6_firewall_by_upnp_where_the_router_has_no_pcp(
+    netlab: Callable[[dict[str, bool]], Lab], tmp_path: Path
+) -> None:
+    """An IPv6-only home behind a router whose miniupnpd answers UPnP only (no PCP): the host
+    finds the router's IPv6 firewall control by SSDP over IPv6, opens a pinhole there
+    (IGDv2 AddPinhole), says so, and a joiner on the Internet plays through it; the pinhole
+    is deleted with the table."""
+    lab = netlab({"A": True})
+    home = add_ipv6(lab, "A", only=True, pcp=False)
+    where = f"[{home}]:47630"
+    outs = [tmp_path / "host.out", tmp_path / "join.out"]
+    host = _dernier(lab, lab.rtr["A"].home_ns, tmp_path, outs[0], "host", "--players", "2",
+                    "--hands", "1", "--port", "47630", "--no-announce",
+                    "--key", str(tmp_path / "k0"), "--transcript", str(tmp_path / "t0"),
+                    *COMMON)
+    code = _wait_for(outs[0], r"dernier join (dn1-[a-z2-7]+)", host)
+    said = outs[0].read_text()
+    assert f"done (UPnP): the Internet reaches {where}" in said, said
+    assert (f"Reachable from the Internet over IPv6 at {where} (your router's firewall lets "
+            "it in: UPnP); players without IPv6 cannot join") in said, said
+    join = _dernier(lab, lab.wan, tmp_path, outs[1], "join", code, "--key",
+                    str(tmp_path / "k1"), "--transcript", str(tmp_path / "t1"), *COMMON)
+    _finish([host, join], outs)
+    assert f"connected directly at {where} (IPv6)" in outs[1].read_text(), outs[1].read_text()
+    _verified([tmp_path / "t0", tmp_path / "t1"], hands=1)
+    log = (lab.tmp / "miniupnpd-A.log").read_text()
+    assert f"AddPinhole: (inbound) from []:0 to [{home}]:47630 with proto 6" in log, log
+    assert "DeletePinhole" in log, log
+    assert "PCP MAP" not in log, log  # not asked that way: the router does not answer it
+    rules = subprocess.run(lab.cmd(lab.rtr["A"].ns, "nft", "list", "chain", "inet", "filter",
+                                   "miniupnpd"), capture_output=True, text=True).stdout
+    assert "dport 47630" not in rules, rules  # closed with the table
+
+
 def test_an_ipv6_table_survives_its_hosts_loss_through_a_seats_pinhole(
     netlab: Callable[[dict[str, bool]], Lab], tmp_path: Path
 ) -> None:

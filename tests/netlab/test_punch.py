@@ -180,7 +180,11 @@ def test_a_seat_relay_carries_a_resume_after_the_outside_relay_is_gone(
     _wait_for(outs[1], rf"at the seat relay ({c_wan}:47630): registered", host)
     relay.kill()  # the outside relay is gone, and B's connection through it
     relay.wait(timeout=10)
+    killed = time.monotonic()
     _finish([host, *joins], outs[1:])
+    # C, the seat relay, forwards B's last records and acks after its own end: the host does
+    # not wait out its 60 s grace for a `done` from B (a seat relay that left at once cut it)
+    assert time.monotonic() - killed < 45, outs[1].read_text()
     _verified([tmp_path / "t0", tmp_path / "t1", tmp_path / "t2"], hands=3)
     after = outs[2].read_text().split("Seated at seat", 1)[1]
     assert f"connected by the seat {c_wan}:47630" in after, outs[2].read_text()

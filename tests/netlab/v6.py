@@ -56,9 +56,10 @@ def _wan_up(lab: Lab) -> None:
     _run("ip", "netns", "exec", lab.wan, "sysctl", "-qw", "net.ipv6.conf.all.forwarding=1")
 
 
-def add_ipv6(lab: Lab, name: str, *, only: bool = False) -> str:
+def add_ipv6(lab: Lab, name: str, *, only: bool = False, pcp: bool = True) -> str:
     """Give home ``name`` a global IPv6 address behind its router's stateful firewall (and,
-    with ``only``, no IPv4); return that address."""
+    with ``only``, no IPv4); return that address. ``pcp=False``: a router with miniupnpd
+    refuses PCP over IPv6 (an ICMP "port unreachable": its pinholes are UPnP's only)."""
     _wan_up(lab)
     r = lab.rtr[name]
     for ns in (r.ns, r.home_ns):
@@ -68,7 +69,7 @@ def add_ipv6(lab: Lab, name: str, *, only: bool = False) -> str:
     _run("ip", "-n", r.ns, "addr", "add", f"{V6}:{r.n}::1/64", "dev", "lan0", "nodad")
     _run("ip", "-n", r.ns, "-6", "route", "add", "default", "via", wan_ipv6(lab))
     if r.upnp:
-        _upnp_ipv6(lab, name)
+        _upnp_ipv6(lab, name, pcp)
     else:
         _run("ip", "netns", "exec", r.ns, "nft", "-f", "-", input=FIREWALL)
     home = home_ipv6(lab, name)
@@ -80,7 +81,7 @@ def add_ipv6(lab: Lab, name: str, *, only: bool = False) -> str:
     return home
 
 
-def _upnp_ipv6(lab: Lab, name: str) -> None:
+def _upnp_ipv6(lab: Lab, name: str, pcp: bool = True) -> None:
     """The firewall in miniupnpd's forward chain, and miniupnpd restarted with IPv6 (it turns
     IPv6 off when it starts on a router without a global address)."""
     r = lab.rtr[name]
@@ -91,6 +92,10 @@ def _upnp_ipv6(lab: Lab, name: str) -> None:
     lab.stop_upnp(name)
     conf = lab.tmp / f"miniupnpd-{name}.conf"
     conf.write_text(conf.read_text() + f"ipv6_listening_ip={V6}:{r.n}::1\next_ifname6=wan0\n")
+    if not pcp:  # (miniupnpd 2.3.1 answers PCP over IPv6 even with enable_natpmp=no)
+        _run("ip", "netns", "exec", r.ns, "nft", "-f", "-", input=(
+            "table ip6 nopcp {\n chain input { type filter hook input priority -10;"
+            " policy accept;\n  udp dport 5351 reject\n }\n}\n"))
     pid = lab.tmp / f"miniupnpd-{name}-6.pid"  # the killed one left its own behind
     log = open(lab.tmp / f"miniupnpd-{name}.log", "ab")
     lab.procs.append(subprocess.Popen(
