@@ -148,6 +148,12 @@ def hand_seed(seed: bytes, game: bytes, hand: int) -> bytes:
     return digest(HAND_SEED_LABEL, [seed, game, hand])
 
 
+ANSWER_RUNS = True
+"""The default of :class:`Session`'s ``batch_answers``: a run of deals, peeks and opens is
+answered at once. The simulator turns it off to replay cases recorded before
+(:mod:`~dernier_p2p.sim.legacy`)."""
+
+
 class Session:
     """One peer's view of a match, driven by sequenced records.
 
@@ -173,7 +179,7 @@ class Session:
         table_record: dict,
         drbg_seed: bytes = b"",
         versions: tuple[int, ...] = (PROTOCOL_VERSION,),
-        batch_answers: bool = True,
+        batch_answers: bool | None = None,
     ) -> None:
         rec = check_record(table_record, None)
         env = rec["env"]
@@ -219,7 +225,8 @@ class Session:
         self.pub: DeckTable | None = None  # the public (observer) table of the running hand
         self.mine: DeckTable | None = None  # this seat's table
         self._ops: deque[dict] = deque()
-        self.batch_answers = batch_answers  # False: one answer per operation, as before
+        # False: one answer per operation, as before (None: :data:`ANSWER_RUNS`)
+        self.batch_answers = ANSWER_RUNS if batch_answers is None else batch_answers
         self._unanswered = False  # operations applied whose tokens and boxes are not sent yet
         self._await: tuple | None = None
         self._moves: deque[tuple[int, dict, int]] = deque()

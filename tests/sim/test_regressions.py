@@ -2,13 +2,16 @@
 shrinking"): each failed an invariant until the fix named with it; each must pass now.
 
 The cases were found and shrunk with the small group (:mod:`dernier_p2p.sim.smallgroup`), so
-they replay with it: the deal, and so the course of the match, depend on the group.
+they replay with it: the deal, and so the course of the match, depend on the group. They were
+found before seats answered a run of deals at once, so they replay with one answer per
+operation (:mod:`dernier_p2p.sim.legacy`): their faults fall at fixed times.
 """
 
 from __future__ import annotations
 
 import pytest
 
+from dernier_p2p.sim.legacy import answers_each
 from dernier_p2p.sim.run import run_case
 from dernier_p2p.sim.scenario import parse
 from dernier_p2p.sim.smallgroup import insecure_small_group
@@ -1058,7 +1061,7 @@ case)."""
 
 
 def _replay(literal: str, strict: bool = False) -> list[tuple[str, str]]:
-    with insecure_small_group(), shared_checks():
+    with insecure_small_group(), shared_checks(), answers_each():
         out = run_case(parse(literal), strict=strict)
     return [(v.invariant, v.detail) for v in out.violations]
 
@@ -1075,7 +1078,7 @@ def test_a_seat_muted_after_the_end_gets_its_ack_in_and_the_end_is_final() -> No
     probes seat 2 (the table waits on its ack), passes its ack on, the host sequences it, and
     the match is over at about 41 s, not a run of `no_contest` records to the bound."""
     literal = HOST_CASES["muted-after-the-end"][2]
-    with insecure_small_group(), shared_checks():
+    with insecure_small_group(), shared_checks(), answers_each():
         out = run_case(parse(literal))
     assert not out.violations and out.result == "ranked"
     assert out.end_ms < 120_000, out.end_ms
@@ -1088,7 +1091,7 @@ def test_an_end_that_can_never_become_final_ends_at_every_seat_within_stuck_ms()
     they voted `abandon` and the host sequenced a `no_contest` that changed nothing every
     `stuck_ms`, to the simulator's bound (an hour)."""
     literal = HOST_CASES["muted-after-the-end"][2].replace("kind='mute'", "kind='censor'")
-    with insecure_small_group(), shared_checks():
+    with insecure_small_group(), shared_checks(), answers_each():
         out = run_case(parse(literal))
     assert not out.violations and out.result == "incomplete"
     assert out.end_ms < 120_000, out.end_ms

@@ -74,7 +74,7 @@ class OwnSeat:
         seat: int | None,
         table_record: dict[str, Any],
         seed: bytes,
-        batch_answers: bool = True,
+        batch_answers: bool | None = None,
     ) -> None:
         self.identity = identity
         self.seat = seat
