@@ -398,11 +398,11 @@ async def birthday(family: int, port: int, remote: tuple[str, int], take: Take, 
                                          remote, n, m)
                             made[2] += 1
                             nursery.start_soon(attempt, left[kind].popleft())
-    finally:
+    finally:  # (also where its caller ended it: the host's side, once the joiner chose)
         pace.leave(key)
         allowance.end(time.monotonic(), n + m, made[2], (n, m))
-    if made[2]:
-        log.info("birthday punch toward %s: %s (%d tried: %d made, %d refused or failed)",
-                 remote, "a connection taken" if taken else "no connection", made[2], made[0],
-                 made[1])
+        if made[2]:
+            log.info("birthday punch toward %s: %s (%d tried: %d made, %d refused or failed)",
+                     remote, "a connection taken" if taken else "no connection", made[2],
+                     made[0], made[1])
     return taken
