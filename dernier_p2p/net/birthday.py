@@ -216,8 +216,8 @@ class Allowance:
 class Pace:
     """The process's pace, shared by its running birthday punches: in each :data:`TICK_S`
     tick of the clock (tick ``k``: from ``k * TICK_S``), at most :data:`PER_TICK` opens and
-    :data:`PER_TICK` guesses start, in sum over the punches. A punch :meth:`join` s with the
-    times its steps are due (its :func:`plan`, from its start); the first to ask in a tick
+    :data:`PER_TICK` guesses start, in sum over the punches. A punch joins (:meth:`join`) with
+    the times its steps are due (its :func:`plan`, from its start); the first to ask in a tick
     hands that tick's slots of each kind round robin (from a place that turns each tick) to
     the punches with steps due then, one at a time, so that two punches behind share it half
     and half; one due later in the tick, or asking for more, gets what is left. A lone punch
