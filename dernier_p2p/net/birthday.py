@@ -14,8 +14,14 @@ other side's), so each side plays both parts at once, and only the right half me
 
 A guess equal to an open's outside port is a TCP simultaneous open. What to do (how many, which
 ports, when, whether one may start) is decided by pure functions of their inputs
-(:func:`plan`, :func:`counts`, :class:`Allowance`), the randomness given; :func:`birthday` only
-runs a plan on sockets.
+(:func:`plan`, :func:`counts`, :class:`Allowance`, :class:`Pace`), the randomness and the
+times given; :func:`birthday` only runs a plan on sockets.
+
+A process (a host answering several joiners) runs up to :data:`MAX_RUNNING` at once. They share
+what one alone has: the pace (:class:`Pace`: at most :data:`PER_TICK` opens and as many guesses
+a tick for the process, handed round robin to the punches with steps due), the sockets the
+open-files limit leaves (a later one gets what the running ones left, :meth:`Allowance.fit`)
+and the connections a minute (:class:`Allowance`).
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ import logging
 import random
 import socket
 import time
+from bisect import bisect_right
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -55,7 +62,7 @@ GUESS_START_S = 0.15  # the first guesses, after the rendezvous, if nothing was 
 PER_TICK = 8  # opens a tick, and guesses a tick: at most 16 new connections each TICK_S
 WINDOW_S = 1.75  # from the rendezvous to its end (every socket closed, the relay kept)
 TICK_S = 0.01  # the pacing's granularity
-MAX_RUNNING = 1  # birthday punches a process runs at once
+MAX_RUNNING = 3  # birthday punches a process runs at once (sharing the pace and the sockets)
 MAX_PER_MINUTE = 4 * (OPENS + GUESSES)  # connections a process's birthday punches make a minute
 
 Take = Callable[[FramedStream], Awaitable[bool]]
@@ -90,15 +97,18 @@ _LOCAL = tuple(ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12",
                                                  "192.168.0.0/16", "255.255.255.255/32"))
 
 
-def counts(nofile: int, opens: int = OPENS, guesses: int = GUESSES) -> tuple[int, int]:
+def counts(nofile: int, opens: int = OPENS, guesses: int = GUESSES,
+           held: tuple[int, int] = (0, 0)) -> tuple[int, int]:
     """How many opens and guesses (each at most as asked) fit an open-files limit ``nofile``
-    (-1: none known), :data:`RESERVE` left for the rest; ``(0, 0)`` where fewer than
-    :data:`MIN_COUNT` of each would fit."""
+    (-1: none known), :data:`RESERVE` left for the rest, once the running punches' sockets
+    (``held``: their opens and guesses) are counted; ``(0, 0)`` where fewer than
+    :data:`MIN_COUNT` of each are left."""
     if nofile < 0:
         return opens, guesses
     spare = max(0, (nofile - RESERVE) // 2)
-    n, m = min(opens, spare), min(guesses, spare)
-    return (n, m) if spare >= MIN_COUNT else (0, 0)
+    left_n, left_m = spare - held[0], spare - held[1]
+    n, m = max(0, min(opens, left_n)), max(0, min(guesses, left_m))
+    return (n, m) if min(left_n, left_m) >= MIN_COUNT else (0, 0)
 
 
 def guess_ports(seen: int, count: int, rng: random.Random) -> list[int]:
@@ -162,14 +172,25 @@ class Allowance:
     its birthday punches make at most :data:`MAX_PER_MINUTE` connections in any 60 s (so that
     a relay naming addresses cannot make a seat send more SYNs than that): one starts only
     if what it may make still fits, and counts, once over, what it made (one ended early by
-    a plain punch's connection, as most are, made few). Times are given (``now``, seconds)."""
+    a plain punch's connection, as most are, made few). It also holds the sockets (opens,
+    guesses) of the running ones, so that a later one gets what they left (:meth:`fit`).
+    Times are given (``now``, seconds)."""
 
     running: int = 0
     made: deque[tuple[float, int]] = field(default_factory=deque)  # (when ended, connections)
     reserved: int = 0  # what the running ones may still make
+    held: tuple[int, int] = (0, 0)  # the opens and guesses the running ones hold sockets for
 
-    def start(self, now: float, want: int = OPENS + GUESSES) -> bool:
-        """Take a slot for at most ``want`` connections (True) or not (False: at a cap)."""
+    def fit(self, nofile: int, opens: int = OPENS, guesses: int = GUESSES) -> tuple[int, int]:
+        """The opens and guesses (at most as asked) a punch starting now may hold: what the
+        open-files limit ``nofile`` leaves once the running ones' are counted (:func:`counts`);
+        ``(0, 0)`` where fewer than :data:`MIN_COUNT` of either are left."""
+        return counts(nofile, opens, guesses, self.held)
+
+    def start(self, now: float, want: int = OPENS + GUESSES,
+              files: tuple[int, int] = (0, 0)) -> bool:
+        """Take a slot for at most ``want`` connections and ``files`` (opens, guesses)
+        sockets (True) or not (False: at a cap)."""
         while self.made and now - self.made[0][0] >= 60.0:
             self.made.popleft()
         used = sum(n for _, n in self.made) + self.reserved
@@ -177,51 +198,142 @@ class Allowance:
             return False
         self.running += 1
         self.reserved += want
+        self.held = (self.held[0] + files[0], self.held[1] + files[1])
         return True
 
-    def end(self, now: float = 0.0, want: int = 0, made: int = 0) -> None:
-        """Give back a slot taken by :meth:`start` for ``want``, which made ``made``."""
+    def end(self, now: float = 0.0, want: int = 0, made: int = 0,
+            files: tuple[int, int] = (0, 0)) -> None:
+        """Give back a slot taken by :meth:`start` for ``want`` and ``files``, which made
+        ``made``."""
         if self.running:
             self.running -= 1
             self.reserved = max(0, self.reserved - want)
+            self.held = (max(0, self.held[0] - files[0]), max(0, self.held[1] - files[1]))
             self.made.append((now, min(made, want)))
 
 
+@dataclass
+class Pace:
+    """The process's pace, shared by its running birthday punches: in each :data:`TICK_S`
+    tick of the clock (tick ``k``: from ``k * TICK_S``), at most :data:`PER_TICK` opens and
+    :data:`PER_TICK` guesses start, in sum over the punches. A punch joins (:meth:`join`) with
+    the times its steps are due (its :func:`plan`, from its start); the first to ask in a tick
+    hands that tick's slots of each kind round robin (from a place that turns each tick) to
+    the punches with steps due then, one at a time, so that two punches behind share it half
+    and half; one due later in the tick, or asking for more, gets what is left. A lone punch
+    keeps its plan's pace. Times are given (seconds, the caller's clock)."""
+
+    per_tick: int = PER_TICK
+    tick_s: float = TICK_S
+    due: dict[int, dict[str, list[float]]] = field(default_factory=dict)  # when each step is
+    given: dict[int, dict[str, int]] = field(default_factory=dict)  # steps given so far
+    tick: int = -1  # the tick whose slots are handed
+    slots: dict[str, dict[int, int]] = field(default_factory=dict)  # kind: {punch: slots}
+    taken: dict[str, dict[int, int]] = field(default_factory=dict)  # kind: {punch: taken}
+    joined: int = 0  # punches joined so far (each one's key)
+
+    def join(self, start: float, steps: list[Step]) -> int:
+        """Register a punch started at ``start`` with its plan's ``steps``: its key."""
+        key = self.joined
+        self.joined += 1
+        self.due[key] = {kind: [start + s.at_s for s in steps if s.kind == kind]
+                         for kind in ("open", "guess")}
+        self.given[key] = {"open": 0, "guess": 0}
+        return key
+
+    def leave(self, key: int) -> None:
+        """Forget a punch that ended (its slots go to the others from the next tick)."""
+        self.due.pop(key, None)
+        self.given.pop(key, None)
+
+    def _behind(self, key: int, kind: str, now: float) -> int:
+        return bisect_right(self.due[key][kind], now) - self.given[key][kind]
+
+    def take(self, key: int, now: float) -> tuple[int, int]:
+        """How many of its next opens and guesses the punch ``key`` may start ``now``."""
+        tick = int(now // self.tick_s)
+        if tick != self.tick:  # the first to ask in this tick hands its slots
+            self.tick = tick
+            self.taken = {"open": {}, "guess": {}}
+            keys = sorted(self.due)
+            for kind in ("open", "guess"):
+                behind = {k: self._behind(k, kind, now) for k in keys}
+                slots = dict.fromkeys(keys, 0)
+                left = self.per_tick
+                turn = tick % len(keys) if keys else 0
+                order = keys[turn:] + keys[:turn]
+                while left and any(behind[k] > slots[k] for k in order):
+                    for k in order:
+                        if left and behind[k] > slots[k]:
+                            slots[k] += 1
+                            left -= 1
+                self.slots[kind] = slots
+        if key not in self.due:
+            return 0, 0
+        out = []
+        for kind in ("open", "guess"):
+            slots, taken = self.slots[kind], self.taken[kind]
+            mine = slots.get(key, 0) - taken.get(key, 0)
+            spare = self.per_tick - sum(max(slots.get(k, 0), taken.get(k, 0))
+                                        for k in set(slots) | set(taken))
+            n = max(0, min(self._behind(key, kind, now), mine + max(0, spare)))
+            taken[key] = taken.get(key, 0) + n
+            self.given[key][kind] += n
+            out.append(n)
+        return out[0], out[1]
+
+    def next_due(self, key: int) -> float | None:
+        """When the punch ``key``'s next step not yet started is due (None: none left)."""
+        if key not in self.due:
+            return None
+        times = [d[self.given[key][kind]] for kind, d in self.due[key].items()
+                 if self.given[key][kind] < len(d)]
+        return min(times) if times else None
+
+
 ALLOWANCE = Allowance()  # this process's
+PACE = Pace()  # this process's
 
 
 async def birthday(family: int, port: int, remote: tuple[str, int], take: Take, max_frame: int,
                    rng: random.Random | None = None, allowance: Allowance = ALLOWANCE,
                    opens: int = OPENS, guesses: int = GUESSES, first: bool = True,
-                   direct: trio.Event | None = None) -> bool:
+                   direct: trio.Event | None = None, pace: Pace = PACE) -> bool:
     """Run a birthday punch toward ``remote`` (the other side's ``at``) from the punch port
-    ``port``, started at the rendezvous: the :func:`plan`'s steps, handing each connection
-    made to ``take`` (which returns whether it keeps it; one not kept is closed) until one
-    is kept, when every other socket is closed at once; all are by :data:`WINDOW_S`. Whether
-    one was kept. ``direct``: set once a direct connection is made otherwise (a plain punch,
-    a call back): no step is started after it, and every socket is closed. ``first=False``
-    (the host's side, which cannot tell which one its joiner keeps): every connection made
-    (at most :data:`~.punch.MAX_OFFERS`) is handed on, and it runs until its caller cancels
-    it (the joiner has chosen) or the window ends. Nothing is tried for IPv6 (no NAT to
-    defeat), past the :class:`Allowance` (one refused because another runs is asked again
-    once, at :data:`GUESS_START_S`), or without files to spare. ``opens`` and ``guesses``:
-    fewer than :data:`OPENS` and :data:`GUESSES` (never more)."""
+    ``port``, started at the rendezvous: the :func:`plan`'s steps, each when it is due and
+    the process's ``pace`` gives it a slot, handing each connection made to ``take`` (which
+    returns whether it keeps it; one not kept is closed) until one is kept, when every other
+    socket is closed at once; all are by :data:`WINDOW_S`. Whether one was kept. ``direct``:
+    set once a direct connection is made otherwise (a plain punch, a call back): no step is
+    started after it, and every socket is closed. ``first=False`` (the host's side, which
+    cannot tell which one its joiner keeps): every connection made (at most
+    :data:`~.punch.MAX_OFFERS`) is handed on, and it runs until its caller cancels it (the
+    joiner has chosen) or the window ends. Nothing is tried for IPv6 (no NAT to defeat),
+    past the :class:`Allowance` (one refused while others run is asked again once, at
+    :data:`GUESS_START_S`), or without files to spare once the running ones' are counted.
+    ``opens`` and ``guesses``: fewer than :data:`OPENS` and :data:`GUESSES` (never more)."""
     if family != socket.AF_INET:
         return False
     called = trio.current_time()
-    n, m = counts(raise_nofile_limit()[0], min(opens, OPENS), min(guesses, GUESSES))
-    started = n + m > 0 and allowance.start(time.monotonic(), n + m)
-    if not started and n + m > 0 and allowance.running:
-        await trio.sleep(GUESS_START_S)  # another runs: most end within a round trip
-        started = not (direct is not None and direct.is_set()) and allowance.start(
-            time.monotonic(), n + m)
+    nofile = raise_nofile_limit()[0]
+    want = (min(opens, OPENS), min(guesses, GUESSES))
+    n, m = allowance.fit(nofile, *want)
+    started = n + m > 0 and allowance.start(time.monotonic(), n + m, (n, m))
+    if not started and allowance.running and want[0] + want[1] > 0:
+        await trio.sleep(GUESS_START_S)  # others run: most end within a round trip
+        n, m = allowance.fit(nofile, *want)
+        started = (not (direct is not None and direct.is_set()) and n + m > 0
+                   and allowance.start(time.monotonic(), n + m, (n, m)))
     if not started:
         log.info("birthday punch toward %s: not started (%s)", remote,
-                 "no open files to spare" if n + m == 0 else "one already running, or the cap")
+                 "no open files to spare" if n + m == 0 and not allowance.running else
+                 f"too few open files left by the {allowance.running} running"
+                 if n + m == 0 else f"{allowance.running} running, or the cap a minute")
         return False
     steps = plan(remote[1], rng or random.SystemRandom(), n, m)
     taken = False
     made = [0, 0, 0]  # connections made, refused or failed, attempted
+    key = pace.join(called, steps)
     try:
         with trio.move_on_at(called + WINDOW_S):
             async with trio.open_nursery() as nursery:
@@ -265,20 +377,32 @@ async def birthday(family: int, port: int, remote: tuple[str, int], take: Take, 
                     log.info("birthday punch: a connection with %s (%s)", peer, step.kind)
                     nursery.start_soon(offer, trio.SocketStream(sock))
 
-                start = trio.current_time()
-                for step in steps:
-                    await trio.sleep_until(start + step.at_s)
+                left = {kind: deque(s for s in steps if s.kind == kind)
+                        for kind in ("open", "guess")}
+                while True:
+                    due = pace.next_due(key)
+                    if due is None:
+                        break
+                    now = trio.current_time()
+                    # its next step when due; the next tick where the pace left it behind
+                    await trio.sleep_until(due if due > now
+                                           else (now // pace.tick_s + 1) * pace.tick_s)
                     if direct is not None and direct.is_set():
                         nursery.cancel_scope.cancel()  # a plain punch (or a call back) made one
                         break
-                    if not made[2]:  # (most end before: a plain punch made one)
-                        log.info("birthday punch toward %s: %d opens, %d guesses", remote, n, m)
-                    made[2] += 1
-                    nursery.start_soon(attempt, step)
-    finally:
-        allowance.end(time.monotonic(), n + m, made[2])
-    if made[2]:
-        log.info("birthday punch toward %s: %s (%d tried: %d made, %d refused or failed)",
-                 remote, "a connection taken" if taken else "no connection", made[2], made[0],
-                 made[1])
+                    for kind, count in zip(("open", "guess"),
+                                           pace.take(key, trio.current_time()), strict=True):
+                        for _ in range(count):
+                            if not made[2]:  # (most end before: a plain punch made one)
+                                log.info("birthday punch toward %s: %d opens, %d guesses",
+                                         remote, n, m)
+                            made[2] += 1
+                            nursery.start_soon(attempt, left[kind].popleft())
+    finally:  # (also where its caller ended it: the host's side, once the joiner chose)
+        pace.leave(key)
+        allowance.end(time.monotonic(), n + m, made[2], (n, m))
+        if made[2]:
+            log.info("birthday punch toward %s: %s (%d tried: %d made, %d refused or failed)",
+                     remote, "a connection taken" if taken else "no connection", made[2],
+                     made[0], made[1])
     return taken

@@ -1,16 +1,21 @@
 """The birthday punch (PROTOCOL.md 4.7 step 5): its plan is capped, paced and spread over the
-range a symmetric NAT draws from; a process runs few of them; on loopback the first
-connection made is taken and every other socket is closed at once."""
+range a symmetric NAT draws from; a process runs up to three at once, which share its pace,
+its sockets and its connections a minute; on loopback the first connection made is taken and
+every other socket is closed at once, and punches at once each end on their own."""
 
 from __future__ import annotations
 
+import bisect
+import logging
 import math
 import random
 import socket
 
+import pytest
 import trio
 
 from dernier_p2p.net import birthday as bd
+from dernier_p2p.net.admission import raise_nofile_limit
 from dernier_p2p.net.framing import FramedStream
 from dernier_p2p.net.punch import reusable
 
@@ -80,6 +85,97 @@ def test_the_counts_fit_the_open_files_limit() -> None:
     assert bd.counts(256) == (0, 0)
 
 
+def test_a_later_punch_gets_the_sockets_the_running_ones_left_or_none_below_the_minimum(
+) -> None:
+    # 1024 files: 384 of each kind to spare; one running holds all of them, so a second gets
+    # none; with 2,000 files (872 of each), a second gets what the first's 512 left: 360.
+    allowance = bd.Allowance()
+    assert allowance.fit(1024) == (384, 384)
+    assert allowance.start(0.0, 768, (384, 384))
+    assert allowance.held == (384, 384) and allowance.fit(1024) == (0, 0)
+    allowance.end(0.5, 768, 10, (384, 384))
+    assert allowance.held == (0, 0) and allowance.fit(1024) == (384, 384)
+    assert bd.counts(2000) == (512, 512)
+    assert allowance.start(1.0, 1024, (512, 512))
+    assert allowance.fit(2000) == (360, 360)
+    assert allowance.fit(2000, 100, 0) == (100, 0)  # at most as asked
+    assert allowance.start(1.0, 720, (360, 360))
+    assert allowance.fit(2000) == (0, 0)  # nothing left: a third is refused
+    assert allowance.fit(-1) == (512, 512)  # no limit known
+    assert bd.counts(2000, held=(872 - 16, 872 - 16)) == (16, 16)  # the minimum left
+    assert bd.counts(2000, held=(872 - 15, 0)) == (0, 0)  # below it for either kind
+    allowance.end(2.0, 1024, 0, (512, 512))
+    allowance.end(2.0, 720, 0, (360, 360))
+    assert allowance.held == (0, 0) and allowance.running == 0
+
+
+def _run_pace(pace: bd.Pace, plans: dict[int, tuple[float, list[bd.Step]]], until: float,
+              leave: dict[int, float] | None = None) -> dict[int, dict[int, list[int]]]:
+    """Each punch of ``plans`` (its start and steps) joins at its start and asks every tick
+    (as :func:`bd.birthday` does, from 1 ms after the tick's start), leaving at ``leave``:
+    per tick, what each was given (opens, guesses)."""
+    keys: dict[int, int] = {}
+    out: dict[int, dict[int, list[int]]] = {}
+    for tick in range(int(until / bd.TICK_S)):
+        now = tick * bd.TICK_S + 0.001
+        for name, (start, steps) in plans.items():
+            if name not in keys and start <= now:
+                keys[name] = pace.join(start, steps)
+            if name in keys and (leave or {}).get(name, until) <= now:
+                pace.leave(keys[name])
+        for name in sorted(keys, key=lambda k: (tick + k) % 3):  # in varying orders
+            given = pace.take(keys[name], now)
+            if any(given):
+                out.setdefault(tick, {})[name] = list(given)
+    return out
+
+
+def test_a_lone_punch_keeps_its_plans_pace() -> None:
+    steps = bd.plan(40000, random.Random(2))
+    out = _run_pace(bd.Pace(), {0: (0.0, steps)}, 1.0)
+    assert sum(g[0][0] for g in out.values()) == 512
+    assert sum(g[0][1] for g in out.values()) == 512
+    assert min(out) == 5 and max(out) == 78  # from 0.05 s to 0.78 s, as planned
+    assert all(g[0][0] <= 8 and g[0][1] <= 8 for g in out.values())
+
+
+def test_punches_at_once_share_the_processes_pace_round_robin_never_more_in_sum() -> None:
+    # Three whole punches started together: every tick at most 8 opens and 8 guesses in sum,
+    # handed 3/3/2 in turn, so that each got a third; one started later gets its share from
+    # its first tick; one that leaves gives its share to the others.
+    plans = {k: (0.0, bd.plan(40000 + k, random.Random(k))) for k in range(3)}
+    out = _run_pace(bd.Pace(), plans, 3.0)
+    for kind in (0, 1):
+        assert all(sum(g[kind] for g in per.values()) <= 8 for per in out.values())
+        assert all(sum(out[t][k][kind] for k in out[t]) == 8  # every slot used while due
+                   for t in range(16 + 5 * kind, 170))
+        for k in range(3):
+            assert sum(per.get(k, [0, 0])[kind] for per in out.values()) == 512
+        by_1s = [sum(per.get(k, [0, 0])[kind] for t, per in out.items() if t < 100)
+                 for k in range(3)]
+        assert max(by_1s) - min(by_1s) <= 2  # a third each, within one turn
+    assert min(out) == 5 and max(out) == 15 + 191  # 1,536 guesses at 8 a tick from 0.15 s
+    plans = {0: (0.0, bd.plan(40000, random.Random(0))),
+             1: (0.3, bd.plan(40001, random.Random(1)))}
+    out = _run_pace(bd.Pace(), plans, 3.0, leave={0: 0.6})
+    assert out[10] == {0: [8, 0]}  # alone: the whole pace
+    assert out[36] == {0: [4, 8], 1: [4, 0]}  # half the opens each from the later one's start
+    assert sorted(out[50].values()) == [[4, 4], [4, 4]]  # and the guesses from its 0.15 s
+    assert out[61] == {1: [8, 8]}  # the first has left: the later one has it all again
+
+
+def test_a_punch_due_later_in_a_tick_gets_what_the_others_left() -> None:
+    pace = bd.Pace()
+    one = pace.join(0.0, [bd.Step(0.0, "open", 1)] * 3)
+    two = pace.join(0.0, [bd.Step(0.005, "open", 1)] * 20)
+    assert pace.take(one, 0.001) == (3, 0)  # the first to ask hands the tick: 3 due
+    assert pace.take(two, 0.006) == (5, 0)  # due since: what is left of the 8
+    assert pace.take(two, 0.007) == (0, 0)
+    assert pace.take(two, 0.011) == (8, 0) and pace.next_due(one) is None
+    pace.leave(two)
+    assert pace.take(two, 0.021) == (0, 0) and pace.next_due(two) is None
+
+
 def test_the_success_chance_is_the_hypergeometric_one() -> None:
     # 3 opens among 10 ports, 3 guesses: misses all 3 in C(7,3)/C(10,3) = 35/120 cases
     assert math.isclose(bd.success(3, 3, 10), 1 - 35 / 120)
@@ -120,10 +216,15 @@ def test_against_the_way_linux_draws_the_guesses_meet_almost_always() -> None:
     assert met >= 297
 
 
-def test_a_process_runs_one_birthday_punch_at_a_time_and_4096_connections_a_minute() -> None:
+def test_a_process_runs_three_birthday_punches_at_once_and_4096_connections_a_minute() -> None:
     allowance = bd.Allowance()
+    assert bd.MAX_RUNNING == 3
+    for _ in range(3):
+        assert allowance.start(100.0, 1024)
+    assert not allowance.start(100.1, 16)  # three running
+    for _ in range(3):
+        allowance.end(100.5, 1024, 0)
     assert allowance.start(100.0, 1024)
-    assert not allowance.start(100.1, 1024)  # one running
     allowance.end(100.5, 1024, 1024)
     for t in (101.0, 102.0, 103.0):
         assert allowance.start(t, 1024)
@@ -162,11 +263,11 @@ async def test_nothing_is_tried_for_ipv6_or_past_the_allowance() -> None:
         calls.append(stream)
         return True
 
-    full = bd.Allowance(running=1)
+    full = bd.Allowance(running=bd.MAX_RUNNING)
     with trio.fail_after(1):
         assert not await bd.birthday(socket.AF_INET6, 1, ("::1", 9), take, 1024)
         assert not await bd.birthday(socket.AF_INET, 1, (LOOP, 9), take, 1024, allowance=full)
-    assert calls == [] and full.running == 1
+    assert calls == [] and full.running == bd.MAX_RUNNING
 
 
 async def _free_port() -> int:
@@ -336,3 +437,145 @@ async def test_a_direct_connection_made_otherwise_ends_it_and_the_allowance_coun
         assert not await bd.birthday(socket.AF_INET, port, at, take, 1024,
                                      allowance=allowance, direct=direct)
     assert sum(n for _, n in allowance.made) == tried
+
+
+async def test_three_punches_at_once_all_run_sharing_the_pace_and_the_sockets() -> None:
+    # Three punches of 96 opens each toward three listeners on loopback (no NAT: every open
+    # connects, none is kept, so each runs all its steps): all 288 connections are made, at
+    # no more than the process's 8 opens a tick in sum (36 ticks at least: a pace of their
+    # own would take 12), handed round robin (each is nearly done when the first is), and the
+    # sockets they hold are counted in the allowance while they run.
+    listeners = [await _listening() for _ in range(3)]
+    arrived: list[list[float]] = [[], [], []]
+    served: list[trio.socket.SocketType] = []
+    allowance, pace = bd.Allowance(), bd.Pace()
+    held: list[tuple[int, int]] = []
+    ended: list[float] = [0.0, 0.0, 0.0]
+
+    async def take(stream: FramedStream) -> bool:
+        held.append(allowance.held)
+        return False
+
+    async def accept(k: int) -> None:
+        while True:
+            sock, _ = await listeners[k][0].accept()
+            arrived[k].append(trio.current_time())
+            served.append(sock)
+
+    async def one(k: int) -> None:
+        await bd.birthday(socket.AF_INET, await _free_port(), listeners[k][1], take, 1024,
+                          allowance=allowance, pace=pace, opens=96, guesses=0)
+        ended[k] = trio.current_time()
+
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            for k in range(3):
+                nursery.start_soon(accept, k)
+            async with trio.open_nursery() as punches:
+                for k in range(3):
+                    punches.start_soon(one, k)
+            await trio.sleep(0.2)
+            nursery.cancel_scope.cancel()
+    assert [len(a) for a in arrived] == [96, 96, 96]
+    times = sorted(t for a in arrived for t in a)
+    span = times[-1] - times[0]
+    assert span >= 0.30  # 288 opens at 8 a tick: 0.35 s
+    in_200ms = max(bisect.bisect_right(times, t + 0.2) - i for i, t in enumerate(times))
+    assert in_200ms <= 176  # 160 a 200 ms (168 across a tick's edge); 288 with a pace each
+    first_done = min(a[-1] for a in arrived)
+    assert all(bisect.bisect_right(a, first_done) >= 80 for a in arrived)
+    assert (0, 0) not in held and max(held) == (3 * 96, 0)  # held while they ran
+    assert allowance.held == (0, 0) and allowance.running == 0
+    assert all(e > 0 for e in ended) and pace.due == {}
+    print(f"288 opens, first to last {span:.3f} s, at most {in_200ms} in any 200 ms")
+    for sock in served:
+        sock.close()
+    for listener, _ in listeners:
+        listener.close()
+
+
+async def test_punches_at_once_each_end_on_their_own_and_the_rest_speed_up() -> None:
+    # Three at once: the first takes its first connection (and ends then), the second sees a
+    # direct connection made otherwise at 0.2 s (and ends then), the third keeps none and
+    # runs all its 256 opens, at a third of the pace, then the whole of it once alone.
+    listeners = [await _listening() for _ in range(3)]
+    served: list[trio.socket.SocketType] = []
+    allowance, pace = bd.Allowance(), bd.Pace()
+    direct = trio.Event()
+    ended: dict[int, float] = {}
+    took: dict[int, bool] = {}
+    offered: list[FramedStream] = []
+
+    async def keep(stream: FramedStream) -> bool:
+        offered.append(stream)
+        return True
+
+    async def drop(stream: FramedStream) -> bool:
+        return False
+
+    async def accept(k: int) -> None:
+        while True:
+            sock, _ = await listeners[k][0].accept()
+            served.append(sock)
+
+    async def one(k: int, start: float) -> None:
+        took[k] = await bd.birthday(
+            socket.AF_INET, await _free_port(), listeners[k][1], keep if k == 0 else drop,
+            1024, allowance=allowance, pace=pace, opens=256, guesses=0,
+            direct=direct if k == 1 else None)
+        ended[k] = trio.current_time() - start
+
+    async def made_later() -> None:
+        await trio.sleep(0.2)
+        direct.set()
+
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            for k in range(3):
+                nursery.start_soon(accept, k)
+            async with trio.open_nursery() as punches:
+                start = trio.current_time()
+                punches.start_soon(made_later)
+                for k in range(3):
+                    punches.start_soon(one, k, start)
+            await trio.sleep(0.2)
+            nursery.cancel_scope.cancel()
+    assert took == {0: True, 1: False, 2: False}
+    assert ended[0] < 0.2 <= ended[1] < 0.35 < ended[2]
+    # 4 a tick shared with the second until 0.2 s (60), then 8 a tick alone: 0.45 s; with
+    # a pace of its own 0.37 s; at a third of the pace throughout 1.01 s
+    assert 0.4 < ended[2] < 0.75
+    assert allowance.running == 0 and allowance.held == (0, 0) and pace.due == {}
+    print(f"ended after {ended[0]:.3f}, {ended[1]:.3f} and {ended[2]:.3f} s")
+    for s in offered:
+        s.stream.socket.close()  # type: ignore[attr-defined]
+    for sock in served:
+        sock.close()
+    for listener, _ in listeners:
+        listener.close()
+
+
+async def test_a_punch_that_finds_too_few_files_left_is_refused_with_a_log_line(
+        caplog: pytest.LogCaptureFixture) -> None:
+    # One running holds all but 10 of each kind the open-files limit leaves: a second, after
+    # asking again once at 0.15 s, is refused, says why, and touches no socket.
+    nofile = raise_nofile_limit()[0]
+    spare = (nofile - bd.RESERVE) // 2
+    allowance = bd.Allowance(running=1, held=(spare - 10, spare - 10))
+    calls: list[FramedStream] = []
+
+    async def take(stream: FramedStream) -> bool:
+        calls.append(stream)
+        return True
+
+    listener, at = await _listening()
+    caplog.set_level(logging.INFO, logger="dernier_p2p.net.birthday")
+    with trio.fail_after(2):
+        start = trio.current_time()
+        assert not await bd.birthday(socket.AF_INET, await _free_port(), at, take, 1024,
+                                     allowance=allowance, pace=bd.Pace())
+        waited = trio.current_time() - start
+    listener.close()
+    assert calls == [] and allowance.running == 1 and allowance.held == (spare - 10,) * 2
+    assert bd.GUESS_START_S <= waited < 0.5
+    assert "not started (too few open files left by the 1 running)" in caplog.text

@@ -88,6 +88,54 @@ def test_a_symmetric_nat_and_a_port_restricted_one_meet_by_a_birthday_punch(
     assert set(_forwarded(tmp_path)) <= {"challenge"}, _forwarded(tmp_path)
 
 
+@pytest.mark.parametrize("homes", ["BC", "BCD"])
+def test_symmetric_joiners_joining_a_port_restricted_host_at_once_all_connect_directly(
+    natlab: Callable[[dict[str, str]], NatLab], tmp_path: Path, homes: str
+) -> None:
+    # Two (three) symmetric homes join one port-restricted host at the same moment: the host
+    # runs a birthday punch for each at once (sharing its pace and sockets, 4.7 step 5), and
+    # every joiner connects directly, none staying on the relay.
+    lab = natlab({"A": "port-restricted", **dict.fromkeys(homes, "symmetric")})
+    relay_at = f"{lab.wan_ip}:47640"
+    outs = [tmp_path / f"{n}.out" for n in ("relay", "host", *(f"j{k + 1}" for k in
+                                                                 range(len(homes))))]
+    relay = _dernier(lab, lab.wan, tmp_path, outs[0], "-v", "relay", "--port", "47640")
+    _wait_for(outs[0], r"(Relay listening)", relay)
+    host = _dernier(lab, lab.rtr["A"].home_ns, tmp_path, outs[1], "-v", "host", "--players",
+                    str(len(homes) + 1), "--hands", "1", "--port", "47630", "--no-announce",
+                    "--no-map", "--relay", relay_at, "--key", str(tmp_path / "k0"),
+                    "--transcript", str(tmp_path / "t0"), *COMMON)
+    code = _wait_for(outs[1], r"dernier join (dn1-[a-z2-7]+)", host)
+    started = time.monotonic()
+    joins = [_dernier(lab, lab.rtr[x].home_ns, tmp_path, outs[2 + k], "-v", "join", code,
+                      "--no-map", "--name", f"J{k + 1}", "--key", str(tmp_path / f"k{k + 1}"),
+                      "--transcript", str(tmp_path / f"t{k + 1}"), *COMMON)
+             for k, x in enumerate(homes)]
+    seated: dict[int, float] = {}
+    while len(seated) < len(homes) and time.monotonic() - started < 30:
+        for k in range(len(homes)):
+            if k not in seated and "Seated at seat" in outs[2 + k].read_text():
+                seated[k] = time.monotonic() - started
+        time.sleep(0.02)
+    print(f"seated after {', '.join(f'{t:.2f}' for t in sorted(seated.values()))} s")
+    _finish([host, *joins], outs[1:])
+    _verified([tmp_path / f"t{k}" for k in range(len(homes) + 1)], hands=1)
+    relay.terminate()
+    relay.wait(timeout=10)
+    a_wan = lab.rtr["A"].wan_ip
+    for out in outs[2:]:
+        text = out.read_text()
+        assert f"connected directly at {a_wan}:" in text and "birthday punch" in text, text
+    log = outs[1].read_text()
+    assert log.count("(hole punched, birthday punch") == len(homes), log
+    # they ran at once: the last started before the first ended
+    lines = [line for line in log.splitlines() if "birthday punch toward" in line]
+    starts = [i for i, line in enumerate(lines) if "opens," in line]
+    ends = [i for i, line in enumerate(lines) if "tried:" in line]
+    assert len(starts) == len(homes) and starts[-1] < ends[0], lines
+    assert len(seated) == len(homes)
+
+
 def test_a_symmetric_host_calls_back_a_joiner_whose_router_maps_its_port(
     natlab: Callable[[dict[str, str]], NatLab], tmp_path: Path
 ) -> None:
