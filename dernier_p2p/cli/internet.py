@@ -67,7 +67,7 @@ async def open_routes(
         echo(f"Opening port {port} on your router (UPnP, then NAT-PMP)...")
     six = next((r.host for r in routes if ":" in r.host and _is_public(r.host)), None)
     async with trio.open_nursery() as nursery, _maybe_mapped(wanted, port, attempt,
-                                                              map_timeout_s) as mapping:
+                                                              map_timeout_s, echo) as mapping:
         if mapping is not None:
             echo(f"  done ({mapping.method}): reachable at "
                  f"{mapping.external_ip}:{mapping.external_port}")
@@ -218,7 +218,9 @@ async def _keep_pinhole(
     the user."""
     echo(f"Opening port {port} in your router's IPv6 firewall (PCP, or UPnP)...")
     attempt = Attempt()
-    async with pinholed(address, port, attempt, timeout_s=timeout_s) as hole:
+    where = host_port(address, port)
+    async with pinholed(address, port, attempt, timeout_s=timeout_s,
+                        told=lambda ok: echo(renewal_line(ok, "pinhole", where))) as hole:
         if hole is not None:
             echo(f"  done ({hole.method}): the Internet reaches {host_port(address, port)}")
         else:
@@ -228,14 +230,32 @@ async def _keep_pinhole(
             await trio.sleep_forever()
 
 
+def renewal_line(ok: bool, what: str, where: str) -> str:
+    """What the host is told when its router stops taking, or takes again, the renewals of
+    its port mapping or IPv6 pinhole (``what``) to ``where``."""
+    if ok:
+        return f"The router renews the {what} again: the Internet reaches {where}."
+    return (f"The router did not renew the {what}: players outside may no longer reach "
+            f"{where} (connections already made usually stay up); asking again at the "
+            f"next renewal.")
+
+
 @asynccontextmanager
 async def _maybe_mapped(
-    wanted: bool, port: int, attempt: Attempt, timeout_s: float
+    wanted: bool, port: int, attempt: Attempt, timeout_s: float,
+    echo: Callable[..., None],
 ) -> AsyncIterator[Mapping | None]:
     if not wanted:
         yield None
         return
-    async with mapped(port, attempt, timeout_s=timeout_s) as mapping:
+    seen: list[str] = []
+
+    def told(ok: bool) -> None:
+        echo(renewal_line(ok, "port mapping", seen[0] if seen else f"port {port}"))
+
+    async with mapped(port, attempt, timeout_s=timeout_s, told=told) as mapping:
+        if mapping is not None:
+            seen.append(f"{mapping.external_ip}:{mapping.external_port}")
         yield mapping
 
 
@@ -293,7 +313,7 @@ async def seat_routes(
         echo(f"Opening port {port} on your router, so that this seat can host if the host "
              "goes away (UPnP, then NAT-PMP)...")
     six = listen[0] if is_global_ipv6(listen[0]) else ipv6  # a pinhole for a global one
-    async with _maybe_mapped(map_port, port, attempt, map_timeout_s) as mapping, \
+    async with _maybe_mapped(map_port, port, attempt, map_timeout_s, echo) as mapping, \
             trio.open_nursery() as nursery:
         if mapping is not None:
             config.announce = (mapping.external_ip, mapping.external_port)

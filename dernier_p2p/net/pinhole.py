@@ -30,7 +30,7 @@ from typing import Any
 import trio
 
 from dernier_p2p.net import upnp6
-from dernier_p2p.net.portmap import Attempt
+from dernier_p2p.net.portmap import Attempt, Renewals, Told
 from dernier_p2p.net.udpquery import query
 
 log = logging.getLogger("dernier_p2p.net.pinhole")
@@ -225,17 +225,21 @@ async def _close(pinhole: Pinhole) -> None:
         log.info("PCP: closing the pinhole failed: %s", exc)
 
 
-async def _renew(pinhole: Pinhole, lifetime_s: int) -> None:
-    """Ask again at half the lifetime (a router that restarted forgets)."""
+async def _renew(pinhole: Pinhole, lifetime_s: int, told: Told | None = None) -> None:
+    """Ask again at half the lifetime (a router that restarted forgets); ``told`` of each
+    change between renewals taken and not (:class:`~.portmap.Renewals`)."""
     lifetime = pinhole.lifetime_s
+    renewals = Renewals(told)
     while True:
         await trio.sleep(max(1.0, lifetime / 2))
         if pinhole.method == "UPnP":
             try:
                 await upnp6.update_pinhole(pinhole.control, pinhole.uid, lifetime, 2.0)
                 log.info("UPnP pinhole renewed")
+                renewals(True)
             except PinholeError as exc:
                 log.warning("renewing the UPnP pinhole failed: %s", exc)
+                renewals(False)
             continue
         request = pack_map(pinhole.address, pinhole.port, lifetime_s, pinhole.nonce)
         try:
@@ -243,18 +247,21 @@ async def _renew(pinhole: Pinhole, lifetime_s: int) -> None:
                              pinhole.nonce, 2.0)
         except (PinholeError, OSError) as exc:
             log.warning("renewing the PCP pinhole failed: %s", exc)
+            renewals(False)
             continue
         lifetime = got or lifetime
         log.info("PCP pinhole renewed")
+        renewals(True)
 
 
 @asynccontextmanager
 async def pinholed(
     address: str, port: int, attempt: Attempt | None = None, *, timeout_s: float = 2.0,
-    lifetime_s: int = LIFETIME_S,
+    lifetime_s: int = LIFETIME_S, told: Told | None = None,
 ) -> AsyncIterator[Pinhole | None]:
     """A pinhole to ``address``:``port`` for the duration of the block (renewed at half its
-    lifetime, closed at the end); yield the :class:`Pinhole` or None (see ``attempt.notes``)."""
+    lifetime, closed at the end); yield the :class:`Pinhole` or None (see ``attempt.notes``);
+    ``told`` of each change between renewals taken and not."""
     attempt = attempt if attempt is not None else Attempt()
     try:
         pinhole = await open_pinhole(address, port, timeout_s=timeout_s, lifetime_s=lifetime_s)
@@ -266,7 +273,7 @@ async def pinholed(
              pinhole.lifetime_s)
     try:
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(_renew, pinhole, lifetime_s)
+            nursery.start_soon(_renew, pinhole, lifetime_s, told)
             yield pinhole
             nursery.cancel_scope.cancel()
     finally:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 import struct
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -322,10 +322,12 @@ async def mapped(
     timeout_s: float = 2.0,
     lease_s: int = LEASE_S,
     methods: tuple[str, ...] = METHODS,
+    told: Told | None = None,
 ) -> AsyncIterator[Mapping | None]:
     """Map TCP ``port`` on the router for the duration of the block (renewed at half the
     lease, by the method that worked; removed at the end); yield the :class:`Mapping` or None
-    (see ``attempt.notes``). ``methods``: which of UPnP and NAT-PMP to try, in that order."""
+    (see ``attempt.notes``). ``methods``: which of UPnP and NAT-PMP to try, in that order;
+    ``told``: of each change between renewals taken and not (:class:`Renewals`)."""
     attempt = attempt if attempt is not None else Attempt()
     got = await _add(port, timeout_s, lease_s, attempt, methods)
     if got is None:
@@ -336,7 +338,7 @@ async def mapped(
              mapping.external_port, port, mapping.lease_s)
     try:
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(_renew, mapping, lease_s, upnp)
+            nursery.start_soon(_renew, mapping, lease_s, upnp, told)
             yield mapping
             nursery.cancel_scope.cancel()
     finally:
@@ -350,11 +352,34 @@ RENEW_TIMEOUT_S = 10.0
 the next half lease)."""
 
 
-async def _renew(mapping: Mapping, lease_s: int, upnp: object) -> None:
-    """Ask again at half the lease, by the same method (a router that restarted forgets)."""
+Told = Callable[[bool], None]
+"""Told when a renewal's outcome changes: False once the router stopped taking them (the
+route may be gone for newcomers), True once it takes them again."""
+
+
+class Renewals:
+    """Which renewals to tell of: the first failure after successes, the first success after
+    failures (the mapping or pinhole starts out renewed)."""
+
+    def __init__(self, told: Told | None) -> None:
+        self.told = told
+        self.ok = True
+
+    def __call__(self, ok: bool) -> None:
+        if ok != self.ok:
+            self.ok = ok
+            if self.told is not None:
+                self.told(ok)
+
+
+async def _renew(mapping: Mapping, lease_s: int, upnp: object, told: Told | None = None
+                 ) -> None:
+    """Ask again at half the lease, by the same method (a router that restarted forgets);
+    ``told`` of each change between taken and not (:class:`Renewals`)."""
+    renewals = Renewals(told)
     while mapping.lease_s:
         await trio.sleep(max(1.0, mapping.lease_s / 2))
-        await _renew_once(mapping, lease_s, upnp)
+        renewals(await _renew_once(mapping, lease_s, upnp))
 
 
 async def _renew_once(mapping: Mapping, lease_s: int, upnp: object,

@@ -383,3 +383,13 @@ def test_the_path_a_joiner_got_reads_as_a_clause_with_no_parenthesis_inside_anot
     assert seated_line(1, routes[1]) == ("Seated at seat 1, connected directly at "
                                          "[2a11:2233::100]:47630 (IPv6); waiting for the table "
                                          "to fill.")
+
+
+def test_the_host_is_told_in_plain_words_when_its_router_stops_renewing_and_again_after() -> None:
+    from dernier_p2p.cli.internet import renewal_line
+
+    lost = renewal_line(False, "port mapping", "203.0.113.7:40000")
+    assert "did not renew the port mapping" in lost and "203.0.113.7:40000" in lost
+    assert "may no longer reach" in lost
+    back = renewal_line(True, "pinhole", "[2001:db8::7]:40000")
+    assert back == "The router renews the pinhole again: the Internet reaches [2001:db8::7]:40000."

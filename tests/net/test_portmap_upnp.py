@@ -7,6 +7,7 @@ here is sent beyond loopback."""
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Iterator
@@ -127,3 +128,42 @@ def test_a_renewal_the_router_never_answers_gives_up_in_time(router: Router) -> 
     assert time.monotonic() - start < 5
     router.set(Script(devices=device_list(router.url), replies=honest(router.port)))
     assert trio.run(portmap._renew_once, mapping, 3600, upnp, 2.0) is True
+
+
+def test_the_host_is_told_once_when_renewals_stop_and_once_when_they_come_back(
+        router: Router) -> None:
+    """A router that stops taking renewals makes the code's mapped route untrue for newcomers:
+    the host is told at the first failure and again at the first renewal taken after, not
+    at every one (``told``; the CLI words it, :func:`~dernier_p2p.cli.internet.renewal_line`)."""
+    mapping = _play(router)
+    assert isinstance(mapping, Mapping)
+    upnp = portmap._upnp_find(1000, router.minissdpd)[0]
+    told: list[bool] = []
+    scripts = [honest(router.port), None, None, honest(router.port), honest(router.port)]
+
+    async def main() -> None:
+        renewals = portmap.Renewals(told.append)
+        for replies in scripts:
+            router.set(Script(devices=device_list(router.url), replies=replies or {
+                **honest(router.port), "AddPortMapping": fault(501, "ActionFailed")}))
+            renewals(await portmap._renew_once(mapping, 3600, upnp, 2.0))
+
+    trio.run(main)
+    assert told == [False, True]
+
+
+def test_the_renewal_loop_tells_of_a_router_that_stopped_taking_them(router: Router) -> None:
+    mapping = _play(router)
+    assert isinstance(mapping, Mapping)
+    upnp = portmap._upnp_find(1000, router.minissdpd)[0]
+    router.set(Script(devices=device_list(router.url), replies={
+        **honest(router.port), "AddPortMapping": fault(501, "ActionFailed")}))
+    told: list[bool] = []
+
+    async def main() -> None:
+        short = dataclasses.replace(mapping, lease_s=2)  # renewed every second
+        with trio.move_on_after(2.5):
+            await portmap._renew(short, 3600, upnp, told.append)
+
+    trio.run(main)
+    assert told == [False]  # two failed renewals, one word
