@@ -50,13 +50,7 @@ async def _seat(nursery: trio.Nursery, served: relay.Relay) -> tuple[str, int]:
 
 
 async def test_a_seat_relay_serves_its_own_tables_tokens_only() -> None:
-    served = seat_relay(lambda: {OURS})
-    key = KEYS[0].public_bytes()
-
-    async def host(stream: FramedStream) -> None:  # the standing-by seat, answering as a host
-        await hs.send_message(stream, hs.challenge_message(os.urandom(hs.NONCE_SIZE),
-                                                           {"key": key}))
-        await trio.sleep_forever()
+    served, key = seat_relay(lambda: {OURS}), KEYS[0].public_bytes()
 
     with trio.fail_after(20):
         async with trio.open_nursery() as nursery:
@@ -76,6 +70,13 @@ async def test_a_seat_relay_serves_its_own_tables_tokens_only() -> None:
             nursery.cancel_scope.cancel()
 
 
+async def host(stream: FramedStream) -> None:
+    """The standing-by seat behind the relay, answering as a host: its challenge, then quiet."""
+    await hs.send_message(stream, hs.challenge_message(os.urandom(hs.NONCE_SIZE),
+                                                       {"key": KEYS[0].public_bytes()}))
+    await trio.sleep_forever()
+
+
 def partial_host(address: tuple[str, int], token: bytes, handler: Any) -> Any:
     async def run(task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
         await host_through_relay(address, token, handler, seat=True, task_status=task_status)
@@ -86,12 +87,6 @@ async def test_a_seat_relay_carries_a_joiner_until_its_pair_closes() -> None:
     # A seat relay's seat, its own match over, forwards on until it carries nobody (4.7 step
     # 7): the count covers the joiner from its join to the end of its pair.
     served = seat_relay(lambda: {OURS})
-    key = KEYS[0].public_bytes()
-
-    async def host(stream: FramedStream) -> None:
-        await hs.send_message(stream, hs.challenge_message(os.urandom(hs.NONCE_SIZE),
-                                                           {"key": key}))
-        await trio.sleep_forever()
 
     with trio.fail_after(20):
         async with trio.open_nursery() as nursery:

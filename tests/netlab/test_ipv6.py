@@ -15,6 +15,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -103,6 +104,22 @@ def test_a_host_behind_a_router_without_upnp_says_its_code_works_only_on_its_net
     _verified([tmp_path / "t0", tmp_path / "t1"], hands=1)
 
 
+def _host_in_a(lab: Lab, tmp_path: Path, out: Path, where: str, method: str
+               ) -> tuple[Any, str]:
+    """A two-seat, one-hand host in home A on port 47630, which must say that its router's
+    firewall lets the Internet in at ``where`` by ``method``: its process and invite code."""
+    host = _dernier(lab, lab.rtr["A"].home_ns, tmp_path, out, "host", "--players", "2",
+                    "--hands", "1", "--port", "47630", "--no-announce",
+                    "--key", str(tmp_path / "k0"), "--transcript", str(tmp_path / "t0"),
+                    *COMMON)
+    code = _wait_for(out, r"dernier join (dn1-[a-z2-7]+)", host)
+    said = out.read_text()
+    assert f"done ({method}): the Internet reaches {where}" in said, said
+    assert (f"Reachable from the Internet over IPv6 at {where} (your router's firewall lets "
+            f"it in: {method}); players without IPv6 cannot join") in said, said
+    return host, code
+
+
 def test_two_ipv6_homes_open_their_routers_firewalls_by_pcp_and_play_directly(
     netlab: Callable[[dict[str, bool]], Lab], tmp_path: Path
 ) -> None:
@@ -116,15 +133,7 @@ def test_two_ipv6_homes_open_their_routers_firewalls_by_pcp_and_play_directly(
     seat = add_ipv6(lab, "B", only=True)
     where = f"[{home}]:47630"
     outs = [tmp_path / "host.out", tmp_path / "join.out"]
-    host = _dernier(lab, lab.rtr["A"].home_ns, tmp_path, outs[0], "host", "--players", "2",
-                    "--hands", "1", "--port", "47630", "--no-announce",
-                    "--key", str(tmp_path / "k0"), "--transcript", str(tmp_path / "t0"),
-                    *COMMON)
-    code = _wait_for(outs[0], r"dernier join (dn1-[a-z2-7]+)", host)
-    said = outs[0].read_text()
-    assert f"done (PCP): the Internet reaches {where}" in said, said
-    assert (f"Reachable from the Internet over IPv6 at {where} (your router's firewall lets "
-            "it in: PCP); players without IPv6 cannot join") in said, said
+    host, code = _host_in_a(lab, tmp_path, outs[0], where, "PCP")
     assert [r.where for r in decode(code).routes] == [where]
     join = _dernier(lab, lab.rtr["B"].home_ns, tmp_path, outs[1], "join", code, "--key",
                     str(tmp_path / "k1"), "--transcript", str(tmp_path / "t1"), *COMMON)
@@ -159,15 +168,7 @@ def test_a_host_opens_its_routers_ipv6_firewall_by_upnp_where_the_router_has_no_
     home = add_ipv6(lab, "A", only=True, pcp=False)
     where = f"[{home}]:47630"
     outs = [tmp_path / "host.out", tmp_path / "join.out"]
-    host = _dernier(lab, lab.rtr["A"].home_ns, tmp_path, outs[0], "host", "--players", "2",
-                    "--hands", "1", "--port", "47630", "--no-announce",
-                    "--key", str(tmp_path / "k0"), "--transcript", str(tmp_path / "t0"),
-                    *COMMON)
-    code = _wait_for(outs[0], r"dernier join (dn1-[a-z2-7]+)", host)
-    said = outs[0].read_text()
-    assert f"done (UPnP): the Internet reaches {where}" in said, said
-    assert (f"Reachable from the Internet over IPv6 at {where} (your router's firewall lets "
-            "it in: UPnP); players without IPv6 cannot join") in said, said
+    host, code = _host_in_a(lab, tmp_path, outs[0], where, "UPnP")
     join = _dernier(lab, lab.wan, tmp_path, outs[1], "join", code, "--key",
                     str(tmp_path / "k1"), "--transcript", str(tmp_path / "t1"), *COMMON)
     _finish([host, join], outs)

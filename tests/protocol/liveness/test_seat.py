@@ -1142,6 +1142,18 @@ def test_no_abandon_while_an_awaited_seat_is_within_its_limit():
     assert said(w.advance(end)) == [vote("abandon", None)]
 
 
+def back_late():
+    """The table waits on seat 1 (its accept, ``env``, not yet sent); seat 1 drops and comes
+    ``back`` 5 s before ``stuck_ms - turn_ms``: its wait restarts with the catch-up budget and
+    ends at ``end``."""
+    bed, w = accepting()
+    env = bed.take(1, "accept")
+    back = STUCK - TURN - 5_000
+    w.status(1, "dropped", back - 100)
+    w.status(1, "back", back)
+    return bed, w, env, back, w.waits.ends(1)
+
+
 def test_no_abandon_while_an_envelope_passed_on_runs_its_censor_clock():
     """PROTOCOL.md 7.5, abandon: not while an envelope this seat delivered to the host runs its
     censor clock, or is evidence and the seat deposed the host for it less than ``try_ms``
@@ -1149,12 +1161,7 @@ def test_no_abandon_while_an_envelope_passed_on_runs_its_censor_clock():
     restarted the wait on seat 1 with the catch-up budget, so its limit and the pass of what
     the probe there shows come too late for ``stuck_ms`` to cover ``censor_ms`` after them
     (seed 902905: a stalling host woke to a quorum of abandon votes)."""
-    bed, w = accepting()  # the table waits on seat 1
-    env = bed.take(1, "accept")
-    back = STUCK - TURN - 5_000
-    w.status(1, "dropped", back - 100)
-    w.status(1, "back", back)  # its wait restarts with the catch-up budget
-    end = w.waits.ends(1)
+    bed, w, env, back, end = back_late()
     assert end < STUCK < end + 40 + CENSOR
     w.heard(end)
     assert said(w.advance(end)) == [probe(1)]
@@ -1179,12 +1186,7 @@ def test_a_seat_that_deposed_early_waits_for_the_others_to_see_the_evidence_befo
     limit and hold the evidence ``censor_ms`` later, and a depose needs their votes, so this
     seat does not vote ``abandon`` before ``limit + censor_ms + grace_ms`` (seed 2104760: it
     ended the match as stuck 6 s before the others deposed)."""
-    bed, w = accepting()  # the table waits on seat 1
-    env = bed.take(1, "accept")
-    back = STUCK - TURN - 5_000
-    w.status(1, "dropped", back - 100)
-    w.status(1, "back", back)  # its wait restarts with the catch-up budget
-    end = w.waits.ends(1)
+    bed, w, env, back, end = back_late()
     w.link_vote(1, bed.sessions[1].vote("depose", 0), back + 10)  # seat 1 urges this seat
     w.heard(back + 10)
     assert probe(1) in said(w.advance(back + 10))  # probed at once, not at its limit
