@@ -107,6 +107,7 @@ class SeatWatch:
         self.lent_to: dict[int, int] = {}  # seat fed records over a link -> the last it has
         self.urge_lent: dict[int, tuple[int, int]] = {}  # seat urging it -> (after, when) lent
         self.progress_away: int | None = None  # a progress record applied without the host
+        self.fed_check: int | None = None  # since when its stuck failover probes its feeders
         self._now = now
         for rec in records or []:
             env = rec["env"]
@@ -206,6 +207,7 @@ class SeatWatch:
             self.abandon_at = None
             if not self.host_up:  # (lent over a link: the table goes on without this seat)
                 self.progress_away = now
+                self.fed_check = None
         self.drops.back(author)
         self.answers.pop(author, None)
         self.voted = {k: v for k, v in self.voted.items()  # a vote used, or one about a
@@ -718,6 +720,8 @@ class SeatWatch:
             if self.phase == ENDED:
                 return
         if now - self._failover_base(attached) >= self.b.stuck_ms:
+            if self._fed_and_answered(attached, now):
+                return  # (fed by seats that still answer: the table may be waiting, 7.5)
             if self.phase == LOOKING:
                 self._end(rule("stuck"), "no seat of the table answers as its host: the "
                           "others may have finished the match without this seat")
@@ -740,6 +744,29 @@ class SeatWatch:
             self.next_urge = now + self.b.urge_ms
             assert self.deposing is not None
             self._emit(act.Urge(rule("urge"), target, self._depose_frame(self.deposing)))
+
+    def _fed_and_answered(self, attached: bool, now: int) -> bool:
+        """Whether a seat in failover without its host connection, lent progress records (the
+        table goes on, its host does not serve it: muted), waits on past ``stuck_ms``: while a
+        seat of the table answers its probes, up to ``2 * stuck_ms`` after the last record lent.
+        The table may be waiting on another seat whose return restarted its wait with the
+        catch-up budget, which this seat, sent nothing by its host, does not see (seed 2201144:
+        an honest muted seat ended as stuck 7 s before the table moved on, was voted ``left``
+        and ranked below the cheating host). It probes every seat of the table with an
+        address, every ``probe_every_ms``; the first answers get ``PROBE_MS``."""
+        if attached or self.phase != FAILOVER or self.progress_away is None or \
+                now - self.progress_away >= 2 * self.b.stuck_ms:
+            return False
+        if self.fed_check is None:
+            self.fed_check = now
+        for seat in sorted(self.chain.at_table):
+            if seat not in (self.me, self.chain.host) and self.has_address(seat):
+                self._probe(seat, now)
+        if now - self.fed_check < self.b.probe_ms:
+            return True  # (the first answers are due)
+        recent = now - self.b.probe_ms - self.b.probe_every_ms
+        return any(got.answered and got.at >= recent for seat, got in self.answers.items()
+                   if seat != self.chain.host)
 
     def _failover_base(self, attached: bool) -> int:
         """Whence the failover's ``stuck_ms`` counts: its start, or the last progress record
@@ -829,6 +856,10 @@ class SeatWatch:
                 self.deposing == self.chain.host
             times += [self._failover_base(attached) + self.b.stuck_ms,
                       self.target_since + self.target_for]
+            if self.fed_check is not None and self.progress_away is not None:
+                times += [at + self.b.probe_every_ms for at in self.probed_at.values()]
+                times += [self.fed_check + self.b.probe_ms,
+                          self.progress_away + 2 * self.b.stuck_ms]
             if not self.dialing:
                 times.append(self.next_dial)
             if self.phase == FAILOVER and self.round and self.round[self.k] not in (

@@ -89,7 +89,8 @@ RULES: tuple[Rule, ...] = (
          "censor_ms + grace_ms ago",
          "vote abandon, once per record, and again every revote_ms while this holds"),
     Rule("stuck", "seat", "grace_ms after its abandon vote with no record, or stuck_ms in "
-         "failover", "end the match for itself, incomplete"),
+         "failover (fed over links without its host: not while a seat answers its probes, "
+         "up to 2 * stuck_ms)", "end the match for itself, incomplete"),
     Rule("stuck-end", "every peer connected to the host, and the host",
          "the match over, its end not final (7.11), and the condition of abandon holds (the "
          "host: for stuck_ms + grace_ms, or with no other seat connected)",

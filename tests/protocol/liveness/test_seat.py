@@ -23,6 +23,7 @@ from tests.protocol.liveness import (
     GONE,
     GRACE,
     PLAIN,
+    PROBE,
     PROBE_EVERY,
     REVOTE,
     SILENCE,
@@ -1081,9 +1082,59 @@ def test_a_detached_failover_counts_stuck_ms_from_a_record_lent_to_it():
     w.record(rec, t0 + 2_000)  # lent: progress away from the host
     assert w.progress_away == t0 + 2_000
     assert ("End", "stuck") not in said(w.advance(t0 + w.b.stuck_ms))
-    assert w.deadline() <= t0 + 2_000 + w.b.stuck_ms
-    assert ("End", "stuck") not in said(w.advance(t0 + 2_000 + w.b.stuck_ms - 1))
-    assert ("End", "stuck") in said(w.advance(t0 + 2_000 + w.b.stuck_ms))
+    stuck = t0 + 2_000 + w.b.stuck_ms
+    assert w.deadline() <= stuck
+    assert ("End", "stuck") not in said(w.advance(stuck - 1))
+    # fed over a link: it asks the table first (a probe of each seat with an address)
+    assert said(w.advance(stuck)) == [probe(1)]
+    w.probe_answer(1, None, stuck + 100)  # nobody answers
+    assert w.deadline() <= stuck + PROBE
+    assert ("End", "stuck") not in said(w.advance(stuck + PROBE - 1))  # (answers are due)
+    assert ("End", "stuck") in said(w.advance(stuck + PROBE))
+
+
+def fed_in_failover():
+    """A seat in failover without its host connection, lent a progress record at ``t``."""
+    bed, w = accepting(accepted=(2,))
+    end = w.waits.ends(0)
+    w.advance(end)
+    w.probe_answer(1, None, end + 10)
+    w.advance(end + 10)
+    w.heard(end + GRACE)
+    t0 = end + GRACE
+    w.advance(t0)
+    w.disconnected(t0 + 1_000)
+    w.record(bed.put(bed.take(1, "accept")), t0 + 2_000)
+    return bed, w, t0 + 2_000
+
+
+def test_a_fed_failover_waits_on_while_a_seat_of_the_table_answers_up_to_twice_stuck_ms():
+    """A muted seat lent the table's records does not see another seat's return restart the
+    table's wait; while a seat answers its probes it waits on, at most ``2 * stuck_ms`` after
+    the last record lent (seed 2201144: it ended as stuck 7 s before the table moved on and
+    was voted ``left``, ranked below the cheating host)."""
+    bed, w, t = fed_in_failover()
+    stuck = t + w.b.stuck_ms
+    assert said(w.advance(stuck)) == [probe(1)]
+    w.probe_answer(1, (3, []), stuck + 30)  # seat 1 answers: the table is there
+    now = stuck + PROBE
+    while now < t + 2 * w.b.stuck_ms:
+        out = said(w.advance(now))
+        assert ("End", "stuck") not in out
+        if probe(1) in out:
+            w.probe_answer(1, (3, []), now + 30)
+        now = min(w.deadline(), t + 2 * w.b.stuck_ms)
+    assert said(w.advance(t + 2 * w.b.stuck_ms)) == [("End", "stuck")]
+
+
+def test_a_fed_failover_ends_once_its_probes_go_unanswered():
+    bed, w, t = fed_in_failover()
+    stuck = t + w.b.stuck_ms
+    w.advance(stuck)
+    w.probe_answer(1, (3, []), stuck + 30)
+    assert ("End", "stuck") not in said(w.advance(stuck + PROBE))
+    w.probe_answer(1, None, stuck + PROBE + 10)  # the next probe goes unanswered
+    assert ("End", "stuck") in said(w.advance(stuck + PROBE + 10))
 
 
 # ---------------------------------------------------------------------- abandon and stuck
