@@ -1061,6 +1061,20 @@ case)."""
 
 
 RUNS_CASES = {
+    # Seed 2303088 (sample at ed0628e): seat 1 left for good, host 0 stalls; seats 2 to 4
+    # deposed it (host-late) and tried seat 1, the first candidate, for its long window
+    # (turn_ms + censor_ms + try_ms after a fault), and abandoned the match before seat 2 was
+    # tried. Fix: in failover, abandon waits until a second candidate has had try_ms.
+    "abandon-waits-a-second-candidate": (
+        "no-contest",
+        "Case(seed=2303088, setup=Setup(players=5, variant='dernier', options={'match': ['han"
+        "ds', 1], 'hand_size': 5}, timers={'turn_ms': 10109, 'declare_ms': 478, 'grace_ms': 5"
+        '086}, listens=[True, True, True, True, True], speeds=None, clocks=[(-79, 281890358, '
+        '1699718141086), (-195, 548591925, 1699451477483), (98, 548598722, 1699451478706), (-'
+        '4, 655849822, 1699344087887), (-19, 331875603, 1699668049213)], constants={}), fault'
+        "s=[Hostile(at=1405, pid=1, kind='leave', target=None, until=5155), Hostile(at=11259,"
+        " pid=0, kind='stall', target=1, until=4611686018427387904)])",
+    ),
     # Seed 2201144 (sample at 23dcc81): host 0 mutes seat 4 for good; lent every record over
     # links, seat 4 played on in failover. Withholding seat 5 dropped and came back, so the
     # table's wait on it restarted with the catch-up budget and no record came for 61 s; seat

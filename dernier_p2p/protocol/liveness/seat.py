@@ -684,6 +684,9 @@ class SeatWatch:
             return  # (its probe at the limit may pass its envelope on: a lend's restart)
         if self._host_owes(now):
             return  # (the host, not the table, holds the match up: censored deposes it)
+        if self.phase == FAILOVER and now - self.failover_since < \
+                self.b.first_try_after_fault_ms + self.b.try_ms:
+            return  # (a second candidate has not had try_ms yet: the first may be gone)
         if self._verdict_coming(now):
             return  # (its timeout or left vote may yet be sequenced: that is progress)
         if self.s.finished:  # the end not final (7.11): a no_contest would change nothing

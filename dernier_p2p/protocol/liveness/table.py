@@ -83,7 +83,8 @@ RULES: tuple[Rule, ...] = (
     Rule("abandon", "every peer connected to the host, and the host",
          "no progress record for stuck_ms, every awaited seat past its limit, and (a seat, "
          "m >= 3, with a candidate) no envelope it delivered to the host within censor_ms of "
-         "its delivery, or evidence it deposed the host for less than try_ms ago or before "
+         "its delivery, or evidence it deposed the host for less than try_ms ago, or (in "
+         "failover) before a second candidate had try_ms, or before "
          "limit(X) + censor_ms + grace_ms for an awaited X whose envelope it delivered; and (a "
          "seat) no timeout or left vote of its own whose rule holds first went less than "
          "censor_ms + grace_ms ago",

@@ -1193,11 +1193,11 @@ def test_no_abandon_while_an_awaited_seat_is_within_its_limit():
     assert said(w.advance(end)) == [vote("abandon", None)]
 
 
-def back_late():
+def back_late(**budget: int):
     """The table waits on seat 1 (its accept, ``env``, not yet sent); seat 1 drops and comes
     ``back`` 5 s before ``stuck_ms - turn_ms``: its wait restarts with the catch-up budget and
     ends at ``end``."""
-    bed, w = accepting()
+    bed, w = accepting(b=budgets(**budget))
     env = bed.take(1, "accept")
     back = STUCK - TURN - 5_000
     w.status(1, "dropped", back - 100)
@@ -1225,10 +1225,15 @@ def test_no_abandon_while_an_envelope_passed_on_runs_its_censor_clock():
     assert out == failover_start("censored", 1, FIRST_TRY, 2)
     assert REVOTE < TRY
     assert vote("abandon", None) not in said(w.advance(end + 40 + CENSOR + REVOTE))
-    w.heard(end + 40 + CENSOR + TRY - 1)
-    assert vote("abandon", None) not in said(w.advance(end + 40 + CENSOR + TRY - 1))
-    w.heard(end + 40 + CENSOR + TRY)  # the candidates had try_ms: a split may be abandoned
-    assert vote("abandon", None) in said(w.advance(end + 40 + CENSOR + TRY))
+    # the first candidate has FIRST_TRY, the second try_ms: a split may be abandoned after
+    # (seed 2303088: the first candidate had left for good, and the table was abandoned
+    # before the second was tried)
+    tried = end + 40 + CENSOR + FIRST_TRY + TRY
+    for t in (end + 40 + CENSOR + TRY, tried - 1):
+        w.heard(t)
+        assert vote("abandon", None) not in said(w.advance(t))
+    w.heard(tried)
+    assert vote("abandon", None) in said(w.advance(tried))
 
 
 def test_a_seat_that_deposed_early_waits_for_the_others_to_see_the_evidence_before_abandon():
@@ -1237,7 +1242,7 @@ def test_a_seat_that_deposed_early_waits_for_the_others_to_see_the_evidence_befo
     limit and hold the evidence ``censor_ms`` later, and a depose needs their votes, so this
     seat does not vote ``abandon`` before ``limit + censor_ms + grace_ms`` (seed 2104760: it
     ended the match as stuck 6 s before the others deposed)."""
-    bed, w, env, back, end = back_late()
+    bed, w, env, back, end = back_late(unit_ms=2_000)  # (a long catch-up budget)
     w.link_vote(1, bed.sessions[1].vote("depose", 0), back + 10)  # seat 1 urges this seat
     w.heard(back + 10)
     assert probe(1) in said(w.advance(back + 10))  # probed at once, not at its limit
@@ -1245,7 +1250,8 @@ def test_a_seat_that_deposed_early_waits_for_the_others_to_see_the_evidence_befo
     assert said(w.advance(back + 50)) == [("ToHost", "pass-on", "pass", None)]
     w.heard(back + 50 + CENSOR)
     assert said(w.advance(back + 50 + CENSOR))[0] == vote("depose", 0, "censored")
-    late = max(STUCK, back + 50 + CENSOR + TRY)  # stuck, and the candidates had try_ms
+    # stuck, and a second candidate had try_ms
+    late = max(STUCK, back + 50 + CENSOR + FIRST_TRY + TRY)
     due = end + CENSOR + GRACE
     assert late < due and w.deadline() <= due
     w.heard(late)
