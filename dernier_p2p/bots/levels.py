@@ -4,14 +4,15 @@
 search bot at its default budget. A spec is a level, a bot's name (``random``,
 ``heuristic``, ``search``) or a search with its budget: ``search@200`` (worlds per decision)
 or ``search@0.25s`` (seconds per decision); ``search-tree`` is the search by ISMCTS (see
-:mod:`~dernier_p2p.bots.search`).
+:mod:`~dernier_p2p.bots.search`), ``search-close`` the search that gives close calls more
+worlds (its ``close`` option).
 """
 
 from __future__ import annotations
 
 from dernier_p2p.bots.heuristic import HeuristicBot
 from dernier_p2p.bots.random_bot import RandomBot
-from dernier_p2p.bots.search import SearchBot
+from dernier_p2p.bots.search import CLOSE, SearchBot
 from dernier_p2p.bots.view import Policy
 
 LEVELS = ("easy", "normal", "strong")
@@ -27,14 +28,15 @@ def make_bot(spec: str, seed: int) -> Policy:
         return RandomBot(seed)
     if name == "heuristic" and not at:
         return HeuristicBot(seed)
-    if name in ("search", "search-tree"):
+    if name in ("search", "search-tree", "search-close"):
         method = "tree" if name == "search-tree" else "flat"
+        extra = {"close": CLOSE} if name == "search-close" else {}
         if not at:
-            return SearchBot(seed, method=method)
+            return SearchBot(seed, method=method, **extra)
         try:
             if budget.endswith("s"):
-                return SearchBot(seed, seconds=float(budget[:-1]), method=method)
-            return SearchBot(seed, iterations=int(budget), method=method)
+                return SearchBot(seed, seconds=float(budget[:-1]), method=method, **extra)
+            return SearchBot(seed, iterations=int(budget), method=method, **extra)
         except ValueError:
             pass
     raise ValueError(

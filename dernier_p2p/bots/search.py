@@ -89,6 +89,9 @@ GREEDY = 0.7
 CONFIDENCE = 1.0
 """How many standard errors a choice must lead the default policy's own choice by, in the
 same worlds, to be made instead of it (``flat``)."""
+CLOSE = 1.0
+"""With ``close``: how many times its budget more play-outs a search may give a close call
+(a challenger ahead of the default policy's choice, but not clearly) in a duel of the two."""
 METHODS = ("flat", "tree")
 """``flat``: every choice in the same worlds, with sequential halving; ``tree``: ISMCTS."""
 
@@ -502,13 +505,18 @@ def _flat_search(
     seconds: float | None,
     horizon: int = ROLLOUT_LIMIT,
     base: int = 0,
+    close: float = 0.0,
 ) -> tuple[list[tuple[int, float]], int, int]:
     """Every option played out in the same worlds (common random numbers: the same deal of
     the hidden cards and the same random choices after the move), the weaker half dropped
     after each round (sequential halving; the ``base`` option, the default policy's own
     choice, is never dropped). Returns (visits, total) per option, the play-outs made and the
     option chosen: the one whose lead over ``base`` in the same worlds is largest, if that lead
-    stands :data:`CONFIDENCE` standard errors above nothing, else ``base``."""
+    stands :data:`CONFIDENCE` standard errors above nothing, else ``base``.
+
+    ``close``: when the budget is spent and the best challenger leads ``base`` but not by
+    enough to be chosen, up to ``close`` times the budget more play-outs go to those two alone
+    (the challenger and ``base``, in new shared worlds) before the choice is made."""
     tab = _tables(state.rules)
     k = len(options)
     visits = [0] * k
@@ -522,10 +530,9 @@ def _flat_search(
     budget = iterations if iterations is not None else 1 << 62
     per_round = budget // rounds if iterations is not None else 1 << 62
     got = [0.0] * k
-    for r in range(rounds):
-        worlds = max(1, per_round // len(alive))
-        if r == rounds - 1 and iterations is not None:
-            worlds = max(1, (budget - done) // len(alive))
+
+    def play(worlds: int) -> None:
+        nonlocal done
         for _ in range(worlds):
             if deadline is not None and done and time.perf_counter() >= deadline:
                 break
@@ -546,6 +553,30 @@ def _flat_search(
                 d = got[i] - at_base
                 lead[i] += d
                 lead_sq[i] += d * d
+
+    def choose() -> tuple[int, int, float]:
+        """The option chosen now (the challenger with the best score, if above nothing, else
+        ``base``), and the challenger with the best mean lead and that lead."""
+        best, best_score = base, 0.0
+        top, top_mean = -1, 0.0
+        for i in range(k):
+            n = visits[i]
+            if i == base or n < 2:
+                continue
+            mean = lead[i] / n
+            var = max(0.0, lead_sq[i] / n - mean * mean)
+            score = mean - CONFIDENCE * math.sqrt(var / (n - 1))
+            if top < 0 or mean > top_mean:
+                top, top_mean = i, mean
+            if score > best_score:
+                best, best_score = i, score
+        return best, top, top_mean
+
+    for r in range(rounds):
+        worlds = max(1, per_round // len(alive))
+        if r == rounds - 1 and iterations is not None:
+            worlds = max(1, (budget - done) // len(alive))
+        play(worlds)
         if deadline is not None and time.perf_counter() >= deadline:
             break
         if len(alive) > 2 and r < rounds - 1:
@@ -554,16 +585,11 @@ def _flat_search(
             if base not in keep:
                 keep.append(base)
             alive = keep
-    best, best_score = base, 0.0
-    for i in range(k):
-        n = visits[i]
-        if i == base or n < 2:
-            continue
-        mean = lead[i] / n
-        var = max(0.0, lead_sq[i] / n - mean * mean)
-        score = mean - CONFIDENCE * math.sqrt(var / (n - 1))
-        if score > best_score:
-            best, best_score = i, score
+    best, top, top_mean = choose()
+    if close > 0 and iterations is not None and best == base and top >= 0 and top_mean > 0:
+        alive = [base, top]
+        play(max(1, int(close * budget) // 2))
+        best, top, top_mean = choose()
     return [(visits[i], totals[i]) for i in range(k)], done, best
 
 
@@ -620,6 +646,9 @@ class SearchBot:
     ``iterations``: play-outs per decision (a hand played on to its end in one world after one
     choice); ``seconds``: a time limit per decision (the first reached ends the search; neither
     given: :data:`DEFAULT_ITERATIONS`). ``method``: ``flat`` or ``tree`` (module docstring).
+    ``close`` (``flat``, with an iteration budget): up to that many times the budget more
+    play-outs for a close call, a challenger ahead of the default policy's choice but not by
+    enough to be chosen, played against it alone.
     ``infer``: use what the tracker inferred of the others' hands. ``seed`` makes its choices
     reproducible: with an iteration budget the same view, after the same public states seen
     before it in the hand, gives the same move. Within a hand it remembers the faces it has
@@ -632,8 +661,12 @@ class SearchBot:
     def __init__(
         self, seed: int = 0, *, iterations: int | None = None, seconds: float | None = None,
         method: str = "flat", infer: bool = True, horizon: int = ROLLOUT_LIMIT,
+        close: float = 0.0,
     ) -> None:
         self.horizon = horizon
+        if not close >= 0:
+            raise ValueError(f"close must be zero or more, not {close!r}")
+        self.close = close
         if method not in METHODS:
             raise ValueError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
         self.method = method
@@ -685,7 +718,8 @@ class SearchBot:
         if self.method == "flat":
             base = baseline(state, seat, own_faces(state, seat, view), options)
             found, done, best = _flat_search(state, seat, belief, options, self.rng,
-                                             self.iterations, self.seconds, self.horizon, base)
+                                             self.iterations, self.seconds, self.horizon, base,
+                                             self.close)
         else:
             roots, done = _search(state, seat, belief, options, self.rng, self.iterations,
                                   self.seconds)

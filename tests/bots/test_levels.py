@@ -23,6 +23,7 @@ def test_specs_with_a_budget() -> None:
     assert isinstance(bot, SearchBot) and bot.seconds == 0.25 and bot.iterations is None
     assert make_bot("search@50", 0).method == "flat"
     assert make_bot("search-tree@50", 0).method == "tree"
+    assert make_bot("search-close@50", 0).close > 0 and make_bot("search@50", 0).close == 0
 
 
 @pytest.mark.parametrize("spec", ["hard", "search@", "search@x", "search@-3", "random@5", ""])

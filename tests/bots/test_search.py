@@ -43,9 +43,13 @@ def _bot(seed: int = 0, iterations: int = 40) -> SearchBot:
 
 
 # --------------------------------------------------------------------------- its own view only
-def test_the_same_public_state_with_other_hidden_cards_gives_the_same_decisions() -> None:
+@pytest.mark.parametrize("close", [0.0, 1.0])
+def test_the_same_public_state_with_other_hidden_cards_gives_the_same_decisions(
+    close: float,
+) -> None:
     """Two deals that differ only in what seat 0 cannot see (seat 1's hand, the pile): the
-    public states are equal, and for each seed the bot makes the same decision in both."""
+    public states are equal, and for each seed the bot makes the same decision in both (with
+    and without more worlds for close calls)."""
     rules = get_variant("dernier")
     mine = "JY 3B 5B 9B 2R"
     worlds = [
@@ -58,13 +62,14 @@ def test_the_same_public_state_with_other_hidden_cards_gives_the_same_decisions(
     assert view == worlds[1].dealer.view(b, 0)
     seen = set()
     for seed in range(6):
-        moves = [SearchBot(seed, iterations=60)(w.state, 0, w.dealer.view(w.state, 0))
+        moves = [SearchBot(seed, iterations=60, close=close)(w.state, 0,
+                                                             w.dealer.view(w.state, 0))
                  for w in worlds]
         assert moves[0] == moves[1]
         # the whole world in the view (a careless caller) changes nothing either
         everything = {x: w.dealer.face(w.state, x) for w in worlds[:1]
                       for h in w.state.hands for x in h}
-        assert SearchBot(seed, iterations=60)(a, 0, everything) == moves[0]
+        assert SearchBot(seed, iterations=60, close=close)(a, 0, everything) == moves[0]
         seen.add(moves[0])
     assert len(seen) >= 1
 
@@ -287,6 +292,28 @@ def test_budgets_are_checked_and_a_time_budget_stops_the_search() -> None:
     bot(table.state, 0, table.dealer.view(table.state, 0))
     assert bot.last is not None and bot.last.searched and bot.last.iterations >= 1
     assert bot.last.seconds < 5
+
+
+def test_close_calls_get_more_worlds_within_the_bound_and_close_is_checked() -> None:
+    """With ``close``, some decisions of a hand play more worlds than the budget, never more
+    than (1 + close) times it; without it, none plays more than the budget."""
+    with pytest.raises(ValueError, match="close"):
+        SearchBot(0, close=-1)
+    rules = get_variant("dernier", match=MatchFormat("hands", 1))
+    spent: dict[float, list[int]] = {0.0: [], 1.0: []}
+    for close, seen in spent.items():
+        for g in range(4):
+            bot = SearchBot(g, iterations=40, close=close)
+
+            def watched(state, seat, view, bot=bot, seen=seen):  # type: ignore[no-untyped-def]
+                move = bot(state, seat, view)
+                if bot.last is not None and bot.last.searched:
+                    seen.append(bot.last.iterations)
+                return move
+
+            play_match(rules, 2, [watched, HeuristicBot(g)], seed=g)
+    assert spent[0.0] and max(spent[0.0]) <= 40
+    assert max(spent[1.0]) > 40 and max(spent[1.0]) <= 80
 
 
 def test_it_beats_the_random_bot_more_often_than_not() -> None:
