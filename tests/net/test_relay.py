@@ -554,7 +554,10 @@ async def test_a_host_that_never_reads_its_calls_does_not_hold_joiners_past_the_
     from dernier_p2p.net.framing import FramedStream
     from dernier_p2p.wire.canonical import encode
 
-    monkeypatch.setattr(relay_module, "CALL_S", 0.2)
+    # (short, but not so short that a loaded machine's scheduling alone outlasts a call's
+    # send: at 0.2 s the first round's sends were cut under load, ending the registration
+    # before the buffers filled)
+    monkeypatch.setattr(relay_module, "CALL_S", 1.0)
     relay = Relay()
     token = new_token()
     refused: list[float] = []
@@ -587,7 +590,7 @@ async def test_a_host_that_never_reads_its_calls_does_not_hold_joiners_past_the_
             await control.aclose()
             nursery.cancel_scope.cancel()
     assert len(refused) > relay_module.MAX_WAITING
-    assert max(refused) < 0.2 + 5  # CALL_S and slack for a busy machine; never held for good
+    assert max(refused) < 1.0 + 5  # CALL_S and slack for a busy machine; never held for good
 
 
 def test_a_relay_call_id_is_a_positive_integer() -> None:
