@@ -1046,15 +1046,21 @@ def test_while_attached_the_failover_ends_stuck_ms_after_the_last_progress():
     assert w.phase == ENDED
 
 
-def test_a_detached_failover_ends_stuck_ms_after_it_began():
-    """(Without the host's connection, the failover's own clock alone counts.)"""
+def host_late():
+    """Seat 2 waits on the host's own accept; the host is late past its limit and a grace,
+    seat 1 unanswering: at ``t0`` seat 2 deposes it (host-late)."""
     bed, w = accepting(accepted=(2,))
     end = w.waits.ends(0)
     w.advance(end)
     w.probe_answer(1, None, end + 10)
     w.advance(end + 10)
     w.heard(end + GRACE)
-    t0 = end + GRACE
+    return bed, w, end + GRACE
+
+
+def test_a_detached_failover_ends_stuck_ms_after_it_began():
+    """(Without the host's connection, the failover's own clock alone counts.)"""
+    bed, w, t0 = host_late()
     assert said(w.advance(t0))[0] == vote("depose", 0, "host-late")
     w.record(bed.put(bed.take(1, "accept")), t0 + 1_000)
     w.heard(t0 + 1_000)
@@ -1069,13 +1075,7 @@ def test_a_detached_failover_ends_stuck_ms_after_it_began():
 def test_a_detached_failover_counts_stuck_ms_from_a_record_lent_to_it():
     """Records lent over a link while it has no host connection (7.5, ``lend``): the table
     goes on, the failover is not stuck."""
-    bed, w = accepting(accepted=(2,))
-    end = w.waits.ends(0)
-    w.advance(end)
-    w.probe_answer(1, None, end + 10)
-    w.advance(end + 10)
-    w.heard(end + GRACE)
-    t0 = end + GRACE
+    bed, w, t0 = host_late()
     assert said(w.advance(t0))[0] == vote("depose", 0, "host-late")
     w.disconnected(t0 + 1_000)
     rec = bed.put(bed.take(1, "accept"))
@@ -1095,13 +1095,7 @@ def test_a_detached_failover_counts_stuck_ms_from_a_record_lent_to_it():
 
 def fed_in_failover():
     """A seat in failover without its host connection, lent a progress record at ``t``."""
-    bed, w = accepting(accepted=(2,))
-    end = w.waits.ends(0)
-    w.advance(end)
-    w.probe_answer(1, None, end + 10)
-    w.advance(end + 10)
-    w.heard(end + GRACE)
-    t0 = end + GRACE
+    bed, w, t0 = host_late()
     w.advance(t0)
     w.disconnected(t0 + 1_000)
     w.record(bed.put(bed.take(1, "accept")), t0 + 2_000)
@@ -2266,13 +2260,7 @@ def test_a_failover_keeping_its_host_wakes_to_end_stuck_ms_after_the_last_progre
 def test_a_failover_without_its_host_wakes_to_end_stuck_ms_after_it_began():
     """Without the host connection, the failover's own clock alone counts: a progress record
     while the host was still up does not put its end off."""
-    bed, w = accepting(accepted=(2,))
-    end = w.waits.ends(0)
-    w.advance(end)
-    w.probe_answer(1, None, end + 10)
-    w.advance(end + 10)
-    w.heard(end + GRACE)
-    t0 = end + GRACE
+    bed, w, t0 = host_late()
     assert said(w.advance(t0))[0] == vote("depose", 0, "host-late")
     w.record(bed.put(bed.take(1, "accept")), t0 + 1_000)
     w.heard(t0 + 1_000)
