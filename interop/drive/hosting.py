@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 HOST_FAULTS = frozenset({"withhold-votes", "no-ready", "hold", "censor", "mute", "drop",
                          "chat", "forge-chat", "corrupt", "refuse-move"})
+SEQUENCING_FAULTS = frozenset({"chat", "forge-chat"})  # they make a record of the host's
 TURN_MOVES = ("play", "draw", "pass")
 TURNED_UP = (Phase.NAME_SUIT, Phase.PLAY)  # the first card is turned up (a J or Jolly there
 # waits for the dealer to name the suit: an idle dealer never does, and the hand is still on)
@@ -132,17 +133,22 @@ class DriveHosting(Hosting):
 
     def _after_record(self, rec: dict[str, Any], now: int) -> None:
         super()._after_record(rec, now)
-        self._cue(rec)
+        self._cue(rec, now)
 
-    def _cue(self, rec: dict[str, Any]) -> None:
-        """After each record of the scripted host: the faults whose cue now holds."""
+    def _cue(self, rec: dict[str, Any], now: int) -> None:
+        """After each record of the scripted host: the faults whose cue now holds. A host
+        fault that sequences nothing is carried out here, at its cue (through the stage's
+        pump a fast hand could end first on a loaded machine); the rest go to the pump."""
         assert self.own is not None
         stage = self.stage
         state = self.own.session.state
         for k, fault in enumerate(stage.sc.faults):
             if k not in stage.fired and cue_holds(fault.cue, state, rec["i"], stage.seat_of):
                 stage.fired.add(k)
-                stage.pending.append(fault)
+                if fault.what in HOST_FAULTS and fault.what not in SEQUENCING_FAULTS:
+                    self.fire(fault, now)
+                else:
+                    stage.pending.append(fault)
 
     def _note(self, msg: dict[str, Any]) -> None:
         """A frame of the client at the scripted host, as an event."""
