@@ -663,16 +663,17 @@ class Driver:
         """A ``present`` went to ``seat``: a stopped seat answers on for a while (4.6)."""
         node = self.node
         if node is not None and node.stopped is not None:  # (its pump may have ended)
-            node.probed(self.now())
+            node.probed(self.now(), seat)
 
     def lingering(self) -> float | None:
         """How long (s) this stopped seat still answers links with its proof (4.6), None once
         it no longer does (a probe since may have made it longer)."""
         node = self.node
-        if node is None or node.linger_until is None or node.proof is None:
+        if node is None:
             return None
-        left = (node.linger_until - self.now()) / 1000
-        return left if left > 0 else None
+        now = self.now()
+        until = node.linger_deadline(now)
+        return None if until is None else max(0.001, (until - now) / 1000)
 
     async def _probe(self, seat: int) -> None:
         node = self.node
@@ -690,6 +691,7 @@ class Driver:
             if node is not None and node.own is not None and not await links.lend(
                     self.identity, node.own.session, seat, records, self.relay):
                 self.lend_failed = True
+                node.lend_failed(seat)
         finally:
             self.lending -= 1
             if not self.lending:

@@ -444,15 +444,18 @@ class Peer:
 
     async def _linger(self) -> None:
         """A seat stopped with a proof (4.6) lends it to every seat with an address first; if
-        each lend went out, it is done (the player is not kept waiting). If one failed, it
-        answers links for ``stuck_ms`` after it stopped, and after each probe since, so that
-        seat can see the proof when it probes: it sleeps to each deadline (a probe moves it
-        on). A seat without an address learns of the proof only through a probe of a seat
+        each lend went out and every other seat but the host gives an address, it is done (the
+        player is not kept waiting). Otherwise it answers links as long as
+        :meth:`PeerNode.lingering` says (``stuck_ms`` after it stopped and after each probe
+        since; while a seat it could not lend to has not probed it, up to ``2 * stuck_ms``),
+        so that seat sees the proof when it probes: it sleeps to each deadline (a probe moves
+        it on). A seat without an address learns of the proof only through a probe of a seat
         that lingers (PROTOCOL.md 22)."""
         driver = self.driver
         if driver.lending:
             await driver.lends_done.wait()
-        if not driver.lend_failed:
+        node = driver.node
+        if not driver.lend_failed and (node is None or not node.unshown):
             return
         while (left := driver.lingering()) is not None:
             await trio.sleep(left)

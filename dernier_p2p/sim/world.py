@@ -714,7 +714,7 @@ class World:
             else:
                 shown = node.present()
             if node is not None and node.stopped is not None:
-                node.probed(target.now())
+                node.probed(target.now(), proc.pid)
             delay = max(0, self.held_until(seat, proc.pid) - self.now) + self.latency(
                 seat, proc.pid)
             if not self.refuses(seat, proc.pid):

@@ -1095,6 +1095,22 @@ RUNS_CASES = {
         " until=37203), Hostile(at=16844, pid=5, kind='withhold', target=None, until=46116860"
         '18427387904)])',
     ),
+    # Seed 2405792 (sample at 7703cd5): host 0 gives seat 2 another record 87 than seat 1,
+    # whose frames from the host are lost for 65 s and which gives no address. Seat 2 stopped
+    # on the host's next record with its own 87 as proof, lent it to nobody (no seat but the
+    # host has an address) and answered links only stuck_ms; seat 1, back with the host, found
+    # it gone at its probe and voted it `timeout` twice: ranked below the cheater. Fix: a
+    # stopped seat answers links while a seat its proof could not reach has not probed it, up
+    # to 2 * stuck_ms after it stopped (its probe then stops seat 1 on FORK).
+    "a-proof-waits-for-the-seat-it-could-not-reach": (
+        "ranked-below-cheater",
+        "Case(seed=2405792, setup=Setup(players=3, variant='originale', options={'match': ['h"
+        "ands', 1], 'hand_size_range': [2, 3]}, timers={'turn_ms': 17844, 'declare_ms': 600, "
+        "'grace_ms': 6753}, listens=[True, False, True], speeds=None, clocks=[(-990, 83991111"
+        '9, 1699160159822), (-782, 144491424, 1699855568078), (-3405, 567601148, 169943233021'
+        '2)], constants={}), faults=[OneWay(at=9123, src=0, dst=1, until=73867), Hostile(at=7'
+        "521, pid=0, kind='equivocate', target=2, until=11271)])",
+    ),
 }
 """Cases found after seats answered a run of deals at once (PROTOCOL.md 15): replayed so."""
 

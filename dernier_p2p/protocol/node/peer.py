@@ -104,6 +104,8 @@ class PeerNode:
         self.proof: dict[str, Any] | None = None  # the record that proves the stop (4.6)
         self.shown_heads: set[int] = set()  # own records shown after a FORK refusal (4.6)
         self.linger_until: int | None = None  # links answered until then, once stopped
+        self.stopped_at: int | None = None
+        self.unshown: set[int] = set()  # seats a stopped seat's proof has not reached (4.6)
         self.ended: str | None = None
         self.said_done = False
         self.last_sent = now
@@ -432,10 +434,20 @@ class PeerNode:
     def present(self) -> tuple[int, list[dict[str, Any]], dict[str, Any] | None, int | None]:
         """What a ``present`` answer says of this seat: its last record, its envelopes sent to
         the host and not yet in a record (oldest first), its proof (4.6) or None, and the first
-        record it applied from a link since the last one its host sent it, or None."""
-        assert self.own is not None
-        pending = [self.own.unsequenced[n] for n in sorted(self.own.unsequenced)]
-        return self.own.last, pending, self.proof, self.lent
+        record it applied from a link since the last one its host sent it, or None.
+
+        A seat with no proof of its own whose host refused a head it signed shows the record
+        at the highest such head (4.6, "A head refused"): a prober that gives no address, which
+        the head was never lent to, finds the fork there. The highest, as a host that forked
+        this seat refuses every envelope after the fork, the latest too, while an early head it
+        refused falsely would be a record every seat holds."""
+        own = self.own
+        assert own is not None
+        pending = [own.unsequenced[n] for n in sorted(own.unsequenced)]
+        proof = self.proof
+        if proof is None and self.shown_heads:
+            proof = own.records[max(self.shown_heads)]
+        return own.last, pending, proof, self.lent
 
     def from_link(self, seat: int, rec: Any, now: int) -> None:
         """A record that came over a link from ``seat``: lent (a ``rec`` frame), or the proof
@@ -501,16 +513,49 @@ class PeerNode:
             for rec in sorted(due, key=lambda r: r["i"]):
                 self.from_link(seat, rec, now)
 
-    def probed(self, now: int) -> None:
-        """This stopped seat answered a probe at ``now``: it goes on answering for
-        ``stuck_ms`` after it (4.6)."""
+    def probed(self, now: int, seat: int | None = None) -> None:
+        """This stopped seat answered a probe of ``seat`` at ``now`` (its ``present`` held
+        the proof): it goes on answering for ``stuck_ms`` after it, and no longer waits for
+        that seat (4.6)."""
         if self.linger_until is not None and self.own is not None:
             self.linger_until = max(self.linger_until, now + self._budgets().stuck_ms)
+            self.unshown.discard(seat)  # type: ignore[arg-type]
+
+    def lend_failed(self, seat: int) -> None:
+        """A lend of this stopped seat's proof did not reach ``seat``: it waits for that
+        seat's probe as for one with no address (4.6)."""
+        if self.proof is not None and seat in self.own_table_seats():
+            self.unshown.add(seat)
+
+    def own_table_seats(self) -> set[int]:
+        """The other seats at the table but the host."""
+        own = self.own
+        if own is None:
+            return set()
+        chain = own.session.chain
+        return set(chain.at_table) - {own.seat, chain.host}
 
     def lingering(self, now: int) -> bool:
-        """Whether this seat, stopped with a proof, still answers links at ``now``."""
-        return self.proof is not None and self.linger_until is not None and \
-            now < self.linger_until
+        """Whether this seat, stopped with a proof, still answers links at ``now``: for
+        ``stuck_ms`` after it stopped and after each probe it answered since, and while a seat
+        its proof did not reach (it gives no address, or the lend failed) has not probed it,
+        until ``2 * stuck_ms`` after it stopped (4.6)."""
+        if self.proof is None or self.linger_until is None:
+            return False
+        if now < self.linger_until:
+            return True
+        return bool(self.unshown) and self.stopped_at is not None and \
+            now < self.stopped_at + 2 * self._budgets().stuck_ms
+
+    def linger_deadline(self, now: int) -> int | None:
+        """When :meth:`lingering` next changes (a probe may move it on), None when it is
+        false at ``now``."""
+        if not self.lingering(now):
+            return None
+        assert self.linger_until is not None
+        if self.unshown and self.stopped_at is not None:
+            return max(self.linger_until, self.stopped_at + 2 * self._budgets().stuck_ms)
+        return self.linger_until
 
     # ------------------------------------------------------------------ as a host
     def host_frame(self, seat: int, msg: dict[str, Any], now: int) -> None:
@@ -746,6 +791,9 @@ class PeerNode:
         if proof is None:
             return
         self.proof = proof
+        players = self.own.session.table_body["players"] if self.own is not None else []
+        self.unshown = {seat for seat in self.own_table_seats()
+                        if players[seat]["listen"] is None}
         self._lend_to_all(lent)
 
     def _lend_to_all(self, records: list[dict[str, Any]]) -> None:
@@ -783,6 +831,7 @@ class PeerNode:
         """A record this seat refuses: the match stops for it (the host is told); it answers
         links ``stuck_ms`` more (it may have a proof to show, 4.6)."""
         self.stopped = exc
+        self.stopped_at = now
         self.linger_until = now + self._budgets().stuck_ms
         self.out.append(fx.Stopped(exc))
         if self.up:

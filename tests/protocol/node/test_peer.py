@@ -388,6 +388,89 @@ def test_a_proof_goes_to_the_seats_with_an_address_only():
     assert stops(out) == [("BAD_SIGNATURE", HOST)] and lends(out) == []  # seat 1: no address
 
 
+def test_a_proof_a_seat_without_an_address_could_not_be_lent_is_shown_until_it_probes():
+    """Seat 1 gives no address, so the proof is lent to nobody: seat 2 answers links beyond
+    ``stuck_ms``, up to ``2 * stuck_ms`` after it stopped, until seat 1 has probed it once
+    (its ``present`` carried the proof); then for ``stuck_ms`` after that probe."""
+    bed = Bed.opened(listen=(True, False, True))
+    bed.accept(0, 1, 2)
+    node = node_of(bed, 2, 2)
+    node.from_host({"k": "rec", "rec": forged(bed, 2)}, 1_000)
+    run(node, 1_000)
+    stuck = node._budgets().stuck_ms
+    assert node.unshown == {1}
+    assert node.lingering(1_000 + stuck) and node.lingering(1_000 + 2 * stuck - 1)
+    assert not node.lingering(1_000 + 2 * stuck)
+    assert node.linger_deadline(1_000 + stuck) == 1_000 + 2 * stuck
+    node.probed(1_000 + stuck + 5, 0)  # (not a seat it waits for: the host)
+    assert node.unshown == {1}
+    node.probed(1_000 + stuck + 10, 1)
+    assert node.unshown == set()
+    end = 1_000 + 2 * stuck + 10
+    assert node.lingering(end - 1) and not node.lingering(end)
+    assert node.linger_deadline(end - 1) == end and node.linger_deadline(end) is None
+
+
+def test_a_failed_lend_of_the_proof_waits_for_that_seats_probe(table: Bed):
+    node = node_of(table, 2, 3)
+    node.lend_failed(1)  # (not stopped: nothing to wait for)
+    assert node.unshown == set()
+    node.from_link(1, forged(table, 3), 1_000)
+    run(node, 1_000)
+    stuck = node._budgets().stuck_ms
+    assert node.unshown == set() and not node.lingering(1_000 + stuck)
+    node.lend_failed(7)  # (no such seat)
+    node.lend_failed(HOST)
+    assert node.unshown == set()
+    node.lend_failed(1)
+    assert node.unshown == {1} and node.lingering(1_000 + stuck)
+
+
+def test_present_shows_the_highest_head_the_host_refused_while_no_proof_of_its_own(
+    table: Bed,
+) -> None:
+    """A seat with no proof whose host refused heads it signed (FORK) shows the record at the
+    highest of them in its ``present``: a prober with no address, never lent it, finds a fork
+    there. A proof of its own comes first."""
+    node = node_of(table, 2, 3)
+    node.send_own(node.own.session.ack(), 10)  # echoes record 2
+    node.take()
+    error = {"k": "error", "code": "FORK", "detail": "a head it does not hold"}
+    node.from_host(error, 20)
+    assert node.present()[2] is table.records[2]
+    node.from_host({"k": "rec", "rec": table.records[3]}, 30)
+    run(node, 30)
+    node.send_own(node.own.session.ack(), 31)  # echoes record 3 (record 2's ack is pending)
+    node.take()
+    node.from_host(error, 40)
+    node.from_host(error, 41)
+    assert node.shown_heads == {2, 3} and node.present()[2] is node.own.records[3]
+    node.from_host({"k": "rec", "rec": unsigned(table.records[4])}, 50)
+    run(node, 50)
+    assert node.stopped is not None and node.proof is None  # (a fault no record proves)
+    assert node.present()[2] is node.own.records[3]
+
+
+def test_a_fork_shown_in_present_stops_a_prober_with_no_address():
+    """The host sent seat 2 another record 2 than seat 1, which gives no address: seat 2's
+    head refused cannot be lent to it, but seat 1's probe finds it in seat 2's ``present``
+    and stops on the fork, naming the host."""
+    bed = Bed.opened(listen=(True, False, True))
+    bed.accept(0, 1, 2)
+    bed.put(bed.take(0, "coin_commit"))
+    other = second(bed, 3)
+    two = node_of(bed, 2, 3)
+    two.from_host({"k": "rec", "rec": other}, 10)
+    run(two, 10)
+    two.send_own(two.own.session.ack(), 11)
+    two.take()
+    two.from_host({"k": "error", "code": "FORK", "detail": "a head it does not hold"}, 20)
+    assert lends(two.take()) == []  # nobody to lend it to
+    one = node_of(bed, 1, 4)
+    one.probe_answer(2, two.present(), 30)
+    assert stops(run(one, 30)) == [("FORK", HOST)]
+
+
 def test_a_stopped_seat_takes_nothing_more_from_links_and_lends_nothing(table: Bed):
     node = node_of(table, 2, 3)
     node.from_link(1, forged(table, 3), 10)
