@@ -740,13 +740,21 @@ class Driver:
             return
         stream.max_frame = hs.MAX_SEAT_FRAME  # one envelope or record a frame (4.1)
         conn = ConnIO(seat, stream, address, self.send_queue_bytes, BEAT_MS / 1000)
-        old = self.seat_conns.get(seat)
-        self.seat_conns[seat] = conn
-        if old is not None:
-            old.kill()
         if have is None and self.on_lobby is not None:
             self.on_lobby("join", seat, getattr(opening, "name", ""))
-        full = await self.call(lambda node, now: node.host.joined(seat, have, now))
+
+        def join(node: PeerNode, now: int) -> bool:
+            # the connection takes the seat's frames from the event that welcomes it on: the
+            # frames of the events before it (a `ready`, a record) go to the old one, so that
+            # nothing comes before the welcome on the new one
+            self._effects(node.take())
+            old = self.seat_conns.get(seat)
+            self.seat_conns[seat] = conn
+            if old is not None:
+                old.kill()
+            return bool(node.host.joined(seat, have, now))
+
+        full = await self.call(join)
         if full and have is None and self.on_full is not None:
             self.on_full()
         log.info("seat %d connected from %s", seat, address)

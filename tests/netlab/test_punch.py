@@ -127,7 +127,10 @@ def test_symmetric_joiners_joining_a_port_restricted_host_at_once_all_connect_di
         text = out.read_text()
         assert f"connected directly at {a_wan}:" in text and "birthday punch" in text, text
     log = outs[1].read_text()
-    assert log.count("(hole punched, birthday punch") == len(homes), log
+    # every one punched: by the birthday punch, or now and then by the plain punch, when the
+    # joiner's router happened to give its connection to the host the port the relay saw
+    assert log.count("(hole punched") == len(homes), log
+    assert log.count("(hole punched, birthday punch") >= len(homes) - 1, log
     # they ran at once: the second started before the first ended (one at a time, the old
     # limit, it would have been refused; a third may come after, as joiners arrive on a
     # loaded machine)
