@@ -5,6 +5,7 @@ cannot either (the seat's proof, lent over links, stops every seat naming the ho
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -188,7 +189,16 @@ class LendLost(Peer):
         self.driver.serve_links_on = lambda: None  # type: ignore[method-assign]
 
 
-@pytest.mark.parametrize("delivery", ["lent", "shown"])
+class NoAddress(Peer):
+    """An honest seat that gives no address (no ``listen``): nothing is lent to it, so it sees
+    another seat's proof only as the ``proof`` of a ``present`` it asks for, from a seat that
+    lingers until the seats it could not lend to have probed it (4.6)."""
+
+    def __init__(self, key: Any, address: Any, agent: Any, config: Any) -> None:
+        super().__init__(key, address, agent, replace(config, listen=None))
+
+
+@pytest.mark.parametrize("delivery", ["lent", "shown", "no-address"])
 @pytest.mark.parametrize("how", ["forged", "second"])
 async def test_a_record_the_host_shows_one_seat_only_stops_every_seat_naming_it(
     tmp_path: Path, how: str, delivery: str,
@@ -197,8 +207,9 @@ async def test_a_record_the_host_shows_one_seat_only_stops_every_seat_naming_it(
     an index in play that no other seat gets (an envelope its author never signed, or a second
     record for the index): seat 1 stops on it naming the host and keeps the evidence; the
     other seats get it from seat 1, lent at once over a link (or, their lends lost, as the
-    proof of its ``present`` when they probe it at its limit), and stop on it naming the host
-    too, with that record as their evidence. No record times seat 1 out or takes it off."""
+    proof of its ``present`` when they probe it at its limit, as when they give no address and
+    nothing can be lent to them), and stop on it naming the host too, with that record as their
+    evidence. No record times seat 1 out or takes it off."""
     stops: dict[int, ProtocolError] = {}
 
     async def until_the_seats_stop(table: Any) -> None:
@@ -212,7 +223,8 @@ async def test_a_record_the_host_shows_one_seat_only_stops_every_seat_naming_it(
         for scope in table.scopes.values():
             scope.cancel()
 
-    peers = {2: LendLost, 3: LendLost} if delivery == "shown" else None
+    peers = {"shown": {2: LendLost, 3: LendLost},
+             "no-address": {2: NoAddress, 3: NoAddress}}.get(delivery)
     timers = Timers(turn_ms=1_000, declare_ms=30, grace_ms=1_000)
     table = await play(tmp_path, 4, host_cls=showing(how), peer_cls=peers, listen=True,
                        timers=timers, watch=until_the_seats_stop, limit=60)
