@@ -94,6 +94,10 @@ def notice_line(n: Notice, names: list[str], me: int | None, host: int | None) -
             return f"Looking for the seat that hosts the table now (up to {secs} s)…"
         case "ended":
             return f"The match ends here for this seat: {n.detail}."
+        case "showing-proof":
+            return (f"The match is stopped: {n.detail}. This seat keeps answering the other "
+                    f"seats for up to {secs} s, so that those it could not reach see the proof "
+                    f"when they ask (Ctrl-C leaves now).")
     return None
 
 
@@ -310,3 +314,6 @@ class Narrator:
         self.flush()
         async for _ in seat.follow(self._records):
             self.flush()
+        while seat.stopped is not None and not getattr(seat, "over", False):
+            self.flush()  # a seat stopped on a proof may show it a while (4.6): say so
+            await seat.changed.wait()

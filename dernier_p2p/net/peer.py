@@ -457,8 +457,12 @@ class Peer:
         node = driver.node
         if not driver.lend_failed and (node is None or not node.unshown):
             return
-        while (left := driver.lingering()) is not None:
+        left = driver.lingering()
+        if left is not None and driver.me is not None and driver.stopped is not None:
+            driver.me.note("showing-proof", None, round(left * 1000), str(driver.stopped))
+        while left is not None:
             await trio.sleep(left)
+            left = driver.lingering()
 
     async def _end_as_host(self) -> None:
         """This seat hosted the end of the match: it waits for the seats' ``done``."""

@@ -101,8 +101,9 @@ class Presence:
 class Notice:
     """What the liveness core tells the player (a ``Note`` action): ``kind`` ("host-lost",
     "reconnected", "failover", "trying", "new-host", "taking-over", "hosting", "step-back",
-    "looking", "ended"), about ``seat``, with ``ms`` (how long, when it says) from ``at`` (trio
-    time in seconds)."""
+    "looking", "ended"; and "showing-proof", from the seat's network side, when it stopped on
+    a proof and keeps answering links, ``detail`` the fault), about ``seat``, with ``ms`` (how
+    long, when it says) from ``at`` (trio time in seconds)."""
 
     kind: str
     seat: int | None

@@ -17,6 +17,7 @@ from dernier_p2p.cli.follow import (
 )
 from dernier_p2p.net.seat import LocalSeat, Notice, Presence
 from dernier_p2p.protocol.envelope import genesis_hash, sign_envelope
+from dernier_p2p.protocol.errors import ProtocolError
 from dernier_p2p.protocol.local import LocalTable, play_round
 from dernier_p2p.protocol.node.own import OwnSeat
 from dernier_p2p.protocol.sequencer import Sequencer
@@ -73,6 +74,10 @@ def test_what_the_liveness_core_tells_is_worded_for_the_player() -> None:
     assert line("ended", None, 0, "no seat took over as host") == (
         "The match ends here for this seat: no seat took over as host.")
     assert line("hosting", 1) is None  # the host change's own line says it
+    assert line("showing-proof", None, 240_000, "FORK (seat 0): two records for index 87") == (
+        "The match is stopped: FORK (seat 0): two records for index 87. This seat keeps "
+        "answering the other seats for up to 240 s, so that those it could not reach see the "
+        "proof when they ask (Ctrl-C leaves now).")
 
 
 def test_the_countdown_counts_down_and_stops_at_zero() -> None:
@@ -156,6 +161,30 @@ async def test_a_drop_is_told_at_once_though_no_record_follows(
         await trio.sleep(1)
         assert lines[1:] == ["Bea is back."]
         nursery.cancel_scope.cancel()
+
+
+async def test_a_seat_stopped_on_a_proof_tells_why_it_keeps_answering_until_it_closes(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """The seat stopped on the host's fault and keeps answering links (4.6): the narrator goes
+    on past the last record, tells that notice as it comes, and ends when the seat closes."""
+    lines: list[str] = []
+    seat = _seat_of_ann()
+    seat.own.stopped = ProtocolError("FORK", 2, "two records for index 3")
+    narrator = Narrator(lines.append, [], colour=False, progress=False)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(narrator.follow, seat)
+        await trio.sleep(1)
+        seat.note("showing-proof", None, 60_000, str(seat.stopped))
+        await trio.sleep(1)
+        assert lines == [
+            f"The match is stopped: {seat.stopped}. This seat keeps answering the other seats "
+            "for up to 60 s, so that those it could not reach see the proof when they ask "
+            "(Ctrl-C leaves now)."]
+        seat.close()
+        with trio.fail_after(1):
+            while nursery.child_tasks:
+                await trio.sleep(0.1)
 
 
 def test_a_seat_rebuilt_from_a_new_hosts_records_is_told_from_where_the_chains_part() -> None:

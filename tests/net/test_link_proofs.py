@@ -247,6 +247,10 @@ async def test_a_record_the_host_shows_one_seat_only_stops_every_seat_naming_it(
         verdict = check_records(got[seat])
         assert not verdict.ok and verdict.seat == 0, (seat, verdict)
     assert got[2][-1] == got[3][-1] == shown
+    # seat 1 tells its player that it keeps answering, and why, when it must wait for probes
+    told = [n for n in table.peers[1].driver.me.notices if n.kind == "showing-proof"]
+    assert len(told) == (0 if delivery == "lent" else 1), told
+    assert all(str(stops[1]) == n.detail and n.ms > 0 for n in told)
     for seat in range(4):
         out = [r["env"]["body"] for r in got[seat] if r["env"]["body"]["type"] in
                ("timeout", "left")]
