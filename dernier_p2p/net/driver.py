@@ -527,21 +527,22 @@ class Driver:
         except (*DROPPED, hs.NetError, FrameError, trio.TooSlowError) as exc:
             code, detail = getattr(exc, "code", ""), str(exc)
         else:
-            await self._upstream(host, stream, seat, last)
+            await self._upstream(host, stream, seat, last, have)
             return
         if stream is not None:
             await trio.aclose_forcefully(stream)
         log.info("seat %s: resume with seat %d failed: %s %s", self._seat(), host, code, detail)
         self.post(lambda node, now: node.dial_failed(host, now, code, detail))
 
-    async def _upstream(self, host: int, stream: FramedStream, seat: int, last: int) -> None:
-        """Run a welcomed connection to the host until it ends."""
+    async def _upstream(self, host: int, stream: FramedStream, seat: int, last: int,
+                        have: int | None = None) -> None:
+        """Run a welcomed connection to the host (a resume's: ``have``) until it ends."""
         conn = ConnIO(fx.UP, stream, f"host {host}", self.send_queue_bytes, BEAT_MS / 1000)
         old, self.up = self.up, conn
         if old is not None:
             old.kill()
         self.resumes += 1
-        self.post(lambda node, now: node.welcomed(host, seat, last, now))
+        self.post(lambda node, now: node.welcomed(host, seat, last, now, have))
         try:
             with conn.scope:
                 async with trio.open_nursery() as nursery:

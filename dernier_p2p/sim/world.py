@@ -87,6 +87,7 @@ class Conn:
     reset: bool = False  # reset: everything in flight is lost
     attached: bool = True  # the seat side holds it (a dial's: once its welcome came)
     dial: dict[str, Any] | None = None  # the dial that opened it (its state)
+    have: int | None = None  # the last record its resume named
     pipes: dict[int, deque[Any]] = field(default_factory=dict)  # dst -> frames in flight
     last_sent: dict[int, int] = field(default_factory=dict)  # src -> last send time on it
     beat_check: dict[int, int] = field(default_factory=dict)  # src -> pending beat check time
@@ -497,7 +498,7 @@ class World:
                 if not self._attach(seat_proc, conn):
                     return
                 seat_proc.node.welcomed(conn.host_proc, frame["seat"], frame.get("last", -1),
-                                        seat_proc.now())
+                                        seat_proc.now(), conn.have)
                 return
             if seat_proc.up is not conn:
                 return
@@ -651,7 +652,7 @@ class World:
                 return
             self._conn_numbers += 1
             conn = Conn(self._conn_numbers, proc.pid, target.pid, got, attached=False,
-                        dial=state)
+                        dial=state, have=have)
             state["conn"] = conn
             self.conns[conn.number] = conn
             old = target.seat_conns.get(got)

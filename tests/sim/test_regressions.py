@@ -1111,6 +1111,25 @@ RUNS_CASES = {
         '2)], constants={}), faults=[OneWay(at=9123, src=0, dst=1, until=73867), Hostile(at=7'
         "521, pid=0, kind='equivocate', target=2, until=11271)])",
     ),
+    # Seed 2502720 (sample at 5cfbe7e): no cheater. Seat 3, in failover, resumed with seat 1
+    # (a candidate) naming record 90, then took records 91 and 92 from host 0 again before
+    # seat 1's welcome (last 90) came; it forwarded both, seat 1 refused them with error
+    # frames, and seat 3 took the first for a refusal of its ack, signing its move at the
+    # ack's counter. Host 0 had sequenced the ack: its record took the move's place in seat
+    # 3's books, the move was never sent again, and the others timed seat 3 out. Fix: a new
+    # host is forwarded records up to the resume's have only, and a record of another own
+    # envelope than the one held for its counter has those held signed again after it.
+    "an-error-about-a-forwarded-record-loses-no-move": (
+        "verdict",
+        "Case(seed=2502720, setup=Setup(players=4, variant='dernier', options={'match': ['han"
+        "ds', 1], 'hand_size': 4}, timers={'turn_ms': 19987, 'declare_ms': 391, 'grace_ms': 5"
+        '424}, listens=[True, True, True, True], speeds=[1.48, 1.92, 0.87, 0.83], clocks=[(11'
+        '8, 136513634, 1699863493490), (-164, 811482247, 1699188586802), (-41, 916713043, 169'
+        '9083217305), (-95, 96759247, 1699903303056)], constants={}), faults=[Freeze(at=5989,'
+        ' pid=0, until=13220), Latency(at=1926, a=1, b=3, latency_ms=327, jitter_ms=67, until'
+        '=31926), Kill(at=11509, pid=2, until=16472, clean=False), Partition(at=7267, group=('
+        '1, 2, 3), until=21976)])',
+    ),
 }
 """Cases found after seats answered a run of deals at once (PROTOCOL.md 15): replayed so."""
 

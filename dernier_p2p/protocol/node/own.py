@@ -308,11 +308,39 @@ class OwnSeat:
         if env["seat"] != self.seat and env["body"]["type"] != "ack":
             self.unechoed = True
         if env["seat"] == self.seat:
-            self.unsequenced.pop(env["n"], None)
+            held = self.unsequenced.pop(env["n"], None)
             if env["body"].get("type") == "move":
                 self.in_flight = False
+            if held is not None and held["sig"] != env["sig"]:
+                out = out + self._sign_after(env["n"], held)
         self._pacing(record)
         self._finality(record)
+        return out
+
+    def _sign_after(self, n: int, held: dict[str, Any]) -> list[dict[str, Any]]:
+        """Another envelope of this seat's took counter ``n`` in a record, not ``held``, the
+        one it holds for ``n`` now (an ``error`` frame about another frame was taken for the
+        refusal of the envelope the record carries, and what followed it was signed again
+        from its counter): ``held`` and those after it can never be sequenced at their
+        counters, so they are signed again after the record, a move only if still legal (else
+        it is dropped and the player asked again, as after a host change). Returns them, to
+        send."""
+        if self.seat is None:
+            return []
+        later = [held, *(self.unsequenced.pop(k) for k in sorted(self.unsequenced) if k > n)]
+        head = self.session.count - 1
+        view = self.session.view
+        bodies = []
+        for env in later:
+            body = env["body"]
+            if body.get("type") == "move":
+                face = view.get(body["slot"]) if body.get("move") == "play" else None
+                if not self.session.legal_at(head, self.seat, body, face):
+                    self.in_flight = False
+                    continue
+            bodies.append(body)
+        out = self.session.sign_again(bodies)
+        self.unsequenced.update({e["n"]: e for e in out})
         return out
 
     def _pacing(self, record: dict[str, Any]) -> None:

@@ -214,9 +214,13 @@ class PeerNode:
             self.out.extend(self.host.take())
 
     # ------------------------------------------------------------------ as a seat: the host
-    def welcomed(self, host: int, seat: int, last: int, now: int) -> None:
+    def welcomed(self, host: int, seat: int, last: int, now: int,
+                 have: int | None = None) -> None:
         """A resume with seat ``host`` as host was welcomed (seat ``seat``, its last record
-        ``last``); a joiner's welcome comes before the node exists."""
+        ``last``); a joiner's welcome comes before the node exists. ``have``: the last record
+        the resume named (None: this seat's last now); a new host that lacks records is sent
+        those up to it, which is what it expects (4.4): records taken since, from another
+        host, are not."""
         self._now = now
         assert self.own is not None and self.watch is not None
         if seat != self.own.seat:
@@ -248,7 +252,8 @@ class PeerNode:
             self._leave_stale_host(host, now)
             return
         if last < mine:  # a new host lacks records: they go first (4.4)
-            for rec in self.own.records[last + 1 :]:
+            upto = mine if have is None else min(mine, have)
+            for rec in self.own.records[last + 1 : upto + 1]:
                 self._to_host({"k": "rec", "rec": rec}, now)
         self.catch_to = last
         self.caught_up = len(self.own.records) > last

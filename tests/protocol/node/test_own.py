@@ -65,6 +65,44 @@ def test_a_refused_ack_is_dropped_and_the_envelopes_after_it_signed_again():
     assert own.refused("OUT_OF_ORDER", "the move sent before") == []  # (its stale error)
 
 
+def test_a_record_of_the_envelope_taken_for_refused_has_what_followed_it_signed_again():
+    """(4.3) An error frame about another frame (a forwarded record the host did not expect)
+    is taken for the refusal of the seat's lowest envelope, its ack: the move is signed again
+    at the ack's counter. The host had sequenced the ack: when its record comes, the move is
+    signed again after it and sent, still in flight (seed 2502720: the record took the move's
+    place in the seat's books, and the seat waited on a move that was never to come, until
+    the others timed it out)."""
+    bed = Bed.dealt()
+    mover = to_act(bed.sessions[0].state)
+    own = _own(bed, mover)
+    ack = own.session.ack()
+    move = own.session.intend(own.session.legal()[0])
+    own.sent(ack)
+    own.sent(move)
+    own.in_flight = True
+    again = own.refused("UNEXPECTED", "unexpected frame 'rec'")
+    assert again[0]["n"] == ack["n"] and again[0]["body"] == move["body"]
+    rec = bed.t.sequence(ack)
+    out = own.apply(rec, rec["t"])
+    moves = [e for e in out if e["body"] == move["body"]]
+    assert [e["n"] for e in moves] == [ack["n"] + 1] and moves[0]["head"] != move["head"]
+    assert own.unsequenced == {ack["n"] + 1: moves[0]} and own.in_flight
+
+
+def test_a_record_of_the_envelope_held_for_its_counter_signs_nothing_again():
+    bed = Bed.dealt()
+    mover = to_act(bed.sessions[0].state)
+    own = _own(bed, mover)
+    ack = own.session.ack()
+    move = own.session.intend(own.session.legal()[0])
+    own.sent(ack)
+    own.sent(move)
+    rec = bed.t.sequence(ack)
+    out = own.apply(rec, rec["t"])
+    assert all(e["body"] != move["body"] for e in out)
+    assert own.unsequenced == {move["n"]: move}
+
+
 def test_a_duplicate_refusal_changes_nothing_in_flight():
     """(4.3) DUPLICATE is the host refusing an envelope it holds already (another seat passed
     it on, then the seat sent it again after a resume): the seat's ack and move in flight stay

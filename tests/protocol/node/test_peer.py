@@ -614,6 +614,21 @@ def test_frames_of_a_closed_host_connection_are_ignored_not_a_gap_to_blame(table
     assert stops(out) == [] and node.own.last == 6 and node.caught_up
 
 
+@pytest.mark.parametrize("have", [4, None])
+def test_a_new_host_is_forwarded_the_records_up_to_the_resumes_have(table: Bed, have):
+    """Seat 2 resumed with seat 1, a candidate, naming record 4, and took records 5 and 6 from
+    its old host meanwhile: seat 1's welcome (last 2) gets records 3 and 4 forwarded, what it
+    expects (4.4), not 5 and 6, which it would refuse with error frames (seed 2502720: the
+    seat took them for refusals of its own envelopes). Without a ``have``, all it holds."""
+    node = node_of(table, 2, 7)
+    node.closed(5)
+    node.take()
+    node.welcomed(1, 2, 2, 10, have)
+    sent = [e.frame["rec"]["i"] for e in node.take()
+            if isinstance(e, fx.Send) and e.frame.get("k") == "rec"]
+    assert sent == ([3, 4] if have is not None else [3, 4, 5, 6])
+
+
 def test_a_stopped_seat_votes_probes_and_acks_no_more(table: Bed):
     """Its rules would probe seat 1 at its limit (and vote on it after); stopped on a forged
     record, the seat does nothing more: its votes could be counted against a seat by a host
