@@ -83,7 +83,9 @@ def test_a_symmetric_nat_and_a_port_restricted_one_meet_by_a_birthday_punch(
     host, join = _match(lab, tmp_path)
     a_wan = lab.rtr["A"].wan_ip
     assert f"connected directly at {a_wan}:" in join and "birthday punch" in join, join
-    assert "(hole punched, birthday punch" in host, host
+    # the host's side of the same connection: its birthday punch's, or (on a loaded machine)
+    # its plain punch's socket, let in by one of the joiner's guesses
+    assert "(hole punched" in host and "birthday punch toward" in host, host
     # The relay met them and forwarded nothing of the match: at most the host's challenge.
     assert set(_forwarded(tmp_path)) <= {"challenge"}, _forwarded(tmp_path)
 
@@ -131,13 +133,14 @@ def test_symmetric_joiners_joining_a_port_restricted_host_at_once_all_connect_di
     # joiner's router happened to give its connection to the host the port the relay saw
     assert log.count("(hole punched") == len(homes), log
     assert log.count("(hole punched, birthday punch") >= len(homes) - 1, log
-    # they ran at once: the second started before the first ended (one at a time, the old
-    # limit, it would have been refused; a third may come after, as joiners arrive on a
-    # loaded machine)
+    # they ran at once: at some moment two were running (one at a time, the old limit, the
+    # second would have been refused; on a loaded machine the joiners may arrive apart)
     lines = [line for line in log.splitlines() if "birthday punch toward" in line]
-    starts = [i for i, line in enumerate(lines) if "opens," in line]
-    ends = [i for i, line in enumerate(lines) if "tried:" in line]
-    assert len(starts) == len(homes) and starts[1] < ends[0], lines
+    running, most = 0, 0
+    for line in lines:
+        running += 1 if "opens," in line else -1 if "tried:" in line else 0
+        most = max(most, running)
+    assert sum("opens," in line for line in lines) == len(homes) and most >= 2, lines
     assert len(seated) == len(homes)
 
 

@@ -528,8 +528,10 @@ class PeerNode:
 
     def lend_failed(self, seat: int) -> None:
         """A lend of this stopped seat's proof did not reach ``seat``: it waits for that
-        seat's probe as for one with no address (4.6)."""
-        if self.proof is not None and seat in self.own_table_seats():
+        seat's probe as for one with no address (4.6), if it gives an address itself."""
+        own = self.own
+        if self.proof is not None and own is not None and seat in self.own_table_seats() and \
+                own.session.table_body["players"][own.seat]["listen"] is not None:
             self.unshown.add(seat)
 
     def own_table_seats(self) -> set[int]:
@@ -797,8 +799,10 @@ class PeerNode:
             return
         self.proof = proof
         players = self.own.session.table_body["players"] if self.own is not None else []
-        self.unshown = {seat for seat in self.own_table_seats()
-                        if players[seat]["listen"] is None}
+        if self.own is not None and players[self.own.seat]["listen"] is not None:
+            # (a seat no link reaches, giving no address itself, would wait for nobody)
+            self.unshown = {seat for seat in self.own_table_seats()
+                            if players[seat]["listen"] is None}
         self._lend_to_all(lent)
 
     def _lend_to_all(self, records: list[dict[str, Any]]) -> None:

@@ -411,6 +411,19 @@ def test_a_proof_a_seat_without_an_address_could_not_be_lent_is_shown_until_it_p
     assert node.linger_deadline(end - 1) == end and node.linger_deadline(end) is None
 
 
+def test_a_stopped_seat_no_link_reaches_waits_for_no_probe():
+    """Seat 2 gives no address itself: no seat can probe it, so it waits for none."""
+    bed = Bed.opened(listen=(True, False, False))
+    bed.accept(0, 1, 2)
+    node = node_of(bed, 2, 2)
+    node.from_host({"k": "rec", "rec": forged(bed, 2)}, 1_000)
+    run(node, 1_000)
+    stuck = node._budgets().stuck_ms
+    assert node.proof is not None and node.unshown == set()
+    node.lend_failed(1)
+    assert node.unshown == set() and not node.lingering(1_000 + stuck)
+
+
 def test_a_failed_lend_of_the_proof_waits_for_that_seats_probe(table: Bed):
     node = node_of(table, 2, 3)
     node.lend_failed(1)  # (not stopped: nothing to wait for)
