@@ -22,7 +22,7 @@ from dernier_p2p.net.address import host_port, is_loopback
 from dernier_p2p.net.invite import Invite, Route, fingerprint, show_fingerprint
 from dernier_p2p.net.ipv6 import is_global_ipv6
 from dernier_p2p.net.pinhole import Pinhole, pinholed
-from dernier_p2p.net.portmap import Attempt, Mapping, mapped
+from dernier_p2p.net.portmap import LEASE_S, Attempt, Mapping, mapped
 from dernier_p2p.net.relay import keep_registered, new_token
 from dernier_p2p.net.seatrelay import is_reachable
 
@@ -47,9 +47,11 @@ async def open_routes(
     map_port: bool = True,
     map_timeout_s: float = 2.0,
     ipv6: str | None = None,
+    map_lease_s: int = LEASE_S,
 ) -> AsyncIterator[Invite]:
     """Make ``host`` (a running Host) reachable; yield its :class:`Invite` while it lasts.
-    ``ipv6``: this machine's global IPv6 address, where the host listens too (offered first).
+    ``ipv6``: this machine's global IPv6 address, where the host listens too (offered first);
+    ``map_lease_s``: the lease asked of the router for the port mapping.
     Before the code, says which routes it holds and whether an outsider can use it
     (:func:`code_truth`)."""
     port = host.port
@@ -66,8 +68,8 @@ async def open_routes(
     if wanted:
         echo(f"Opening port {port} on your router (UPnP, then NAT-PMP)...")
     six = next((r.host for r in routes if ":" in r.host and _is_public(r.host)), None)
-    async with trio.open_nursery() as nursery, _maybe_mapped(wanted, port, attempt,
-                                                              map_timeout_s, echo) as mapping:
+    async with trio.open_nursery() as nursery, _maybe_mapped(
+            wanted, port, attempt, map_timeout_s, echo, map_lease_s) as mapping:
         if mapping is not None:
             echo(f"  done ({mapping.method}): reachable at "
                  f"{mapping.external_ip}:{mapping.external_port}")
@@ -244,7 +246,10 @@ def renewal_line(ok: bool, what: str, where: str) -> str:
 async def _maybe_mapped(
     wanted: bool, port: int, attempt: Attempt, timeout_s: float,
     echo: Callable[..., None],
+    lease_s: int = LEASE_S,
 ) -> AsyncIterator[Mapping | None]:
+    """The router's mapping of ``port`` (asked for ``lease_s``) while the block lasts, if
+    ``wanted``; each change between renewals taken and not is told with :func:`renewal_line`."""
     if not wanted:
         yield None
         return
@@ -253,7 +258,8 @@ async def _maybe_mapped(
     def told(ok: bool) -> None:
         echo(renewal_line(ok, "port mapping", seen[0] if seen else f"port {port}"))
 
-    async with mapped(port, attempt, timeout_s=timeout_s, told=told) as mapping:
+    async with mapped(port, attempt, timeout_s=timeout_s, lease_s=lease_s,
+                      told=told) as mapping:
         if mapping is not None:
             seen.append(f"{mapping.external_ip}:{mapping.external_port}")
         yield mapping

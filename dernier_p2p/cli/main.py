@@ -185,6 +185,7 @@ def _run(
     import trio
 
     from dernier_p2p.cli.human import QuitGame
+    from dernier_p2p.cli.native import native_stderr_aside
     from dernier_p2p.cli.render import echo_fitted
     from dernier_p2p.net.firewall import leaves as exception_leaves
     from dernier_p2p.net.framing import FrameError, PeerClosed
@@ -195,15 +196,16 @@ def _run(
     from dernier_p2p.wire.transcript import TranscriptError
 
     try:
-        if screen is None:
-            return trio.run(main_fn)
-        from dernier_p2p.tui.run import run_screen
+        with native_stderr_aside():  # a C library's perror would land in the table
+            if screen is None:
+                return trio.run(main_fn)
+            from dernier_p2p.tui.run import run_screen
 
-        try:
-            return run_screen(main_fn, screen, header)
-        finally:
-            for line in screen.log[-12:]:  # the last of the log stays on the terminal
-                echo_fitted(line)
+            try:
+                return run_screen(main_fn, screen, header)
+            finally:
+                for line in screen.log[-12:]:  # the last of the log stays on the terminal
+                    echo_fitted(line)
     except BaseException as group:  # noqa: B036 - every leaf is mapped below
         leaves = exception_leaves(group)
         kinds = (
@@ -414,6 +416,10 @@ def _local_address(ipv6: bool = False) -> str:
                    "machine connect.")
 @click.option("--no-map", is_flag=True,
               help="Do not ask the router to open the port (UPnP / NAT-PMP).")
+@click.option("--map-lease-seconds", "map_lease", type=click.IntRange(2, 7 * 24 * 3600),
+              default=3600, show_default=True,  # net.portmap's LEASE_S, MAX_LEASE_S
+              help="The lease asked of the router for the port mapping; the host renews it at "
+                   "half of it (a router may grant a shorter one).")
 @click.option("--grace-seconds", type=click.IntRange(1, 86_400), default=60, show_default=True,
               help="Time a dropped player (or host) has to reconnect before counting as gone.")
 @click.option("--watchers", type=click.IntRange(0, 64), default=16, show_default=True,
@@ -427,8 +433,8 @@ def host(
     port: int, bind: str,
     advertise: str | None, name: str, table_name: str | None, no_announce: bool,
     turn_seconds: int, offer_seconds: float, send_first: bool, send_first_old: bool,
-    relay: str | None,
-    no_map: bool, grace_seconds: int, watchers: int, seed: int | None, key: Path | None,
+    relay: str | None, no_map: bool, map_lease: int,
+    grace_seconds: int, watchers: int, seed: int | None, key: Path | None,
     transcript: Path | None, bot: bool, level: str | None, no_colour: bool, plain: bool,
 ) -> None:
     """Host a table for players on other machines (you play seat 0).
@@ -492,7 +498,7 @@ def host(
                       level=level)
     seat = _run(
         lambda: host_table(identity, config, seating, relay=relay_at, map_port=not no_map,
-                           ipv6=ipv6),
+                           ipv6=ipv6, map_lease_s=map_lease),
         f" on {host_port(bind, port)}", screen=screen, header=variant,
     )
     _final(seat, path, seating)
@@ -749,7 +755,7 @@ def join(
         if dialer is None:  # a LAN table: the address this machine has is the one to give
             return await join_table(identity, where, config, seating,
                                     lambda: latest_open_match(identity))
-        async with seat_routes(config, seating.echo, map_port=not no_map, ipv6=ipv6):
+        async with seat_routes(config, seating.tell, map_port=not no_map, ipv6=ipv6):
             return await join_table(identity, where, config, seating,
                                     lambda: latest_open_match(identity))
 

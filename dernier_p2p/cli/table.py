@@ -32,6 +32,7 @@ from dernier_p2p.net.agent import Agent, bot_agent
 from dernier_p2p.net.handshake import UNKNOWN_KEY, RemoteError
 from dernier_p2p.net.host import SEATED_KEY, Host, HostConfig
 from dernier_p2p.net.peer import Peer, PeerConfig
+from dernier_p2p.net.portmap import LEASE_S
 from dernier_p2p.net.seat import LocalSeat
 from dernier_p2p.net.timers import Timers
 from dernier_p2p.net.watch import WatchConfig, Watcher
@@ -90,6 +91,19 @@ class Seating:
         if self.screen is not None:
             self.screen.pacer = self.pacer
         self.among_bots(self.bots)
+
+    def tell(self, text: str = "") -> None:
+        """A line that may come at any moment of the match, not from it (the router, the
+        relay): the full-screen table puts it in its log like the others; the line interface
+        ends the line of a prompt open meanwhile first and prints the prompt again after it."""
+        narrator = self.narrator
+        prompt = "" if narrator is None or narrator.open_prompt is None else (
+            narrator.open_prompt())
+        if prompt:
+            self.echo("")
+        self.echo(text)
+        if prompt:
+            self.echo(prompt, nl=False)
 
     def among_bots(self, bots: bool = True) -> None:
         """Say whether the other seats are bots in this process (see ``bots``)."""
@@ -334,11 +348,12 @@ async def host_table(
     relay: tuple[str, int] | None = None,
     map_port: bool = False,
     ipv6: str | None = None,
+    map_lease_s: int = LEASE_S,
 ) -> LocalSeat | None:
     """Host a table for peers on other machines; the user plays seat 0. The table is made
-    reachable (router mapping, ``relay``; see :mod:`.internet`) and its invite code printed.
-    ``ipv6``: this machine's global IPv6 address: the host then listens on IPv6 as well as
-    IPv4 (one port) and offers that address first."""
+    reachable (router mapping, asked for ``map_lease_s``, and ``relay``; see :mod:`.internet`)
+    and its invite code printed. ``ipv6``: this machine's global IPv6 address: the host then
+    listens on IPv6 as well as IPv4 (one port) and offers that address first."""
     from dernier_p2p.cli.internet import open_routes
     from dernier_p2p.net.ipv6 import open_dual_listeners
 
@@ -363,8 +378,9 @@ async def host_table(
         seating.echo(
             f"Hosting a {config.variant} table for {config.players} on port {host.port}."
         )
-        async with open_routes(host, seating.echo, advertise=where, relay=relay,
-                               map_port=map_port, ipv6=ipv6) as invite:
+        async with open_routes(host, seating.tell, advertise=where, relay=relay,
+                               map_port=map_port, ipv6=ipv6, map_lease_s=map_lease_s
+                               ) as invite:
             # each command alone on its line, with nothing around it: a copy of it whole, or
             # of its pieces where the screen folds a long code, joins (``dernier join`` takes
             # the pieces); the full-screen table also copies it with a key

@@ -88,3 +88,13 @@ def test_the_relay_names_the_address_hosts_give() -> None:
     assert relay_banner("::", 7, "::1").endswith(
         "--relay [::1]:7 (a loopback address: only players on this machine reach it)")
     assert "THIS-MACHINE" not in relay_banner("0.0.0.0", 1, "127.0.0.1")
+
+
+def test_the_hosts_mapping_lease_is_portmaps_and_a_lease_under_two_seconds_is_refused() -> None:
+    from dernier_p2p.net.portmap import LEASE_S, MAX_LEASE_S
+
+    option = next(p for p in main.commands["host"].params if p.name == "map_lease")
+    assert option.default == LEASE_S
+    assert (option.type.min, option.type.max) == (2, MAX_LEASE_S)  # renewed at >= 1 s
+    out = CliRunner().invoke(main, ["host", "--map-lease-seconds", "1"])
+    assert out.exit_code == 2 and "--map-lease-seconds" in out.output, out.output

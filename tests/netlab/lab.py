@@ -216,6 +216,19 @@ class Lab:
         """Kill the router's miniupnpd (a router whose UPnP died)."""
         self._kill_ns(self.rtr[name].ns)
 
+    def refuse_upnp(self, name: str) -> None:
+        """The router refuses (a TCP reset) every connection its home opens to it, UPnP's
+        control requests among them: it takes no renewal of a UPnP mapping, though the
+        mappings it holds still forward until their leases run out."""
+        _run("ip", "netns", "exec", self.rtr[name].ns, "nft", "-f", "-", input=(
+            "table inet refuse {\n chain input { type filter hook input priority -5;"
+            ' policy accept; iifname "lan0" meta l4proto tcp reject with tcp reset; }\n}\n'))
+
+    def accept_upnp(self, name: str) -> None:
+        """Undo :meth:`refuse_upnp`: the router takes its home's UPnP requests again."""
+        _run("ip", "netns", "exec", self.rtr[name].ns, "nft", "delete", "table", "inet",
+             "refuse")
+
     def unplug(self, name: str) -> None:
         """Take the router off the Internet (its wan link down): packets to it vanish."""
         _run("ip", "-n", self.rtr[name].ns, "link", "set", "wan0", "down")

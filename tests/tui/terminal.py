@@ -17,6 +17,7 @@ import subprocess
 import sys
 import termios
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -240,17 +241,20 @@ def _child_setup() -> None:
 
 
 class Terminal:
-    """``python -m dernier_p2p ARGS`` in a pseudo-terminal of ``cols`` x ``rows``."""
+    """``python -m dernier_p2p ARGS`` in a pseudo-terminal of ``cols`` x ``rows``; ``prefix``:
+    the command that runs it (``ip netns exec NS`` in the network lab); ``env``: more of its
+    environment."""
 
-    def __init__(self, home: Path, cols: int, rows: int, *args: str) -> None:
+    def __init__(self, home: Path, cols: int, rows: int, *args: str,
+                 prefix: Sequence[str] = (), env: dict[str, str] | None = None) -> None:
         master, slave = os.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
-        env = env_for(home)
-        env.update(TERM="xterm-256color", COLUMNS=str(cols), LINES=str(rows))
-        env.pop("NO_COLOR", None)
+        environ = env_for(home)
+        environ.update(TERM="xterm-256color", COLUMNS=str(cols), LINES=str(rows), **(env or {}))
+        environ.pop("NO_COLOR", None)
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "dernier_p2p", *args], stdin=slave, stdout=slave,
-            stderr=slave, env=env, preexec_fn=_child_setup, close_fds=True,
+            [*prefix, sys.executable, "-m", "dernier_p2p", *args], stdin=slave, stdout=slave,
+            stderr=slave, env=environ, preexec_fn=_child_setup, close_fds=True,
         )
         os.close(slave)
         self.fd = master

@@ -1,0 +1,107 @@
+"""What a host's player sees when the router stops taking the renewals of its port mapping in
+the middle of a match, and takes them again: the real ``dernier host`` behind the lab's UPnP
+router (miniupnpd), in a 60-column pseudo-terminal, read as a person reads it, at the
+full-screen table and in the line interface (``--plain``).
+
+The mapping is asked for a 2 s lease (``--map-lease-seconds``), so it is renewed every second;
+the router then refuses its home's connections (:meth:`.lab.Lab.refuse_upnp`) and later takes
+them again. miniupnpc reports each refused connection with ``perror`` on standard error: none
+of that may reach the terminal.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from dernier_p2p.cli.internet import renewal_line
+from tests.tui.terminal import Screen, Terminal
+from tests.tui.test_terminal import SCROLLBAR, Table, table_of
+
+from .lab import Lab
+
+pytestmark = pytest.mark.slow
+ROOT = Path(__file__).resolve().parents[2]
+PORT = 47634
+COLS, ROWS = 60, 24
+
+
+def _log_text(table: Table) -> str:
+    """The log panel's rows as one text (a line wrapped over rows is whole again)."""
+    return " ".join(row.strip().rstrip(SCROLLBAR).strip() for row in table.log.rows)
+
+
+def _intact(screen: Screen, table: Table) -> None:
+    """The table's panels are all drawn whole: its top border and the rows under it."""
+    lines = screen.lines()
+    assert lines[0].startswith("╭") and lines[0].rstrip().endswith("╮"), screen.text()
+    assert table.players and table.hand.rows, screen.text()
+    assert any("(you)" in row for box in table.players for row in box.rows), screen.text()
+
+
+def _plain_rows(screen: Screen) -> list[str]:
+    return [row.rstrip() for row in screen.text().splitlines() if row.strip()]
+
+
+@pytest.mark.parametrize("ui", ["screen", "plain"])
+def test_the_host_reads_the_renewals_stopping_and_coming_back_whole_at_60_columns(
+    netlab: Callable[[dict[str, bool]], Lab], tmp_path: Path, ui: str
+) -> None:
+    lab = netlab({"A": True})
+    router = lab.rtr["A"]
+    where = f"{router.wan_ip}:{PORT}"
+    stopped, again = (renewal_line(False, "port mapping", where),
+                      renewal_line(True, "port mapping", where))
+    env = {"PYTHONPATH": str(ROOT)}
+    term = Terminal(tmp_path, COLS, ROWS, "host", "--players", "2", "--port", str(PORT),
+                    "--no-announce", "--map-lease-seconds", "2", "--turn-seconds", "600",
+                    "--key", str(tmp_path / "k0.pem"), "--transcript", str(tmp_path / "t0"),
+                    *(["--plain"] if ui == "plain" else []),
+                    prefix=lab.cmd(router.home_ns), env=env)
+    try:
+        term.wait_for(lambda s: "done (UPnP)" in s.text() or "done (UPnP)" in "".join(
+            s.printed), "the router's mapping", limit=60)
+        lab.spawn(lab.wan, tmp_path / "join.out", sys.executable, "-m", "dernier_p2p", "join",
+                  where, "--bot", "--no-colour", "--key", str(tmp_path / "k1.pem"),
+                  "--transcript", str(tmp_path / "t1"),
+                  env=dict(os.environ, HOME=str(tmp_path), XDG_DATA_HOME=str(tmp_path / "d"),
+                           **env))
+        if ui == "screen":
+            term.wait_for(lambda s: (t := table_of(s)) and "(you)" in " ".join(
+                r for b in t.players for r in b.rows) and "card" in t.prompt,
+                "the host's turn at the table", limit=60)
+            lab.refuse_upnp("A")
+            table = term.wait_for(lambda s: (t := table_of(s)) and stopped in _log_text(t)
+                                  and t, "the renewals stopping, whole in the log")
+            _intact(term.screen, table)
+            lab.accept_upnp("A")
+            table = term.wait_for(lambda s: (t := table_of(s)) and again in _log_text(t)
+                                  and t, "the renewals back, whole in the log")
+            _intact(term.screen, table)
+            assert stopped in _log_text(table)  # both, one after the other
+        else:
+            prompt = term.wait_for(lambda s: (rows := _plain_rows(s)) and rows[-1].endswith(
+                ">") and rows[-1], "the host's prompt", limit=60)
+            for told, change in ((stopped, lab.refuse_upnp), (again, lab.accept_upnp)):
+                change("A")
+                rows = term.wait_for(lambda s, told=told: told in " ".join(
+                    " ".join(s.printed).split()) and (rows := _plain_rows(s))[-1] == prompt
+                    and rows, f"{told!r} then the prompt again")
+                first = told.split(":")[0]
+                start = next(k for k, row in enumerate(rows) if row.startswith(first))
+                assert all(len(row) < COLS for row in rows)  # broken between words
+                assert told in " ".join(rows[start:])  # on rows of its own, whole
+                assert rows[start - 1] == prompt  # the prompt's row was ended first ...
+                assert rows[-1] == prompt  # ... and the prompt is open again
+        raw = b"".join(term.raw)
+        assert b"Connection refused" not in raw and b"connect:" not in raw  # miniupnpc's
+        assert term.proc.poll() is None  # the table goes on
+    finally:
+        term.close()
+    upnp_log = (lab.tmp / "miniupnpd-A.log").read_text()
+    assert upnp_log.count(f"AddPortMapping: ext port {PORT}") >= 3  # mapped, renewed, again
+    assert "leaseduration=2 " in upnp_log  # the lease --map-lease-seconds asked for
