@@ -103,5 +103,6 @@ def test_the_host_reads_the_renewals_stopping_and_coming_back_whole_at_60_column
     finally:
         term.close()
     upnp_log = (lab.tmp / "miniupnpd-A.log").read_text()
-    assert upnp_log.count(f"AddPortMapping: ext port {PORT}") >= 3  # mapped, renewed, again
+    # mapped, and taken again after the refusal (a renewal before it depends on timing)
+    assert upnp_log.count(f"AddPortMapping: ext port {PORT}") >= 2
     assert "leaseduration=2 " in upnp_log  # the lease --map-lease-seconds asked for
