@@ -173,6 +173,8 @@ class Target:
                                          msgpack.packb(x, use_bin_type=True))
     kind: Callable[[BaseException], str] | None = None
     """How a refusal is counted (default: its protocol code, or its type's name)."""
+    close: Callable[[], None] | None = None
+    """Called when a run of the target ends (what its cases set up for the run)."""
 
 
 class Targets:
@@ -536,7 +538,7 @@ class Targets:
             "group": Target("group", group_target.make, group_target.run),
             "finality": Target("finality", self.make_finality, finality_target.run),
             "upnp6": Target("upnp6", upnp6_target.make, upnp6_target.run, upnp6_target.dump,
-                            upnp6_target.reason),
+                            upnp6_target.reason, upnp6_target.close),
         }
         return table[name]
 
