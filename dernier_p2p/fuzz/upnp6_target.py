@@ -235,7 +235,7 @@ def _change_description(rng: random.Random) -> bytes:
             n = rng.choice([1, 2, 200])
             args["extra_services"] = _service(SERVICE, "Dup", rng.choice(CONTROLS)) * n
         elif how == 3:
-            depth = rng.choice([40, 1000, 20000])
+            depth = rng.choice([40, 1000, 9000, 20000])  # (9,000: the most 64 KiB holds)
             args["inside"] = "<a>" * depth + "x" + "</a>" * depth
         elif how == 4:
             doc = _doctype(rng, args.get("control", "/ctl/IP6FCtl"))
@@ -357,7 +357,7 @@ def _change_soap(rng: random.Random, action: str) -> tuple[str, bytes]:
         body = soap_response(action, out)
     if rng.random() < 0.15:
         body = body.replace("<s:Body>", "<s:Body>" + rng.choice([
-            "<a>" * 5000 + "</a>" * 5000, "<x:y/>", "<!-- c -->",
+            "<a>" * 2000 + "</a>" * 2000, "<x:y/>", "<!-- c -->",
             f'<!DOCTYPE x [<!ENTITY e "{"e" * 1000}">]>']))
     if rng.random() < 0.1:
         doc = _doctype(rng, "12")
