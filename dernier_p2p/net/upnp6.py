@@ -76,7 +76,8 @@ def _headers(lines: list[str]) -> dict[str, str]:
 
 
 def _every(lines: list[str], name: str) -> list[str]:
-    """The values of every header ``name`` (lower case) among ``lines``."""
+    """The values of every header ``name`` (lower case) in ``lines`` (an HTTP head: the
+    status line, then the header lines)."""
     return [value.strip() for key, _, value in (line.partition(":") for line in lines[1:])
             if key.lower() == name]
 
