@@ -7,5 +7,7 @@ reproducer for each crash. Targets: ``frames`` (every frame kind, decoded and ch
 host and a peer would), ``handshake`` (openings checked against a nonce), ``records`` (records
 of a real match mutated and re-signed, so the deep checks of the session are reached),
 ``transcript`` (transcript files mutated at the byte and record level, read and verified),
-``datagram`` (LAN announcements) and ``live`` (a real ``dernier host`` process on loopback).
+``datagram`` (LAN announcements), ``upnp6`` (a hostile IGDv2 router's SSDP, description and
+SOAP answers to the IPv6 pinhole client) and ``live`` (a real ``dernier host`` process on
+loopback); docs/FUZZING.md lists them all.
 """

@@ -109,6 +109,8 @@ def run(
     finally:
         if use_alarm:
             signal.signal(signal.SIGALRM, old)
+        if target.close is not None:
+            target.close()
     report.seconds = time.perf_counter() - start
     report.peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return report

@@ -21,11 +21,12 @@ from typing import Any
 import msgpack
 
 from dernier_p2p.bots.random_bot import RandomBot
-from dernier_p2p.fuzz import finality_target, group_target, relay_target
+from dernier_p2p.fuzz import finality_target, group_target, relay_target, upnp6_target
 from dernier_p2p.fuzz.mutate import mutate_bytes, mutate_value
 from dernier_p2p.net import handshake as hs
 from dernier_p2p.net import links, relay
 from dernier_p2p.net.discovery import Announcement, BadAnnouncement
+from dernier_p2p.net.pinhole import PinholeError
 from dernier_p2p.net.portmap import (
     OP_ADDRESS,
     OP_MAP_TCP,
@@ -51,9 +52,10 @@ from dernier_p2p.wire.identity import IdentityKey
 from dernier_p2p.wire.transcript import HEADER, LENGTH_SIZE
 
 EXPECTED: tuple[type[BaseException], ...] = (
-    ProtocolError, hs.NetError, BadAnnouncement, EncodingError, MappingError,
+    ProtocolError, hs.NetError, BadAnnouncement, EncodingError, MappingError, PinholeError,
 )
-"""The documented errors: a refusal with a protocol code."""
+"""The documented errors: a refusal with a protocol code, or a router's answer found unusable
+(``MappingError`` for IPv4 mappings, ``PinholeError`` and its ``Refused`` for IPv6 pinholes)."""
 
 NONCE = b"N" * hs.NONCE_SIZE
 SEEDS = [bytes([i + 1]) * 32 for i in range(3)]
@@ -171,6 +173,8 @@ class Target:
                                          msgpack.packb(x, use_bin_type=True))
     kind: Callable[[BaseException], str] | None = None
     """How a refusal is counted (default: its protocol code, or its type's name)."""
+    close: Callable[[], None] | None = None
+    """Called when a run of the target ends (what its cases set up for the run)."""
 
 
 class Targets:
@@ -533,9 +537,11 @@ class Targets:
             "relay": Target("relay", relay_target.make, relay_target.run, relay_target.dump),
             "group": Target("group", group_target.make, group_target.run),
             "finality": Target("finality", self.make_finality, finality_target.run),
+            "upnp6": Target("upnp6", upnp6_target.make, upnp6_target.run, upnp6_target.dump,
+                            upnp6_target.reason, upnp6_target.close),
         }
         return table[name]
 
 
 IN_PROCESS = ("frames", "handshake", "records", "transcript", "datagram", "router", "watch",
-              "relay", "group", "finality")
+              "relay", "group", "finality", "upnp6")

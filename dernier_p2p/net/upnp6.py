@@ -22,6 +22,7 @@ import re
 import socket
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
+from xml.parsers import expat
 
 import trio
 
@@ -34,6 +35,7 @@ MAX_SEARCH_REPLY = 2048  # bytes of an SSDP answer
 MAX_DESCRIPTION = 65536  # bytes of a device description (headers included)
 MAX_SOAP_REPLY = 16384  # bytes of a SOAP answer (headers included)
 MAX_PATH = 256  # characters of a description's or a control URL's path
+MAX_DEPTH = 32  # elements nested in a description or a SOAP answer (IGDv2's: about 10)
 TCP = 6
 LEASE_S = 3600  # asked; IGDv2 allows 1..86400
 _LOCATION = re.compile(r"http://\[([0-9A-Fa-f:.]+)\]:(\d{1,5})(/[!-~]*)")
@@ -71,6 +73,13 @@ def _headers(lines: list[str]) -> dict[str, str]:
             raise ph.PinholeError("a header line that is not `name: value`")
         out.setdefault(name.lower(), value.strip())
     return out
+
+
+def _every(lines: list[str], name: str) -> list[str]:
+    """The values of every header ``name`` (lower case) in ``lines`` (an HTTP head: the
+    status line, then the header lines)."""
+    return [value.strip() for key, _, value in (line.partition(":") for line in lines[1:])
+            if key.lower() == name]
 
 
 def read_search_reply(data: bytes, source: str, near: list[str]) -> tuple[str, int, str]:
@@ -119,19 +128,52 @@ def _near(ip: ipaddress.IPv6Address, source: str, near: list[str]) -> bool:
     return False
 
 
+def _xml(data: bytes, what: str) -> ET.Element:
+    """The element tree of ``data`` (``what``: a name for the messages), read by expat as
+    UTF-8 (or UTF-16 after a byte order mark) whatever encoding it declares: no codec is
+    looked up. A DOCTYPE is refused where expat meets it, before any entity is declared (so
+    none but XML's five and character references), and so are elements nested deeper than
+    :data:`MAX_DEPTH`; time and memory are linear in the (bounded) input."""
+    parser = expat.ParserCreate("utf-8", "}")
+    builder = ET.TreeBuilder()
+    depth = 0
+
+    def start(tag: str, attrs: dict[str, str]) -> None:
+        nonlocal depth
+        depth += 1
+        if depth > MAX_DEPTH:
+            raise ph.PinholeError(f"{what} nested deeper than {MAX_DEPTH} elements")
+        builder.start(tag, attrs)
+
+    def end(tag: str) -> None:
+        nonlocal depth
+        depth -= 1
+        builder.end(tag)
+
+    def doctype(*_: object) -> None:
+        raise ph.PinholeError(f"{what} with a DOCTYPE")
+
+    parser.buffer_text = True
+    parser.StartElementHandler = start
+    parser.EndElementHandler = end
+    parser.CharacterDataHandler = builder.data
+    parser.StartDoctypeDeclHandler = doctype
+    parser.EntityDeclHandler = doctype
+    try:
+        parser.Parse(data, True)
+    except expat.ExpatError as exc:
+        raise ph.PinholeError(f"{what} that is not XML ({exc})") from None
+    return builder.close()
+
+
 def read_description(xml: bytes, base: str = "/") -> str:
     """The path of the WANIPv6FirewallControl control URL in a device description ``xml``
     read at the path ``base``: an absolute path, a relative one (to ``base``'s folder), or
     an http URL of which the path is kept (the host is the one the description came from).
-    No DOCTYPE (no entities to expand)."""
+    No DOCTYPE (no entities to expand), no other encoding than UTF-8 or UTF-16."""
     if len(xml) > MAX_DESCRIPTION:
         raise ph.PinholeError("a device description above 64 KiB")
-    if b"<!DOCTYPE" in xml.upper() or b"<!ENTITY" in xml.upper():
-        raise ph.PinholeError("a device description with a DOCTYPE")
-    try:
-        root = ET.fromstring(xml)
-    except ET.ParseError as exc:
-        raise ph.PinholeError(f"a device description that is not XML ({exc})") from None
+    root = _xml(xml, "a device description")
     for service in root.iter():
         if not service.tag.endswith("}service") and service.tag != "service":
             continue
@@ -177,8 +219,9 @@ def get_request(host: str, port: int, path: str) -> bytes:
 
 
 def read_http(data: bytes, limit: int) -> tuple[int, bytes]:
-    """The status and body of an HTTP/1.x answer ``data`` read to its end (at most
-    ``limit`` bytes): its Content-Length (if given) must hold; chunked bodies are refused."""
+    """The status (100 to 599) and body of an HTTP/1.x answer ``data`` read to its end (at
+    most ``limit`` bytes): its Content-Length (if given, and given alike if given again)
+    must hold; chunked bodies are refused."""
     if len(data) > limit:
         raise ph.PinholeError(f"an HTTP answer above {limit} bytes")
     head, sep, body = data.partition(b"\r\n\r\n")
@@ -188,13 +231,15 @@ def read_http(data: bytes, limit: int) -> tuple[int, bytes]:
         lines = head.decode("ascii").split("\r\n")
     except UnicodeDecodeError:
         raise ph.PinholeError("HTTP headers that are not ASCII") from None
-    found = re.fullmatch(r"HTTP/1\.[01] (\d{3})( [ -~]*)?", lines[0])
+    found = re.fullmatch(r"HTTP/1\.[01] ([1-5][0-9][0-9])( [ -~]*)?", lines[0])
     if found is None:
         raise ph.PinholeError("an HTTP answer without a status line")
     headers = _headers(lines[1:])
-    if "chunked" in headers.get("transfer-encoding", "").lower():
+    if "chunked" in ",".join(_every(lines, "transfer-encoding")).lower():
         raise ph.PinholeError("a chunked HTTP answer")
     length = headers.get("content-length")
+    if len(set(_every(lines, "content-length"))) > 1:  # (RFC 9112 6.3: not a framing)
+        raise ph.PinholeError("an HTTP answer with Content-Lengths that differ")
     if length is not None:
         if not _TOKEN.fullmatch(length) or int(length) > len(body):
             raise ph.PinholeError("an HTTP answer shorter than its Content-Length")
@@ -205,19 +250,12 @@ def read_http(data: bytes, limit: int) -> tuple[int, bytes]:
 def read_soap(action: str, status: int, body: bytes) -> dict[str, str]:
     """The output arguments of a SOAP ``action``'s answer; :class:`~.pinhole.Refused` naming
     the UPnP error where the router refused, :class:`~.pinhole.PinholeError` for anything
-    that is not an answer to it."""
-    if b"<!DOCTYPE" in body.upper() or b"<!ENTITY" in body.upper():
-        raise ph.PinholeError("a SOAP answer with a DOCTYPE")
-    try:
-        root = ET.fromstring(body) if body.strip() else None
-    except ET.ParseError:
-        root = None
-    if root is None:
-        raise ph.PinholeError(f"a SOAP answer that is not XML (HTTP {status})")
+    that is not an answer to it (a fault's errorCode must be a number)."""
+    root = _xml(body, f"a SOAP answer (HTTP {status})")
     if status != 200:
         fields = {e.tag.rsplit("}", 1)[-1]: (e.text or "").strip()[:120] for e in root.iter()}
-        code, what = fields.get("errorCode", "?"), fields.get("errorDescription", "")
-        if status == 500 and code != "?":
+        code, what = fields.get("errorCode", ""), fields.get("errorDescription", "")
+        if status == 500 and _TOKEN.fullmatch(code):
             raise ph.Refused(f"refused {action}: error {code}"
                           + (f" ({what})" if what.isprintable() and what else ""))
         raise ph.PinholeError(f"{action}: HTTP {status}")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ipaddress
 import random
 import socket
+import tracemalloc
 from functools import partial
 
 import pytest
@@ -83,6 +84,59 @@ def test_a_description_that_is_not_usable_is_refused_saying_why(xml: bytes, why:
         upnp6.read_description(xml)
 
 
+@pytest.mark.parametrize("name", ["bogus", "zlib", "base64", "rot13", "idna", "punycode",
+                                  "undefined", "mbcs", "utf-32", "shift_jis", "x" * 300])
+def test_a_description_is_read_as_utf8_whatever_encoding_it_declares(name: str) -> None:
+    # (the XML parser used to look the declared name up as a Python codec: LookupError,
+    # ValueError or UnicodeError escaped, and a codec could read the bytes as it pleased)
+    xml = DESCRIPTION.replace(b'<?xml version="1.0"?>',
+                              f'<?xml version="1.0" encoding="{name}"?>'.encode())
+    assert upnp6.read_description(xml) == "/ctl/IP6FCtl"
+    with pytest.raises(PinholeError, match="not XML"):  # and bytes that are not UTF-8 are not
+        upnp6.read_description(xml.replace(b"<device>", b"<device>\x80\xff"))
+
+
+BILLION_LAUGHS = ("<!DOCTYPE root [<!ENTITY l0 'lol'>" + "".join(
+    f"<!ENTITY l{i} '{f'&l{i - 1};' * 10}'>" for i in range(1, 10)) + "]>")
+
+
+@pytest.mark.parametrize("declaration,use", [
+    ("<!DOCTYPE root [<!ENTITY e '/ctl/x'>]>", "&e;"),
+    (BILLION_LAUGHS, "&l9;"),
+    (f"<!DOCTYPE root [<!ENTITY a '{'a' * 20000}'>]>", "&a;" * 1000),
+    ("<!DOCTYPE root [<!ENTITY e SYSTEM 'file:///etc/passwd'>]>", "&e;"),
+])
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-8"])
+def test_a_doctype_is_refused_in_any_encoding_before_an_entity_is_expanded(
+        declaration: str, use: str, encoding: str) -> None:
+    # (a look for b"<!DOCTYPE" in the bytes missed it in UTF-16: the entities were expanded,
+    # up to expat's own limit, 66 MiB and half a second for these 20 KiB)
+    text = DESCRIPTION.decode().replace('<?xml version="1.0"?>\n',
+                                        f'<?xml version="1.0" encoding="UTF-16"?>{declaration}')
+    xml = text.replace("/ctl/IP6FCtl", use).encode(encoding)
+    tracemalloc.start()
+    try:
+        with pytest.raises(PinholeError, match="DOCTYPE"):
+            upnp6.read_description(xml)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20
+    body = _answer("AddPinhole", ADDED).partition(b"\r\n\r\n")[2].decode()
+    body = body.replace("?>", f"?>{declaration}", 1).replace(">12<", f">{use}<")
+    with pytest.raises(PinholeError, match="DOCTYPE"):
+        upnp6.read_soap("AddPinhole", 200, body.encode(encoding))
+
+
+def test_elements_nested_deeper_than_a_description_needs_are_refused() -> None:
+    nested = DESCRIPTION.replace(b"<device>", b"<device>" + b"<a>" * 40 + b"</a>" * 40, 1)
+    with pytest.raises(PinholeError, match="nested deeper than 32"):
+        upnp6.read_description(nested)
+    deep = _answer("AddPinhole", "<a>" * 2000 + "</a>" * 2000 + ADDED)
+    with pytest.raises(PinholeError, match="nested deeper than 32"):
+        upnp6.read_soap("AddPinhole", *upnp6.read_http(deep, upnp6.MAX_SOAP_REPLY))
+
+
 def test_a_soap_request_is_a_post_of_the_action_with_its_arguments() -> None:
     control = upnp6.Control(ROUTER, 36743, "/ctl/IP6FCtl")
     request = upnp6.soap_request(control, "DeletePinhole", [("UniqueID", "7")])
@@ -125,6 +179,12 @@ def test_an_answer_gives_the_unique_id_or_the_routers_refusal() -> None:
     (b"HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\nshort", "shorter than its Content-Length"),
     (b"HTTP/1.1 200 OK\r\nContent-Length: 5x\r\n\r\nshort", "shorter than its Content-Length"),
     (b"HTTP/1.1 200 OK\r\n\xff: 1\r\n\r\n", "not ASCII"),
+    (b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\nContent-Length: 2\r\n\r\n<x/>",
+     "Content-Lengths that differ"),  # (the first was read)
+    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n"
+     b"4\r\n<x/>\r\n0\r\n\r\n", "chunked"),  # (the first was read: not chunked)
+    (b"HTTP/1.1 000 Z\r\n\r\n<x/>", "without a status line"),  # (read as status 0)
+    (b"HTTP/1.1 999 Z\r\n\r\n<x/>", "without a status line"),
 ])
 def test_an_http_answer_that_is_not_usable_is_refused_saying_why(data: bytes, why: str) -> None:
     with pytest.raises(PinholeError, match=why):
@@ -137,6 +197,7 @@ def test_an_http_answer_that_is_not_usable_is_refused_saying_why(data: bytes, wh
     (200, b'<!DOCTYPE x [<!ENTITY a "b">]><x>&a;</x>', "DOCTYPE"),
     (200, _answer("DeletePinhole", ADDED).partition(b"\r\n\r\n")[2], "not AddPinholeResponse"),
     (404, b"<x/>", "AddPinhole: HTTP 404"),
+    (200, '<?xml version="1.0" encoding="bogus"?><x/>'.encode("utf-16"), "not AddPinhole"),
 ])
 def test_a_soap_answer_that_is_not_usable_is_refused_saying_why(status: int, body: bytes,
                                                                  why: str) -> None:
@@ -145,6 +206,16 @@ def test_a_soap_answer_that_is_not_usable_is_refused_saying_why(status: int, bod
     for out in ({}, {"UniqueID": "65536"}, {"UniqueID": "-1"}, {"UniqueID": "1e3"}):
         with pytest.raises(PinholeError, match="UniqueID"):
             upnp6.unique_id(out)
+
+
+@pytest.mark.parametrize("code", ["606\u202e", "x", "", "1e3", "٦٠٦", "6060606"])
+def test_a_fault_whose_error_code_is_not_a_number_is_no_refusal_to_show(code: str) -> None:
+    # (it was shown as "refused AddPinhole: error " and the code, whatever it held)
+    status, body = upnp6.read_http(_answer("AddPinhole", FAULT.replace(">606<", f">{code}<"),
+                                           "500 Internal Server Error"), upnp6.MAX_SOAP_REPLY)
+    with pytest.raises(PinholeError) as refusal:
+        upnp6.read_soap("AddPinhole", status, body)
+    assert str(refusal.value) == "AddPinhole: HTTP 500" and refusal.type is PinholeError
 
 
 async def _router(answers: list[bytes], asked: list[bytes],
