@@ -238,8 +238,8 @@ def renewal_line(ok: bool, what: str, where: str) -> str:
     if ok:
         return f"The router renews the {what} again: the Internet reaches {where}."
     return (f"The router did not renew the {what}: players outside may no longer reach "
-            f"{where} (connections already made usually stay up); asking again at the "
-            f"next renewal.")
+            f"{where} (connections already made usually stay up); asking again within "
+            f"a minute, until it does.")
 
 
 @asynccontextmanager

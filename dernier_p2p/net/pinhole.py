@@ -226,12 +226,13 @@ async def _close(pinhole: Pinhole) -> None:
 
 
 async def _renew(pinhole: Pinhole, lifetime_s: int, told: Told | None = None) -> None:
-    """Ask again at half the lifetime (a router that restarted forgets); ``told`` of each
-    change between renewals taken and not (:class:`~.portmap.Renewals`)."""
+    """Ask again at half the lifetime (a router that restarted forgets), sooner after a
+    failure; ``told`` of each change between renewals taken and not
+    (:class:`~.portmap.Renewals`)."""
     lifetime = pinhole.lifetime_s
     renewals = Renewals(told)
     while True:
-        await trio.sleep(max(1.0, lifetime / 2))
+        await trio.sleep(renewals.wait_s(lifetime))
         if pinhole.method == "UPnP":
             try:
                 await upnp6.update_pinhole(pinhole.control, pinhole.uid, lifetime, 2.0)

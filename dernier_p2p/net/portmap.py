@@ -348,8 +348,12 @@ async def mapped(
 
 
 RENEW_TIMEOUT_S = 10.0
-"""How long one renewal may wait for the router (a router that never answers is asked again at
-the next half lease)."""
+"""How long one renewal may wait for the router (a router that never answers is asked again,
+:data:`RETRY_S` later)."""
+RETRY_S = 60.0
+"""After a renewal the router did not take, the next comes this soon (or at half the lease, if
+sooner): a router that restarted and forgot the mapping is asked again within a minute, not
+half an hour."""
 
 
 Told = Callable[[bool], None]
@@ -371,14 +375,21 @@ class Renewals:
             if self.told is not None:
                 self.told(ok)
 
+    def wait_s(self, lease_s: float) -> float:
+        """Seconds to the next renewal of a lease of ``lease_s``: half of it, or, while the
+        router takes none, :data:`RETRY_S` if sooner (at least a second)."""
+        half = lease_s / 2
+        return max(1.0, half if self.ok else min(half, RETRY_S))
+
 
 async def _renew(mapping: Mapping, lease_s: int, upnp: object, told: Told | None = None
                  ) -> None:
-    """Ask again at half the lease, by the same method (a router that restarted forgets);
-    ``told`` of each change between taken and not (:class:`Renewals`)."""
+    """Ask again at half the lease, by the same method (a router that restarted forgets), and
+    sooner after a failure (:meth:`Renewals.wait_s`); ``told`` of each change between taken
+    and not (:class:`Renewals`)."""
     renewals = Renewals(told)
     while mapping.lease_s:
-        await trio.sleep(max(1.0, mapping.lease_s / 2))
+        await trio.sleep(renewals.wait_s(mapping.lease_s))
         renewals(await _renew_once(mapping, lease_s, upnp))
 
 

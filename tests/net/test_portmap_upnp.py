@@ -152,6 +152,16 @@ def test_the_host_is_told_once_when_renewals_stop_and_once_when_they_come_back(
     assert told == [False, True]
 
 
+def test_after_a_renewal_not_taken_the_next_comes_within_a_minute() -> None:
+    renewals = portmap.Renewals(None)
+    assert renewals.wait_s(3600) == 1800  # half the lease while the router takes them
+    renewals(False)
+    assert renewals.wait_s(3600) == portmap.RETRY_S == 60  # not half an hour
+    assert renewals.wait_s(40) == 20 and renewals.wait_s(1) == 1.0  # (never under a second)
+    renewals(True)
+    assert renewals.wait_s(3600) == 1800
+
+
 def test_the_renewal_loop_tells_of_a_router_that_stopped_taking_them(router: Router) -> None:
     mapping = _play(router)
     assert isinstance(mapping, Mapping)
