@@ -241,7 +241,10 @@ def read_http(data: bytes, limit: int) -> tuple[int, bytes]:
     if len(set(_every(lines, "content-length"))) > 1:  # (RFC 9112 6.3: not a framing)
         raise ph.PinholeError("an HTTP answer with Content-Lengths that differ")
     if length is not None:
-        if not _TOKEN.fullmatch(length) or int(length) > len(body):
+        if not _TOKEN.fullmatch(length):
+            raise ph.PinholeError("an HTTP answer whose Content-Length is not a number below "
+                                  "100000")
+        if int(length) > len(body):
             raise ph.PinholeError("an HTTP answer shorter than its Content-Length")
         body = body[:int(length)]
     return int(found.group(1)), body

@@ -177,7 +177,8 @@ def test_an_answer_gives_the_unique_id_or_the_routers_refusal() -> None:
     (b"SSH-2.0-x\r\n\r\n", "without a status line"),
     (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello", "chunked"),
     (b"HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\nshort", "shorter than its Content-Length"),
-    (b"HTTP/1.1 200 OK\r\nContent-Length: 5x\r\n\r\nshort", "shorter than its Content-Length"),
+    (b"HTTP/1.1 200 OK\r\nContent-Length: 5x\r\n\r\nshort", "Content-Length is not a number"),
+    (b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\nshort", "not a number below 100000"),
     (b"HTTP/1.1 200 OK\r\n\xff: 1\r\n\r\n", "not ASCII"),
     (b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\nContent-Length: 2\r\n\r\n<x/>",
      "Content-Lengths that differ"),  # (the first was read)
