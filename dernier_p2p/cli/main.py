@@ -8,10 +8,12 @@ interrupted.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import sys
-from collections.abc import Awaitable, Callable
+import time
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -175,6 +177,36 @@ def _fail(message: str, code: int = EXIT_FAULT) -> NoReturn:
     sys.exit(code)
 
 
+@contextlib.contextmanager
+def _verbose_log_aside() -> Iterator[Path | None]:
+    """With ``-v``, while the full-screen table holds the terminal, the log goes to a file
+    (:func:`~dernier_p2p.cli.paths.verbose_log_path`), not over the table; its path, or None
+    without ``-v`` (or when the file cannot be opened: the log then stays where it was)."""
+    import logging
+
+    from dernier_p2p.cli.paths import verbose_log_path
+
+    handlers = [h for h in logging.getLogger("dernier_p2p").handlers
+                if isinstance(h, logging.StreamHandler) and not isinstance(h, logging.FileHandler)]
+    if not _VERBOSE[0] or not handlers:
+        yield None
+        return
+    try:
+        path = verbose_log_path()
+        stream = open(path, "a", encoding="utf-8", buffering=1)  # noqa: SIM115
+    except OSError:
+        yield None
+        return
+    stream.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} ---\n")
+    olds = [(h, h.setStream(stream)) for h in handlers]
+    try:
+        yield path
+    finally:
+        for handler, old in olds:
+            handler.setStream(old)
+        stream.close()
+
+
 def _run(
     main_fn: Callable[[], Awaitable[Any]], where: str = "",
     interrupted: str = "Interrupted; you left the table.", screen: Any = None,
@@ -201,11 +233,14 @@ def _run(
                 return trio.run(main_fn)
             from dernier_p2p.tui.run import run_screen
 
-            try:
-                return run_screen(main_fn, screen, header)
-            finally:
-                for line in screen.log[-12:]:  # the last of the log stays on the terminal
-                    echo_fitted(line)
+            with _verbose_log_aside() as log_path:
+                try:
+                    return run_screen(main_fn, screen, header)
+                finally:
+                    for line in screen.log[-12:]:  # the last of the log stays on the terminal
+                        echo_fitted(line)
+                    if log_path is not None:
+                        click.echo(f"The -v log of this table is in {log_path}.")
     except BaseException as group:  # noqa: B036 - every leaf is mapped below
         leaves = exception_leaves(group)
         kinds = (

@@ -4,7 +4,8 @@
   other POSIX systems, ``~/Library/Application Support/dernier`` on macOS, ``%APPDATA%\\dernier``
   on Windows;
 - transcripts: ``<data folder>/transcripts/<date>-<time>-<variant>-<id>.transcript``;
-- identity key: ``<data folder>/identity.pem`` (PKCS#8 PEM, mode 0600), created on first use.
+- identity key: ``<data folder>/identity.pem`` (PKCS#8 PEM, mode 0600), created on first use;
+- ``-v``'s log while the full-screen table runs: ``<data folder>/verbose.log`` (appended).
 """
 
 from __future__ import annotations
@@ -47,6 +48,14 @@ def new_transcript_path(variant: str) -> Path:
 
 def default_key_path() -> Path:
     return data_dir() / "identity.pem"
+
+
+def verbose_log_path() -> Path:
+    """Where ``-v``'s log goes while the full-screen table holds the terminal (the folder is
+    created, mode 0700)."""
+    folder = data_dir()
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return folder / "verbose.log"
 
 
 def load_or_create_identity(path: Path | None) -> tuple[IdentityKey, bool]:

@@ -259,3 +259,45 @@ def test_a_hosted_table_at_a_terminal_clock_code_and_the_host_back_after_a_crash
             if proc.poll() is None:
                 proc.kill()
             proc.wait()
+
+
+def test_the_verbose_log_goes_to_a_file_while_the_full_screen_table_runs(
+    tmp_path: Path,
+) -> None:
+    """``dernier -v host`` at 80x24 with a bot joining: the network's notices go to
+    ``verbose.log`` in the data folder, not over the table (before, each INFO line was
+    written across the panels), and the terminal is told where they went once the table
+    ends (here by the player leaving: Ctrl+C twice)."""
+    port = _free_port()
+    host = Terminal(tmp_path, 80, 24, "-v", "host", "--players", "2", "--hands", "1", "--bind",
+                    "127.0.0.1", "--port", str(port), "--no-announce", "--no-map",
+                    "--key", str(tmp_path / "k0.pem"), "--transcript", str(tmp_path / "t0"))
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        host.wait_for(lambda s: table_of(s) is not None, "the full-screen table")
+        since = len(host.raw)  # (what -v logged before the table is the terminal's)
+        procs.append(spawn(tmp_path, tmp_path / "p1.out", "join", f"127.0.0.1:{port}", "--name",
+                           "P1", "--key", str(tmp_path / "k1.pem"), "--transcript",
+                           str(tmp_path / "t1"), "--bot", "--no-colour"))
+        seen = host.wait_for(lambda s: (t := table_of(s)) and t.hand is not None and t,
+                             "the hand dealt", limit=120)
+        assert seen.players and "INFO" not in host.screen.text(), host.screen.text()
+        host.send("\x03")
+        host.read(1.0)
+        host.send("\x03")
+        deadline = time.monotonic() + 60
+        while not host.closed and time.monotonic() < deadline:
+            host.read(0.2)
+            assert "INFO dernier_p2p" not in host.screen.text(), host.screen.text()
+        assert host.closed
+    finally:
+        host.close()
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+    written = b"".join(host.raw[since:]).decode("utf-8", "replace")
+    assert "INFO dernier_p2p" not in written, written[-3000:]
+    log = tmp_path / "data" / "dernier" / "verbose.log"
+    assert "INFO dernier_p2p.net" in log.read_text(), log.read_text()
+    assert f"The -v log of this table is in {log}" in " ".join(
+        "".join(host.screen.printed).split()), host.screen.printed[-10:]
