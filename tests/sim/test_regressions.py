@@ -1130,6 +1130,22 @@ RUNS_CASES = {
         '=31926), Kill(at=11509, pid=2, until=16472, clean=False), Partition(at=7267, group=('
         '1, 2, 3), until=21976)])',
     ),
+    # Seed 2702409 (sample at 0623512, on the first form of the fix of 2502720): seat 1,
+    # killed and restarted while host 0 was frozen, signed its key reveal again at its new
+    # head; host 0 held the first signing, whose record carried the same body at another head
+    # for that counter. Taking that for another envelope, the seat signed its reveal once
+    # more, and every seat stopped on seat 1's second reveal. Fix: only a record of another
+    # body has what the seat holds signed again.
+    "a-restarted-seats-message-signed-again-is-the-same-message": (
+        "blamed-honest",
+        "Case(seed=2702409, setup=Setup(players=4, variant='moderno', options={'match': ['han"
+        "ds', 1], 'hand_size': 8}, timers={'turn_ms': 17725, 'declare_ms': 749, 'grace_ms': 1"
+        '3724}, listens=[True, True, True, True], speeds=[0.14, 1.0, 1.0, 1.0], clocks=[(156,'
+        ' 845608846, 1699154351046), (194, 269632331, 1699730486279), (-123, 849262900, 16991'
+        '50834101), (-172, 300716748, 1699699332258)], constants={}), faults=[Kill(at=1320, p'
+        "id=1, until=1806, clean=False), Hostile(at=264, pid=0, kind='censor', target=2, unti"
+        'l=4611686018427387904), Freeze(at=1078, pid=0, until=9794)])',
+    ),
 }
 """Cases found after seats answered a run of deals at once (PROTOCOL.md 15): replayed so."""
 

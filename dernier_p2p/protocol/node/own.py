@@ -311,17 +311,19 @@ class OwnSeat:
             held = self.unsequenced.pop(env["n"], None)
             if env["body"].get("type") == "move":
                 self.in_flight = False
-            if held is not None and held["sig"] != env["sig"]:
+            if held is not None and held["body"] != env["body"]:
+                # (the same body at another head is the same message: a restart signs what
+                # it owed again, and the host may hold the first signing)
                 out = out + self._sign_after(env["n"], held)
         self._pacing(record)
         self._finality(record)
         return out
 
     def _sign_after(self, n: int, held: dict[str, Any]) -> list[dict[str, Any]]:
-        """Another envelope of this seat's took counter ``n`` in a record, not ``held``, the
-        one it holds for ``n`` now (an ``error`` frame about another frame was taken for the
-        refusal of the envelope the record carries, and what followed it was signed again
-        from its counter): ``held`` and those after it can never be sequenced at their
+        """Another envelope of this seat's took counter ``n`` in a record (another body), not
+        ``held``, the one it holds for ``n`` now (an ``error`` frame about another frame was
+        taken for the refusal of the envelope the record carries, and what followed it was
+        signed again from its counter): ``held`` and those after it can never be sequenced at their
         counters, so they are signed again after the record, a move only if still legal (else
         it is dropped and the player asked again, as after a host change). Returns them, to
         send."""

@@ -103,6 +103,26 @@ def test_a_record_of_the_envelope_held_for_its_counter_signs_nothing_again():
     assert own.unsequenced == {move["n"]: move}
 
 
+def test_a_record_of_the_same_body_signed_at_another_head_signs_nothing_again():
+    """(4.4) A restarted seat signs what it owed again, at its head then: the host may hold
+    the first signing, whose record carries the same body at an older head for that counter.
+    That is the same message sequenced, not another: nothing is signed again (seed 2702409:
+    the seat's key reveal went again, and every seat stopped on its second reveal)."""
+    bed = Bed.dealt()
+    mover = to_act(bed.sessions[0].state)
+    other = (mover + 1) % len(bed.sessions)
+    own = _own(bed, mover)
+    first = own.session.ack()  # signed before the restart, at the head then
+    rec = bed.t.sequence(bed.sessions[other].ack())
+    own.apply(rec, rec["t"])  # the head moves on
+    again = own.session.sign_again([first["body"]])[0]  # after the restart, at the new head
+    assert again["n"] == first["n"] and again["head"] != first["head"]
+    own.sent(again)
+    rec = bed.t.sequence(first)
+    out = own.apply(rec, rec["t"])
+    assert out == [] and own.unsequenced == {}
+
+
 def test_a_duplicate_refusal_changes_nothing_in_flight():
     """(4.3) DUPLICATE is the host refusing an envelope it holds already (another seat passed
     it on, then the seat sent it again after a resume): the seat's ack and move in flight stay
