@@ -529,40 +529,39 @@ class PeerNode:
     def lend_failed(self, seat: int) -> None:
         """A lend of this stopped seat's proof did not reach ``seat``: it waits for that
         seat's probe as for one with no address (4.6), if it gives an address itself."""
-        own = self.own
-        if self.proof is not None and own is not None and seat in self.own_table_seats() and \
-                own.session.table_body["players"][own.seat]["listen"] is not None:
+        if self.proof is not None and self._linkable() and seat in self._others():
             self.unshown.add(seat)
 
-    def own_table_seats(self) -> set[int]:
-        """The other seats at the table but the host."""
+    def _others(self) -> list[int]:
+        """The other seats at the table but the host, in order."""
         own = self.own
         if own is None:
-            return set()
+            return []
         chain = own.session.chain
-        return set(chain.at_table) - {own.seat, chain.host}
+        return [s for s in sorted(chain.at_table) if s not in (own.seat, chain.host)]
+
+    def _linkable(self) -> bool:
+        """Whether this seat gives an address, so that other seats can link to it (4.6)."""
+        own = self.own
+        return own is not None and own.session.table_body["players"][own.seat]["listen"] \
+            is not None
 
     def lingering(self, now: int) -> bool:
         """Whether this seat, stopped with a proof, still answers links at ``now``: for
         ``stuck_ms`` after it stopped and after each probe it answered since, and while a seat
         its proof did not reach (it gives no address, or the lend failed) has not probed it,
         until ``2 * stuck_ms`` after it stopped (4.6)."""
-        if self.proof is None or self.linger_until is None:
-            return False
-        if now < self.linger_until:
-            return True
-        return bool(self.unshown) and self.stopped_at is not None and \
-            now < self.stopped_at + 2 * self._budgets().stuck_ms
+        return self.linger_deadline(now) is not None
 
     def linger_deadline(self, now: int) -> int | None:
-        """When :meth:`lingering` next changes (a probe may move it on), None when it is
-        false at ``now``."""
-        if not self.lingering(now):
+        """Until when this stopped seat answers links (a probe may move it on), None when it
+        no longer does at ``now``."""
+        if self.proof is None or self.linger_until is None:
             return None
-        assert self.linger_until is not None
+        end = self.linger_until
         if self.unshown and self.stopped_at is not None:
-            return max(self.linger_until, self.stopped_at + 2 * self._budgets().stuck_ms)
-        return self.linger_until
+            end = max(end, self.stopped_at + 2 * self._budgets().stuck_ms)
+        return end if now < end else None
 
     # ------------------------------------------------------------------ as a host
     def host_frame(self, seat: int, msg: dict[str, Any], now: int) -> None:
@@ -798,11 +797,9 @@ class PeerNode:
         if proof is None:
             return
         self.proof = proof
-        players = self.own.session.table_body["players"] if self.own is not None else []
-        if self.own is not None and players[self.own.seat]["listen"] is not None:
-            # (a seat no link reaches, giving no address itself, would wait for nobody)
-            self.unshown = {seat for seat in self.own_table_seats()
-                            if players[seat]["listen"] is None}
+        if self._linkable():  # (a seat no link reaches would wait for nobody)
+            players = self.own.session.table_body["players"] if self.own is not None else []
+            self.unshown = {s for s in self._others() if players[s]["listen"] is None}
         self._lend_to_all(lent)
 
     def _lend_to_all(self, records: list[dict[str, Any]]) -> None:
@@ -810,9 +807,9 @@ class PeerNode:
         but the host (4.6)."""
         own = self.own
         assert own is not None
-        chain, players = own.session.chain, own.session.table_body["players"]
-        for seat in sorted(chain.at_table):
-            if seat not in (own.seat, chain.host) and players[seat]["listen"] is not None:
+        players = own.session.table_body["players"]
+        for seat in self._others():
+            if players[seat]["listen"] is not None:
                 self.out.append(act.Lend(rule("lend"), seat, records[0]["i"] - 1, records))
 
     def _show_heads(self) -> None:

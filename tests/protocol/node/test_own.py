@@ -14,6 +14,18 @@ def _own(bed: Bed, seat: int) -> OwnSeat:
     return OwnSeat.from_records(identity_for(bed.t.seeds[seat]), seed, bed.records)
 
 
+def _ack_then_move() -> tuple[Bed, OwnSeat, dict, dict]:
+    """A dealt table and the seat to move, which has sent an ack and then a move (neither
+    sequenced yet)."""
+    bed = Bed.dealt()
+    own = _own(bed, to_act(bed.sessions[0].state))
+    ack = own.session.ack()
+    move = own.session.intend(own.session.legal()[0])
+    own.sent(ack)
+    own.sent(move)
+    return bed, own, ack, move
+
+
 def test_a_take_over_signs_a_pending_move_again_only_if_still_legal():
     """Seat ``mover`` sent a move the old host never sequenced; the table timed it out since,
     so the move is no longer legal: taking over, the seat signs its host change and drops the
@@ -51,13 +63,7 @@ def test_a_refused_ack_is_dropped_and_the_envelopes_after_it_signed_again():
     """(4.9) The host may refuse an ack that echoes nothing new: as for a refused chat line,
     the seat drops it and signs its later envelopes again from its counter (its move goes on
     at the ack's counter), rather than leave every later envelope out of order for good."""
-    bed = Bed.dealt()
-    mover = to_act(bed.sessions[0].state)
-    own = _own(bed, mover)
-    ack = own.session.ack()
-    move = own.session.intend(own.session.legal()[0])
-    own.sent(ack)
-    own.sent(move)
+    _, own, ack, move = _ack_then_move()
     own.in_flight = True
     again = own.refused("UNEXPECTED", "ack with nothing new")
     assert [e["body"] for e in again] == [move["body"]] and again[0]["n"] == ack["n"]
@@ -72,13 +78,7 @@ def test_a_record_of_the_envelope_taken_for_refused_has_what_followed_it_signed_
     signed again after it and sent, still in flight (seed 2502720: the record took the move's
     place in the seat's books, and the seat waited on a move that was never to come, until
     the others timed it out)."""
-    bed = Bed.dealt()
-    mover = to_act(bed.sessions[0].state)
-    own = _own(bed, mover)
-    ack = own.session.ack()
-    move = own.session.intend(own.session.legal()[0])
-    own.sent(ack)
-    own.sent(move)
+    bed, own, ack, move = _ack_then_move()
     own.in_flight = True
     again = own.refused("UNEXPECTED", "unexpected frame 'rec'")
     assert again[0]["n"] == ack["n"] and again[0]["body"] == move["body"]
@@ -90,13 +90,7 @@ def test_a_record_of_the_envelope_taken_for_refused_has_what_followed_it_signed_
 
 
 def test_a_record_of_the_envelope_held_for_its_counter_signs_nothing_again():
-    bed = Bed.dealt()
-    mover = to_act(bed.sessions[0].state)
-    own = _own(bed, mover)
-    ack = own.session.ack()
-    move = own.session.intend(own.session.legal()[0])
-    own.sent(ack)
-    own.sent(move)
+    bed, own, ack, move = _ack_then_move()
     rec = bed.t.sequence(ack)
     out = own.apply(rec, rec["t"])
     assert all(e["body"] != move["body"] for e in out)
@@ -128,15 +122,9 @@ def test_a_duplicate_refusal_changes_nothing_in_flight():
     it on, then the seat sent it again after a resume): the seat's ack and move in flight stay
     as they are (seed 1400198: the ack was dropped, the next envelope was signed at the ack's
     counter, which the host had sequenced meanwhile, and the seat's deck message was lost)."""
-    bed = Bed.dealt()
-    mover = to_act(bed.sessions[0].state)
-    own = _own(bed, mover)
-    ack = own.session.ack()
-    move = own.session.intend(own.session.legal()[0])
-    own.sent(ack)
-    own.sent(move)
+    _, own, ack, move = _ack_then_move()
     own.in_flight = True
-    assert own.refused("DUPLICATE", f"seat {mover} counter {ack['n'] - 1} reused") == []
+    assert own.refused("DUPLICATE", f"seat {own.seat} counter {ack['n'] - 1} reused") == []
     assert own.unsequenced == {ack["n"]: ack, move["n"]: move} and own.in_flight
     assert own.refusals == 0
 

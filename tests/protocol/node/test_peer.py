@@ -327,17 +327,24 @@ def test_another_refusal_shows_nothing(table: Bed):
     assert lends(node.take()) == []
 
 
-def test_a_fork_shown_by_the_head_refused_stops_every_seat_naming_the_host(table: Bed):
-    """The host sent seat 2 another record 3 than seat 1: seat 2 shows it when the host
-    refuses its head; seat 1 stops on the fork and lends both back; seat 2 stops too."""
-    other = second(table, 3)
-    two = node_of(table, 2, 3)
+def _forked_then_refused(bed: Bed) -> tuple[dict, PeerNode, list[tuple[int, list[dict]]]]:
+    """Seat 2, holding records 0 to 2, gets from the host another record 3 than the table's,
+    acks it, and has the host refuse that ack's head (FORK): the other record 3, seat 2's
+    node, and what it lent then."""
+    other = second(bed, 3)
+    two = node_of(bed, 2, 3)
     two.from_host({"k": "rec", "rec": other}, 10)
     run(two, 10)
     two.send_own(two.own.session.ack(), 11)
     two.take()
     two.from_host({"k": "error", "code": "FORK", "detail": "a head it does not hold"}, 20)
-    shown = lends(two.take())
+    return other, two, lends(two.take())
+
+
+def test_a_fork_shown_by_the_head_refused_stops_every_seat_naming_the_host(table: Bed):
+    """The host sent seat 2 another record 3 than seat 1: seat 2 shows it when the host
+    refuses its head; seat 1 stops on the fork and lends both back; seat 2 stops too."""
+    other, two, shown = _forked_then_refused(table)
     assert shown == [(1, [other])]
     one = node_of(table, 1, 5)
     for rec in shown[0][1]:
@@ -471,14 +478,8 @@ def test_a_fork_shown_in_present_stops_a_prober_with_no_address():
     bed = Bed.opened(listen=(True, False, True))
     bed.accept(0, 1, 2)
     bed.put(bed.take(0, "coin_commit"))
-    other = second(bed, 3)
-    two = node_of(bed, 2, 3)
-    two.from_host({"k": "rec", "rec": other}, 10)
-    run(two, 10)
-    two.send_own(two.own.session.ack(), 11)
-    two.take()
-    two.from_host({"k": "error", "code": "FORK", "detail": "a head it does not hold"}, 20)
-    assert lends(two.take()) == []  # nobody to lend it to
+    _, two, shown = _forked_then_refused(bed)
+    assert shown == []  # nobody to lend it to
     one = node_of(bed, 1, 4)
     one.probe_answer(2, two.present(), 30)
     assert stops(run(one, 30)) == [("FORK", HOST)]
