@@ -423,7 +423,10 @@ def test_a_joiner_and_a_bot_host_in_another_process_share_the_window_and_the_clo
             if link.pacer.hand_held:
                 break
             if not in_turn(link):  # an offer: keys with a countdown; the bot holds
-                keys = app.query_one("#offers").render().plain
+                # the screen redraws every 0.1 s: the prompt can open between two redraws
+                keys = await until(pilot, lambda: "⏱" in app.query_one("#offers").render().plain
+                                   and app.query_one("#offers").render().plain,
+                                   "the out-of-turn keys", 10.0)
                 assert "⏱" in keys and ("jump in" in keys or "declare" in keys
                                         or "catch" in keys), keys
                 if not seen["offer"]:
@@ -434,7 +437,8 @@ def test_a_joiner_and_a_bot_host_in_another_process_share_the_window_and_the_clo
                 seen["offer"] += 1
                 await pilot.pause(0.1)
                 continue
-            line = turn_line("Joe (you)")
+            line = await until(pilot, lambda: "⏱" in turn_line("Joe (you)")
+                               and turn_line("Joe (you)"), "Joe's clock", 10.0)
             # the table's 120 s, counted from when it waits on Joe (not "0.0 s")
             assert "⏱" in line and _seconds(line) > 60, app.screen_text()
             kinds = {type(m).__name__ for m in legal(link)}
