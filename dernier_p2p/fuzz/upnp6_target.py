@@ -478,15 +478,37 @@ def _near(host: str, source: str, near: list[str]) -> bool:
     return False
 
 
+def _chunks(rest: bytes) -> bytes | None:
+    """The data of a chunked body, read as RFC 9112 7.1 writes it (None where it is not one)."""
+    out = b""
+    while True:
+        line, sep, rest = rest.partition(b"\r\n")
+        size = line.split(b";")[0].strip(b" \t")
+        if not sep or not re.fullmatch(rb"[0-9a-fA-F]{1,6}", size):
+            return None
+        if int(size, 16) == 0:
+            return out
+        data, rest = rest[:int(size, 16)], rest[int(size, 16):]
+        if len(data) < int(size, 16) or not rest.startswith(b"\r\n"):
+            return None
+        out, rest = out + data, rest[2:]
+
+
 def _check_framing(data: bytes, status: int, body: bytes) -> None:
-    """What an HTTP answer read must be (RFC 9112): a status of 100 to 599, no chunked
-    transfer coding, every Content-Length alike and the body that long."""
+    """What an HTTP answer read must be (RFC 9112): a status of 100 to 599; in the chunked
+    transfer coding (no other, no Content-Length with it) the chunks' data joined; else every
+    Content-Length alike and the body that long."""
     head, _, rest = data.partition(b"\r\n\r\n")
     fields = [line.partition(b":") for line in head.split(b"\r\n")[1:]]
     lengths = {v.strip() for k, _, v in fields if k.lower() == b"content-length"}
     coding = b",".join(v for k, _, v in fields if k.lower() == b"transfer-encoding")
-    if not 100 <= status <= 599 or b"chunked" in coding.lower() or len(lengths) > 1 or (
-            lengths and int(lengths.pop()) != len(body)) or not rest.startswith(body):
+    codings = [c.strip().lower() for c in coding.split(b",") if c.strip() != b"identity"]
+    if coding:
+        framed = not lengths and codings == [b"chunked"] and _chunks(rest) == body
+    else:
+        framed = len(lengths) <= 1 and (not lengths or int(lengths.pop()) == len(body)) \
+            and rest.startswith(body)
+    if not 100 <= status <= 599 or not framed:
         raise BadResult(f"an HTTP answer read as status {status}, {len(body)} bytes of body")
 
 

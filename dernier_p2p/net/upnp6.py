@@ -220,8 +220,9 @@ def get_request(host: str, port: int, path: str) -> bytes:
 
 def read_http(data: bytes, limit: int) -> tuple[int, bytes]:
     """The status (100 to 599) and body of an HTTP/1.x answer ``data`` read to its end (at
-    most ``limit`` bytes): its Content-Length (if given, and given alike if given again)
-    must hold; chunked bodies are refused."""
+    most ``limit`` bytes). A body in the chunked transfer coding is joined from its chunks
+    (:func:`dechunk`; no other transfer coding is read, and no Content-Length may come with
+    it); else its Content-Length (if given, and given alike if given again) must hold."""
     if len(data) > limit:
         raise ph.PinholeError(f"an HTTP answer above {limit} bytes")
     head, sep, body = data.partition(b"\r\n\r\n")
@@ -235,10 +236,19 @@ def read_http(data: bytes, limit: int) -> tuple[int, bytes]:
     if found is None:
         raise ph.PinholeError("an HTTP answer without a status line")
     headers = _headers(lines[1:])
-    if "chunked" in ",".join(_every(lines, "transfer-encoding")).lower():
-        raise ph.PinholeError("a chunked HTTP answer")
+    codings = [c.strip().lower() for v in _every(lines, "transfer-encoding")
+               for c in v.split(",")]
+    lengths = _every(lines, "content-length")
+    if codings:  # (RFC 9112 6.1: chunked comes last, once; we decode no other coding)
+        if lengths:
+            raise ph.PinholeError("an HTTP answer with both a Transfer-Encoding and a "
+                                  "Content-Length")
+        if [c for c in codings if c != "identity"] != ["chunked"]:
+            shown = ", ".join(c for c in codings if c.isprintable())[:40]
+            raise ph.PinholeError(f"an HTTP answer in a transfer coding not read here ({shown})")
+        return int(found.group(1)), dechunk(body)
     length = headers.get("content-length")
-    if len(set(_every(lines, "content-length"))) > 1:  # (RFC 9112 6.3: not a framing)
+    if len(set(lengths)) > 1:  # (RFC 9112 6.3: not a framing)
         raise ph.PinholeError("an HTTP answer with Content-Lengths that differ")
     if length is not None:
         if not _TOKEN.fullmatch(length):
@@ -248,6 +258,35 @@ def read_http(data: bytes, limit: int) -> tuple[int, bytes]:
             raise ph.PinholeError("an HTTP answer shorter than its Content-Length")
         body = body[:int(length)]
     return int(found.group(1)), body
+
+
+_CHUNK = re.compile(rb"([0-9A-Fa-f]{1,6})[ \t]*(?:;[ -~\t]*)?\r\n")
+
+
+def dechunk(body: bytes) -> bytes:
+    """The data of a body in the chunked transfer coding (RFC 9112 7.1): chunks of a hex size
+    (at most 6 digits; extensions ignored), each followed by CRLF, up to the chunk of size
+    0; the trailer fields after it are ignored. :class:`~.pinhole.PinholeError` where a
+    chunk's size line is not one, a chunk is cut short or not ended by CRLF, or the chunk
+    of size 0 never comes."""
+    out = bytearray()
+    at = 0
+    while True:
+        line = _CHUNK.match(body, at)
+        if line is None:
+            raise ph.PinholeError("a chunked HTTP answer whose chunk size is not one"
+                                  if at < len(body) else
+                                  "a chunked HTTP answer without its last chunk")
+        size = int(line.group(1), 16)
+        at = line.end()
+        if size == 0:
+            return bytes(out)
+        if at + size + 2 > len(body):
+            raise ph.PinholeError("a chunked HTTP answer cut short in a chunk")
+        if body[at + size:at + size + 2] != b"\r\n":
+            raise ph.PinholeError("a chunked HTTP answer whose chunk is longer than its size")
+        out += body[at:at + size]
+        at += size + 2
 
 
 def read_soap(action: str, status: int, body: bytes) -> dict[str, str]:

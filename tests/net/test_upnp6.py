@@ -175,7 +175,23 @@ def test_an_answer_gives_the_unique_id_or_the_routers_refusal() -> None:
     (_answer("AddPinhole", ADDED) + b" " * upnp6.MAX_SOAP_REPLY, "above 16384"),
     (b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n", "without the end of its headers"),
     (b"SSH-2.0-x\r\n\r\n", "without a status line"),
-    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello", "chunked"),
+    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello",
+     "cut short in a chunk"),
+    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n",
+     "without its last chunk"),
+    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello!\r\n0\r\n\r\n",
+     "longer than its size"),
+    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nx\r\nhello\r\n0\r\n\r\n",
+     "chunk size is not one"),
+    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1000000\r\n",
+     "chunk size is not one"),  # (7 hex digits: no chunk that long fits an answer)
+    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 9\r\n\r\n"
+     b"4\r\n<x/>\r\n0\r\n\r\n", "both a Transfer-Encoding and a Content-Length"),
+    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n4\r\n<x/>\r\n0\r\n\r\n",
+     r"transfer coding not read here \(gzip, chunked\)"),
+    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, chunked\r\n\r\n0\r\n\r\n",
+     "transfer coding not read here"),
+    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n<x/>", "not read here .gzip."),
     (b"HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\nshort", "shorter than its Content-Length"),
     (b"HTTP/1.1 200 OK\r\nContent-Length: 5x\r\n\r\nshort", "Content-Length is not a number"),
     (b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\nshort", "not a number below 100000"),
@@ -183,13 +199,37 @@ def test_an_answer_gives_the_unique_id_or_the_routers_refusal() -> None:
     (b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\nContent-Length: 2\r\n\r\n<x/>",
      "Content-Lengths that differ"),  # (the first was read)
     (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n"
-     b"4\r\n<x/>\r\n0\r\n\r\n", "chunked"),  # (the first was read: not chunked)
+     b"4\r\n<x/>\r\n0\r\n\r\n", "not read here"),  # (every Transfer-Encoding is read)
     (b"HTTP/1.1 000 Z\r\n\r\n<x/>", "without a status line"),  # (read as status 0)
     (b"HTTP/1.1 999 Z\r\n\r\n<x/>", "without a status line"),
 ])
 def test_an_http_answer_that_is_not_usable_is_refused_saying_why(data: bytes, why: str) -> None:
     with pytest.raises(PinholeError, match=why):
         upnp6.read_http(data, upnp6.MAX_SOAP_REPLY)
+
+
+@pytest.mark.parametrize("coding,body", [
+    ("chunked", b"4\r\n<x/>\r\n0\r\n\r\n"),
+    ("Chunked", b"2\r\n<x\r\n2;name=value\r\n/>\r\n0\r\nX-Trailer: 1\r\n\r\n"),
+    ("identity, chunked", b"4 \r\n<x/>\r\n0\r\n"),  # (no final CRLF after the last chunk)
+])
+def test_a_chunked_answer_is_read_from_its_chunks(coding: str, body: bytes) -> None:
+    data = f"HTTP/1.1 200 OK\r\nTransfer-Encoding: {coding}\r\n\r\n".encode() + body
+    assert upnp6.read_http(data, upnp6.MAX_SOAP_REPLY) == (200, b"<x/>")
+
+
+def test_a_chunked_soap_answer_gives_the_pinhole() -> None:
+    plain = _answer("AddPinhole", ADDED)
+    head, _, body = plain.partition(b"\r\n\r\n")
+    head = b"\r\n".join(x for x in head.split(b"\r\n") if not x.lower().startswith(b"content-"))
+    chunks = b"".join(b"%x\r\n%s\r\n" % (len(body[i:i + 7]), body[i:i + 7])
+                      for i in range(0, len(body), 7))
+    data = head + b"\r\nTransfer-Encoding: chunked\r\n\r\n" + chunks + b"0\r\n\r\n"
+    status, read = upnp6.read_http(data, upnp6.MAX_SOAP_REPLY)
+    assert (status, read) == (200, body)
+    assert upnp6.unique_id(upnp6.read_soap("AddPinhole", status, read)) == \
+        upnp6.unique_id(upnp6.read_soap("AddPinhole", *upnp6.read_http(plain,
+                                                                        upnp6.MAX_SOAP_REPLY)))
 
 
 @pytest.mark.parametrize("status,body,why", [
