@@ -294,6 +294,7 @@ async def seat_routes(
     map_port: bool = True,
     map_timeout_s: float = 2.0,
     ipv6: str | None = None,
+    map_lease_s: int = LEASE_S,
 ) -> AsyncIterator[None]:
     """Make a joining seat reachable as a candidate host (PROTOCOL.md 7.6) while the block
     lasts: ask the router to forward its fixed ``listen`` port and announce the mapping
@@ -303,7 +304,8 @@ async def seat_routes(
     Internet in to that address (PCP), telling the user how the router answered (for
     whom the seat can then take over is said once seated: :func:`takeover_note`). ``ipv6``:
     this machine's global IPv6 address, given when the seat listens on every interface at its
-    own address. A loopback or public IPv4 listen address, or port 0, needs none of this."""
+    own address. ``map_lease_s``: the lease asked of the router for the mapping. A loopback
+    or public IPv4 listen address, or port 0, needs none of this."""
     listen = config.listen
     if listen is None or listen[1] == 0 or is_loopback(listen[0]) or (
             _is_public(listen[0]) and ":" not in listen[0]):
@@ -319,7 +321,8 @@ async def seat_routes(
         echo(f"Opening port {port} on your router, so that this seat can host if the host "
              "goes away (UPnP, then NAT-PMP)...")
     six = listen[0] if is_global_ipv6(listen[0]) else ipv6  # a pinhole for a global one
-    async with _maybe_mapped(map_port, port, attempt, map_timeout_s, echo) as mapping, \
+    async with _maybe_mapped(map_port, port, attempt, map_timeout_s, echo,
+                             map_lease_s) as mapping, \
             trio.open_nursery() as nursery:
         if mapping is not None:
             config.announce = (mapping.external_ip, mapping.external_port)

@@ -691,6 +691,10 @@ def _discover(seconds: float, interactive: bool = False) -> tuple[str, int] | st
 @click.option("--no-map", is_flag=True,
               help="With an invite code: do not ask the router to open the --listen port "
                    "(UPnP / NAT-PMP).")
+@click.option("--map-lease-seconds", "map_lease", type=click.IntRange(2, 7 * 24 * 3600),
+              default=3600, show_default=True,  # net.portmap's LEASE_S, MAX_LEASE_S
+              help="The lease asked of the router for the --listen port's mapping; it is "
+                   "renewed at half of it (a router may grant a shorter one).")
 @click.option("--wait", type=click.FloatRange(0.5, 30), default=2.0, show_default=True,
               help="Seconds to listen for tables when no ADDRESS is given.")
 @click.option("--censor-ms", type=click.IntRange(100, 600_000), default=None, hidden=True,
@@ -699,7 +703,7 @@ def _discover(seconds: float, interactive: bool = False) -> tuple[str, int] | st
 @peer_options
 def join(
     address: tuple[str, ...], name: str, listen_on: str | None, no_listen: bool, no_map: bool,
-    wait: float, censor_ms: int | None, offer_seconds: float, key: Path | None,
+    map_lease: int, wait: float, censor_ms: int | None, offer_seconds: float, key: Path | None,
     transcript: Path | None, bot: bool, level: str | None, no_colour: bool, plain: bool,
 ) -> None:
     """Join a table by its invite code (dn1-...), at ADDRESS (HOST:PORT), or pick one heard on
@@ -790,7 +794,8 @@ def join(
         if dialer is None:  # a LAN table: the address this machine has is the one to give
             return await join_table(identity, where, config, seating,
                                     lambda: latest_open_match(identity))
-        async with seat_routes(config, seating.tell, map_port=not no_map, ipv6=ipv6):
+        async with seat_routes(config, seating.tell, map_port=not no_map, ipv6=ipv6,
+                               map_lease_s=map_lease):
             return await join_table(identity, where, config, seating,
                                     lambda: latest_open_match(identity))
 

@@ -3,6 +3,7 @@ banner."""
 
 from __future__ import annotations
 
+import pytest
 from click.testing import CliRunner
 
 from dernier_p2p import __version__
@@ -90,11 +91,14 @@ def test_the_relay_names_the_address_hosts_give() -> None:
     assert "THIS-MACHINE" not in relay_banner("0.0.0.0", 1, "127.0.0.1")
 
 
-def test_the_hosts_mapping_lease_is_portmaps_and_a_lease_under_two_seconds_is_refused() -> None:
+@pytest.mark.parametrize("command", ["host", "join"])
+def test_the_mapping_lease_is_portmaps_and_a_lease_under_two_seconds_is_refused(
+    command: str,
+) -> None:
     from dernier_p2p.net.portmap import LEASE_S, MAX_LEASE_S
 
-    option = next(p for p in main.commands["host"].params if p.name == "map_lease")
+    option = next(p for p in main.commands[command].params if p.name == "map_lease")
     assert option.default == LEASE_S
     assert (option.type.min, option.type.max) == (2, MAX_LEASE_S)  # renewed at >= 1 s
-    out = CliRunner().invoke(main, ["host", "--map-lease-seconds", "1"])
+    out = CliRunner().invoke(main, [command, "--map-lease-seconds", "1"])
     assert out.exit_code == 2 and "--map-lease-seconds" in out.output, out.output

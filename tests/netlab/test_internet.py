@@ -217,6 +217,39 @@ def test_the_host_says_when_it_is_public_and_when_nothing_makes_it_reachable(
     assert "forward TCP port 47630" in text and "--relay HOST:PORT" in text
 
 
+def test_a_joiner_asks_its_router_for_the_lease_it_was_given_and_renews_it(
+    netlab: Callable[[dict[str, bool]], Lab], tmp_path: Path
+) -> None:
+    # A public host; the joiner is behind A, whose router maps by UPnP: its candidate port
+    # (the table's) is asked for a 2 s lease (--map-lease-seconds), so renewed every second.
+    lab = netlab({"A": True})
+    outs = [tmp_path / "host.out", tmp_path / "join.out"]
+    host = _dernier(lab, lab.wan, tmp_path, outs[0], "host", "--players", "2", "--port",
+                    "47630", "--no-announce", *COMMON, "--key", str(tmp_path / "k0"),
+                    "--advertise", lab.wan_ip, "--turn-seconds", "600")
+    try:
+        code = _wait_for(outs[0], r"dernier join (dn1-[a-z2-7]+)", host)
+        joiner = _dernier(lab, lab.rtr["A"].home_ns, tmp_path, outs[1], "join", code,
+                          *COMMON, "--key", str(tmp_path / "k1"), "--map-lease-seconds", "2")
+        try:
+            _wait_for(outs[1], r"(done \(UPnP\))", joiner, 60)
+            log = lab.tmp / "miniupnpd-A.log"
+            deadline = time.monotonic() + 30
+            while log.read_text().count("AddPortMapping: ext port 47630") < 2 and (
+                    time.monotonic() < deadline):
+                time.sleep(0.2)
+            text = log.read_text()
+            assert text.count("AddPortMapping: ext port 47630") >= 2, text  # asked, renewed
+            assert "leaseduration=2 " in text, text
+            assert joiner.poll() is None, outs[1].read_text()
+        finally:
+            joiner.kill()
+            joiner.wait(timeout=30)
+    finally:
+        host.kill()
+        host.wait(timeout=30)
+
+
 def _records(path: Path) -> list[dict]:
     try:
         return list(read_transcript(path, allow_torn_tail=True))
