@@ -5,7 +5,8 @@ search bot at its default budget. A spec is a level, a bot's name (``random``,
 ``heuristic``, ``search``) or a search with its budget: ``search@200`` (worlds per decision)
 or ``search@0.25s`` (seconds per decision); ``search-tree`` is the search by ISMCTS (see
 :mod:`~dernier_p2p.bots.search`), ``search-close`` the search that gives close calls more
-worlds (its ``close`` option).
+worlds (its ``close`` option), ``search-plays`` the search that reads the cards others play
+(its ``plays`` option).
 """
 
 from __future__ import annotations
@@ -28,9 +29,11 @@ def make_bot(spec: str, seed: int) -> Policy:
         return RandomBot(seed)
     if name == "heuristic" and not at:
         return HeuristicBot(seed)
-    if name in ("search", "search-tree", "search-close"):
+    if name in ("search", "search-tree", "search-close", "search-plays"):
         method = "tree" if name == "search-tree" else "flat"
-        extra = {"close": CLOSE} if name == "search-close" else {}
+        extra: dict = {"close": CLOSE} if name == "search-close" else {}
+        if name == "search-plays":
+            extra["plays"] = True
         if not at:
             return SearchBot(seed, method=method, **extra)
         try:

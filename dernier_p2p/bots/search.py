@@ -5,8 +5,9 @@ engine. Each time, the cards it cannot see are dealt at random among the hidden 
 (:class:`~dernier_p2p.bots.belief.Belief`: the deck less its own hand, every public card and
 what it remembers), in keeping with what it has inferred of the others' hands from their moves
 (:class:`~dernier_p2p.bots.tracker.Tracker`: a player who drew rather than play held nothing
-that fitted), so every play-out is a world consistent with what the seat has seen. Past its
-own choice, the hand is played to its end by a fast default policy close to the heuristic
+that fitted; with ``plays``, one who sheds by rank held no fitting card worth more than the one
+it played), so every play-out is a world consistent with what the seat has seen. Past its own
+choice, the hand is played to its end by a fast default policy close to the heuristic
 bot's habits (answer chains, keep wild cards, shed attacks and costly cards, name the suit held
 most, always declare, jump in), each seat seeing only its own hand. A world's result is 1 for
 the seat that wins the hand (the one going out, or with a blocked or exhausted pile the fewest
@@ -649,7 +650,9 @@ class SearchBot:
     ``close`` (``flat``, with an iteration budget): up to that many times the budget more
     play-outs for a close call, a challenger ahead of the default policy's choice but not by
     enough to be chosen, played against it alone.
-    ``infer``: use what the tracker inferred of the others' hands. ``seed`` makes its choices
+    ``infer``: use what the tracker inferred of the others' hands; ``plays``: the tracker also
+    reads the cards others play in turn as a player who sheds by rank would have chosen them,
+    for each player until it is seen not to (:class:`~.tracker.Tracker`). ``seed`` makes its choices
     reproducible: with an iteration budget the same view, after the same public states seen
     before it in the hand, gives the same move. Within a hand it remembers the faces it has
     held (a card given away in a swap is still known where it went) and what it inferred.
@@ -661,7 +664,7 @@ class SearchBot:
     def __init__(
         self, seed: int = 0, *, iterations: int | None = None, seconds: float | None = None,
         method: str = "flat", infer: bool = True, horizon: int = ROLLOUT_LIMIT,
-        close: float = 0.0,
+        close: float = 0.0, plays: bool = False,
     ) -> None:
         self.horizon = horizon
         if not close >= 0:
@@ -685,7 +688,7 @@ class SearchBot:
         self._memory: dict[int, Card] = {}
         self._memory_hand = (-1, -1)
         self._fallback = HeuristicBot(seed)
-        self.tracker = Tracker()
+        self.tracker = Tracker(plays=plays)
 
     def __call__(self, state: State, seat: int, view: Mapping[int, Card]) -> Move | None:
         return self.decide(state, seat, view).move

@@ -8,6 +8,12 @@ engine (the cards played are public, draws come off the front of the pile), and 
 slot of the drawer's hand the cards it is believed not to hold (``voids``). Only public
 information is used; when the moves in between cannot be told (a refused move, a reshuffle
 ordered otherwise, too many possibilities), nothing is inferred.
+
+With ``plays``, a card played in turn says more of a player who sheds as the heuristic bot
+does (its most valuable fitting card first: not wild, then attacks, then points): that its
+other cards then held no fitting card worth more (``ranked``). That reading is dropped for good
+for a player once it is seen to be false: when it plays a card from a slot it held then that
+would have fitted and was worth more (a random player, or a person, soon shows it).
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from dernier_p2p.bots.belief import fitting
+from dernier_p2p.bots.heuristic import attacks
 from dernier_p2p.rules import (
     Card,
     Catch,
@@ -116,19 +123,31 @@ def _candidates(x: State, plays: Sequence[tuple[int, Card]], played: int) -> lis
     return out
 
 
-class Tracker:
-    """Follows one seat's observations through a hand and keeps the inferred ``voids``."""
+def ranked(rules: object, card: Card) -> tuple[bool, bool, int]:
+    """How a player who sheds as the heuristic bot does ranks ``card`` (higher first)."""
+    rank = card.rank
+    return (rank not in rules.wild_ranks, attacks(rules, rank), rules.card_points(rank))
 
-    def __init__(self) -> None:
+
+class Tracker:
+    """Follows one seat's observations through a hand and keeps the inferred ``voids``;
+    ``plays``: read cards played in turn too (module docstring)."""
+
+    def __init__(self, plays: bool = False) -> None:
+        self.plays = plays
         self.hand = -1
         self.seat = -1
         self.last: State | None = None
         self.voids: dict[int, frozenset[Card]] = {}
+        self.ranked: dict[int, dict[int, frozenset[Card]]] = {}  # seat -> slot -> cards
+        self.unranked: set[int] = set()  # seats seen not to shed by rank
 
     def observe(self, state: State, seat: int) -> dict[int, frozenset[Card]]:
-        """Take in the state ``seat`` is shown now; the voids known so far."""
+        """Take in the state ``seat`` is shown now; the voids known so far (the readings of
+        plays included)."""
         if state.hand_number != self.hand or seat != self.seat:
             self.hand, self.seat, self.last, self.voids = state.hand_number, seat, None, {}
+            self.ranked, self.unranked = {}, set()
         last = self.last
         if last is not None and last.clock < state.clock:
             path = replay(last, state)
@@ -136,7 +155,14 @@ class Tracker:
                 for x, move in path:
                     self._infer(x, move, seat)
         self.last = state
-        return self.voids
+        if not self.ranked:
+            return self.voids
+        out = dict(self.voids)
+        for slots in self.ranked.values():
+            for slot, void in slots.items():
+                have = out.get(slot)
+                out[slot] = void if have is None else have | void
+        return out
 
     def moved(self, state: State, move: Move | None) -> None:
         """The seat chose ``move`` in ``state``: replays start after it."""
@@ -153,6 +179,8 @@ class Tracker:
         if actor is None or actor == me or x.phase is not PLAY_PHASE:
             return
         cards = _faces(x)
+        if move.__class__ is Play and self.plays:
+            self._read_play(x, move, actor, cards)
         if move.__class__ is Draw:
             if x.pending_draw:
                 answers = x.rules._info["answers"].get(x.pending_kind, frozenset())
@@ -167,6 +195,30 @@ class Tracker:
                 self._add(slot, void)
         elif move.__class__ is Pass and x.drawn >= 0:
             self._add(x.drawn, fitting(x, cards))
+
+    def _read_play(self, x: State, move: Play, actor: int, cards: frozenset[Card]) -> None:
+        """A card played: first, does it show the actor's earlier plays were not by rank?
+        Then, played in turn by choice (no chain, not a drawn card), what it says of the
+        actor's other cards."""
+        if actor in self.unranked:
+            return
+        mine = self.ranked.get(actor)
+        if mine is not None and move.card in mine.get(move.slot, ()):
+            self.unranked.add(actor)
+            del self.ranked[actor]
+            return
+        if to_act(x) != actor or x.pending_draw or x.drawn >= 0:
+            return
+        rules = x.rules
+        worth = ranked(rules, move.card)
+        void = frozenset(c for c in fitting(x, cards) if ranked(rules, c) > worth)
+        if not void:
+            return
+        mine = self.ranked.setdefault(actor, {})
+        for slot in x.hands[actor]:
+            if slot != move.slot:
+                have = mine.get(slot)
+                mine[slot] = void if have is None else have | void
 
     def _add(self, slot: int, void: frozenset[Card]) -> None:
         if void:

@@ -1,13 +1,14 @@
 """What a seat infers from the moves it sees: who drew rather than play, who took a chain,
-who kept the card just drawn; found by replaying the public moves with the rules engine."""
+who kept the card just drawn, and (``plays``) what a card played in turn says of a player who
+sheds by rank; found by replaying the public moves with the rules engine."""
 
 from __future__ import annotations
 
 import pytest
 
-from dernier_p2p.bots import HeuristicBot
+from dernier_p2p.bots import HeuristicBot, RandomBot
 from dernier_p2p.bots.tracker import Tracker, replay
-from dernier_p2p.rules import Draw, MatchFormat, Pass, Play, get_variant, parse_card
+from dernier_p2p.rules import Draw, MatchFormat, Pass, Play, Suit, get_variant, parse_card
 from dernier_p2p.rules.simulate import Dealer, Table, play_match
 
 
@@ -46,14 +47,90 @@ def test_no_inference_when_the_moves_cannot_be_told() -> None:
     assert replay(start, other.state) is None
 
 
+def _after_seat_0(plays: bool, seat_1: str, first: str = "9B",
+                  then: str = "8G 8Y 8R") -> tuple[Table, Tracker]:
+    """A standard table where seat 0 has played its 9 of blue (seen by seat 0's tracker)."""
+    table = Table(get_variant("standard"), ["9B 1Y 2Y 3Y 4Y 5Y 6Y", seat_1], first=first,
+                  then=then, dealer=1)
+    tracker = Tracker(plays=plays)
+    tracker.observe(table.state, 0)
+    play = Play(0, table.slot(0, "9B"), parse_card("9B"))
+    tracker.moved(table.state, play)
+    table.move(play)
+    return table, tracker
+
+
+def test_a_card_played_in_turn_says_its_player_held_no_fitting_card_worth_more() -> None:
+    table, tracker = _after_seat_0(True, "5B 1R 2R 3R 4R 5R 6R")
+    others = [x for x in table.state.hands[1] if x != table.slot(1, "5B")]
+    table.play(1, "5B")
+    voids = tracker.observe(table.state, 0)
+    for x in others:  # a card worth more that would have fitted the blue 9
+        for worth_more in ("DRAW2B", "SKIPB", "9B", "7B", "9R"):
+            assert parse_card(worth_more) in voids[x], worth_more
+        # worth less (wild cards are kept), the same, or not fitting
+        for not_more in ("WILD", "WILD4", "5B", "3B", "5G", "3R"):
+            assert parse_card(not_more) not in voids[x], not_more
+    assert table.slot(1, "1R") in voids  # (its slot was read)
+
+
+def test_plays_are_read_only_when_asked_and_only_when_chosen_in_turn() -> None:
+    table, tracker = _after_seat_0(False, "5B 1R 2R 3R 4R 5R 6R")
+    table.play(1, "5B")
+    assert tracker.observe(table.state, 0) == {}  # (no plays: nothing read of a play)
+    # a card played just after drawing it was the only one that could be
+    table, tracker = _after_seat_0(True, "1R 2R 3R 4R 5R 6R 7R", first="8B", then="8G 8Y 8B")
+    table.draw(1)  # the 8 of green: it does not fit the 9 of blue, and is kept
+    drawn = table.state.hands[1][-1]
+    table.pass_(1)
+    voids = tracker.observe(table.state, 0)
+    assert parse_card("9R") in voids[drawn]  # what the pass says, as before
+    table.draw(0)
+    table.pass_(0)
+    tracker.observe(table.state, 0)
+    table.draw(1)  # the 8 of blue: it fits, and is played at once
+    table.play(1, "8B")
+    tracker.observe(table.state, 0)
+    assert not tracker.ranked
+    # a chain answered is not a choice among fitting cards (dernier: a Jolly makes the next
+    # player draw 4 unless it answers with a Jolly)
+    table = Table(get_variant("dernier"), ["JOKER 2Y 3Y 4Y 5Y", "JOKER 2R 3R 4R KB"],
+                  first="9B", then="8G 8Y 8R 8B 7G 7Y", dealer=1)
+    tracker = Tracker(plays=True)
+    tracker.observe(table.state, 0)
+    play = Play(0, table.slot(0, "JOKER"), parse_card("JOKER"), Suit.BLUE)
+    tracker.moved(table.state, play)
+    table.move(play)
+    assert table.state.pending_draw
+    table.play(1, "JOKER", Suit.BLUE)  # (the king of blue fitted, but did not answer)
+    tracker.observe(table.state, 0)
+    assert not tracker.ranked
+
+
+def test_the_reading_of_plays_is_dropped_for_a_player_seen_not_to_shed_by_rank() -> None:
+    table, tracker = _after_seat_0(True, "5B 7B 1R 2R 3R 4R 5R")
+    seven = table.slot(1, "7B")
+    table.play(1, "5B")  # read: no blue card worth more than a 5 left, the 7 included
+    assert parse_card("7B") in tracker.observe(table.state, 0)[seven]
+    table.draw(0)
+    table.pass_(0)
+    table.play(1, "7B")  # it held the 7 of blue then: its plays were not by rank
+    voids = tracker.observe(table.state, 0)
+    assert tracker.unranked == {1} and not tracker.ranked
+    assert all(parse_card("9R") not in v for v in voids.values())  # nothing read of plays
+    assert tracker.unranked == {1}
+
+
 @pytest.mark.parametrize("variant", ["dernier", "originale", "moderno", "standard"])
-def test_what_is_inferred_of_heuristic_players_is_true(variant: str) -> None:
-    """The heuristic bot draws only when nothing fits: every inference about it holds."""
+@pytest.mark.parametrize("plays", [False, True])
+def test_what_is_inferred_of_heuristic_players_is_true(variant: str, plays: bool) -> None:
+    """The heuristic bot draws only when nothing fits and sheds its most valuable fitting card
+    first: every inference about it holds, and it is never seen to shed otherwise."""
     rules = get_variant(variant, match=MatchFormat("hands", 2))
     inferred = 0
     for players in (2, 3):
         dealer = Dealer(rules, players)
-        tracker = Tracker()
+        tracker = Tracker(plays=plays)
 
         def watcher(state, seat, view, tracker=tracker, dealer=dealer):
             nonlocal inferred
@@ -70,4 +147,23 @@ def test_what_is_inferred_of_heuristic_players_is_true(variant: str) -> None:
         policies = [watcher] + [HeuristicBot(k) for k in range(1, players)]
         state, _ = play_match(rules, players, policies, dealer=dealer, max_moves=20_000)
         assert state.match_over
+        assert not tracker.unranked
     assert inferred > 10
+
+
+@pytest.mark.parametrize("variant", ["dernier", "standard"])
+def test_random_players_are_soon_seen_not_to_shed_by_rank(variant: str) -> None:
+    rules = get_variant(variant, match=MatchFormat("hands", 4))
+    flagged = 0
+    for seed in range(3):
+        tracker = Tracker(plays=True)
+
+        def watcher(state, seat, view, tracker=tracker):
+            tracker.observe(state, seat)
+            move = HeuristicBot(seat)(state, seat, view)
+            tracker.moved(state, move)
+            return move
+
+        state, _ = play_match(rules, 2, [watcher, RandomBot(seed)], seed=seed)
+        flagged += 1 in tracker.unranked
+    assert flagged >= 2
