@@ -9,7 +9,10 @@ play the hand on with the real rules engine as if every face were known.
 
 It may also hold what the seat has inferred of the others' hands (``voids``): a slot that
 could not be played when its holder drew instead is dealt, when the unseen cards allow it, a
-card that would not have fitted then.
+card that would not have fitted then. And suits named as the suit held most (``named``: slots
+and a suit): a deal is made again, up to :data:`TRIES` times, while the named suit is not the
+lowest of the suits held most among those slots' cards, and the deal that breaks fewest such
+readings is kept.
 """
 
 from __future__ import annotations
@@ -19,6 +22,10 @@ from collections.abc import Iterable, Mapping
 
 from dernier_p2p.bots.view import own_faces
 from dernier_p2p.rules import Card, State, deck_cards
+
+
+TRIES = 8
+"""Deals tried, at most, for one that keeps every named suit the suit held most."""
 
 
 class BeliefError(ValueError):
@@ -42,6 +49,7 @@ class Belief:
         view: Mapping[int, Card],
         memory: Mapping[int, Card] | None = None,
         voids: Mapping[int, frozenset[Card]] | None = None,
+        named: list[tuple[tuple[int, ...], int]] | None = None,
     ) -> None:
         public = state.faces
         known: dict[int, Card] = dict(public)
@@ -88,10 +96,28 @@ class Belief:
         self._void_ids = {x: frozenset(map(id, v)) for x, v in self.voids.items()}
         self._constrained = tuple(x for x in hidden if x in self.voids)
         self._free = tuple(x for x in hidden if x not in self.voids)
+        hidden_set = set(hidden)
+        # (readings whose slots are all known already tell the deal nothing)
+        self.named = [(slots, suit) for slots, suit in (named or ())
+                      if any(x in hidden_set for x in slots)]
 
     def deal(self, rng: random.Random) -> dict[int, Card]:
         """Every face: the known ones and a random deal of the unseen cards to the hidden slots
-        (a new dict, the caller's to change)."""
+        (a new dict, the caller's to change), keeping the named suits where it can."""
+        if not self.named:
+            return self._deal(rng)
+        best, broken = None, 1 << 30
+        for _ in range(TRIES):
+            faces = self._deal(rng)
+            wrong = sum(not _held_most(faces, slots, suit) for slots, suit in self.named)
+            if wrong < broken:
+                best, broken = faces, wrong
+                if not wrong:
+                    break
+        assert best is not None
+        return best
+
+    def _deal(self, rng: random.Random) -> dict[int, Card]:
         faces = dict(self.known)
         cards = list(self.unseen)
         n = len(cards)
@@ -113,6 +139,18 @@ class Belief:
             faces[x] = cards[i]
             i += 1
         return faces
+
+
+def _held_most(faces: Mapping[int, Card], slots: tuple[int, ...], suit: int) -> bool:
+    """Whether ``suit`` is the lowest of the suits held most among ``slots``' faces (the
+    first suit when none is held)."""
+    count = [0, 0, 0, 0]
+    for x in slots:
+        card = faces.get(x)
+        if card is not None and card.suit is not None:
+            count[card.suit] += 1
+    top = max(count)
+    return count[suit] == top and all(count[s] < top for s in range(suit))
 
 
 def _below(getrandbits, n: int) -> int:  # noqa: ANN001 - rng.getrandbits

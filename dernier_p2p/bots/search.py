@@ -712,7 +712,8 @@ class SearchBot:
             self.last = Decision(move, (), 0, time.perf_counter() - start, False)
             return self.last
         try:
-            belief = Belief(state, seat, view, memory, voids if self.infer else None)
+            belief = Belief(state, seat, view, memory, voids if self.infer else None,
+                            self.tracker.named if self.infer else None)
         except BeliefError:
             move = self._fallback(state, seat, view)
             self.tracker.moved(state, move)

@@ -13,7 +13,10 @@ With ``plays``, a card played in turn says more of a player who sheds as the heu
 does (its most valuable fitting card first: not wild, then attacks, then points): that its
 other cards then held no fitting card worth more (``ranked``). That reading is dropped for good
 for a player once it is seen to be false: when it plays a card from a slot it held then that
-would have fitted and was worth more (a random player, or a person, soon shows it).
+would have fitted and was worth more (a random player, or a person, soon shows it). Such a
+player also names the suit it holds most of when it plays a wild card: each suit named so is
+kept with the slots the player then held (``named``), for a deal of the hidden cards to favour
+(:class:`~dernier_p2p.bots.belief.Belief`).
 """
 
 from __future__ import annotations
@@ -140,6 +143,7 @@ class Tracker:
         self.last: State | None = None
         self.voids: dict[int, frozenset[Card]] = {}
         self.ranked: dict[int, dict[int, frozenset[Card]]] = {}  # seat -> slot -> cards
+        self.suits: dict[int, list[tuple[tuple[int, ...], int]]] = {}  # seat -> (slots, suit)
         self.unranked: set[int] = set()  # seats seen not to shed by rank
 
     def observe(self, state: State, seat: int) -> dict[int, frozenset[Card]]:
@@ -147,13 +151,20 @@ class Tracker:
         plays included)."""
         if state.hand_number != self.hand or seat != self.seat:
             self.hand, self.seat, self.last, self.voids = state.hand_number, seat, None, {}
-            self.ranked, self.unranked = {}, set()
+            self.ranked, self.suits, self.unranked = {}, {}, set()
         last = self.last
         if last is not None and last.clock < state.clock:
             path = replay(last, state)
             if path is not None:
-                for x, move in path:
-                    self._infer(x, move, seat)
+                # (a suit named and then covered by a later card is not known: the replay
+                # may have found any suit)
+                covered = False
+                sure = []
+                for _, move in reversed(path):
+                    sure.append(not covered)
+                    covered = covered or move.__class__ is Play
+                for (x, move), known in zip(path, reversed(sure), strict=True):
+                    self._infer(x, move, seat, known)
         self.last = state
         if not self.ranked:
             return self.voids
@@ -174,13 +185,13 @@ class Tracker:
             return
         self.last = after
 
-    def _infer(self, x: State, move: Move, me: int) -> None:
+    def _infer(self, x: State, move: Move, me: int, suit_known: bool = True) -> None:
         actor = getattr(move, "seat", None)
         if actor is None or actor == me or x.phase is not PLAY_PHASE:
             return
         cards = _faces(x)
         if move.__class__ is Play and self.plays:
-            self._read_play(x, move, actor, cards)
+            self._read_play(x, move, actor, cards, suit_known)
         if move.__class__ is Draw:
             if x.pending_draw:
                 answers = x.rules._info["answers"].get(x.pending_kind, frozenset())
@@ -196,17 +207,31 @@ class Tracker:
         elif move.__class__ is Pass and x.drawn >= 0:
             self._add(x.drawn, fitting(x, cards))
 
-    def _read_play(self, x: State, move: Play, actor: int, cards: frozenset[Card]) -> None:
+    @property
+    def named(self) -> list[tuple[tuple[int, ...], int]]:
+        """The suits named by players who shed by rank, each with the slots its namer then
+        held but the card played: that suit was the one it held most of among them (the
+        lowest of the suits held most, as the heuristic bot names one)."""
+        return [reading for seat, found in self.suits.items() if seat not in self.unranked
+                for reading in found]
+
+    def _read_play(self, x: State, move: Play, actor: int, cards: frozenset[Card],
+                   suit_known: bool) -> None:
         """A card played: first, does it show the actor's earlier plays were not by rank?
-        Then, played in turn by choice (no chain, not a drawn card), what it says of the
-        actor's other cards."""
+        Then the suit it named, if ``suit_known`` (not covered by a later card before this
+        seat saw the table), and, played in turn by choice (no chain, not a drawn card), what
+        it says of the actor's other cards."""
         if actor in self.unranked:
             return
         mine = self.ranked.get(actor)
         if mine is not None and move.card in mine.get(move.slot, ()):
             self.unranked.add(actor)
             del self.ranked[actor]
+            self.suits.pop(actor, None)
             return
+        if move.suit is not None and suit_known:
+            held = tuple(slot for slot in x.hands[actor] if slot != move.slot)
+            self.suits.setdefault(actor, []).append((held, int(move.suit)))
         if to_act(x) != actor or x.pending_draw or x.drawn >= 0:
             return
         rules = x.rules

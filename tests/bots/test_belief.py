@@ -9,8 +9,16 @@ from collections import Counter
 import pytest
 
 from dernier_p2p.bots import HeuristicBot, SearchBot
-from dernier_p2p.bots.belief import Belief, BeliefError, fitting
-from dernier_p2p.rules import Card, MatchFormat, deck_cards, get_variant, parse_card, parse_cards
+from dernier_p2p.bots.belief import Belief, BeliefError, _held_most, fitting
+from dernier_p2p.rules import (
+    Card,
+    MatchFormat,
+    Suit,
+    deck_cards,
+    get_variant,
+    parse_card,
+    parse_cards,
+)
 from dernier_p2p.rules.simulate import Dealer, Table, play_match
 
 
@@ -80,6 +88,38 @@ def test_a_deal_keeps_to_what_a_slot_is_believed_not_to_hold() -> None:
     belief = Belief(state, 0, table.dealer.view(state, 0), voids={state.pile[0]: everything})
     faces = belief.deal(rng)
     assert state.pile[0] in faces
+
+
+def test_a_deal_favours_the_suit_a_player_named_as_the_one_it_held_most() -> None:
+    rules = get_variant("dernier")
+    table = Table(rules, ["JY 3B 5B 9B 2R", "4Y 6Y 8R 9G QG"], first="4B", dealer=1)
+    state = table.state
+    hand = state.hands[1]
+    view = table.dealer.view(state, 0)
+
+    def share(named, slots=hand, suit=Suit.GREEN) -> float:
+        belief = Belief(state, 0, view, named=named)
+        rng = random.Random(3)
+        return sum(_held_most(belief.deal(rng), slots, suit) for _ in range(400)) / 400
+
+    alone = share(None)
+    assert alone < 0.4  # (green is the lowest suit held most in few deals of 5 unseen cards)
+    assert share([(hand, int(Suit.GREEN))]) > 1 - (1 - alone) ** 8 - 0.05  # 8 tries
+    # a reading whose slots are all known tells nothing: no deal is made again for it
+    known = tuple(x for x in state.hands[0])
+    belief = Belief(state, 0, view, named=[(known, int(Suit.GREEN))])
+    assert belief.named == []
+    # a suit no deal can make the one held most costs the tries, and a deal is still made
+    impossible = Belief(state, 0, view, named=[(hand[:1], 0), (hand[:1], 1)])
+    assert all(x in impossible.deal(random.Random(0)) for x in hand)
+
+
+def test_held_most_is_the_lowest_of_the_suits_held_most() -> None:
+    faces = {1: parse_card("3R"), 2: parse_card("4G"), 3: parse_card("JOKER")}
+    assert _held_most(faces, (1, 2, 3), int(Suit.RED))  # red and green tie: red is lower
+    assert not _held_most(faces, (1, 2, 3), int(Suit.GREEN))
+    assert _held_most(faces, (3,), int(Suit.YELLOW))  # no suit held: the first one
+    assert not _held_most(faces, (3,), int(Suit.RED))
 
 
 def test_a_view_that_does_not_fit_the_table_is_refused() -> None:

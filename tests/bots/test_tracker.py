@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from dernier_p2p.bots import HeuristicBot, RandomBot
+from dernier_p2p.bots.belief import _held_most
 from dernier_p2p.bots.tracker import Tracker, replay
 from dernier_p2p.rules import Draw, MatchFormat, Pass, Play, Suit, get_variant, parse_card
 from dernier_p2p.rules.simulate import Dealer, Table, play_match
@@ -128,6 +129,7 @@ def test_what_is_inferred_of_heuristic_players_is_true(variant: str, plays: bool
     first: every inference about it holds, and it is never seen to shed otherwise."""
     rules = get_variant(variant, match=MatchFormat("hands", 2))
     inferred = 0
+    named = [0]
     for players in (2, 3):
         dealer = Dealer(rules, players)
         tracker = Tracker(plays=plays)
@@ -140,6 +142,10 @@ def test_what_is_inferred_of_heuristic_players_is_true(variant: str, plays: bool
                     continue
                 assert dealer.face(state, x) not in void
                 inferred += 1
+            for slots, suit in tracker.named:
+                faces = {x: dealer.face(state, x) for x in slots}
+                assert _held_most(faces, slots, suit), (faces, suit)
+                named[0] += 1
             move = HeuristicBot(seat)(state, seat, view)
             tracker.moved(state, move)
             return move
@@ -149,6 +155,7 @@ def test_what_is_inferred_of_heuristic_players_is_true(variant: str, plays: bool
         assert state.match_over
         assert not tracker.unranked
     assert inferred > 10
+    assert (named[0] > 0) == plays  # (every variant has wild cards that name a suit)
 
 
 @pytest.mark.parametrize("variant", ["dernier", "standard"])
