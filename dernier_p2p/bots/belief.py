@@ -23,7 +23,6 @@ from collections.abc import Iterable, Mapping
 from dernier_p2p.bots.view import own_faces
 from dernier_p2p.rules import Card, State, deck_cards
 
-
 TRIES = 8
 """Deals tried, at most, for one that keeps every named suit the suit held most."""
 
