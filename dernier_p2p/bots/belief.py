@@ -10,9 +10,9 @@ play the hand on with the real rules engine as if every face were known.
 It may also hold what the seat has inferred of the others' hands (``voids``): a slot that
 could not be played when its holder drew instead is dealt, when the unseen cards allow it, a
 card that would not have fitted then. And suits named as the suit held most (``named``: slots
-and a suit): a deal is made again, up to :data:`TRIES` times, while the named suit is not the
-lowest of the suits held most among those slots' cards, and the deal that breaks fewest such
-readings is kept.
+and a suit). A deal is made again, up to :data:`TRIES` times, while it breaks a void (the
+slots dealt first took every card another could hold) or a named suit is not the lowest of
+the suits held most among those slots' cards, and the deal that breaks fewest is kept.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from dernier_p2p.bots.view import own_faces
 from dernier_p2p.rules import Card, State, deck_cards
 
 TRIES = 8
-"""Deals tried, at most, for one that keeps every named suit the suit held most."""
+"""Deals tried, at most, for one that keeps every void and every named suit."""
 
 
 class BeliefError(ValueError):
@@ -102,13 +102,14 @@ class Belief:
 
     def deal(self, rng: random.Random) -> dict[int, Card]:
         """Every face: the known ones and a random deal of the unseen cards to the hidden slots
-        (a new dict, the caller's to change), keeping the named suits where it can."""
-        if not self.named:
-            return self._deal(rng)
+        (a new dict, the caller's to change). A deal that breaks a void (the cards left
+        could not honour it) or a named suit is made again, up to :data:`TRIES` times, and
+        the one that breaks fewest is kept."""
         best, broken = None, 1 << 30
         for _ in range(TRIES):
-            faces = self._deal(rng)
-            wrong = sum(not _held_most(faces, slots, suit) for slots, suit in self.named)
+            faces, wrong = self._deal(rng)
+            for slots, suit in self.named:
+                wrong += not _held_most(faces, slots, suit)
             if wrong < broken:
                 best, broken = faces, wrong
                 if not wrong:
@@ -116,12 +117,14 @@ class Belief:
         assert best is not None
         return best
 
-    def _deal(self, rng: random.Random) -> dict[int, Card]:
+    def _deal(self, rng: random.Random) -> tuple[dict[int, Card], int]:
+        """One deal, and how many voids it could not honour."""
         faces = dict(self.known)
         cards = list(self.unseen)
         n = len(cards)
         getrandbits = rng.getrandbits
         i = 0
+        missed = 0
         for x in self._constrained:  # a random fitting card from those left, if any
             void = self._void_ids[x]
             fits = [k for k in range(i, n) if id(cards[k]) not in void]
@@ -129,6 +132,7 @@ class Belief:
                 j = fits[_below(getrandbits, len(fits))]
             else:
                 j = i + _below(getrandbits, n - i)
+                missed += 1
             cards[i], cards[j] = cards[j], cards[i]
             faces[x] = cards[i]
             i += 1
@@ -137,7 +141,7 @@ class Belief:
             cards[i], cards[j] = cards[j], cards[i]
             faces[x] = cards[i]
             i += 1
-        return faces
+        return faces, missed
 
 
 def _held_most(faces: Mapping[int, Card], slots: tuple[int, ...], suit: int) -> bool:

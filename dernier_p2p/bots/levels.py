@@ -5,8 +5,8 @@ search bot at its default budget. A spec is a level, a bot's name (``random``,
 ``heuristic``, ``search``) or a search with its budget: ``search@200`` (worlds per decision)
 or ``search@0.25s`` (seconds per decision); ``search-tree`` is the search by ISMCTS (see
 :mod:`~dernier_p2p.bots.search`), ``search-close`` the search that gives close calls more
-worlds (its ``close`` option), ``search-plays`` the search that reads the cards others play
-(its ``plays`` option).
+worlds (its ``close`` option), ``search-blind`` the search that reads nothing of the cards
+others play (its ``plays`` and ``model`` options off, as it was before they were added).
 """
 
 from __future__ import annotations
@@ -29,11 +29,11 @@ def make_bot(spec: str, seed: int) -> Policy:
         return RandomBot(seed)
     if name == "heuristic" and not at:
         return HeuristicBot(seed)
-    if name in ("search", "search-tree", "search-close", "search-plays"):
+    if name in ("search", "search-tree", "search-close", "search-blind"):
         method = "tree" if name == "search-tree" else "flat"
         extra: dict = {"close": CLOSE} if name == "search-close" else {}
-        if name == "search-plays":
-            extra["plays"] = True
+        if name == "search-blind":
+            extra.update(plays=False, model=False)
         if not at:
             return SearchBot(seed, method=method, **extra)
         try:

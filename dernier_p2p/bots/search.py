@@ -87,6 +87,8 @@ SOFT = 0.6
 exp(-SOFT x its cards)."""
 GREEDY = 0.7
 """How often a default-policy seat plays its best-ranked card rather than any fitting one."""
+ANY = -1.0
+"""With ``model``: the default policy of a seat seen not to shed by rank: any play at all."""
 CONFIDENCE = 1.0
 """How many standard errors a choice must lead the default policy's own choice by, in the
 same worlds, to be made instead of it (``flat``)."""
@@ -181,9 +183,12 @@ def _options_of(moves: Sequence[Move], slot: int, state: State, faces: Mapping[i
 
 
 def default_move(
-    state: State, seat: int, faces: Mapping[int, Card], rng: random.Random, tab: _Tables
+    state: State, seat: int, faces: Mapping[int, Card], rng: random.Random, tab: _Tables,
+    greedy: float = GREEDY,
 ) -> Move:
-    """The default policy's move for ``seat`` to act, seeing every face in ``faces``."""
+    """The default policy's move for ``seat`` to act, seeing every face in ``faces``: its
+    best-ranked fitting card ``greedy`` of the time, else any; with ``greedy`` below 0
+    (:data:`ANY`), any play at all, as a random player chooses."""
     moves = legal_moves(state, seat, faces)
     phase = state.phase
     if phase is not PLAY_PHASE:
@@ -195,14 +200,22 @@ def default_move(
         if phase is HAND_SIZE_PHASE:
             return moves[int(rng.random() * len(moves))]
         return moves[0]
+    if greedy < 0:
+        n = 0
+        for m in moves:
+            if m.__class__ is not Play:
+                break
+            n += 1
+        if n:
+            return moves[int(rng.random() * n)]
     worth = tab.worth
     best_slot, best_worth, n = -1, -1.0, 0
-    greedy = rng.random() < GREEDY
+    by_rank = rng.random() < greedy
     for m in moves:
         if m.__class__ is not Play:
             break
         n += 1
-        w = worth[m.card.rank] + (rng.random() * (1.0 if greedy else 2000.0))
+        w = worth[m.card.rank] + (rng.random() * (1.0 if by_rank else 2000.0))
         if w > best_worth:
             best_slot, best_worth = m.slot, w
     if n == 0:
@@ -322,9 +335,10 @@ def _result(state: State, faces: Mapping[int, Card], tab: _Tables) -> list[float
 
 def playout(
     state: State, faces: dict[int, Card], rng: random.Random, tab: _Tables,
-    limit: int = ROLLOUT_LIMIT,
+    limit: int = ROLLOUT_LIMIT, greedy: Sequence[float] | None = None,
 ) -> list[float]:
-    """Play the hand on from ``state`` (settled) by the default policy; each seat's result."""
+    """Play the hand on from ``state`` (settled) by the default policy (``greedy``: each
+    seat's, else :data:`GREEDY` for all); each seat's result."""
     moves = 0
     jump_in = tab.jump_in
     while True:
@@ -338,7 +352,8 @@ def playout(
                 moves += 1
                 continue
         actor = to_act(state)
-        move = default_move(state, actor, faces, rng, tab)
+        move = default_move(state, actor, faces, rng, tab,
+                            GREEDY if greedy is None else greedy[actor])
         state = apply(state, move)[0]
         moves += 1
         if jump_in and move.__class__ is Play:
@@ -507,6 +522,7 @@ def _flat_search(
     horizon: int = ROLLOUT_LIMIT,
     base: int = 0,
     close: float = 0.0,
+    greedy: Sequence[float] | None = None,
 ) -> tuple[list[tuple[int, float]], int, int]:
     """Every option played out in the same worlds (common random numbers: the same deal of
     the hidden cards and the same random choices after the move), the weaker half dropped
@@ -545,7 +561,7 @@ def _flat_search(
                 move = options[i]
                 st = state if move is None else apply(state, move)[0]
                 st = _settle(st, world, local, tab, move.__class__ is Play)
-                got[i] = result = playout(st, world, local, tab, horizon)[seat]
+                got[i] = result = playout(st, world, local, tab, horizon, greedy)[seat]
                 totals[i] += result
                 visits[i] += 1
                 done += 1
@@ -652,7 +668,9 @@ class SearchBot:
     enough to be chosen, played against it alone.
     ``infer``: use what the tracker inferred of the others' hands; ``plays``: the tracker also
     reads the cards others play in turn as a player who sheds by rank would have chosen them,
-    for each player until it is seen not to (:class:`~.tracker.Tracker`). ``seed`` makes its choices
+    for each player until it is seen not to (:class:`~.tracker.Tracker`); ``model`` (with
+    ``plays``): a player seen not to shed by rank is played in the play-outs as a random
+    player, any fitting card (:data:`ANY`). ``seed`` makes its choices
     reproducible: with an iteration budget the same view, after the same public states seen
     before it in the hand, gives the same move. Within a hand it remembers the faces it has
     held (a card given away in a swap is still known where it went) and what it inferred.
@@ -664,8 +682,9 @@ class SearchBot:
     def __init__(
         self, seed: int = 0, *, iterations: int | None = None, seconds: float | None = None,
         method: str = "flat", infer: bool = True, horizon: int = ROLLOUT_LIMIT,
-        close: float = 0.0, plays: bool = False,
+        close: float = 0.0, plays: bool = True, model: bool = True,
     ) -> None:
+        self.model = model
         self.horizon = horizon
         if not close >= 0:
             raise ValueError(f"close must be zero or more, not {close!r}")
@@ -721,9 +740,13 @@ class SearchBot:
             return self.last
         if self.method == "flat":
             base = baseline(state, seat, own_faces(state, seat, view), options)
+            greedy = None
+            if self.model and self.tracker.unranked:
+                greedy = tuple(ANY if t in self.tracker.unranked else GREEDY
+                               for t in range(state.players))
             found, done, best = _flat_search(state, seat, belief, options, self.rng,
                                              self.iterations, self.seconds, self.horizon, base,
-                                             self.close)
+                                             self.close, greedy)
         else:
             roots, done = _search(state, seat, belief, options, self.rng, self.iterations,
                                   self.seconds)

@@ -179,4 +179,4 @@ def test_the_search_bots_worlds_keep_every_public_fact_through_a_match(variant: 
     players = 3
     policies = [policy] + [HeuristicBot(k) for k in range(1, players)]
     state, _ = play_match(rules, players, policies, dealer=dealer, max_moves=20_000)
-    assert state.match_over and counts["decisions"] > 20 and counts["voids"] > 10, counts
+    assert state.match_over and counts["decisions"] >= 20 and counts["voids"] > 10, counts

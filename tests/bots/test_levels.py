@@ -24,8 +24,9 @@ def test_specs_with_a_budget() -> None:
     assert make_bot("search@50", 0).method == "flat"
     assert make_bot("search-tree@50", 0).method == "tree"
     assert make_bot("search-close@50", 0).close > 0 and make_bot("search@50", 0).close == 0
-    assert make_bot("search-plays@50", 0).tracker.plays
-    assert not make_bot("search@50", 0).tracker.plays
+    assert make_bot("search@50", 0).tracker.plays and make_bot("search@50", 0).model
+    blind = make_bot("search-blind@50", 0)
+    assert not blind.tracker.plays and not blind.model
 
 
 @pytest.mark.parametrize("spec", ["hard", "search@", "search@x", "search@-3", "random@5", ""])
