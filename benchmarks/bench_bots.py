@@ -4,6 +4,10 @@ confidence intervals, decisions per second and think times.
 Run: python benchmarks/bench_bots.py --bots search,heuristic [--variants dernier,standard,...]
      [--players 2,4] [--hands 2000] [--matches 0] [--seed 0] [--csv FILE]
 
+``--results FILE`` appends one JSON line per hand or match (the deal's seed, the rotation,
+whether the first bot won): two arms run with the same ``--seed`` play the same deals with the
+same bots' seeds, so ``benchmarks/paired_arms.py`` can compare them deal by deal.
+
 ``--bots A,B``: the lineup; seat k plays the k-th name, and when there are fewer names than
 seats the last fills the rest (``search,heuristic`` at 4 seats is one search bot against three
 heuristic bots). A name is a level (easy, normal, strong), a bot (random, heuristic, search)
@@ -27,6 +31,7 @@ second (all calls over their total time). Single process; nothing runs in parall
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import platform
@@ -120,7 +125,7 @@ def _lineup(names: list[str], players: int) -> list[str]:
 
 def run_cell(
     names: list[str], variant: str, players: int, kind: str, count: int, seed: int,
-    progress: Callable[[str], None],
+    progress: Callable[[str], None], results: Callable[[dict], None] | None = None,
 ) -> Cell:
     """Play ``count`` hands (one-hand matches) or whole matches, every rotation of each deal."""
     rules = get_variant(variant)
@@ -151,6 +156,10 @@ def run_cell(
                 raise RuntimeError(f"{variant} seed {game_seed} did not end")
             cell.played += 1
             cell.wins += state.winner in first_seats
+            if results is not None:
+                results({"variant": variant, "players": players, "kind": kind,
+                         "seed": game_seed, "rotation": rotation,
+                         "won": int(state.winner in first_seats)})
         deal += 1
         if deal % 10 == 0:
             progress(f"  {variant} {players} seats {kind}: {cell.played}/{count}, first bot "
@@ -191,6 +200,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--csv", default=None,
                         help="also append each cell's figures here (a header when new)")
+    parser.add_argument("--results", default=None,
+                        help="also append one JSON line per hand or match played here (its "
+                             "deal's seed, the rotation, whether the first bot won), for "
+                             "benchmarks/paired_arms.py")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     args = parser.parse_args(argv)
     names = [n.strip() for n in args.bots.split(",") if n.strip()]
@@ -210,6 +223,14 @@ def main(argv: list[str] | None = None) -> int:
         if not args.quiet:
             print(text, file=sys.stderr, flush=True)
 
+    results = None
+    if args.results:
+        out = open(args.results, "a", encoding="utf-8")  # noqa: SIM115 - open for the run
+
+        def results(row: dict) -> None:
+            out.write(json.dumps({"bots": args.bots, **row}) + "\n")
+            out.flush()
+
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"# bench_bots: {' vs '.join(names)}; engine {BUILD}; Python "
           f"{platform.python_version()}; {os.cpu_count()} CPUs; load {load:.1f}; "
@@ -228,7 +249,8 @@ def main(argv: list[str] | None = None) -> int:
             for kind, count in (("hands", args.hands), ("matches", args.matches)):
                 if count <= 0:
                     continue
-                cell = run_cell(names, variant, players, kind, count, args.seed, progress)
+                cell = run_cell(names, variant, players, kind, count, args.seed, progress,
+                                results)
                 cells.append(cell)
                 clock.calls += cell.clock.calls
                 clock.searched += cell.clock.searched

@@ -53,3 +53,41 @@ def test_a_small_arena_runs_every_cell(tmp_path: Path) -> None:
         capture_output=True, text=True, env=env, timeout=60,
     )
     assert bad.returncode == 2 and "unknown bot 'nobot'" in bad.stderr
+
+
+def _arm(tmp_path: Path, bots: str, out: Path) -> None:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "bench_bots.py"), "--bots", bots,
+         "--variants", "dernier", "--players", "2", "--hands", "6", "--quiet", "--seed", "4",
+         "--results", str(out)],
+        capture_output=True, text=True, env=env, timeout=300,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_two_arms_with_the_same_seed_are_compared_deal_by_deal(tmp_path: Path) -> None:
+    import json
+
+    a, b, c = tmp_path / "a.jsonl", tmp_path / "b.jsonl", tmp_path / "c.jsonl"
+    _arm(tmp_path, "search@20,heuristic", a)
+    _arm(tmp_path, "search@20,heuristic", b)
+    _arm(tmp_path, "random,heuristic", c)
+    rows = [json.loads(line) for line in a.read_text().splitlines()]
+    assert len(rows) == 6 and {r["rotation"] for r in rows} == {0, 1}
+    assert a.read_text() == b.read_text()  # the same seed: the same hands, the same results
+    paired = ROOT / "benchmarks" / "paired_arms.py"
+    same = subprocess.run([sys.executable, str(paired), str(a), str(b)], capture_output=True,
+                          text=True, timeout=60)
+    assert same.returncode == 0 and "6 hands in common" in same.stdout, same.stdout
+    assert "A - B +0.0 points" in same.stdout and "0 hands differed" in same.stdout
+    wins_a = sum(r["won"] for r in rows)
+    wins_c = sum(json.loads(line)["won"] for line in c.read_text().splitlines())
+    other = subprocess.run([sys.executable, str(paired), str(a), str(c)], capture_output=True,
+                           text=True, timeout=60)
+    assert f"A - B {100 * (wins_a - wins_c) / 6:+.1f} points" in other.stdout, other.stdout
+    c.write_text("not json\n")
+    bad = subprocess.run([sys.executable, str(paired), str(a), str(c)], capture_output=True,
+                         text=True, timeout=60)
+    assert bad.returncode == 1 and "c.jsonl:1: not a line of bench_bots.py --results" in (
+        bad.stderr), bad.stderr
