@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 
 from dernier_p2p.bots.heuristic import most_held_suit
 from dernier_p2p.bots.search import Decision, SearchBot
+from dernier_p2p.bots.tracker import Tracker
 from dernier_p2p.bots.view import own_faces
 from dernier_p2p.cli.render import card_label, suit_text
 from dernier_p2p.rules import (
@@ -45,10 +46,14 @@ def hint(
     *,
     iterations: int = HINT_ITERATIONS,
     seed: int = 0,
+    tracker: Tracker | None = None,
 ) -> str:
     """What the search bot would do for ``seat`` now and why, in a few plain sentences
-    (``names``: the players' names, else "seat N")."""
+    (``names``: the players' names, else "seat N"; ``tracker``: what the seat has read of the
+    others' moves this hand, as the strong bot in its place would have, used on a copy)."""
     bot = SearchBot(seed, iterations=iterations)
+    if tracker is not None:
+        bot.tracker = tracker.copy()
     decision = bot.decide(state, seat, view)
     return explain(state, seat, view, decision, names)
 

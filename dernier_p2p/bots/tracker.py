@@ -207,6 +207,17 @@ class Tracker:
         elif move.__class__ is Pass and x.drawn >= 0:
             self._add(x.drawn, fitting(x, cards))
 
+    def copy(self) -> Tracker:
+        """A tracker that knows what this one knows and goes on alone (a hint's search moves
+        its own tracker on; the seat's stays where it is)."""
+        other = Tracker(self.plays)
+        other.hand, other.seat, other.last = self.hand, self.seat, self.last
+        other.voids = dict(self.voids)
+        other.ranked = {seat: dict(slots) for seat, slots in self.ranked.items()}
+        other.suits = {seat: list(found) for seat, found in self.suits.items()}
+        other.unranked = set(self.unranked)
+        return other
+
     @property
     def named(self) -> list[tuple[tuple[int, ...], int]]:
         """The suits named by players who shed by rank, each with the slots its namer then

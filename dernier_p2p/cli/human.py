@@ -25,6 +25,7 @@ from typing import Any
 import click
 import trio
 
+from dernier_p2p.bots.tracker import Tracker
 from dernier_p2p.cli.help import help_lines
 from dernier_p2p.cli.pacing import Pacer
 from dernier_p2p.cli.render import card_text, phrase_lines, render_table, suit_text
@@ -316,6 +317,7 @@ class HumanAgent:
         self.bots = False  # the other seats are bots in this process (``dernier play``)
         self.gone = False  # the seat has left: no prompt opens again
         self.fit: Callable[[str], str] = lambda prompt: prompt  # a prompt laid out to show
+        self.tracker = Tracker(plays=True)  # what the seat saw the others do, for hints
 
     def chat(self, line: str) -> None:
         """A ``/text`` line typed at a prompt: ``text`` goes to the table as a chat line (shown
@@ -434,8 +436,9 @@ class HumanAgent:
         from dernier_p2p.bots.hint import hint
 
         self.echo(f"  {THINKING}")
+        tracker = self.tracker.copy()  # (the thread reads its own)
         words = await trio.to_thread.run_sync(
-            lambda: hint(state, seat, dict(view), self.names or None)
+            lambda: hint(state, seat, dict(view), self.names or None, tracker=tracker)
         )
         if not self.show_table:  # the full-screen table: one log line, wrapped at the log's width
             self.echo(f"  Hint: {words}")
@@ -449,6 +452,7 @@ class HumanAgent:
             await self.pacer.clear_hand()
         if self.gone:
             return None
+        self.tracker.observe(state, seat)
         try:
             return await self._offer(state, seat, view)
         finally:

@@ -87,3 +87,33 @@ def test_the_hint_reads_no_hidden_face() -> None:
     table = worlds[1]
     everything = {x: table.dealer.face(table.state, x) for h in table.state.hands for x in h}
     assert hint(table.state, 0, everything, NAMES, iterations=80, seed=2) == said[0]
+
+
+def test_the_hint_uses_what_the_seat_read_of_the_others_and_leaves_it_be() -> None:
+    """Given the seat's tracker, a hint searches as the strong bot in the seat would, with the
+    readings of the others' plays (the same seed without them deals other worlds, so the words
+    differ); the seat's tracker is not moved on by it."""
+    from dernier_p2p.bots import HeuristicBot
+    from dernier_p2p.bots.tracker import Tracker
+    from dernier_p2p.rules import MatchFormat
+    from dernier_p2p.rules.simulate import play_match
+
+    rules = get_variant("dernier", match=MatchFormat("hands", 1))
+    seen = {"read": 0, "differed": 0}
+    me = HeuristicBot(0)
+    for seed in range(6):
+        tracker = Tracker(plays=True)
+
+        def seat_0(state, seat, view, tracker=tracker):
+            tracker.observe(state, seat)
+            if seen["read"] < 12 and (tracker.named or tracker.ranked):
+                before = (tracker.last, dict(tracker.voids), list(tracker.named))
+                with_readings = hint(state, seat, view, NAMES, iterations=80, tracker=tracker)
+                without = hint(state, seat, view, NAMES, iterations=80)
+                assert (tracker.last, tracker.voids, tracker.named) == before
+                seen["read"] += 1
+                seen["differed"] += with_readings != without
+            return me(state, seat, view)
+
+        play_match(rules, 2, [seat_0, HeuristicBot(1)], seed=seed)
+    assert seen["read"] > 5 and seen["differed"] > 0, seen
