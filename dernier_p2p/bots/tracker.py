@@ -13,7 +13,8 @@ With ``plays``, a card played in turn says more of a player who sheds as the heu
 does (its most valuable fitting card first: not wild, then attacks, then points): that its
 other cards then held no fitting card worth more (``ranked``). That reading is dropped for good
 for a player once it is seen to be false: when it plays a card from a slot it held then that
-would have fitted and was worth more (a random player, or a person, soon shows it). Such a
+would have fitted and was worth more (a random player, or a person, soon shows it), and
+stays dropped in the match's later hands. Such a
 player also names the suit it holds most of when it plays a wild card: each suit named so is
 kept with the slots the player then held (``named``), for a deal of the hidden cards to favour
 (:class:`~dernier_p2p.bots.belief.Belief`).
@@ -144,14 +145,16 @@ class Tracker:
         self.voids: dict[int, frozenset[Card]] = {}
         self.ranked: dict[int, dict[int, frozenset[Card]]] = {}  # seat -> slot -> cards
         self.suits: dict[int, list[tuple[tuple[int, ...], int]]] = {}  # seat -> (slots, suit)
-        self.unranked: set[int] = set()  # seats seen not to shed by rank
+        self.unranked: set[int] = set()  # seats seen not to shed by rank (this match)
 
     def observe(self, state: State, seat: int) -> dict[int, frozenset[Card]]:
         """Take in the state ``seat`` is shown now; the voids known so far (the readings of
         plays included)."""
         if state.hand_number != self.hand or seat != self.seat:
+            if seat != self.seat or state.hand_number < self.hand:  # another seat, or match
+                self.unranked = set()
             self.hand, self.seat, self.last, self.voids = state.hand_number, seat, None, {}
-            self.ranked, self.suits, self.unranked = {}, {}, set()
+            self.ranked, self.suits = {}, {}
         last = self.last
         if last is not None and last.clock < state.clock:
             path = replay(last, state)

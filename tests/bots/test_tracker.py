@@ -160,17 +160,24 @@ def test_what_is_inferred_of_heuristic_players_is_true(variant: str, plays: bool
 
 @pytest.mark.parametrize("variant", ["dernier", "standard"])
 def test_random_players_are_soon_seen_not_to_shed_by_rank(variant: str) -> None:
+    """... and stay seen so in the match's later hands (not for another seat's tracker)."""
     rules = get_variant(variant, match=MatchFormat("hands", 4))
-    flagged = 0
+    flagged = carried = 0
     for seed in range(3):
         tracker = Tracker(plays=True)
+        hands: dict[int, bool] = {}  # hand -> flagged when the hand was first looked at
 
-        def watcher(state, seat, view, tracker=tracker):
+        def watcher(state, seat, view, tracker=tracker, hands=hands):
             tracker.observe(state, seat)
+            hands.setdefault(state.hand_number, 1 in tracker.unranked)
             move = HeuristicBot(seat)(state, seat, view)
             tracker.moved(state, move)
             return move
 
-        state, _ = play_match(rules, 2, [watcher, RandomBot(seed)], seed=seed)
+        play_match(rules, 2, [watcher, RandomBot(seed)], seed=seed)
         flagged += 1 in tracker.unranked
-    assert flagged >= 2
+        carried += sum(hands.get(h, False) for h in range(2, 5))
+        assert tracker.last is not None
+        tracker.observe(tracker.last, 1)
+        assert not tracker.unranked  # another seat's view starts afresh
+    assert flagged >= 2 and carried >= 2
