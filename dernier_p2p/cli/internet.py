@@ -213,16 +213,17 @@ def code_truth(
 
 async def _keep_pinhole(
     address: str, port: int, echo: Callable[..., None], timeout_s: float,
+    seat: bool = False,
     task_status: trio.TaskStatus[Pinhole | None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Ask the router's IPv6 firewall for a pinhole to ``address``:``port`` (PCP, or UPnP)
     and keep it until cancelled; report the pinhole (or None) to ``task_status``, telling
-    the user."""
+    the user (a joined ``seat``'s words for the renewals)."""
     echo(f"Opening port {port} in your router's IPv6 firewall (PCP, or UPnP)...")
     attempt = Attempt()
     where = host_port(address, port)
     async with pinholed(address, port, attempt, timeout_s=timeout_s,
-                        told=lambda ok: echo(renewal_line(ok, "pinhole", where))) as hole:
+                        told=lambda ok: echo(renewal_line(ok, "pinhole", where, seat))) as hole:
         if hole is not None:
             echo(f"  done ({hole.method}): the Internet reaches {host_port(address, port)}")
         else:
@@ -232,9 +233,17 @@ async def _keep_pinhole(
             await trio.sleep_forever()
 
 
-def renewal_line(ok: bool, what: str, where: str) -> str:
-    """What the host is told when its router stops taking, or takes again, the renewals of
+def renewal_line(ok: bool, what: str, where: str, seat: bool = False) -> str:
+    """What the host (``seat``: a joined seat, whose mapping is for links and for hosting if
+    the host goes away) is told when its router stops taking, or takes again, the renewals of
     its port mapping or IPv6 pinhole (``what``) to ``where``."""
+    if seat:
+        if ok:
+            return (f"The router renews the {what} again: the other players reach this seat "
+                    f"at {where}.")
+        return (f"The router did not renew the {what}: the other players may no longer reach "
+                f"this seat at {where} (to link to it, or if it takes over as host); asking "
+                "again within a minute, until it does.")
     if ok:
         return f"The router renews the {what} again: the Internet reaches {where}."
     return (f"The router did not renew the {what}: players outside may no longer reach "
@@ -247,16 +256,18 @@ async def _maybe_mapped(
     wanted: bool, port: int, attempt: Attempt, timeout_s: float,
     echo: Callable[..., None],
     lease_s: int = LEASE_S,
+    seat: bool = False,
 ) -> AsyncIterator[Mapping | None]:
     """The router's mapping of ``port`` (asked for ``lease_s``) while the block lasts, if
-    ``wanted``; each change between renewals taken and not is told with :func:`renewal_line`."""
+    ``wanted``; each change between renewals taken and not is told with :func:`renewal_line`
+    (a joined ``seat``'s words)."""
     if not wanted:
         yield None
         return
     seen: list[str] = []
 
     def told(ok: bool) -> None:
-        echo(renewal_line(ok, "port mapping", seen[0] if seen else f"port {port}"))
+        echo(renewal_line(ok, "port mapping", seen[0] if seen else f"port {port}", seat))
 
     async with mapped(port, attempt, timeout_s=timeout_s, lease_s=lease_s,
                       told=told) as mapping:
@@ -322,7 +333,7 @@ async def seat_routes(
              "goes away (UPnP, then NAT-PMP)...")
     six = listen[0] if is_global_ipv6(listen[0]) else ipv6  # a pinhole for a global one
     async with _maybe_mapped(map_port, port, attempt, map_timeout_s, echo,
-                             map_lease_s) as mapping, \
+                             map_lease_s, seat=True) as mapping, \
             trio.open_nursery() as nursery:
         if mapping is not None:
             config.announce = (mapping.external_ip, mapping.external_port)
@@ -334,7 +345,7 @@ async def seat_routes(
             if ipv6 is not None:  # reaches this network at least, and IPv6 past open firewalls
                 config.announce = (ipv6, port)
             if six is not None and pinhole:
-                await nursery.start(_keep_pinhole, six, port, echo, map_timeout_s)
+                await nursery.start(_keep_pinhole, six, port, echo, map_timeout_s, True)
             if relay is not None:
                 config.relay_standby = True
         yield

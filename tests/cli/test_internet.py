@@ -393,3 +393,10 @@ def test_the_host_is_told_in_plain_words_when_its_router_stops_renewing_and_agai
     assert "may no longer reach" in lost
     back = renewal_line(True, "pinhole", "[2001:db8::7]:40000")
     assert back == "The router renews the pinhole again: the Internet reaches [2001:db8::7]:40000."
+    # a joined seat's mapping serves links and a host change: said so
+    lost = renewal_line(False, "port mapping", "203.0.113.7:47630", seat=True)
+    assert "may no longer reach this seat at 203.0.113.7:47630" in lost
+    assert "if it takes over as host" in lost and "asking again within a minute" in lost
+    assert renewal_line(True, "pinhole", "[2001:db8::7]:47630", seat=True) == (
+        "The router renews the pinhole again: the other players reach this seat at "
+        "[2001:db8::7]:47630.")

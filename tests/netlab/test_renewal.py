@@ -27,6 +27,7 @@ from .lab import Lab
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 PORT = 47634
+JOIN_PORT = 47630  # a joining seat's candidate port: the default table port
 COLS, ROWS = 60, 24
 
 
@@ -106,3 +107,66 @@ def test_the_host_reads_the_renewals_stopping_and_coming_back_whole_at_60_column
     # mapped, and taken again after the refusal (a renewal before it depends on timing)
     assert upnp_log.count(f"AddPortMapping: ext port {PORT}") >= 2
     assert "leaseduration=2 " in upnp_log  # the lease --map-lease-seconds asked for
+
+
+@pytest.mark.parametrize("ui", ["screen", "plain"])
+def test_a_joiner_reads_its_own_renewals_stopping_and_coming_back_whole_at_60_columns(
+    netlab: Callable[[dict[str, bool]], Lab], tmp_path: Path, ui: str
+) -> None:
+    """The same for a seat that joined by code from behind the UPnP router: it maps its
+    candidate port (the table's) to host if the host goes away, renews it every second, and
+    tells its player when the router stops taking the renewals and takes them again."""
+    import re
+    import time
+
+    lab = netlab({"A": True})
+    router = lab.rtr["A"]
+    where = f"{router.wan_ip}:{JOIN_PORT}"  # (a seat joining by code listens at 47630)
+    stopped, again = (renewal_line(False, "port mapping", where, seat=True),
+                      renewal_line(True, "port mapping", where, seat=True))
+    env = {"PYTHONPATH": str(ROOT)}
+    out = tmp_path / "host.out"
+    host = lab.spawn(lab.wan, out, sys.executable, "-m", "dernier_p2p", "host", "--players",
+                     "2", "--port", str(PORT), "--no-announce", "--bot", "--no-colour",
+                     "--advertise", lab.wan_ip, "--turn-seconds", "600",
+                     "--key", str(tmp_path / "k0.pem"), "--transcript", str(tmp_path / "t0"),
+                     env=dict(os.environ, HOME=str(tmp_path), XDG_DATA_HOME=str(tmp_path / "d"),
+                              **env))
+    deadline = time.monotonic() + 60
+    while not (code := re.search(r"dernier join (dn1-[a-z2-7]+)", out.read_text())):
+        assert time.monotonic() < deadline and host.poll() is None, out.read_text()
+        time.sleep(0.05)
+    term = Terminal(tmp_path, COLS, ROWS, "join", code.group(1), "--map-lease-seconds", "2",
+                    "--key", str(tmp_path / "k1.pem"), "--transcript", str(tmp_path / "t1"),
+                    *(["--plain"] if ui == "plain" else []),
+                    prefix=lab.cmd(router.home_ns), env=env)
+    try:
+        if ui == "screen":
+            term.wait_for(lambda s: (t := table_of(s)) and "(you)" in " ".join(
+                r for b in t.players for r in b.rows), "the joiner's table", limit=90)
+            for told, change in ((stopped, lab.refuse_upnp), (again, lab.accept_upnp)):
+                change("A")
+                table = term.wait_for(lambda s, told=told: (t := table_of(s))
+                                      and told in _log_text(t) and t, f"{told!r} in the log")
+                _intact(term.screen, table)
+        else:
+            prompt = term.wait_for(lambda s: (rows := _plain_rows(s)) and rows[-1].endswith(
+                ">") and rows[-1], "the joiner's prompt", limit=90)
+            for told, change in ((stopped, lab.refuse_upnp), (again, lab.accept_upnp)):
+                change("A")
+                rows = term.wait_for(lambda s, told=told: told in " ".join(
+                    " ".join(s.printed).split()) and (rows := _plain_rows(s))[-1].endswith(">")
+                    and rows, f"{told!r} then a prompt again")
+                first = told.split(":")[0]
+                start = next(k for k, row in enumerate(rows) if row.startswith(first))
+                assert all(len(row) < COLS for row in rows)  # broken between words
+                assert told in " ".join(rows[start:])  # on rows of its own, whole
+            assert prompt  # (a prompt was open before the first)
+        raw = b"".join(term.raw)
+        assert b"Connection refused" not in raw and b"connect:" not in raw  # miniupnpc's
+        assert term.proc.poll() is None  # the table goes on
+    finally:
+        term.close()
+    upnp_log = (lab.tmp / "miniupnpd-A.log").read_text()
+    assert upnp_log.count(f"AddPortMapping: ext port {JOIN_PORT}") >= 2
+    assert "leaseduration=2 " in upnp_log
