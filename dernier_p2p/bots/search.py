@@ -706,6 +706,7 @@ class SearchBot:
         self.last: Decision | None = None
         self._memory: dict[int, Card] = {}
         self._memory_hand = (-1, -1)
+        self._memory_clock = -1
         self._fallback = HeuristicBot(seed)
         self.tracker = Tracker(plays=plays)
 
@@ -714,8 +715,9 @@ class SearchBot:
 
     def _remember(self, state: State, seat: int, view: Mapping[int, Card]) -> dict[int, Card]:
         key = (state.hand_number, seat)
-        if key != self._memory_hand:
+        if key != self._memory_hand or state.clock < self._memory_clock:  # (clock: a new match)
             self._memory, self._memory_hand = {}, key
+        self._memory_clock = state.clock
         self._memory.update(own_faces(state, seat, view))
         return self._memory
 

@@ -150,8 +150,9 @@ class Tracker:
     def observe(self, state: State, seat: int) -> dict[int, frozenset[Card]]:
         """Take in the state ``seat`` is shown now; the voids known so far (the readings of
         plays included)."""
-        if state.hand_number != self.hand or seat != self.seat:
-            if seat != self.seat or state.hand_number < self.hand:  # another seat, or match
+        again = self.last is not None and state.clock < self.last.clock  # a new match
+        if state.hand_number != self.hand or seat != self.seat or again:
+            if seat != self.seat or state.hand_number < self.hand or again:  # (a new match)
                 self.unranked = set()
             self.hand, self.seat, self.last, self.voids = state.hand_number, seat, None, {}
             self.ranked, self.suits = {}, {}

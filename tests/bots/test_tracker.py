@@ -181,3 +181,28 @@ def test_random_players_are_soon_seen_not_to_shed_by_rank(variant: str) -> None:
         tracker.observe(tracker.last, 1)
         assert not tracker.unranked  # another seat's view starts afresh
     assert flagged >= 2 and carried >= 2
+
+
+def test_a_bot_used_for_a_second_match_starts_it_knowing_nothing_of_the_first() -> None:
+    """Two one-hand matches have the same hand number; the clock going back tells them apart,
+    so nothing read or remembered in the first is carried into the second."""
+    from dernier_p2p.bots import SearchBot
+    from dernier_p2p.bots.view import own_faces
+
+    rules = get_variant("dernier", match=MatchFormat("hands", 1))
+    bot = SearchBot(1, iterations=10)
+    play_match(rules, 2, [bot, RandomBot(2)], seed=3)
+    assert bot.tracker.voids or bot.tracker.ranked or bot.tracker.unranked  # it read something
+    firsts: list = []
+
+    def first_look(state, seat, view):
+        if not firsts:
+            bot.decide(state, seat, view)
+            firsts.append((state, seat, view))
+        return HeuristicBot(seat)(state, seat, view)
+
+    play_match(rules, 2, [first_look, HeuristicBot(1)], seed=4)
+    state, seat, view = firsts[0]
+    assert bot._memory == own_faces(state, seat, view)
+    assert not bot.tracker.unranked and not bot.tracker.ranked
+    assert all(x in state.hands[1] for x in bot.tracker.voids)  # (only this match's reading)
