@@ -48,6 +48,30 @@ def _plain_rows(screen: Screen) -> list[str]:
     return [row.rstrip() for row in screen.text().splitlines() if row.strip()]
 
 
+def _told_whole(rows: list[str], told: str) -> int:
+    """The row where ``told`` starts in a --plain screen's ``rows``, checked whole on rows of
+    its own and broken between words."""
+    start = next(k for k, row in enumerate(rows) if row.startswith(told.split(":")[0]))
+    assert all(len(row) < COLS for row in rows)  # broken between words
+    assert told in " ".join(rows[start:])  # on rows of its own, whole
+    return start
+
+
+def _went_on_quietly(term: Terminal) -> None:
+    """No word of miniupnpc's reached the terminal, and the table goes on."""
+    raw = b"".join(term.raw)
+    assert b"Connection refused" not in raw and b"connect:" not in raw  # miniupnpc's
+    assert term.proc.poll() is None
+
+
+def _renewed_at(lab: Lab, port: int) -> None:
+    """The router mapped ``port`` and took it again, for the 2 s lease asked."""
+    upnp_log = (lab.tmp / "miniupnpd-A.log").read_text()
+    # (a renewal before the refusal depends on timing)
+    assert upnp_log.count(f"AddPortMapping: ext port {port}") >= 2
+    assert "leaseduration=2 " in upnp_log  # the lease --map-lease-seconds asked for
+
+
 @pytest.mark.parametrize("ui", ["screen", "plain"])
 def test_the_host_reads_the_renewals_stopping_and_coming_back_whole_at_60_columns(
     netlab: Callable[[dict[str, bool]], Lab], tmp_path: Path, ui: str
@@ -92,21 +116,13 @@ def test_the_host_reads_the_renewals_stopping_and_coming_back_whole_at_60_column
                 rows = term.wait_for(lambda s, told=told: told in " ".join(
                     " ".join(s.printed).split()) and (rows := _plain_rows(s))[-1] == prompt
                     and rows, f"{told!r} then the prompt again")
-                first = told.split(":")[0]
-                start = next(k for k, row in enumerate(rows) if row.startswith(first))
-                assert all(len(row) < COLS for row in rows)  # broken between words
-                assert told in " ".join(rows[start:])  # on rows of its own, whole
+                start = _told_whole(rows, told)
                 assert rows[start - 1] == prompt  # the prompt's row was ended first ...
                 assert rows[-1] == prompt  # ... and the prompt is open again
-        raw = b"".join(term.raw)
-        assert b"Connection refused" not in raw and b"connect:" not in raw  # miniupnpc's
-        assert term.proc.poll() is None  # the table goes on
+        _went_on_quietly(term)
     finally:
         term.close()
-    upnp_log = (lab.tmp / "miniupnpd-A.log").read_text()
-    # mapped, and taken again after the refusal (a renewal before it depends on timing)
-    assert upnp_log.count(f"AddPortMapping: ext port {PORT}") >= 2
-    assert "leaseduration=2 " in upnp_log  # the lease --map-lease-seconds asked for
+    _renewed_at(lab, PORT)
 
 
 @pytest.mark.parametrize("ui", ["screen", "plain"])
@@ -157,16 +173,9 @@ def test_a_joiner_reads_its_own_renewals_stopping_and_coming_back_whole_at_60_co
                 rows = term.wait_for(lambda s, told=told: told in " ".join(
                     " ".join(s.printed).split()) and (rows := _plain_rows(s))[-1].endswith(">")
                     and rows, f"{told!r} then a prompt again")
-                first = told.split(":")[0]
-                start = next(k for k, row in enumerate(rows) if row.startswith(first))
-                assert all(len(row) < COLS for row in rows)  # broken between words
-                assert told in " ".join(rows[start:])  # on rows of its own, whole
+                _told_whole(rows, told)
             assert prompt  # (a prompt was open before the first)
-        raw = b"".join(term.raw)
-        assert b"Connection refused" not in raw and b"connect:" not in raw  # miniupnpc's
-        assert term.proc.poll() is None  # the table goes on
+        _went_on_quietly(term)
     finally:
         term.close()
-    upnp_log = (lab.tmp / "miniupnpd-A.log").read_text()
-    assert upnp_log.count(f"AddPortMapping: ext port {JOIN_PORT}") >= 2
-    assert "leaseduration=2 " in upnp_log
+    _renewed_at(lab, JOIN_PORT)
