@@ -127,7 +127,7 @@ def _candidates(x: State, plays: Sequence[tuple[int, Card]], played: int) -> lis
     return out
 
 
-def ranked(rules: object, card: Card) -> tuple[bool, bool, int]:
+def shed_order(rules: object, card: Card) -> tuple[bool, bool, int]:
     """How a player who sheds as the heuristic bot does ranks ``card`` (higher first)."""
     rank = card.rank
     return (rank not in rules.wild_ranks, attacks(rules, rank), rules.card_points(rank))
@@ -250,8 +250,8 @@ class Tracker:
         if to_act(x) != actor or x.pending_draw or x.drawn >= 0:
             return
         rules = x.rules
-        worth = ranked(rules, move.card)
-        void = frozenset(c for c in fitting(x, cards) if ranked(rules, c) > worth)
+        worth = shed_order(rules, move.card)
+        void = frozenset(c for c in fitting(x, cards) if shed_order(rules, c) > worth)
         if not void:
             return
         mine = self.ranked.setdefault(actor, {})
