@@ -12,6 +12,9 @@ same bots' seeds, so ``benchmarks/paired_arms.py`` can compare them deal by deal
 seats the last fills the rest (``search,heuristic`` at 4 seats is one search bot against three
 heuristic bots). A name is a level (easy, normal, strong), a bot (random, heuristic, search)
 or a search with its budget (``search@200`` worlds, ``search@0.25s`` seconds per decision).
+``open:`` before a search's name (``open:search``) shows that search every other seat's hand
+(not the pile) through the arena's dealer: no table can give a bot that, so it measures what
+the hidden cards cost the search, deal by deal against the same search without it.
 
 Each deal is played once with every rotation of the lineup round the table (the same seed, so
 the same deal, with each bot in each seat): ``--hands N`` plays N one-hand matches per cell, in
@@ -42,10 +45,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from dernier_p2p.bots.levels import make_bot
+from dernier_p2p.bots.search import SearchBot
+from dernier_p2p.bots.view import Policy
 from dernier_p2p.rules import BUILD, Card, MatchFormat, Move, State, get_variant
-from dernier_p2p.rules.simulate import play_match
+from dernier_p2p.rules.simulate import Dealer, play_match
 
 VARIANTS = ("dernier", "standard", "moderno", "originale")
+OPEN = "open:"
+"""Before a search's name: that search sees every other seat's hand (the module docstring)."""
 Z95 = 1.959963984540054
 
 
@@ -115,6 +122,28 @@ class Cell:
         )
 
 
+def make(name: str, seed: int, dealer: Dealer | None = None) -> Policy:
+    """The bot ``name`` names (a ValueError for a bad name); an ``open:`` search is shown
+    the hands ``dealer`` dealt to every seat but its own (none yet without a dealer)."""
+    if not name.startswith(OPEN):
+        return make_bot(name, seed)
+    bot = make_bot(name[len(OPEN):], seed)
+    if not isinstance(bot, SearchBot):
+        raise ValueError(f"{name!r}: only a search can be shown the other hands (open:search)")
+    remember = bot._remember
+
+    def seeing(state: State, seat: int, view: Mapping[int, Card]) -> dict[int, Card]:
+        known = dict(remember(state, seat, view))
+        if dealer is not None:
+            for other in range(state.players):
+                if other != seat:
+                    known.update(dealer.view(state, other))
+        return known
+
+    bot._remember = seeing  # type: ignore[method-assign]
+    return bot
+
+
 def _median(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
@@ -143,15 +172,16 @@ def run_cell(
                 break
             policies = []
             first_seats = []
+            dealer = Dealer(rules, game_seed)  # (as play_match would make it: the same deal)
             for seat in range(players):
                 k = (seat - rotation) % players  # the lineup's k-th bot sits at this seat
-                bot = make_bot(lineup[k], game_seed * 16 + seat)
+                bot = make(lineup[k], game_seed * 16 + seat, dealer)
                 if k == 0:
                     first_seats.append(seat)
                     policies.append(clock.timed(bot))
                 else:
                     policies.append(bot)
-            state, _ = play_match(rules, players, policies, seed=game_seed)
+            state, _ = play_match(rules, players, policies, seed=game_seed, dealer=dealer)
             if not state.match_over:
                 raise RuntimeError(f"{variant} seed {game_seed} did not end")
             cell.played += 1
@@ -209,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     names = [n.strip() for n in args.bots.split(",") if n.strip()]
     try:
         for name in names:
-            make_bot(name, 0)
+            make(name, 0)
         variants = [v.strip() for v in args.variants.split(",") if v.strip()]
         for v in variants:
             get_variant(v)

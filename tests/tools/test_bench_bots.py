@@ -91,3 +91,46 @@ def test_two_arms_with_the_same_seed_are_compared_deal_by_deal(tmp_path: Path) -
                          text=True, timeout=60)
     assert bad.returncode == 1 and "c.jsonl:1: not a line of bench_bots.py --results" in (
         bad.stderr), bad.stderr
+
+
+def test_an_open_search_is_shown_every_other_hand_and_nothing_more() -> None:
+    """``open:search`` (a measure of what the hidden cards cost) knows the other seats'
+    faces from the arena's dealer, not the pile's; a plain search knows neither; only a
+    search can be opened."""
+    import pytest
+
+    from dernier_p2p.rules import MatchFormat, get_variant, new_match
+    from dernier_p2p.rules.simulate import Dealer, answer_chance
+
+    bench = _bench()
+    rules = get_variant("dernier", match=MatchFormat("hands", 1))
+    dealer = Dealer(rules, 3)
+    state = new_match(rules, 3)
+    while state.chance is not None or not state.hands[0]:
+        state, _ = answer_chance(state, dealer)
+    view = dealer.view(state, 0)
+    seen = bench.make("open:search@5", 1, dealer)._remember(state, 0, view)
+    plain = bench.make("search@5", 1, dealer)._remember(state, 0, view)
+    others = {x for seat in (1, 2) for x in state.hands[seat]}
+    assert others and others <= set(seen) and not others & set(plain)
+    assert not set(state.pile) & set(seen)  # the pile stays hidden
+    assert all(seen[x] == dealer.view(state, seat)[x] for seat in (1, 2)
+               for x in state.hands[seat])
+    with pytest.raises(ValueError, match="only a search can be shown"):
+        bench.make("open:heuristic", 1, dealer)
+
+
+def test_an_open_arm_pairs_with_the_plain_one(tmp_path: Path) -> None:
+    import json
+
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    _arm(tmp_path, "open:search@20,heuristic", a)
+    _arm(tmp_path, "search@20,heuristic", b)
+    keys = [[(r["seed"], r["rotation"]) for r in map(json.loads, f.read_text().splitlines())]
+            for f in (a, b)]
+    assert keys[0] == keys[1] and len(keys[0]) == 6  # the same deals, in the same order
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    bad = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "bench_bots.py"), "--bots",
+         "open:random,heuristic"], capture_output=True, text=True, env=env, timeout=60)
+    assert bad.returncode == 2 and "only a search can be shown" in bad.stderr, bad.stderr
