@@ -1,8 +1,8 @@
 """Protocol versions (PROTOCOL.md 20): a live table runs version 5 alone, while a verifier still
 checks transcripts of versions 2, 3 and 4 (4 read exactly as 5), with the same checks and the
-rules as their version read them (a ``dernier`` seat that leaves at three or more seats goes out and the others play
-on), and says which version it met. An older table naming version 4's option ``leave`` is
-refused.
+rules as their version read them (a ``dernier`` seat that leaves at three or more seats goes
+out and the others play on), and says which version it met. An older table naming version 4's
+option ``leave`` is refused.
 
 The version-2 transcripts are fixtures written by the version-2 code (tests/data/v2/README.md)."""
 
