@@ -2,6 +2,7 @@
 
 Run (as root, Linux): python benchmarks/bench_reach.py [--kinds full-cone,symmetric,...]
                                                        [--hosts KINDS] [--joiners KINDS]
+                     python benchmarks/bench_reach.py --pairs HOST:JOINER,... [--rounds N]
 
 For every pair (host's home kind x joiner's home kind, :mod:`tests.netlab.nat`), a fresh lab of
 network namespaces: ``dernier relay`` on the Internet side, ``dernier host --relay`` (2 seats,
@@ -14,6 +15,10 @@ path the joiner's connection took (``direct``, ``mapped``, ``punched``, ``birthd
 ``relayed``, as it says when seated), the time from starting ``dernier join`` to its
 transcript holding the first move of the match (the first card played or drawn), and to the
 end of the match. A ``*`` marks a match that failed (its outputs are kept and their folder printed).
+
+``--pairs`` plays only the pairs named (``host-kind:joiner-kind``), in that order, ``--rounds``
+times round (interleaved: one of each pair a round), printing each match with the load average
+when it ended, then each pair's median seconds to the first move.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import argparse
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -113,15 +119,43 @@ def play(host_kind: str, join_kind: str, tmp: Path) -> tuple[str, float | None, 
         lab.down()
 
 
+def rounds(pairs: list[str], count: int) -> None:
+    """``count`` rounds of ``pairs`` (``host:joiner``), one match of each pair a round."""
+    firsts: dict[str, list[float]] = {pair: [] for pair in pairs}
+    for k in range(count):
+        for pair in pairs:
+            h, j = pair.split(":")
+            tmp = Path(tempfile.mkdtemp(prefix="bench-reach-"))
+            path, first, ended = play(h, j, tmp)
+            load = os.getloadavg()[0]
+            ok = first is not None and ended is not None
+            if ok:
+                firsts[pair].append(first)  # type: ignore[arg-type]
+                shutil.rmtree(tmp, ignore_errors=True)
+            shown = f"{first:.2f}s/{ended:.2f}s" if ok else f"* ({tmp})"
+            print(f"round {k + 1} host {h:<16} joiner {j:<16} {path:<9} {shown} "
+                  f"load {load:.2f}", flush=True)
+    print("\npair: median seconds to the first move (matches)")
+    for pair, values in firsts.items():
+        median = f"{statistics.median(values):.2f}" if values else "-"
+        print(f"{pair:<36} {median} ({len(values)}: {', '.join(f'{v:.2f}' for v in values)})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--kinds", default=",".join(KINDS))
     parser.add_argument("--hosts", default=None, help="host kinds (default: --kinds)")
     parser.add_argument("--joiners", default=None, help="joiner kinds (default: --kinds)")
+    parser.add_argument("--pairs", default=None,
+                        help="host:joiner kinds, comma-separated (instead of the matrix)")
+    parser.add_argument("--rounds", type=int, default=1, help="rounds of --pairs")
     args = parser.parse_args()
     reason = ensure_tools()
     if reason is not None:
         sys.exit(f"the lab cannot run here: {reason}")
+    if args.pairs is not None:
+        rounds(args.pairs.split(","), args.rounds)
+        return
     hosts = (args.hosts or args.kinds).split(",")
     joiners = (args.joiners or args.kinds).split(",")
     results: dict[tuple[str, str], str] = {}

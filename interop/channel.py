@@ -21,9 +21,10 @@ import msgpack
 LENGTH_SIZE = 4
 MAX_MESSAGE = 1 << 28
 TRANSCRIPT_MAGIC = b"DERNIER-TRANSCRIPT\n"
-TRANSCRIPT_VERSION = 4  # the protocol version the cases are for
-# the versions of the recorded matches: a client of version 4 verifies both (PROTOCOL.md 20)
-TRANSCRIPT_VERSIONS = (3, 4)
+TRANSCRIPT_VERSION = 5  # the protocol version the cases are for
+# the versions of the recorded matches (3 and 4) and of a live client's (5): a client of
+# version 5 verifies them all, reading 4 as 5 (PROTOCOL.md 20)
+TRANSCRIPT_VERSIONS = (3, 4, 5)
 TRANSCRIPT_HEADER = TRANSCRIPT_MAGIC + bytes([TRANSCRIPT_VERSION])
 
 
@@ -79,8 +80,9 @@ def read_transcript_records(path: str | Path) -> list[bytes]:
     version = data[len(TRANSCRIPT_MAGIC)]
     if version not in TRANSCRIPT_VERSIONS:
         raise ValueError(f"{path}: a transcript of protocol version {version}; these cases hold "
-                         f"matches of versions {TRANSCRIPT_VERSIONS[0]} and "
-                         f"{TRANSCRIPT_VERSIONS[1]}")
+                         f"matches of versions "
+                         f"{', '.join(map(str, TRANSCRIPT_VERSIONS[:-1]))} and "
+                         f"{TRANSCRIPT_VERSIONS[-1]}")
     out, at = [], len(TRANSCRIPT_HEADER)
     while at < len(data):
         if at + LENGTH_SIZE > len(data):

@@ -967,7 +967,7 @@ def verify(file: Path, envelopes: Path | None) -> None:
 
     Exit 0 when it checks, 1 when a fault is found (the seat at fault is named) or the
     transcript ends before the match is over (nobody is at fault), 2 when the file cannot be
-    read as a transcript. Transcripts of protocol versions 2 and 3 are checked too, with the
+    read as a transcript. Transcripts of protocol versions 2, 3 and 4 are checked too, with the
     rules their version had."""
     from dernier_p2p.protocol.verify import INCOMPLETE, UNREADABLE, verify_file
 

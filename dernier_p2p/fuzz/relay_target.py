@@ -17,6 +17,13 @@ or an admission slot a virtual minute later (a leak a stranger could repeat unti
 full), or a clean host and joiner, paired through the same relay after the case, do not pair
 or their frame does not pass (the case left the relay unusable). Caps of 1 to 3 in some
 cases reach every eviction path within a few connections.
+
+In half the cases the relay's ends of the connections tell a peer name (one address, a port
+each, as a socket would), so that a punching join (version 5: ``punch`` and ``port``, which
+half of the well-formed joins ask for, now and then with a bad ``port``) gets ``at`` and
+``port`` in its call, its host's answer names a ``port`` (or, now and then, names one for a
+call without ``at``, or a bad one), and the relay sends ``relay-seen`` and a ``relay-paired``
+with ``self``; the clean pair after such a case punches too and checks those frames.
 """
 
 from __future__ import annotations
@@ -37,6 +44,8 @@ from dernier_p2p.net.framing import FramedStream
 from dernier_p2p.wire.canonical import EncodingError, encode
 
 TOKENS = (b"A" * rl.TOKEN_SIZE, b"B" * rl.TOKEN_SIZE)
+NAMED = "198.51.100.7"  # the peer address the relay's ends tell, in the cases that name one
+BAD_PORTS = (0, 65536, -1, True, "4000", None, 4000.5)
 MAX_CONNS = 6
 SETTLE_S = 60.0  # virtual seconds after the last client closed for the relay to let go
 
@@ -150,10 +159,18 @@ class _Run:
         # joiners to queue behind the call: the waiting joiners' cap), drawn apart as well
         self.answer_rng = random.Random(f"{case['seed']}:answer")
         self.spread = self.answer_rng.random() < 0.5
+        # the punch fields of version 5, drawn apart too: whether the relay's ends tell a peer
+        # name (so that it can give `at` and `self`), which joins punch and what ports say
+        self.punch_rng = random.Random(f"{case['seed']}:punch")
+        self.named = self.punch_rng.random() < 0.5
+        self.ports = 40000
 
     async def connect(self, nursery: trio.Nursery) -> FramedStream:
         """A new connection: the relay's end served by ``Relay.handle`` in ``nursery``."""
         ours, theirs = trio.testing.memory_stream_pair()
+        if self.named:  # as a socket's: the relay's `at` and `self` (and its caps' source)
+            self.ports += 1
+            theirs.socket = _Named((NAMED, self.ports))  # type: ignore[attr-defined]
         served = FramedStream(theirs, hs.MAX_FRAME)
 
         async def serve() -> None:
@@ -174,6 +191,7 @@ class _Run:
         with trio.move_on_after(conn["close"]):
             try:
                 frames = list(conn["frames"])
+                frames[0] = self.punching(frames[0])
                 if self.watch_rng.random() < 0.5 and _opens(frames[0]) == "relay-join":
                     frames.insert(1, encode({"k": "watch", "version": hs.VERSION,
                                              "have": -1}))  # forwarded first once paired
@@ -194,15 +212,40 @@ class _Run:
                 pass
         await trio.aclose_forcefully(stream)
 
-    async def answer(self, frame: bytes, token: bytes, mutate: bool, nursery: trio.Nursery) -> None:
-        """A host's answer to a ``relay-call``: a new connection naming the call."""
+    def punching(self, frame: bytes) -> bytes:
+        """A well-formed join, asking to punch (``punch`` and ``port``) in half the cases, now
+        and then with a bad ``port`` or none; any other frame as it is."""
         try:
-            call = rl.call_id(hs.unpack(frame))
+            msg = hs.unpack(frame)
+        except hs.NetError:
+            return frame
+        if msg.get("k") != "relay-join" or set(msg) != {"k", "version", "token"} \
+                or self.punch_rng.random() < 0.5:
+            return frame
+        port = self.punch_rng.choice((4000, 40001, 65535, 1) if self.punch_rng.random() < 0.75
+                                     else BAD_PORTS)
+        msg = {**msg, "punch": True, "port": port}
+        if self.punch_rng.random() < 0.1:
+            del msg["port"]  # a version-4 punching join
+        try:
+            return encode(msg)
+        except (EncodingError, TypeError, ValueError):  # (a float is not canonical)
+            return msgpack.packb(msg, use_bin_type=True)
+
+    async def answer(self, frame: bytes, token: bytes, mutate: bool, nursery: trio.Nursery) -> None:
+        """A host's answer to a ``relay-call``: a new connection naming the call (and a punch
+        port where the call carried ``at``, or now and then where it did not, or a bad one)."""
+        try:
+            read = rl.read_call(hs.unpack(frame))
         except hs.NetError:
             return
-        if call is None:
+        if read is None:
             return
+        call, at = read
         msg: Any = _opening("relay-answer", token, call)
+        draw = self.punch_rng.random()
+        if (at is not None and draw < 0.8) or draw < 0.1:
+            msg["port"] = self.punch_rng.choice((4000, 40002, *BAD_PORTS[:3]))
         if mutate:
             msg = mutate_value(msg, self.rng)
 
@@ -240,11 +283,25 @@ class _Run:
         if (await hs.receive_message(host)).get("k") != "relay-ready":
             raise RelayLeak("a clean host was not registered after the case")
         joiner = await self.connect(nursery)
-        await hs.send_message(joiner, _opening("relay-join", token))
-        call = rl.call_id(await hs.receive_message(host))
+        opening = _opening("relay-join", token)
+        if self.named:  # a punching pair: `at` and `port` in the call, `self` to each
+            opening.update(punch=True, port=4000)
+        await hs.send_message(joiner, opening)
+        called = await hs.receive_message(host)
+        call = rl.call_id(called)
         answer = await self.connect(nursery)
-        await hs.send_message(answer, _opening("relay-answer", token, call))
-        if (await hs.receive_message(joiner)).get("k") != "relay-paired":
+        opening = _opening("relay-answer", token, call)
+        if self.named:
+            if rl.read_port(called) != 4000:
+                raise RelayLeak(f"a clean punching joiner's call is {called}")
+            opening["port"] = 5000
+        await hs.send_message(answer, opening)
+        if self.named:
+            seen = rl.read_seen(await hs.receive_message(answer))
+            at, own, port = rl.read_paired(await hs.receive_message(joiner), True)
+            if seen is None or at != seen or own is None or port != 5000:
+                raise RelayLeak("a clean punching pair was not told its addresses and ports")
+        elif (await hs.receive_message(joiner)).get("k") != "relay-paired":
             raise RelayLeak("a clean joiner was not paired after the case")
         await joiner.send(b"ping")
         if await answer.receive() != b"ping":
@@ -265,6 +322,16 @@ class _Run:
             with trio.fail_after(SETTLE_S):
                 await self.clean_pair(nursery)
             nursery.cancel_scope.cancel()
+
+
+class _Named:
+    """What the relay asks of a socket: its peer's name."""
+
+    def __init__(self, name: tuple[str, int]) -> None:
+        self.name = name
+
+    def getpeername(self) -> tuple[str, int]:
+        return self.name
 
 
 def run(case: dict[str, Any]) -> None:

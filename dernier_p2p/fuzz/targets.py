@@ -290,6 +290,14 @@ class Targets:
             {"k": "relay-join", "version": hs.VERSION, "token": token},
             {"k": "relay-answer", "version": hs.VERSION, "token": token, "id": 7},
             {"k": "relay-call", "id": 7},
+            {"k": "relay-join", "version": hs.VERSION, "token": token, "punch": True,
+             "port": 40000},  # the punch fields of version 5 (4.7 step 5)
+            {"k": "relay-answer", "version": hs.VERSION, "token": token, "id": 7,
+             "port": 40001},
+            {"k": "relay-call", "id": 7, "at": ["198.51.100.2", 40000], "port": 40000},
+            {"k": "relay-paired", "at": ["198.51.100.3", 5000], "self": ["198.51.100.2", 40000],
+             "port": 40001},
+            {"k": "relay-seen", "self": ["198.51.100.3", 5000]},
         ]
 
     def make_frame(self, rng: random.Random) -> bytes:
@@ -380,6 +388,10 @@ class Targets:
         elif kind == "relay-call":
             if relay.call_id(msg) is None:  # ignored by the host's control connection
                 raise hs.NetError(hs.MALFORMED, "relay-call")
+        elif kind == "relay-paired":
+            relay.read_paired(msg, True)
+        elif kind == "relay-seen":
+            relay.read_seen(msg)
         elif kind.startswith("relay-"):
             relay.check_open(msg)
         else:

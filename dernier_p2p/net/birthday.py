@@ -3,8 +3,7 @@
 A symmetric router gives every connection of its home a new random outside port, so the
 plain punch (:mod:`.punch`) never meets a router that lets in only what its home asked for:
 the symmetric side's packets leave from a port nobody knows. Here both port sets are made
-large enough to meet by chance. Version 4 tells no side its own outside port (``at`` is the
-other side's), so each side plays both parts at once, and only the right half meets:
+large enough to meet by chance. There are two parts, and only the right half meets:
 
 * *opens*: connections to the other side's ``at``, each from its own fresh local port: behind
   a symmetric router, each gets a random outside port and an entry that lets ``at`` back in;
@@ -12,16 +11,21 @@ other side's), so each side plays both parts at once, and only the right half me
   other side's address: behind an endpoint-independent router, each leaves from ``at``'s port,
   where the other side's opens go, and lets in exactly the guessed port.
 
-A guess equal to an open's outside port is a TCP simultaneous open. What to do (how many, which
-ports, when, whether one may start) is decided by pure functions of their inputs
-(:func:`plan`, :func:`counts`, :class:`Allowance`, :class:`Pace`), the randomness and the
-times given; :func:`birthday` only runs a plan on sockets.
+A guess equal to an open's outside port is a TCP simultaneous open. Version 5 tells each side
+its own outside port (``self``) and both local punch ports (``port``), so both sides know whose
+port was *kept* and whose *changed*; where exactly one changed, it plays only the opens and the
+other side only the guesses, each at the whole pace (:func:`role`); otherwise both play both
+parts, as in version 4. What to do (which part, how many, which ports, when, whether one may
+start) is decided by pure functions of their inputs (:func:`role`, :func:`plan`,
+:func:`counts`, :class:`Allowance`, :class:`Pace`), the randomness and the times given;
+:func:`birthday` only runs a plan on sockets.
 
 A process (a host answering several joiners) runs up to :data:`MAX_RUNNING` at once. They share
-what one alone has: the pace (:class:`Pace`: at most :data:`PER_TICK` opens and as many guesses
-a tick for the process, handed round robin to the punches with steps due), the sockets the
-open-files limit leaves (a later one gets what the running ones left, :meth:`Allowance.fit`)
-and the connections a minute (:class:`Allowance`).
+what one alone has: the pace (:class:`Pace`: at most :data:`PER_TICK` steps a tick in each of
+two lanes for the process, handed round robin to the punches with steps due; a punch playing
+both parts has its opens in one lane and its guesses in the other, one playing one part its
+steps in both in turn), the sockets the open-files limit leaves (a later one gets what the
+running ones left, :meth:`Allowance.fit`) and the connections a minute (:class:`Allowance`).
 """
 
 from __future__ import annotations
@@ -59,6 +63,12 @@ RESERVE = 256  # open files left for everything else when the limit is low
 # made by GUESS_START_S: a plain punch between two cone NATs meets within a round trip.
 OPEN_START_S = 0.05  # the first opens, after the rendezvous
 GUESS_START_S = 0.15  # the first guesses, after the rendezvous, if nothing was made by then
+# Split (one side changed its port, the other kept it): the side that changed is symmetric (no
+# plain punch can meet) or a cone that does not keep ports (the plain punch meets within a
+# round trip, and the guesses cannot disturb it), so the guesses are not held back for it:
+# they start once the opens lead by two ticks (32 of them).
+SPLIT_GUESS_START_S = 0.07
+BOTH, OPENS_ONLY, GUESSES_ONLY = "both", "opens", "guesses"  # the roles (see role())
 PER_TICK = 8  # opens a tick, and guesses a tick: at most 16 new connections each TICK_S
 WINDOW_S = 1.75  # from the rendezvous to its end (every socket closed, the relay kept)
 TICK_S = 0.01  # the pacing's granularity
@@ -72,11 +82,47 @@ Take = Callable[[FramedStream], Awaitable[bool]]
 class Step:
     """One connection of a plan: ``at_s`` seconds after the start, an ``open`` (to the other
     side's ``at``, from a fresh port) or a ``guess`` (to ``port`` of its address, from the
-    punch port)."""
+    punch port). ``lane``: the lane of the pace it takes (0 or 1; -1: by its kind, opens 0
+    and guesses 1, as a punch playing both parts has them)."""
 
     at_s: float
     kind: str
     port: int
+    lane: int = -1
+
+
+def _valid_port(port: object) -> int:
+    if not isinstance(port, int) or isinstance(port, bool) or not 1 <= port <= 65535:
+        raise ValueError(f"a port is an int 1..65535, not {port!r}")
+    return port
+
+
+def role(own: tuple[int, int] | None, other: tuple[int, int] | None) -> str:
+    """Which part of a birthday punch a side plays (PROTOCOL.md 4.7 step 5, version 5), from
+    ``own`` and ``other``: each side's (local punch port, outside port as the relay saw it),
+    None where unknown. A port is *kept* where the two are equal, else *changed*. Exactly one
+    changed: the side that changed plays :data:`OPENS_ONLY`, the side that kept
+    :data:`GUESSES_ONLY`; otherwise (both kept, both changed, either unknown) :data:`BOTH`.
+    Both sides reach the same split from the same facts. :class:`ValueError` for a port that
+    is not an int 1..65535."""
+    kept = []
+    for pair in (own, other):
+        if pair is None:
+            return BOTH
+        local, outside = pair
+        kept.append(_valid_port(local) == _valid_port(outside))
+    if kept == [False, True]:
+        return OPENS_ONLY
+    if kept == [True, False]:
+        return GUESSES_ONLY
+    return BOTH
+
+
+def describe(part: str) -> str:
+    """The log's words for a role."""
+    return {OPENS_ONLY: "opens only: this side's port changed, the other's was kept",
+            GUESSES_ONLY: "guesses only: this side's port was kept, the other's changed",
+            }.get(part, "both parts: which side is symmetric is not known")
 
 
 def may_birthday(at: tuple[str, int]) -> bool:
@@ -138,20 +184,40 @@ def guess_ports(seen: int, count: int, rng: random.Random) -> list[int]:
     return out
 
 
-def plan(seen: int, rng: random.Random, opens: int = OPENS, guesses: int = GUESSES) -> list[Step]:
+def plan(seen: int, rng: random.Random, opens: int = OPENS, guesses: int = GUESSES,
+         part: str = BOTH) -> list[Step]:
     """The steps of a birthday punch toward an ``at`` whose port is ``seen``, in time order
-    (seconds after the rendezvous): ``opens`` opens from :data:`OPEN_START_S` and ``guesses``
-    guesses (see :func:`guess_ports`) from :data:`GUESS_START_S`, :data:`PER_TICK` of each a
-    :data:`TICK_S` tick. Counts are capped at :data:`OPENS` and :data:`GUESSES`."""
+    (seconds after the rendezvous). Playing both parts (``part`` :data:`BOTH`): ``opens``
+    opens from :data:`OPEN_START_S` and ``guesses`` guesses (see :func:`guess_ports`) from
+    :data:`GUESS_START_S`, :data:`PER_TICK` of each a :data:`TICK_S` tick, capped at
+    :data:`OPENS` and :data:`GUESSES`. Playing one (:data:`OPENS_ONLY`: ``opens`` opens from
+    :data:`OPEN_START_S`; :data:`GUESSES_ONLY`: ``guesses`` guesses from
+    :data:`SPLIT_GUESS_START_S`; the other count is not used): twice :data:`PER_TICK` a tick,
+    in the two lanes in turn, capped at :data:`OPENS` + :data:`GUESSES`."""
+
+    def tick(k: int, start: float, per_tick: int = PER_TICK) -> float:
+        return round(round(start / TICK_S + k // per_tick) * TICK_S, 6)
+
+    if part in (OPENS_ONLY, GUESSES_ONLY):
+        whole = OPENS + GUESSES
+        if part == OPENS_ONLY:
+            return [Step(tick(k, OPEN_START_S, 2 * PER_TICK), "open", seen, k % 2)
+                    for k in range(max(0, min(opens, whole)))]
+        return [Step(tick(k, SPLIT_GUESS_START_S, 2 * PER_TICK), "guess", port, k % 2)
+                for k, port in enumerate(guess_ports(seen, max(0, min(guesses, whole)), rng))]
     opens, guesses = max(0, min(opens, OPENS)), max(0, min(guesses, GUESSES))
-
-    def tick(k: int, start: float) -> float:
-        return round(round(start / TICK_S + k // PER_TICK) * TICK_S, 6)
-
     steps = [Step(tick(k, OPEN_START_S), "open", seen) for k in range(opens)]
     steps += [Step(tick(k, GUESS_START_S), "guess", port)
               for k, port in enumerate(guess_ports(seen, guesses, rng))]
     return sorted(steps, key=lambda s: (s.at_s, s.kind != "open"))
+
+
+def lane(step: Step) -> str:
+    """The lane of the pace a step takes (:class:`Pace`): ``"open"`` (lane 0) or ``"guess"``
+    (lane 1), by its ``lane``, else by its kind."""
+    if step.lane >= 0:
+        return "open" if step.lane == 0 else "guess"
+    return step.kind
 
 
 def success(opens: int, guesses: int, span: int = SPAN) -> float:
@@ -215,8 +281,10 @@ class Allowance:
 @dataclass
 class Pace:
     """The process's pace, shared by its running birthday punches: in each :data:`TICK_S`
-    tick of the clock (tick ``k``: from ``k * TICK_S``), at most :data:`PER_TICK` opens and
-    :data:`PER_TICK` guesses start, in sum over the punches. A punch joins (:meth:`join`) with
+    tick of the clock (tick ``k``: from ``k * TICK_S``), at most :data:`PER_TICK` steps start
+    in each of two lanes, in sum over the punches (lane ``"open"`` and lane ``"guess"``, see
+    :func:`lane`: a punch playing both parts has its opens in the first and its guesses in the
+    second, one playing a single part its steps in both in turn). A punch joins (:meth:`join`) with
     the times its steps are due (its :func:`plan`, from its start); the first to ask in a tick
     hands that tick's slots of each kind round robin (from a place that turns each tick) to
     the punches with steps due then, one at a time, so that two punches behind share it half
@@ -236,7 +304,7 @@ class Pace:
         """Register a punch started at ``start`` with its plan's ``steps``: its key."""
         key = self.joined
         self.joined += 1
-        self.due[key] = {kind: [start + s.at_s for s in steps if s.kind == kind]
+        self.due[key] = {kind: [start + s.at_s for s in steps if lane(s) == kind]
                          for kind in ("open", "guess")}
         self.given[key] = {"open": 0, "guess": 0}
         return key
@@ -250,7 +318,8 @@ class Pace:
         return bisect_right(self.due[key][kind], now) - self.given[key][kind]
 
     def take(self, key: int, now: float) -> tuple[int, int]:
-        """How many of its next opens and guesses the punch ``key`` may start ``now``."""
+        """How many of its next steps of each lane (``"open"``, ``"guess"``) the punch
+        ``key`` may start ``now``."""
         tick = int(now // self.tick_s)
         if tick != self.tick:  # the first to ask in this tick hands its slots
             self.tick = tick
@@ -298,7 +367,8 @@ PACE = Pace()  # this process's
 async def birthday(family: int, port: int, remote: tuple[str, int], take: Take, max_frame: int,
                    rng: random.Random | None = None, allowance: Allowance = ALLOWANCE,
                    opens: int = OPENS, guesses: int = GUESSES, first: bool = True,
-                   direct: trio.Event | None = None, pace: Pace = PACE) -> bool:
+                   direct: trio.Event | None = None, pace: Pace = PACE,
+                   part: str = BOTH) -> bool:
     """Run a birthday punch toward ``remote`` (the other side's ``at``) from the punch port
     ``port``, started at the rendezvous: the :func:`plan`'s steps, each when it is due and
     the process's ``pace`` gives it a slot, handing each connection made to ``take`` (which
@@ -311,12 +381,20 @@ async def birthday(family: int, port: int, remote: tuple[str, int], take: Take, 
     joiner has chosen) or the window ends. Nothing is tried for IPv6 (no NAT to defeat),
     past the :class:`Allowance` (one refused while others run is asked again once, at
     :data:`GUESS_START_S`), or without files to spare once the running ones' are counted.
-    ``opens`` and ``guesses``: fewer than :data:`OPENS` and :data:`GUESSES` (never more)."""
+    ``opens`` and ``guesses``: fewer than :data:`OPENS` and :data:`GUESSES` (never more).
+    ``part`` (:func:`role`): :data:`BOTH`, or one part alone (:data:`OPENS_ONLY`,
+    :data:`GUESSES_ONLY`), which makes ``opens + guesses`` of its kind at twice the pace, the
+    sockets of both lanes."""
     if family != socket.AF_INET:
         return False
     called = trio.current_time()
     nofile = raise_nofile_limit()[0]
-    want = (min(opens, OPENS), min(guesses, GUESSES))
+    split = part in (OPENS_ONLY, GUESSES_ONLY)
+    if split:  # one kind in the two lanes, half in each
+        whole = min(max(0, opens) + max(0, guesses), OPENS + GUESSES)
+        want = ((whole + 1) // 2, whole // 2)
+    else:
+        want = (min(opens, OPENS), min(guesses, GUESSES))
     n, m = allowance.fit(nofile, *want)
     started = n + m > 0 and allowance.start(time.monotonic(), n + m, (n, m))
     if not started and allowance.running and want[0] + want[1] > 0:
@@ -330,7 +408,12 @@ async def birthday(family: int, port: int, remote: tuple[str, int], take: Take, 
                  f"too few open files left by the {allowance.running} running"
                  if n + m == 0 else f"{allowance.running} running, or the cap a minute")
         return False
-    steps = plan(remote[1], rng or random.SystemRandom(), n, m)
+    files = (n, m)  # the sockets of each lane
+    if part == OPENS_ONLY:
+        n, m = n + m, 0
+    elif part == GUESSES_ONLY:
+        n, m = 0, n + m
+    steps = plan(remote[1], rng or random.SystemRandom(), n, m, part if split else BOTH)
     taken = False
     made = [0, 0, 0]  # connections made, refused or failed, attempted
     key = pace.join(called, steps)
@@ -377,7 +460,7 @@ async def birthday(family: int, port: int, remote: tuple[str, int], take: Take, 
                     log.info("birthday punch: a connection with %s (%s)", peer, step.kind)
                     nursery.start_soon(offer, trio.SocketStream(sock))
 
-                left = {kind: deque(s for s in steps if s.kind == kind)
+                left = {kind: deque(s for s in steps if lane(s) == kind)
                         for kind in ("open", "guess")}
                 while True:
                     due = pace.next_due(key)
@@ -394,13 +477,13 @@ async def birthday(family: int, port: int, remote: tuple[str, int], take: Take, 
                                            pace.take(key, trio.current_time()), strict=True):
                         for _ in range(count):
                             if not made[2]:  # (most end before: a plain punch made one)
-                                log.info("birthday punch toward %s: %d opens, %d guesses",
-                                         remote, n, m)
+                                log.info("birthday punch toward %s: %d opens, %d guesses (%s)",
+                                         remote, n, m, describe(part if split else BOTH))
                             made[2] += 1
                             nursery.start_soon(attempt, left[kind].popleft())
     finally:  # (also where its caller ended it: the host's side, once the joiner chose)
         pace.leave(key)
-        allowance.end(time.monotonic(), n + m, made[2], (n, m))
+        allowance.end(time.monotonic(), n + m, made[2], files)
         if made[2]:
             log.info("birthday punch toward %s: %s (%d tried: %d made, %d refused or failed)",
                      remote, "a connection taken" if taken else "no connection", made[2],

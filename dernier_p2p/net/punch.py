@@ -55,6 +55,14 @@ def check_at(value: Any) -> tuple[str, int]:
     return address, port
 
 
+def check_port(value: Any, field: str = "port") -> int:
+    """A ``port`` field of the relay frames (version 5: a local punch port, 4.7 step 5): an
+    int 1..65535, not a boolean; :class:`ValueError` saying what is wrong otherwise."""
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 65535:
+        raise ValueError(f"`{field}` is an integer 1..65535")
+    return value
+
+
 def may_punch(at: tuple[str, int], relay: tuple[str, int]) -> bool:
     """Whether to punch toward ``at`` given by the relay at ``relay``: a loopback ``at`` only
     from a relay reached on loopback (a relay elsewhere cannot point this machine at its own

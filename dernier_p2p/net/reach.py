@@ -122,8 +122,8 @@ class Dialer:
                                             seat), route
         reach = self.reach
         listeners = self.listeners
-        relayed, at, family, port = await rendezvous((route.host, route.port), route.token,
-                                                     reach, seat)
+        relayed, at, family, port, part = await rendezvous((route.host, route.port),
+                                                           route.token, reach, seat)
         if at is None:
             return relayed, route
         kept: list[tuple[FramedStream, Route]] = []
@@ -165,7 +165,7 @@ class Dialer:
 
         async def birthday_punched() -> None:
             if await birthday.birthday(family, port, at, partial(take, kind="birthday"),
-                                       hs.MAX_FRAME, direct=made):
+                                       hs.MAX_FRAME, direct=made, part=part):
                 both.cancel_scope.cancel()
 
         try:

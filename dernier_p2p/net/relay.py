@@ -6,20 +6,27 @@ the relay asks the host to call back, pairs the two connections and from then on
 frames (at most :data:`~.handshake.MAX_FRAME` bytes) each way without decoding them. The table's
 own handshake and records then run end to end through it. Relay frames::
 
-    host   -> relay  {"k": "relay-host", "version": 4, "token": 8 bytes}
+    host   -> relay  {"k": "relay-host", "version": 5, "token": 8 bytes}
     relay  -> host   {"k": "relay-ready"}                      (or an error frame)
-    joiner -> relay  {"k": "relay-join", "version": 4, "token": 8 bytes[, "punch": true
-                      [, "reach": [address, port]]]}
-    relay  -> host   {"k": "relay-call", "id": int[, "at": [address, port]][, "reach": ...]}
-                                                               (on the registration)
-    relay  -> joiner {"k": "relay-paired"[, "at": [address, port]]}  (or an error frame)
-    host   -> relay  {"k": "relay-answer", "version": 4, "token": 8 bytes, "id": int}
+    joiner -> relay  {"k": "relay-join", "version": 5, "token": 8 bytes[, "punch": true,
+                      "port": int[, "reach": [address, port]]]}
+    relay  -> host   {"k": "relay-call", "id": int[, "at": [address, port], "port": int]
+                      [, "reach": ...]}                         (on the registration)
+    host   -> relay  {"k": "relay-answer", "version": 5, "token": 8 bytes, "id": int
+                      [, "port": int]}
                      (a new connection; after it, both connections are paired)
+    relay  -> host   {"k": "relay-seen"[, "self": [address, port]]}
+                     (on the answer connection, to an answer with a port, before forwarding)
+    relay  -> joiner {"k": "relay-paired"[, "at": [address, port], "self": [address, port]
+                      [, "port": int]]}                        (or an error frame)
     relay  -> host   {"k": "relay-ping"}  every PING_S on the registration (liveness)
 
-With ``punch`` (version 4, PROTOCOL.md 4.7 step 5) the joiner's and the host's connections
-come from reusable ports, the relay tells each the other's address and port as it sees them
-(``at``), and both try a direct connection (:mod:`.punch`); the pair stays as the fallback.
+With ``punch`` (PROTOCOL.md 4.7 step 5) the joiner's and the host's connections come from
+reusable ports, the relay tells each the other's address and port as it sees them (``at``),
+and both try a direct connection (:mod:`.punch`); the pair stays as the fallback. Version 5
+adds each side's local punch port (``port``, copied to the other) and its own address and port
+as the relay saw them (``self``), so that both know whose router kept the port and whose
+changed it, and a birthday punch plays only its useful half (:func:`.birthday.role`).
 A joiner that can be reached adds ``reach`` (4.7 step 6: connection reversal), the relay
 passes it on in the call, and the host also connects to it there, where the joiner listens.
 
@@ -130,7 +137,8 @@ def seat_token(game: bytes, key: bytes) -> bytes:
 
 
 # ------------------------------------------------------------------------------ the relay
-_Answer = tuple[FramedStream, trio.Event]  # the host's answering connection, set when done
+# the host's answering connection, set when done, and its punch port (None: not punching)
+_Answer = tuple[FramedStream, trio.Event, int | None]
 
 
 @dataclass
@@ -138,6 +146,7 @@ class _Table:
     control: FramedStream
     ticket: Ticket  # its slot among the registrations; busy while joiners wait or are paired
     waiting: dict[int, trio.MemorySendChannel[_Answer]] = field(default_factory=dict)
+    punching: set[int] = field(default_factory=set)  # waiting calls that carried `at`
 
 
 @dataclass
@@ -223,9 +232,9 @@ class Relay:
             await self._host(stream, token, source)
         elif kind == "relay-join":
             await self._join(stream, token, source, msg.get("punch") is True,
-                             msg.get("reach"))
+                             msg.get("reach"), msg.get("port"))
         else:
-            await self._answer(stream, token, msg["id"])
+            await self._answer(stream, token, msg["id"], msg.get("port"))
 
     async def _host(self, stream: FramedStream, token: bytes, source: str) -> None:
         if token in self.tables:
@@ -260,7 +269,8 @@ class Relay:
                 await hs.send_message(stream, {"k": "relay-ping"})
 
     async def _join(self, stream: FramedStream, token: bytes, source: str,
-                    punching: bool = False, reach: list[Any] | None = None) -> None:
+                    punching: bool = False, reach: list[Any] | None = None,
+                    port: int | None = None) -> None:
         table = self.tables.get(token)
         if table is None:
             await _refuse(stream, NO_TABLE, "no table is registered here with that token")
@@ -274,7 +284,8 @@ class Relay:
         table.ticket.busy += 1
         self.carrying += 1
         try:
-            await self._paired(stream, token, source, table, call, receive, punching, reach)
+            await self._paired(stream, token, source, table, call, receive, punching, reach,
+                               port)
         finally:
             table.ticket.busy -= 1
             self.carrying -= 1
@@ -284,7 +295,7 @@ class Relay:
     async def _paired(
         self, stream: FramedStream, token: bytes, source: str, table: _Table, call: int,
         receive: trio.MemoryReceiveChannel[_Answer], punching: bool = False,
-        reach: list[Any] | None = None,
+        reach: list[Any] | None = None, port: int | None = None,
     ) -> None:
         answer = None
         called = False
@@ -293,6 +304,8 @@ class Relay:
         seen = _seen(stream) if punching else None
         if seen is not None:
             calling["at"] = seen
+            calling["port"] = port  # the joiner's punch port (checked by check_open)
+            table.punching.add(call)
             if reach is not None:
                 calling["reach"] = reach  # checked by check_open
         try:
@@ -304,6 +317,7 @@ class Relay:
             called = True  # the registration is gone already
         finally:
             table.waiting.pop(call, None)
+            table.punching.discard(call)
         if answer is None:  # an answer that came as the wait ended: release its connection
             try:
                 receive.receive_nowait()[1].set()
@@ -323,11 +337,26 @@ class Relay:
         if answer is None:
             await _refuse(stream, NO_TABLE, "the table's host did not answer")
             return
-        other, done = answer
+        other, done, host_port = answer
         paired: dict[str, Any] = {"k": "relay-paired"}
+        own = seen  # the joiner's own address and port, as this relay sees them
         seen = _seen(other) if seen is not None else None
-        if seen is not None:
+        if seen is not None and own is not None:
             paired["at"] = seen
+            paired["self"] = own
+            if host_port is not None:
+                paired["port"] = host_port
+        if host_port is not None:  # a punching host: its own address first (4.7 step 5)
+            told: dict[str, Any] = {"k": "relay-seen"}
+            if "at" in paired:
+                told["self"] = seen
+            try:
+                with trio.fail_after(SEND_S):
+                    await hs.send_message(other, told)
+            except (*DROPPED, trio.TooSlowError):
+                done.set()
+                await _refuse(stream, NO_TABLE, "the table's host went away as it answered")
+                return
         try:
             await hs.send_message(stream, paired)
         except DROPPED:
@@ -343,15 +372,20 @@ class Relay:
         finally:
             done.set()
 
-    async def _answer(self, stream: FramedStream, token: bytes, call: int) -> None:
+    async def _answer(self, stream: FramedStream, token: bytes, call: int,
+                      port: int | None = None) -> None:
         table = self.tables.get(token)
         waiting = None if table is None else table.waiting.get(call)
-        if waiting is None:
+        if waiting is None or table is None:
             await _refuse(stream, NO_TABLE, "no joiner is waiting for that call")
+            return
+        if port is not None and call not in table.punching:
+            await _refuse(stream, hs.MALFORMED, "relay-answer port answers a punching call "
+                                                "only (one whose relay-call had at)")
             return
         done = trio.Event()
         try:
-            waiting.send_nowait((stream, done))
+            waiting.send_nowait((stream, done, port))
         except (trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError):
             return
         await done.wait()  # the joiner's task forwards; this connection lives until it ends
@@ -459,7 +493,13 @@ def check_open(msg: dict[str, Any]) -> tuple[str, bytes]:
     if kind == "relay-join" and "punch" in msg:
         if msg["punch"] is not True:
             raise hs.NetError(hs.MALFORMED, "relay-join punch, if given, is true")
-        fields = fields | {"punch"}
+        if "port" not in msg:
+            raise hs.NetError(hs.MALFORMED, "relay-join punch goes with port (version 5)")
+        try:
+            punch.check_port(msg["port"])
+        except ValueError as exc:
+            raise hs.NetError(hs.MALFORMED, f"relay-join {exc}") from None
+        fields = fields | {"punch", "port"}
         if "reach" in msg:
             try:
                 punch.check_at(msg["reach"])
@@ -467,8 +507,15 @@ def check_open(msg: dict[str, Any]) -> tuple[str, bytes]:
                 raise hs.NetError(hs.MALFORMED, f"relay-join {exc}".replace("`at`",
                                                                            "`reach`")) from None
             fields = fields | {"reach"}
-    elif kind == "relay-join" and "reach" in msg:
-        raise hs.NetError(hs.MALFORMED, "relay-join reach goes with punch: true")
+    elif kind == "relay-join" and ("reach" in msg or "port" in msg):
+        raise hs.NetError(hs.MALFORMED, f"relay-join {'reach' if 'reach' in msg else 'port'} "
+                                        "goes with punch: true")
+    if kind == "relay-answer" and "port" in msg:
+        try:
+            punch.check_port(msg["port"])
+        except ValueError as exc:
+            raise hs.NetError(hs.MALFORMED, f"relay-answer {exc}") from None
+        fields = fields | {"port"}
     if set(msg) != fields:
         raise hs.NetError(hs.MALFORMED, f"{kind} fields must be exactly {sorted(fields)}")
     token = msg["token"]
@@ -491,20 +538,77 @@ def call_id(msg: dict[str, Any]) -> int | None:
 def read_call(msg: dict[str, Any]) -> tuple[int, tuple[str, int] | None] | None:
     """The call id of a ``relay-call`` frame and the joiner's ``at`` if it asks to punch
     (4.7 step 5), or None for any other frame (ignored: the relay-ping frames, or garbage,
-    a malformed ``at`` among it)."""
+    a malformed ``at`` or ``port`` among it, or one without the other)."""
     call = msg.get("id")
-    if msg.get("k") != "relay-call" or set(msg) - {"at", "reach"} != {"k", "id"} \
+    if msg.get("k") != "relay-call" or set(msg) - {"at", "port", "reach"} != {"k", "id"} \
             or not isinstance(call, int) or isinstance(call, bool) or not 1 <= call <= 2**62:
         return None
     if "at" not in msg:
-        return None if "reach" in msg else (call, None)
+        return None if "reach" in msg or "port" in msg else (call, None)
     try:
         at = punch.check_at(msg["at"])
+        punch.check_port(msg.get("port"))
         if "reach" in msg:
             punch.check_at(msg["reach"])
     except ValueError:
         return None
     return call, at
+
+
+def read_port(msg: dict[str, Any]) -> int | None:
+    """The joiner's punch ``port`` of a ``relay-call`` that :func:`read_call` reads with an
+    ``at`` (version 5, 4.7 step 5), or None."""
+    read = read_call(msg)
+    return None if read is None or read[1] is None else msg["port"]
+
+
+def read_seen(msg: dict[str, Any]) -> tuple[str, int] | None:
+    """The host's own address and port of a ``relay-seen`` frame (version 5, 4.7 step 5), or
+    None where the relay could not tell; :class:`~.handshake.NetError` MALFORMED for anything
+    but ``{k}`` or ``{k, self}`` with ``self`` as ``at`` is, UNEXPECTED for another frame."""
+    if msg.get("k") != "relay-seen":
+        raise hs.NetError(hs.UNEXPECTED, f"the relay answered {msg.get('k')!r}, "
+                                         "not relay-seen")
+    if set(msg) - {"self"} != {"k"}:
+        raise hs.NetError(hs.MALFORMED, "relay-seen is {k} or {k, self}")
+    if "self" not in msg:
+        return None
+    try:
+        return punch.check_at(msg["self"])
+    except ValueError as exc:
+        raise hs.NetError(hs.MALFORMED, f"relay-seen: {exc}".replace("`at`", "`self`")) from None
+
+
+def read_paired(msg: dict[str, Any], punching: bool) -> tuple[
+        tuple[str, int] | None, tuple[str, int] | None, int | None]:
+    """The ``at``, ``self`` and host's ``port`` (each None if absent) of a ``relay-paired``
+    frame to a join that asked to punch (``punching``) or not (4.7 step 5);
+    :class:`~.handshake.NetError`: UNEXPECTED for another frame, MALFORMED for fields other
+    than ``{k}``, ``{k, at, self}`` or ``{k, at, self, port}`` (``{k}`` alone without
+    ``punching``), or a bad value."""
+    if msg.get("k") != "relay-paired":
+        raise hs.NetError(hs.UNEXPECTED, f"the relay answered {msg.get('k')!r}")
+    fields = set(msg)
+    if not punching:
+        if fields != {"k"}:
+            raise hs.NetError(hs.MALFORMED, "relay-paired to a join without punch is {k}")
+        return None, None, None
+    if fields not in ({"k"}, {"k", "at", "self"}, {"k", "at", "self", "port"}):
+        raise hs.NetError(hs.MALFORMED,
+                          "relay-paired is {k}, {k, at, self} or {k, at, self, port}")
+    if fields == {"k"}:
+        return None, None, None
+    try:
+        at = punch.check_at(msg["at"])
+        port = punch.check_port(msg["port"]) if "port" in msg else None
+    except ValueError as exc:
+        raise hs.NetError(hs.MALFORMED, f"relay-paired: {exc}") from None
+    try:
+        own = punch.check_at(msg["self"])
+    except ValueError as exc:
+        raise hs.NetError(hs.MALFORMED,
+                          f"relay-paired: {exc}".replace("`at`", "`self`")) from None
+    return at, own, port
 
 
 def read_reach(msg: dict[str, Any]) -> tuple[str, int] | None:
@@ -592,7 +696,8 @@ async def host_through_relay(
                     if read is not None:
                         (serving or nursery).start_soon(partial(
                             _answer_call, address, token, read[0], handler, read[1], punching,
-                            reach=read_reach(msg), reversing=reversing, seat=seat))
+                            reach=read_reach(msg), reversing=reversing, seat=seat,
+                            joiner_port=read_port(msg)))
             nursery.cancel_scope.cancel()
     finally:
         await trio.aclose_forcefully(control)
@@ -654,14 +759,18 @@ async def _answer_call(
     address: tuple[str, int], token: bytes, call: int, handler: Handler,
     at: tuple[str, int] | None = None, punching: list[int] | None = None, *,
     reach: tuple[str, int] | None = None, reversing: list[int] | None = None,
-    seat: bool = False,
+    seat: bool = False, joiner_port: int | None = None,
 ) -> None:
     """Answer a call: a new connection to the relay, served by ``handler``; with the joiner's
     ``at`` (4.7 step 5) and fewer than :data:`~.punch.MAX_PUNCHING` punches under way, from a
-    reusable port, and a punch toward ``at`` whose connection is served by ``handler`` too;
-    with its ``reach`` (step 6, :func:`~.punch.may_call`) and fewer than
+    reusable port named in the answer (``port``, version 5; the relay then tells this side its
+    own address, ``relay-seen``, before the handler speaks), and a punch toward ``at`` whose
+    connection is served by ``handler`` too, its birthday punch playing the part
+    :func:`.birthday.role` gives from both sides' ports (``joiner_port``: the joiner's); with its
+    ``reach`` (step 6, :func:`~.punch.may_call`) and fewer than
     :data:`~.punch.MAX_REVERSING` under way, a call back to it, served by ``handler``."""
     reusable = None
+    part = birthday.BOTH
     try:
         with trio.fail_after(OPEN_S):
             stream = None
@@ -678,9 +787,18 @@ async def _answer_call(
                 await past_challenge(stream)
         opening = _opening("relay-answer", token)
         opening["id"] = call
+        if reusable is not None:
+            opening["port"] = reusable[1]
         await hs.send_message(stream, opening)
+        if reusable is not None:  # the relay's relay-seen comes before any forwarded frame
+            with trio.fail_after(OPEN_S):
+                own = read_seen(await hs.receive_message(stream))
+            if own is not None and at is not None and joiner_port is not None:
+                part = birthday.role((reusable[1], own[1]), (joiner_port, at[1]))
     except (*DROPPED, trio.TooSlowError, hs.NetError) as exc:
         log.warning("relay call %d not answered: %s", call, _reason(exc))
+        if stream is not None:
+            await trio.aclose_forcefully(stream)
         return
     made = trio.Event()  # a direct connection made, punched or called back
     settled = trio.Event()  # the relayed pair is over: the joiner has chosen (or left)
@@ -688,7 +806,7 @@ async def _answer_call(
         if reusable is not None and at is not None and punching is not None:
             punching[0] += 1
             nursery.start_soon(_punch_toward, reusable, at, call, handler, punching, nursery,
-                               made, settled)
+                               made, settled, part)
         if reach is not None and at is not None and reversing is not None \
                 and reversing[0] < punch.MAX_REVERSING and punch.may_call(reach, at, address):
             reversing[0] += 1
@@ -709,13 +827,14 @@ async def _serve(stream: FramedStream, handler: Handler, where: str) -> None:
 async def _punch_toward(
     reusable: tuple[int, int], at: tuple[str, int], call: int, handler: Handler,
     punching: list[int], nursery: trio.Nursery, made: trio.Event | None = None,
-    settled: trio.Event | None = None,
+    settled: trio.Event | None = None, part: str = birthday.BOTH,
 ) -> None:
     """The host's side of a punch (4.7 step 5): a connection made is served as the relayed
     one is (the joiner chooses which to keep); a birthday punch besides, from the start,
     which ends once one is ``made`` (this punch's, or a call back's) and whose every
     connection is served too. Both end at their windows' end or once the relayed pair is
-    ``settled`` (the joiner has taken a direct connection and closed it, or left)."""
+    ``settled`` (the joiner has taken a direct connection and closed it, or left). ``part``:
+    the birthday punch's role (:func:`.birthday.role`)."""
     where = f"{at[0]}:{at[1]}"
     made = trio.Event() if made is None else made
     took: list[str] = []
@@ -736,7 +855,7 @@ async def _punch_toward(
     async def birthday_punch() -> None:
         if birthday.may_birthday(at):
             await birthday.birthday(*reusable, at, partial(take, how="birthday punch"),
-                                    hs.MAX_FRAME, first=False, direct=made)
+                                    hs.MAX_FRAME, first=False, direct=made, part=part)
 
     async def settle() -> None:  # the joiner has left the relayed pair: stop punching
         if settled is not None:
@@ -809,9 +928,7 @@ async def join_through_relay(address: tuple[str, int], token: bytes,
         if seat:
             await past_challenge(stream)
         await hs.send_message(stream, _opening("relay-join", token))
-        reply = await hs.receive_message(stream)
-        if reply.get("k") != "relay-paired":
-            raise hs.NetError(hs.UNEXPECTED, f"the relay answered {reply.get('k')!r}")
+        read_paired(await hs.receive_message(stream), punching=False)
     except BaseException:
         await trio.aclose_forcefully(stream)
         raise
@@ -821,37 +938,33 @@ async def join_through_relay(address: tuple[str, int], token: bytes,
 async def rendezvous(
     address: tuple[str, int], token: bytes, reach: tuple[str, int] | None = None,
     seat: bool = False,
-) -> tuple[FramedStream, tuple[str, int] | None, int, int]:
+) -> tuple[FramedStream, tuple[str, int] | None, int, int, str]:
     """:func:`join_through_relay` asking to punch (4.7 step 5), from a reusable port: the
     paired connection, the host's address and port as the relay saw them (None from a relay
-    that gave none), and the family and local port to punch from. ``reach``: where this
-    joiner listens for its host's call back (step 6)."""
+    that gave none), the family and local port to punch from, and the birthday punch's part
+    (:func:`.birthday.role`, from this side's port and ``self`` and the host's ``port`` and
+    ``at``; :data:`.birthday.BOTH` where one is missing). ``reach``: where this joiner
+    listens for its host's call back (step 6)."""
     stream, family, port = await punch.open_reusable(*address, hs.MAX_FRAME)
     try:
         if seat:
             await past_challenge(stream)
         opening = _opening("relay-join", token)
         opening["punch"] = True
+        opening["port"] = port
         if reach is not None:
             opening["reach"] = list(reach)
         await hs.send_message(stream, opening)
-        reply = await hs.receive_message(stream)
-        if reply.get("k") != "relay-paired":
-            raise hs.NetError(hs.UNEXPECTED, f"the relay answered {reply.get('k')!r}")
-        if set(reply) - {"at"} != {"k"}:
-            raise hs.NetError(hs.MALFORMED, "relay-paired is {k} or {k, at}")
-        at = None
-        if "at" in reply:
-            try:
-                at = punch.check_at(reply["at"])
-            except ValueError as exc:
-                raise hs.NetError(hs.MALFORMED, f"relay-paired: {exc}") from None
-            if not punch.may_punch(at, address):
-                at = None  # relayed only
+        at, own, host_port = read_paired(await hs.receive_message(stream), punching=True)
+        part = birthday.BOTH
+        if at is not None and not punch.may_punch(at, address):
+            at = None  # relayed only
+        elif at is not None and own is not None and host_port is not None:
+            part = birthday.role((port, own[1]), (host_port, at[1]))
     except BaseException:
         await trio.aclose_forcefully(stream)
         raise
-    return stream, at, family, port
+    return stream, at, family, port, part
 
 
 def _opening(kind: str, token: bytes) -> dict[str, Any]:

@@ -3,14 +3,14 @@ verifies, and the message given for any other."""
 
 from __future__ import annotations
 
-PROTOCOL_VERSION = 4
+PROTOCOL_VERSION = 5
 
 # Versions whose transcripts (header byte, record 0's table) a verifier accepts: version 3
 # changed frames and liveness rules only, never what a record may hold; version 4 changed three
 # rules (and added the table option leave), and transcripts of versions 2 and 3 are read with
-# the earlier readings (PROTOCOL.md 20). A live table (handshake, record 0) runs
-# PROTOCOL_VERSION alone.
-READABLE_VERSIONS = (2, 3, 4)
+# the earlier readings; version 5 changed relay frames only, so its transcripts read as version
+# 4's (PROTOCOL.md 20). A live table (handshake, record 0) runs PROTOCOL_VERSION alone.
+READABLE_VERSIONS = (2, 3, 4, 5)
 
 # What changed from one version to the next, for the refusal message of an older one.
 _RETIRED = {

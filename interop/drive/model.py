@@ -144,4 +144,4 @@ class Scenario:
     forbid: tuple[Forbid, ...] = ()
     settle: float = 0.0
     deadline: float = 60.0
-    version: int = 3  # (a raw host) the version before this protocol's
+    version: int = 4  # (a raw host) the version before this protocol's

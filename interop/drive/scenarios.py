@@ -67,10 +67,10 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "version", "20, 4.2",
         "the client refuses a challenge of another protocol version and ends with a message",
-        host="raw", version=3,
+        host="raw", version=4,
         expect=(
             Expect("opening", {"kind": "refused"},
-                   "no hello to a host of version 3: an error VERSION frame or a close"),
+                   "no hello to a host of version 4: an error VERSION frame or a close"),
             Expect("exit", {"nonzero": True, "traceback": False},
                    "the process ends with a non-zero status and a message, not a traceback"),
         ),

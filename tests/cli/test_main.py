@@ -16,8 +16,8 @@ def test_version_names_the_release_the_protocol_the_transcripts_read_engine_and_
     out = CliRunner().invoke(main, ["--version"])
     assert out.exit_code == 0
     assert out.output == (
-        f"dernier {__version__}: protocol version 4 (verifies transcripts of versions 2, 3 and "
-        f"4); "
+        f"dernier {__version__}: protocol version 5 (verifies transcripts of versions 2, 3, 4 "
+        f"and 5); "
         f"rules engine {BUILD}; group arithmetic {PATH}\n"
     )
 

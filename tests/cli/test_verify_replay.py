@@ -141,9 +141,9 @@ V2_MATCH = Path(__file__).parents[1] / "data" / "v2" / "match-dernier-3p.dtr"
 
 
 def test_verify_reports_the_protocol_version(transcript: Path, tmp_path: Path) -> None:
-    """A version-4 transcript, and a version-2 one written by the version-2 code (PROTOCOL.md
+    """A version-5 transcript, and a version-2 one written by the version-2 code (PROTOCOL.md
     20: it still verifies), each with the version it met."""
-    assert "\nProtocol version 4\n" in dernier(tmp_path, "verify", str(transcript)).stdout
+    assert "\nProtocol version 5\n" in dernier(tmp_path, "verify", str(transcript)).stdout
     proc = dernier(tmp_path, "verify", str(V2_MATCH))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.startswith("OK: the transcript checks")
@@ -154,7 +154,7 @@ def test_verify_reports_the_protocol_version(transcript: Path, tmp_path: Path) -
     assert last == "The transcript checks from the first record to the last."
 
 
-@pytest.mark.parametrize("byte", [1, 5])
+@pytest.mark.parametrize("byte", [1, 6])
 def test_verify_refuses_another_version_naming_both(
     transcript: Path, tmp_path: Path, byte: int
 ) -> None:
@@ -165,7 +165,7 @@ def test_verify_refuses_another_version_naming_both(
     assert proc.returncode == 2, proc.stdout + proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
-    assert f"this transcript speaks protocol version {byte}; this client speaks 4" in lines[0]
+    assert f"this transcript speaks protocol version {byte}; this client speaks 5" in lines[0]
 
 
 def test_verify_usage_error(tmp_path: Path) -> None:

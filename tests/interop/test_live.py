@@ -11,13 +11,13 @@ from interop.live import check
 
 
 def test_live_check_valid_and_tampered(tmp_path):
-    records = list(transcript(CASES_DIR, "dernier-4p-left-ends"))
+    records = list(transcript(CASES_DIR, "dernier-4p-left-ends"))  # a match of version 4
     good = tmp_path / "good.dtr"
-    write_transcript_records(good, records)
+    write_transcript_records(good, records, 4)
     bad = tmp_path / "bad.dtr"
     tampered = bytearray(records[9])
     tampered[-10] ^= 1  # a bit of the record signature
-    write_transcript_records(bad, [*records[:9], bytes(tampered), *records[10:]])
+    write_transcript_records(bad, [*records[:9], bytes(tampered), *records[10:]], 4)
     junk = tmp_path / "junk.dtr"
     junk.write_bytes(b"not a transcript")
     out = io.StringIO()
@@ -54,18 +54,23 @@ def test_frame_verdicts():
 
 
 def test_a_transcript_as_a_client_writes_it_is_judged(tmp_path):
-    """What ``dernier host --transcript`` writes (PROTOCOL.md 21: the header names version 4,
-    a version-4 match) is what the live check reads; a version-1 file is refused naming the
+    """What ``dernier host --transcript`` writes (PROTOCOL.md 21: the header names version 5,
+    a version-5 match) is what the live check reads; a version-1 file is refused naming the
     versions the cases hold."""
-    from dernier_p2p.wire.canonical import decode
+    from dernier_p2p.bots import HeuristicBot
+    from dernier_p2p.protocol.local import run_local_match
+    from dernier_p2p.wire.canonical import encode
     from dernier_p2p.wire.transcript import TranscriptWriter
 
-    records = list(transcript(CASES_DIR, "dernier-4p-left-ends"))
+    seeds = [bytes([0x50 + k]) * 32 for k in range(2)]
+    result = run_local_match("dernier", 2, seeds, [HeuristicBot(0), HeuristicBot(1)],
+                             options={"match": ["hands", 1]})
+    assert result.records[0]["env"]["body"]["version"] == 5
     written = tmp_path / "host.dtr"
     with TranscriptWriter(written) as writer:
-        for rec in records:
-            writer.append(decode(rec))
-    assert read_transcript_records(written) == records
+        for rec in result.records:
+            writer.append(rec)
+    assert read_transcript_records(written) == [encode(rec) for rec in result.records]
     old = tmp_path / "old.dtr"
     old.write_bytes(b"DERNIER-TRANSCRIPT\n\x01" + written.read_bytes()[20:])
     out = io.StringIO()
@@ -73,4 +78,4 @@ def test_a_transcript_as_a_client_writes_it_is_judged(tmp_path):
     text = out.getvalue()
     assert f"VALID      {written}" in text
     assert "UNREADABLE" in text and "protocol version 1" in text
-    assert "versions 3 and 4" in text
+    assert "versions 3, 4 and 5" in text

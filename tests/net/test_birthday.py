@@ -579,3 +579,96 @@ async def test_a_punch_that_finds_too_few_files_left_is_refused_with_a_log_line(
     assert calls == [] and allowance.running == 1 and allowance.held == (spare - 10,) * 2
     assert bd.GUESS_START_S <= waited < 0.5
     assert "not started (too few open files left by the 1 running)" in caplog.text
+
+
+# ---------------------------------------------------------------- version 5: the split roles
+def test_the_role_follows_whose_port_was_kept_and_is_the_same_seen_from_both_sides() -> None:
+    # (local punch port, outside port as the relay saw it) for this side, then the other
+    kept, changed = (40000, 40000), (40000, 51234)
+    assert bd.role(changed, kept) == bd.OPENS_ONLY  # this side symmetric: opens only
+    assert bd.role(kept, changed) == bd.GUESSES_ONLY  # the other side's port changed
+    assert bd.role(kept, kept) == bd.BOTH  # two cones, or two that keep ports: as version 4
+    assert bd.role(changed, changed) == bd.BOTH  # either may be the symmetric one
+    for own, other in ((changed, kept), (kept, changed), (kept, kept), (changed, changed)):
+        split = {bd.role(own, other), bd.role(other, own)}  # the two sides, from one set of facts
+        assert split in ({bd.OPENS_ONLY, bd.GUESSES_ONLY}, {bd.BOTH})
+    assert bd.role(None, kept) == bd.role(changed, None) == bd.role(None, None) == bd.BOTH
+
+
+@pytest.mark.parametrize("bad", [0, 65536, -1, True, "40000", 40000.0, None])
+def test_a_role_from_a_port_out_of_range_or_of_another_type_is_refused(bad: object) -> None:
+    for own, other in (((bad, 40000), (40000, 40000)), ((40000, bad), (40000, 40000)),
+                       ((40000, 40000), (bad, 40000)), ((40000, 40000), (40000, bad))):
+        with pytest.raises(ValueError):
+            bd.role(own, other)  # type: ignore[arg-type]
+
+
+def test_a_split_plan_plays_one_kind_at_the_whole_pace_in_both_lanes() -> None:
+    opens = bd.plan(40000, random.Random(1), 5000, 5000, bd.OPENS_ONLY)
+    assert len(opens) == bd.OPENS + bd.GUESSES == 1024  # the sockets of both parts
+    assert {s.kind for s in opens} == {"open"} and {s.port for s in opens} == {40000}
+    assert (opens[0].at_s, opens[-1].at_s) == (bd.OPEN_START_S, 0.68)  # 16 a tick
+    assert [s.lane for s in opens[:4]] == [0, 1, 0, 1]
+    per_tick: dict[float, int] = {}
+    for s in opens:
+        per_tick[s.at_s] = per_tick.get(s.at_s, 0) + 1
+    assert set(per_tick.values()) == {2 * bd.PER_TICK}
+    guesses = bd.plan(40000, random.Random(1), 0, 1024, bd.GUESSES_ONLY)
+    assert len(guesses) == 1024 and {s.kind for s in guesses} == {"guess"}
+    assert len({s.port for s in guesses}) == 1024 and 40000 not in {s.port for s in guesses}
+    assert [s.port for s in guesses[:2]] == [40001, 40002]  # the sequential ones first
+    assert (guesses[0].at_s, guesses[-1].at_s) == (bd.SPLIT_GUESS_START_S, 0.7)
+    assert bd.SPLIT_GUESS_START_S < bd.GUESS_START_S  # not held back for two cones
+    assert bd.plan(40000, random.Random(1), 20, 7, bd.OPENS_ONLY) == opens[:20]
+    assert bd.plan(40000, random.Random(1), 7, 20, bd.GUESSES_ONLY) == guesses[:20]
+    assert bd.plan(40000, random.Random(1), 512, 512) == bd.plan(40000, random.Random(1))
+
+
+def test_a_lone_split_punch_gets_sixteen_a_tick_and_shares_the_lanes_with_another() -> None:
+    opens = bd.plan(40000, random.Random(2), 1024, 0, bd.OPENS_ONLY)
+    out = _run_pace(bd.Pace(), {0: (0.0, opens)}, 1.0)
+    assert sum(sum(g[0]) for g in out.values()) == 1024
+    assert all(g[0] == [8, 8] for t, g in out.items() if t < 68)  # 8 in each lane
+    assert min(out) == 5 and max(out) == 68
+    both = bd.plan(40001, random.Random(3))  # and one playing both parts beside it
+    out = _run_pace(bd.Pace(), {0: (0.0, opens), 1: (0.0, both)}, 3.0)
+    assert all(sum(g[lane] for g in per.values()) <= bd.PER_TICK
+               for per in out.values() for lane in (0, 1))  # the process's pace, unchanged
+    assert sum(sum(per.get(0, [0, 0])) for per in out.values()) == 1024
+    assert sum(sum(per.get(1, [0, 0])) for per in out.values()) == 1024
+
+
+def test_a_split_punch_holds_the_sockets_of_both_lanes() -> None:
+    # 1,024 opens alone take what 512 opens and 512 guesses took: 512 a lane.
+    allowance = bd.Allowance()
+    assert allowance.fit(1024, 512, 512) == (384, 384)  # (1024 - 256) / 2 a lane
+    assert allowance.start(0.0, 768, (384, 384))
+    assert allowance.fit(1024, 512, 512) == (0, 0)
+    allowance.end(0.5, 768, 0, (384, 384))
+
+
+async def test_a_guessing_side_makes_guesses_only_and_says_so(
+        caplog: pytest.LogCaptureFixture) -> None:
+    # The first guess (the port after `at`'s) meets a listener on loopback; no open is made.
+    listener = trio.socket.socket()
+    await listener.bind((LOOP, 0))
+    listener.listen(16)
+    seen = listener.getsockname()[1] - 1
+    port = await _free_port()
+    sources: list[int] = []
+
+    async def take(stream: FramedStream) -> bool:
+        sources.append(stream.stream.socket.getsockname()[1])  # type: ignore[attr-defined]
+        return True
+
+    with caplog.at_level(logging.INFO, logger="dernier_p2p.net.birthday"), trio.fail_after(10):
+        start = trio.current_time()
+        took = await bd.birthday(socket.AF_INET, port, (LOOP, seen), take, 1024,
+                                 allowance=bd.Allowance(), opens=16, guesses=16,
+                                 part=bd.GUESSES_ONLY, pace=bd.Pace())
+        elapsed = trio.current_time() - start
+    listener.close()
+    assert took and sources == [port]  # a guess, from the punch port
+    assert elapsed < bd.GUESS_START_S  # from 0.07 s, not held back to 0.15 s
+    assert "0 opens, 32 guesses (guesses only: this side's port was kept, the other's " \
+        "changed)" in caplog.text

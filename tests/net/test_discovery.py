@@ -57,7 +57,7 @@ def test_a_loopback_host_announces_on_loopback_only() -> None:
 def _datagram(**changes: object) -> bytes:
     value: dict[str, object] = {
         "magic": MAGIC,
-        "version": 4,
+        "version": 5,
         "name": "t",
         "variant": "dernier",
         "free": 1,
@@ -76,7 +76,8 @@ def _datagram(**changes: object) -> bytes:
         _datagram(version=1),
         _datagram(version=2),
         _datagram(version=3),
-        _datagram(version=5),
+        _datagram(version=4),
+        _datagram(version=6),
         _datagram(name=""),
         _datagram(name="x" * 33),
         _datagram(name="tab\x07"),

@@ -82,7 +82,8 @@ CASES: list[tuple[str, Callable[[bytes], dict[str, Any]], str]] = [
     ("version", _hello(KEYS[0], version=1), hs.VERSION_MISMATCH),
     ("version 2", _hello(KEYS[0], version=2), hs.VERSION_MISMATCH),
     ("version 3", _hello(KEYS[0], version=3), hs.VERSION_MISMATCH),
-    ("version 5", _hello(KEYS[0], version=5), hs.VERSION_MISMATCH),
+    ("version 6", _hello(KEYS[0], version=6), hs.VERSION_MISMATCH),
+    ("version 4", _hello(KEYS[0], version=4), hs.VERSION_MISMATCH),
     ("resume of version 2", lambda n: {**hs.resume_message(KEYS[0], n, -1), "version": 2},
      hs.VERSION_MISMATCH),
     ("stale nonce", lambda n: hs.hello_message(KEYS[0], bytes(32), "ann", None), hs.BAD_SIGNATURE),
@@ -122,10 +123,10 @@ async def test_each_bad_hello_gets_its_typed_error_and_the_host_keeps_serving(
 
 
 async def test_a_version_3_hello_is_refused_naming_both_versions() -> None:
-    """A live table runs version 4 alone (PROTOCOL.md 20; a version-3 peer would read three
-    rules otherwise): the refusal says which version it met, which it speaks and what to do,
-    in one line."""
-    want = ("this player speaks protocol version 3; this client speaks 4: every player at a table "
+    """A live table runs version 5 alone (PROTOCOL.md 20; a version-3 peer would read three
+    rules otherwise, a version-4 one does not know the punch fields): the refusal says which
+    version it met, which it speaks and what to do, in one line."""
+    want = ("this player speaks protocol version 3; this client speaks 5: every player at a table "
             "needs a release that speaks the same version: compare `dernier --version` on both "
             "machines and install the same release")
     with pytest.raises(hs.NetError) as info:
@@ -134,6 +135,9 @@ async def test_a_version_3_hello_is_refused_naming_both_versions() -> None:
     with pytest.raises(hs.NetError) as info:
         hs.check_opening(_hello(KEYS[0], version=2)(bytes(32)), bytes(32))
     assert info.value.detail == want.replace("version 3", "version 2")
+    with pytest.raises(hs.NetError) as info:
+        hs.check_opening(_hello(KEYS[0], version=4)(bytes(32)), bytes(32))
+    assert info.value.detail == want.replace("version 3", "version 4")
     with trio.fail_after(5):
         async with hosting() as host:
             with pytest.raises(hs.RemoteError) as remote:
@@ -154,10 +158,13 @@ def test_a_version_3_challenge_is_refused_naming_both_versions() -> None:
         hs.check_challenge(challenge)
     assert (info.value.code, info.value.detail) == (
         hs.VERSION_MISMATCH,
-        "this table speaks protocol version 3; this client speaks 4: every player at a table "
+        "this table speaks protocol version 3; this client speaks 5: every player at a table "
         "needs a release that speaks the same version: compare `dernier --version` on both "
         "machines and install the same release")
-    assert hs.check_challenge({**challenge, "version": 4})[0] == bytes(32)
+    with pytest.raises(hs.NetError) as info:
+        hs.check_challenge({**challenge, "version": 4})
+    assert "this table speaks protocol version 4; this client speaks 5" in info.value.detail
+    assert hs.check_challenge({**challenge, "version": 5})[0] == bytes(32)
 
 
 async def test_duplicate_key_and_full_table() -> None:

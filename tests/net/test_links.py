@@ -262,13 +262,13 @@ def test_a_probe_is_a_nonce_of_32_bytes_and_nothing_else() -> None:
 
 
 def test_a_link_of_another_version_is_refused_naming_both_versions() -> None:
-    """A link is a live frame: version 4 alone (PROTOCOL.md 20), versions 2 and 3 included."""
+    """A link is a live frame: version 5 alone (PROTOCOL.md 20), versions 2 to 4 included."""
     t = table()
     nonce = os.urandom(hs.NONCE_SIZE)
     good = links.link_message(t.identities[2], t.game, 2, nonce)
-    assert good["version"] == 4 and links.check_link(good, nonce, t.sessions[1]) == 2
-    for version in (1, 2, 3, 5, None):
+    assert good["version"] == 5 and links.check_link(good, nonce, t.sessions[1]) == 2
+    for version in (1, 2, 3, 4, 6, None):
         with pytest.raises(hs.NetError) as err:
             links.check_link({**good, "version": version}, nonce, t.sessions[1])
         assert err.value.code == hs.VERSION_MISMATCH
-        assert f"protocol version {version}; this client speaks 4" in err.value.detail
+        assert f"protocol version {version}; this client speaks 5" in err.value.detail

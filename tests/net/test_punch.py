@@ -37,21 +37,25 @@ def test_an_at_is_an_ip_address_and_a_port_and_nothing_else() -> None:
 
 def test_a_relay_call_with_a_bad_at_is_ignored_and_a_good_one_read() -> None:
     assert relay.read_call({"k": "relay-call", "id": 7}) == (7, None)
-    assert relay.read_call({"k": "relay-call", "id": 7, "at": ["198.51.100.2", 4000]}) == (
-        7, ("198.51.100.2", 4000))
-    assert relay.call_id({"k": "relay-call", "id": 7, "at": ["198.51.100.2", 4000]}) == 7
-    for bad in ({"k": "relay-call", "id": 7, "at": ["nowhere", 4000]},
-                {"k": "relay-call", "id": 7, "at": None},
-                {"k": "relay-call", "id": 7, "at": ["198.51.100.2", 4000], "x": 1}):
-        assert relay.read_call(bad) is None
+    good = {"k": "relay-call", "id": 7, "at": ["198.51.100.2", 4000], "port": 51000}
+    assert relay.read_call(good) == (7, ("198.51.100.2", 4000))
+    assert relay.read_port(good) == 51000
+    assert relay.call_id(good) == 7
+    assert relay.read_port({"k": "relay-call", "id": 7}) is None
+    for bad in (dict(good, at=["nowhere", 4000]), dict(good, at=None), dict(good, x=1),
+                {"k": "relay-call", "id": 7, "at": ["198.51.100.2", 4000]},  # no port (v4)
+                {"k": "relay-call", "id": 7, "port": 51000},  # a port without at
+                dict(good, port=0), dict(good, port=65536), dict(good, port=True),
+                dict(good, port="51000"), dict(good, port=None)):
+        assert relay.read_call(bad) is None and relay.read_port(bad) is None, bad
 
 
 def test_a_relay_join_punch_field_is_true_or_absent() -> None:
     base = {"k": "relay-join", "version": hs.VERSION, "token": TOKEN}
-    assert relay.check_open(dict(base, punch=True)) == ("relay-join", TOKEN)
+    assert relay.check_open(dict(base, punch=True, port=4000)) == ("relay-join", TOKEN)
     for bad in (False, 1, "yes", None):
         with pytest.raises(hs.NetError) as err:
-            relay.check_open(dict(base, punch=bad))
+            relay.check_open(dict(base, punch=bad, port=4000))
         assert err.value.code == hs.MALFORMED
     with pytest.raises(hs.NetError):  # only a joiner asks to punch
         relay.check_open({"k": "relay-host", "version": hs.VERSION, "token": TOKEN,
@@ -115,7 +119,8 @@ async def test_a_relay_pointing_the_punch_at_another_host_leaves_the_joiner_on_t
 
             listeners = await nursery.start(partial_serve(impostor))
             at = [LOOP, listeners[0].socket.getsockname()[1]]
-            fake = await nursery.start(_fake_relay, {"k": "relay-paired", "at": at},
+            fake = await nursery.start(_fake_relay, {"k": "relay-paired", "at": at,
+                                                     "self": [LOOP, 40000]},
                                        [_challenge(host_key)])
             invite = Invite(fingerprint(host_key),
                             (Route("relay", LOOP, fake[0].socket.getsockname()[1], TOKEN),))
@@ -186,7 +191,8 @@ async def test_an_old_style_join_still_pairs_and_a_punching_join_gets_both_addre
                                       "token": TOKEN, "id": call_id}))
             while not joined:
                 await trio.sleep(0.01)
-            stream, host_at, _family, local = joined[0]
+            stream, host_at, _family, local, part = joined[0]
+            assert part == "both"  # the host answered without a port: not known
             assert at[1] == local
             assert host_at == (LOOP, answer.stream.socket.getsockname()[1])
             nursery.cancel_scope.cancel()

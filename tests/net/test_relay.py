@@ -605,14 +605,15 @@ def test_a_relay_call_id_is_a_positive_integer() -> None:
 
 
 def test_a_relay_opening_of_another_version_is_refused_naming_both_versions() -> None:
-    """Relay openings are live frames: version 4 alone (PROTOCOL.md 20)."""
+    """Relay openings are live frames: version 5 alone (PROTOCOL.md 20); a version-4 peer at a
+    version-5 relay is told both versions."""
     token = b"k" * relay.TOKEN_SIZE
-    assert relay.check_open({"k": "relay-join", "version": 4, "token": token}) == (
+    assert relay.check_open({"k": "relay-join", "version": 5, "token": token}) == (
         "relay-join", token)
-    for version in (1, 2, 3, 5):
-        for kind in ("relay-host", "relay-join"):
+    for version in (1, 2, 3, 4, 6):
+        for kind in ("relay-host", "relay-join", "relay-answer"):
             with pytest.raises(hs.NetError) as err:
-                relay.check_open({"k": kind, "version": version, "token": token})
+                relay.check_open({"k": kind, "version": version, "token": token, "id": 7})
             assert err.value.code == hs.VERSION_MISMATCH
-            assert f"this {kind} speaks protocol version {version}; this relay speaks 4" in \
+            assert f"this {kind} speaks protocol version {version}; this relay speaks 5" in \
                 err.value.detail

@@ -24,18 +24,19 @@ from .helpers import KEYS
 LOOP = "127.0.0.1"
 TOKEN = b"r" * 8
 JOIN = {"k": "relay-join", "version": hs.VERSION, "token": TOKEN}
+PUNCH = {"punch": True, "port": 40000}
 
 
 def test_a_relay_join_reach_is_an_address_and_a_port_with_punch_or_malformed() -> None:
-    assert relay.check_open(dict(JOIN, punch=True, reach=["203.0.113.9", 47630])) == (
+    assert relay.check_open(dict(JOIN, **PUNCH, reach=["203.0.113.9", 47630])) == (
         "relay-join", TOKEN)
-    assert relay.check_open(dict(JOIN, punch=True, reach=["2a11:2233::5", 1])) == (
+    assert relay.check_open(dict(JOIN, **PUNCH, reach=["2a11:2233::5", 1])) == (
         "relay-join", TOKEN)
     for bad in (None, [], ["203.0.113.9"], ["203.0.113.9", 0], ["203.0.113.9", 65536],
                 ["203.0.113.9", True], ["example.org", 80], ["0.0.0.0", 80],
                 ["224.0.0.1", 80], ["1" * 65, 80], ["203.0.113.9", 80, 1]):
         with pytest.raises(hs.NetError) as err:
-            relay.check_open(dict(JOIN, punch=True, reach=bad))
+            relay.check_open(dict(JOIN, **PUNCH, reach=bad))
         assert err.value.code == hs.MALFORMED and "reach" in err.value.detail
     with pytest.raises(hs.NetError) as err:  # a call back goes with a punch
         relay.check_open(dict(JOIN, reach=["203.0.113.9", 47630]))
@@ -46,11 +47,12 @@ def test_a_relay_join_reach_is_an_address_and_a_port_with_punch_or_malformed() -
 
 
 def test_a_relay_call_with_a_bad_reach_is_ignored_and_a_good_one_read() -> None:
-    good = {"k": "relay-call", "id": 7, "at": ["198.51.100.2", 4000],
+    good = {"k": "relay-call", "id": 7, "at": ["198.51.100.2", 4000], "port": 40000,
             "reach": ["198.51.100.2", 47630]}
     assert relay.read_call(good) == (7, ("198.51.100.2", 4000))
     assert relay.read_reach(good) == ("198.51.100.2", 47630)
-    assert relay.read_reach({"k": "relay-call", "id": 7, "at": ["198.51.100.2", 4000]}) is None
+    assert relay.read_reach({"k": "relay-call", "id": 7, "at": ["198.51.100.2", 4000],
+                             "port": 40000}) is None
     for bad in (dict(good, reach=["nowhere", 1]), dict(good, reach=None),
                 dict(good, reach=["198.51.100.2", 0]),
                 {"k": "relay-call", "id": 7, "reach": ["198.51.100.2", 47630]}):  # no `at`

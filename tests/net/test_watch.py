@@ -189,8 +189,12 @@ async def test_a_watcher_refuses_a_match_whose_record_0_is_not_the_coded_hosts(
     names in its (unsigned) challenge, then replays a stranger's match: record 0 is signed by
     another host. The watcher checks record 0's host key against the code (as a joiner
     does) and refuses it (WRONG_HOST) before writing anything."""
-    stranger = read_transcript(ROOT / "interop" / "cases" / "transcripts" /
-                               "dernier-2p-own-draw.dtr")  # a match of this version
+    from dernier_p2p.bots import HeuristicBot
+    from dernier_p2p.protocol.local import run_local_match
+
+    stranger = run_local_match(  # a match of this version (the recorded ones are older)
+        "dernier", 2, [bytes([0x60 + k]) * 32 for k in range(2)],
+        [HeuristicBot(0), HeuristicBot(1)], options={"match": ["hands", 1]}).records
     coded = IdentityKey.generate(b"\x07" * 32).public_bytes()
     assert stranger[0]["env"]["body"]["players"][0]["key"] != coded
 

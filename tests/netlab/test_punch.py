@@ -77,8 +77,10 @@ def test_a_symmetric_nat_and_a_port_restricted_one_meet_by_a_birthday_punch(
     natlab: Callable[[dict[str, str]], NatLab], tmp_path: Path, host_kind: str, join_kind: str
 ) -> None:
     # The plain punch cannot meet (the symmetric side's connection leaves from a port nobody
-    # knows, the other router lets in only what its home asked for); 0.5 s later both sides
-    # open many connections and guess many ports (4.7 step 5), and one pair meets.
+    # knows, the other router lets in only what its home asked for); from the rendezvous the
+    # symmetric side (its port changed, the other's kept: version 5's `port` and `self`)
+    # opens many connections and the other guesses many ports (4.7 step 5), and one pair
+    # meets.
     lab = natlab({"A": host_kind, "B": join_kind})
     host, join = _match(lab, tmp_path)
     a_wan = lab.rtr["A"].wan_ip
@@ -86,6 +88,12 @@ def test_a_symmetric_nat_and_a_port_restricted_one_meet_by_a_birthday_punch(
     # the host's side of the same connection: its birthday punch's, or (on a loaded machine)
     # its plain punch's socket, let in by one of the joiner's guesses
     assert "(hole punched" in host and "birthday punch toward" in host, host
+    # each side played its half alone, the symmetric one the opens
+    opens = "0 guesses (opens only: this side's port changed, the other's was kept)"
+    guesses = "0 opens, 1024 guesses (guesses only: this side's port was kept, the other's changed)"
+    symmetric, other = (host, join) if host_kind == "symmetric" else (join, host)
+    assert "1024 opens, " + opens in symmetric and guesses not in symmetric, symmetric
+    assert guesses in other and opens not in other, other
     # The relay met them and forwarded nothing of the match: at most the host's challenge.
     assert set(_forwarded(tmp_path)) <= {"challenge"}, _forwarded(tmp_path)
 

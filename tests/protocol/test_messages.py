@@ -208,7 +208,7 @@ def test_talk_and_head_echoes_are_no_progress():
 
 def test_version():
     table = copy.deepcopy(EXAMPLES[0][1])
-    for old_or_new in (1, 2, 3, 5):
+    for old_or_new in (1, 2, 3, 4, 6):
         table["version"] = old_or_new
         refusal = err(table, 0)
         assert refusal.code == "VERSION" and f"version {old_or_new}" in str(refusal)

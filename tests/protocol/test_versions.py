@@ -1,8 +1,8 @@
-"""Protocol versions (PROTOCOL.md 20): a live table runs version 4 alone, while a verifier still
-checks transcripts of versions 2 and 3, with the same checks and the rules as their version
-read them (a ``dernier`` seat that leaves at three or more seats goes out and the others play
-on), and says which version it met. An older table naming version 4's option ``leave`` is
-refused.
+"""Protocol versions (PROTOCOL.md 20): a live table runs version 5 alone, while a verifier still
+checks transcripts of versions 2, 3 and 4 (4 read exactly as 5), with the same checks and the
+rules as their version read them (a ``dernier`` seat that leaves at three or more seats goes
+out and the others play on), and says which version it met. An older table naming version 4's
+option ``leave`` is refused.
 
 The version-2 transcripts are fixtures written by the version-2 code (tests/data/v2/README.md)."""
 
@@ -38,8 +38,8 @@ INTEROP_2P = V2 / "interop-dernier-2p.dtr"
 
 
 def test_the_versions() -> None:
-    assert PROTOCOL_VERSION == 4 and READABLE_VERSIONS == (2, 3, 4)
-    assert HEADER == MAGIC + b"\x04"
+    assert PROTOCOL_VERSION == 5 and READABLE_VERSIONS == (2, 3, 4, 5)
+    assert HEADER == MAGIC + b"\x05"
 
 
 @pytest.mark.parametrize(
@@ -62,7 +62,7 @@ def test_a_version_2_transcript_verifies_and_reports_version_2(
 
 
 def test_a_version_2_transcript_gets_the_same_checks() -> None:
-    """A tampered or cut version-2 transcript is judged exactly as a version-4 one would be."""
+    """A tampered or cut version-2 transcript is judged exactly as a version-5 one would be."""
     records = list(read_transcript(MATCH_3P))
     flipped = copy.deepcopy(records)
     sig = flipped[10]["hsig"]
@@ -77,14 +77,15 @@ def test_a_version_2_transcript_gets_the_same_checks() -> None:
     assert verdict.waiting and verdict.summary.version == 2
 
 
-@pytest.mark.parametrize("old", [2, 3])
+@pytest.mark.parametrize("old", [2, 3, 4])
 def test_a_live_session_refuses_an_older_table_naming_both_versions(v3_match: Path,
+                                                                   v4_match: Path,
                                                                    old: int) -> None:
-    """A seat (or an observer of a live table) takes a table of version 4 only (PROTOCOL.md 20);
-    a verifier reads it, with the readings of version 3."""
-    rec0 = read_transcript(MATCH_3P if old == 2 else v3_match)[0]
+    """A seat (or an observer of a live table) takes a table of version 5 only (PROTOCOL.md 20);
+    a verifier reads it, with the readings of its version (3 for 2 and 3, 4 for 4)."""
+    rec0 = read_transcript({2: MATCH_3P, 3: v3_match, 4: v4_match}[old])[0]
     seed = bytes([0x20 if old == 2 else 0x30]) * 32
-    want = (f"the table speaks protocol version {old}; this client speaks 4: every player at a "
+    want = (f"the table speaks protocol version {old}; this client speaks 5: every player at a "
             "table needs a release that speaks the same version: compare `dernier --version` on "
             "both machines and install the same release")
     for seat, identity in ((None, None), (0, identity_for(seed))):
@@ -92,7 +93,8 @@ def test_a_live_session_refuses_an_older_table_naming_both_versions(v3_match: Pa
             Session(identity, seat, rec0, bytes(32))
         assert (info.value.code, info.value.seat, info.value.detail) == ("VERSION", 0, want)
     observer = Session(None, None, rec0, versions=READABLE_VERSIONS)
-    assert observer.table_body["version"] == old and observer.rules.readings == 3
+    assert observer.table_body["version"] == old
+    assert observer.rules.readings == (4 if old == 4 else 3)
 
 
 def test_a_host_does_not_sequence_a_version_2_table() -> None:
@@ -103,13 +105,13 @@ def test_a_host_does_not_sequence_a_version_2_table() -> None:
     body = {**body, "players": [{**p, "key": k.public_bytes()}
                                 for p, k in zip(body["players"], ids, strict=True)]}
     host = Sequencer(ids[0], game, 0)
-    for old in (2, 3):
+    for old in (2, 3, 4):
         with pytest.raises(ProtocolError) as info:
             host.submit(sign_envelope(ids[0], game, 0, 0, genesis_hash(game),
                                       {**body, "version": old}), 0, 0)
         assert info.value.code == "VERSION" and f"version {old}" in info.value.detail
     rec = host.submit(sign_envelope(ids[0], game, 0, 0, genesis_hash(game),
-                                    {**body, "version": 4}), 0, 0)
+                                    {**body, "version": 5}), 0, 0)
     assert rec["i"] == 0
 
 
@@ -134,20 +136,30 @@ def v3_match(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def v4_match(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A whole one-hand match of a version-4 table, in a version-4 file (version 5 changed relay
+    frames only: its records read as version 4's)."""
+    seeds = [bytes([0x30 + k]) * 32 for k in range(2)]
+    result = run_local_match("dernier", 2, seeds, [HeuristicBot(0), HeuristicBot(1)],
+                             options={"match": ["hands", 1]}, version=4)
+    return _write(tmp_path_factory.mktemp("v4") / "match.dtr", result.records, 4)
+
+
+@pytest.fixture(scope="module")
+def v5_match(tmp_path_factory: pytest.TempPathFactory) -> Path:
     seeds = [bytes([0x30 + k]) * 32 for k in range(2)]
     result = run_local_match("dernier", 2, seeds, [HeuristicBot(0), HeuristicBot(1)],
                              options={"match": ["hands", 1]})
-    path = tmp_path_factory.mktemp("v4") / "match.dtr"
+    path = tmp_path_factory.mktemp("v5") / "match.dtr"
     with TranscriptWriter(path) as writer:
         for rec in result.records:
             writer.append(rec)
     return path
 
 
-@pytest.mark.parametrize("version", [3, 4])
+@pytest.mark.parametrize("version", [3, 4, 5])
 def test_a_transcript_verifies_and_reports_its_version(v3_match: Path, v4_match: Path,
-                                                       version: int) -> None:
-    path = v3_match if version == 3 else v4_match
+                                                       v5_match: Path, version: int) -> None:
+    path = {3: v3_match, 4: v4_match, 5: v5_match}[version]
     assert path.read_bytes()[: len(HEADER)] == MAGIC + bytes([version])
     read = read_transcript(path)
     assert read.version == version and read[0]["env"]["body"]["version"] == version
@@ -155,15 +167,15 @@ def test_a_transcript_verifies_and_reports_its_version(v3_match: Path, v4_match:
     assert verdict.ok and verdict.summary.version == version and verdict.summary.finished
 
 
-@pytest.mark.parametrize("byte", [0, 1, 5, 255])
-def test_another_header_version_is_unreadable_naming_it(v4_match: Path, tmp_path: Path,
+@pytest.mark.parametrize("byte", [0, 1, 6, 255])
+def test_another_header_version_is_unreadable_naming_it(v5_match: Path, tmp_path: Path,
                                                          byte: int) -> None:
     path = tmp_path / "other.dtr"
-    path.write_bytes(MAGIC + bytes([byte]) + v4_match.read_bytes()[len(HEADER):])
+    path.write_bytes(MAGIC + bytes([byte]) + v5_match.read_bytes()[len(HEADER):])
     verdict = verify_file(path)
     assert (verdict.ok, verdict.code, verdict.seat) == (False, UNREADABLE, None)
-    assert f"this transcript speaks protocol version {byte}; this client speaks 4 and " \
-        "verifies versions 2, 3 and 4" in verdict.detail
+    assert f"this transcript speaks protocol version {byte}; this client speaks 5 and " \
+        "verifies versions 2, 3, 4 and 5" in verdict.detail
     if byte == 1:
         assert "dernier_p2p 0.1" in verdict.detail
     else:
@@ -172,19 +184,19 @@ def test_another_header_version_is_unreadable_naming_it(v4_match: Path, tmp_path
         read_transcript(path, versions=(PROTOCOL_VERSION,))
 
 
-@pytest.mark.parametrize("version", [1, 5, "4", True])
-def test_a_table_of_a_version_no_verifier_reads_is_refused(v4_match: Path,
+@pytest.mark.parametrize("version", [1, 6, "5", True])
+def test_a_table_of_a_version_no_verifier_reads_is_refused(v5_match: Path,
                                                           version: object) -> None:
     """Record 0 signed again with another version (as a cheating host would; an honest one
-    refuses such a table): a verifier refuses any but 2, 3 and 4."""
-    records = list(read_transcript(v4_match))
+    refuses such a table): a verifier refuses any but 2, 3, 4 and 5."""
+    records = list(read_transcript(v5_match))
     rec0 = _forged_record0(records[0], {**records[0]["env"]["body"], "version": version})
     verdict = check_records([rec0])
     expected = "MALFORMED" if isinstance(version, bool | str) else "VERSION"
     assert (verdict.code, verdict.seat, verdict.index) == (expected, 0, 0)
     if expected == "VERSION":
         assert verdict.detail == version_mismatch("the table", version, READABLE_VERSIONS)
-        assert f"version {version}" in verdict.detail and "verifies versions 2, 3 and 4" in \
+        assert f"version {version}" in verdict.detail and "verifies versions 2, 3, 4 and 5" in \
             verdict.detail
 
 
@@ -200,7 +212,7 @@ def _forged_record0(rec0: dict, body: dict) -> dict:
 def test_a_writer_does_not_append_to_a_version_2_transcript(tmp_path: Path) -> None:
     path = tmp_path / "old.dtr"
     path.write_bytes(MATCH_3P.read_bytes())
-    with pytest.raises(TranscriptError, match="protocol version 2; this client speaks 4"):
+    with pytest.raises(TranscriptError, match="protocol version 2; this client speaks 5"):
         TranscriptWriter(path)
     assert path.read_bytes() == MATCH_3P.read_bytes()
 

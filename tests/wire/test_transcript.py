@@ -47,7 +47,7 @@ def record(value: Any) -> bytes:
 
 
 def test_header_bytes() -> None:
-    assert HEADER == b"DERNIER-TRANSCRIPT\n\x04"
+    assert HEADER == b"DERNIER-TRANSCRIPT\n\x05"
 
 
 def test_exact_file_bytes(tmp_path: Path) -> None:
@@ -310,7 +310,7 @@ def test_oversized_length(tmp_path: Path, tail: bytes) -> None:
         (b"hello world, this is not a transcript", 0),
         (b"\x00" * 10 + b"x", 0),
         (b"DERNIER-TRANSCRIPT\n\x01" + record(1), 19),
-        (b"DERNIER-TRANSCRIPT\n\x05" + record(1), 19),
+        (b"DERNIER-TRANSCRIPT\n\x06" + record(1), 19),
         (b"DERNIER-TRANSCRIPT\n\x00", 19),
     ],
 )
@@ -329,15 +329,15 @@ def test_wrong_magic_or_version(tmp_path: Path, data: bytes, offset: int) -> Non
 def test_an_old_transcript_is_refused_naming_its_version(tmp_path: Path) -> None:
     path = tmp_path / "t"
     path.write_bytes(b"DERNIER-TRANSCRIPT\n\x01" + record(1))
-    old = r"protocol version 1; this client speaks 4 and verifies versions 2, 3 and 4 \(.*0\.1"
+    old = r"protocol version 1; this client speaks 5 and verifies versions 2, 3, 4 and 5 \(.*0\.1"
     with pytest.raises(TranscriptError, match=old):
         read_transcript(path)
 
 
-@pytest.mark.parametrize("old", [2, 3])
+@pytest.mark.parametrize("old", [2, 3, 4])
 def test_an_older_transcript_is_read_and_says_so(tmp_path: Path, old: int) -> None:
-    """A reader takes the headers of versions 2 and 3 too (PROTOCOL.md 21) and tells which it
-    met; a live reader (``versions=(4,)``) and a writer do not."""
+    """A reader takes the headers of versions 2, 3 and 4 too (PROTOCOL.md 21) and tells which
+    it met; a live reader (``versions=(5,)``) and a writer do not."""
     path = tmp_path / "t"
     data = transcript.MAGIC + bytes([old]) + record({"a": 1}) + record(2)
     path.write_bytes(data)
@@ -345,15 +345,15 @@ def test_an_older_transcript_is_read_and_says_so(tmp_path: Path, old: int) -> No
     assert got == [{"a": 1}, 2] and got.version == old and got.torn is None
     assert list(iter_transcript(path)) == [{"a": 1}, 2]
     with pytest.raises(TranscriptError,
-                       match=f"version {old}; this client speaks 4: every player"):
-        read_transcript(path, versions=(4,))
-    with pytest.raises(TranscriptError, match=f"version {old}; this client speaks 4"):
+                       match=f"version {old}; this client speaks 5: every player"):
+        read_transcript(path, versions=(5,))
+    with pytest.raises(TranscriptError, match=f"version {old}; this client speaks 5"):
         TranscriptWriter(path)
     assert path.read_bytes() == data
     new = tmp_path / "new"
     write(new, [1])
-    assert new.read_bytes()[: len(HEADER)] == transcript.MAGIC + b"\x04"
-    assert read_transcript(new).version == 4
+    assert new.read_bytes()[: len(HEADER)] == transcript.MAGIC + b"\x05"
+    assert read_transcript(new).version == 5
     torn = tmp_path / "torn"
     torn.write_bytes(HEADER[:7])
     assert read_transcript(torn, allow_torn_tail=True).version is None

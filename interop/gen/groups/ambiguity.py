@@ -112,17 +112,17 @@ def record0_order_cases(b: Base) -> None:
     players = body["players"]
     dup = [*players[:-1], {**players[-1], "key": players[0]["key"]}]
     add("ambiguity-record0-version-before-keys", "5.3",
-        "a table of version 5 with a duplicate key: the version is checked first",
+        "a table of version 6 with a duplicate key: the version is checked first",
         ["Ambiguity", "Record0", "Version"], b, 0,
-        [with_body(b, 0, {**body, "version": 5, "players": dup})], "VERSION", 0)
+        [with_body(b, 0, {**body, "version": 6, "players": dup})], "VERSION", 0)
     add("ambiguity-record0-keys-before-variant", "5.3",
         "a duplicate key and an unknown variant: the schema (MALFORMED) before the rules",
         ["Ambiguity", "Record0", "IdentityKey"], b, 0,
         [with_body(b, 0, {**body, "variant": "tressette", "players": dup})], "MALFORMED", 0)
     add("ambiguity-record0-fields-before-version", "5.3",
-        "a table of version 5 with an extra field: a body's fields before its version",
+        "a table of version 6 with an extra field: a body's fields before its version",
         ["Ambiguity", "Record0", "Version"], b, 0,
-        [with_body(b, 0, {**body, "version": 5, "x": 1})], "MALFORMED", 0)
+        [with_body(b, 0, {**body, "version": 6, "x": 1})], "MALFORMED", 0)
 
 
 def handshake_version_cases(b: Base) -> None:

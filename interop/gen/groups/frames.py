@@ -152,18 +152,23 @@ def handshake_cases(b: Base) -> None:
     case("hello-version-1", "a hello of protocol version 1 (retired)", ["Version"],
          {**hello, "version": 1}, "VERSION")
     case("hello-version-2", "a hello of protocol version 2 (its transcripts still verify, but a "
-         "live table runs version 4 alone)", ["Version"], {**hello, "version": 2}, "VERSION")
+         "live table runs version 5 alone)", ["Version"], {**hello, "version": 2}, "VERSION")
     case("hello-version-3", "a hello of protocol version 3 (its transcripts still verify, read "
-         "with version 3's rules, but a live table runs version 4 alone)", ["Version"],
+         "with version 3's rules, but a live table runs version 5 alone)", ["Version"],
          {**hello, "version": 3}, "VERSION")
-    case("hello-version-5", "a hello of protocol version 5", ["Version"],
-         {**hello, "version": 5}, "VERSION")
-    case("hello-version-5-extra", "version 5 with an extra field: the version is checked first",
-         ["Version", "UnknownField"], {**hello, "version": 5, "x": 1}, "VERSION")
-    case("resume-version-2", "a resume of protocol version 2 (a live table runs version 4 alone)",
+    case("hello-version-4", "a hello of protocol version 4 (its transcripts still verify, read "
+         "as version 5's, but a live table runs version 5 alone: its relay frames differ)",
+         ["Version"], {**hello, "version": 4}, "VERSION")
+    case("hello-version-6", "a hello of protocol version 6", ["Version"],
+         {**hello, "version": 6}, "VERSION")
+    case("hello-version-6-extra", "version 6 with an extra field: the version is checked first",
+         ["Version", "UnknownField"], {**hello, "version": 6, "x": 1}, "VERSION")
+    case("resume-version-2", "a resume of protocol version 2 (a live table runs version 5 alone)",
          ["Version"], {**resume, "version": 2}, "VERSION")
-    case("resume-version-3", "a resume of protocol version 3 (a live table runs version 4 alone)",
+    case("resume-version-3", "a resume of protocol version 3 (a live table runs version 5 alone)",
          ["Version"], {**resume, "version": 3}, "VERSION")
+    case("resume-version-4", "a resume of protocol version 4 (a live table runs version 5 alone)",
+         ["Version"], {**resume, "version": 4}, "VERSION")
     case("hello-extra-field", "a hello with an extra field", ["UnknownField", "Malformed"],
          {**hello, "x": 1}, "MALFORMED")
     case("hello-no-listen", "a hello without its listen field", ["Malformed"],
@@ -194,8 +199,10 @@ def handshake_cases(b: Base) -> None:
          {**watch, "version": 2}, "VERSION")
     case("watch-version-3", "a watch of protocol version 3", ["Watch", "Version"],
          {**watch, "version": 3}, "VERSION")
-    case("watch-version-5", "a watch of protocol version 5", ["Watch", "Version"],
-         {**watch, "version": 5}, "VERSION")
+    case("watch-version-4", "a watch of protocol version 4", ["Watch", "Version"],
+         {**watch, "version": 4}, "VERSION")
+    case("watch-version-6", "a watch of protocol version 6", ["Watch", "Version"],
+         {**watch, "version": 6}, "VERSION")
     case("welcome-instead", "a welcome where a hello is due", ["Unexpected"],
          {"k": "welcome", "seat": 1}, "UNEXPECTED")
     case("env-instead", "an envelope before the handshake", ["Unexpected"],

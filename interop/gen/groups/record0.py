@@ -20,8 +20,8 @@ def record0_cases(b: Base, tag: str) -> None:
 
     add(f"{tag}-table-version-1", "20", "a table of protocol version 1 (retired)",
         ["Version"], b, 0, [table({**body, "version": 1})], "VERSION", 0)
-    add(f"{tag}-table-version-5", "20", "a table of protocol version 5",
-        ["Version"], b, 0, [table({**body, "version": 5})], "VERSION", 0)
+    add(f"{tag}-table-version-6", "20", "a table of protocol version 6",
+        ["Version"], b, 0, [table({**body, "version": 6})], "VERSION", 0)
     add(f"{tag}-table-unknown-variant", "6.2", "a table of a variant this protocol lacks",
         ["TableMismatch"], b, 0, [table({**body, "variant": "tressette"})], "TABLE_MISMATCH", 0)
     add(f"{tag}-table-bad-option", "6.2", "a table with an option the rules refuse",
