@@ -74,6 +74,22 @@ def write_message(stream: BinaryIO, message: dict[str, Any]) -> None:
 
 def read_transcript_records(path: str | Path) -> list[bytes]:
     """The records of a transcript file, each as its raw canonical msgpack bytes."""
+    return read_transcript_file(path)[1]
+
+
+def table_version(record0: bytes) -> Any:
+    """The ``version`` of the table that record 0 (raw bytes) carries, or None where the
+    record is not a record holding a table (its judge says why)."""
+    try:
+        body = msgpack.unpackb(record0, raw=False, strict_map_key=False)["env"]["body"]
+        return body["version"] if body.get("type") == "table" else None
+    except (ValueError, TypeError, KeyError, AttributeError, msgpack.UnpackException):
+        return None
+
+
+def read_transcript_file(path: str | Path) -> tuple[int, list[bytes]]:
+    """The protocol version a transcript file's header names, and its records, each as its
+    raw canonical msgpack bytes."""
     data = Path(path).read_bytes()
     if not data.startswith(TRANSCRIPT_MAGIC) or len(data) <= len(TRANSCRIPT_MAGIC):
         raise ValueError(f"{path}: not a transcript file")
@@ -93,7 +109,7 @@ def read_transcript_records(path: str | Path) -> list[bytes]:
             raise ValueError(f"{path}: bad record length at byte {at - LENGTH_SIZE}")
         out.append(data[at : at + size])
         at += size
-    return out
+    return version, out
 
 
 def write_transcript_records(

@@ -2,9 +2,11 @@
 
 ``python -m interop.live [--adapter CMD] FILE...`` sends every record of each transcript file
 (the format of PROTOCOL.md section 21) to the adapter as one case that must be ``valid``, and
-exits non-zero if any is not. Used after a client under test has played a match at a table
-hosted by this project (or the other way round): the host's transcript is judged by the
-client's adapter, the client's transcript by this project's adapter.
+exits non-zero if any is not. A file whose header names another version than the table of its
+record 0 is refused before the adapter sees it (PROTOCOL.md 20: the header byte is not
+signed). Used after a client under test has played a match at a table hosted by this project
+(or the other way round): the host's transcript is judged by the client's adapter, the
+client's transcript by this project's adapter.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from interop.channel import ChannelError, read_transcript_records
+from interop.channel import ChannelError, read_transcript_file, table_version
 from interop.runner import DEFAULT_ADAPTER, Adapter
 
 
@@ -25,9 +27,15 @@ def check(paths: list[Path], command: str = DEFAULT_ADAPTER, timeout_s: float = 
     try:
         for path in paths:
             try:
-                records = read_transcript_records(path)
+                header, records = read_transcript_file(path)
             except (OSError, ValueError) as exc:
                 print(f"UNREADABLE {path}: {exc}", file=out)
+                bad += 1
+                continue
+            table = table_version(records[0]) if records else None
+            if isinstance(table, int) and table != header:  # (the header byte is not signed)
+                print(f"UNREADABLE {path}: its header names protocol version {header} but its "
+                      f"table (record 0) is of version {table}", file=out)
                 bad += 1
                 continue
             answer = adapter.ask({"id": f"live:{path}", "input": {"records": records}})

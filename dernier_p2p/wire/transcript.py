@@ -3,7 +3,7 @@
 Byte format::
 
     file   = header record*
-    header = b"DERNIER-TRANSCRIPT\\n" version        (19 bytes of magic, then 1 byte, 0x04)
+    header = b"DERNIER-TRANSCRIPT\\n" version        (19 bytes of magic, then 1 byte, 0x05)
     record = length body                            (length: 4 bytes, unsigned big-endian)
     body   = canonical msgpack of one value         (1 <= length <= max_record)
 

@@ -79,3 +79,25 @@ def test_a_transcript_as_a_client_writes_it_is_judged(tmp_path):
     assert f"VALID      {written}" in text
     assert "UNREADABLE" in text and "protocol version 1" in text
     assert "versions 3, 4 and 5" in text
+
+
+def test_a_header_that_names_another_version_than_record_0_is_refused(tmp_path):
+    """The header byte is not signed: a version-4 match under a version-5 header (or the
+    reverse) is refused before the adapter judges its records, naming both versions, as
+    ``dernier verify`` refuses it; record 0's own version is what the check reads."""
+    from interop.channel import table_version
+
+    records = list(transcript(CASES_DIR, "dernier-4p-left-ends"))  # a match of version 4
+    assert table_version(records[0]) == 4 and table_version(records[1]) is None
+    assert table_version(b"\xc1") is None  # not msgpack at all: the judge's business
+    for header in (5, 3):
+        wrong = tmp_path / f"h{header}.dtr"
+        write_transcript_records(wrong, records, header)
+        out = io.StringIO()
+        assert check([wrong], out=out) == 1
+        assert (f"UNREADABLE {wrong}: its header names protocol version {header} but its "
+                "table (record 0) is of version 4") in out.getvalue(), out.getvalue()
+    right = tmp_path / "h4.dtr"
+    write_transcript_records(right, records, 4)
+    out = io.StringIO()
+    assert check([right], out=out) == 0, out.getvalue()
