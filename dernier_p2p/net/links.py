@@ -124,8 +124,11 @@ class LinkServer:
         gathering (its listener's admission, 4.6)."""
         s = self.session
         nonce = os.urandom(hs.NONCE_SIZE)
+        # the seat's own key, as a host's challenge carries its own (4.2): a seat linking
+        # through a relay takes a punched connection only with the key of the seat it links to
+        # (its Dialer's check, 4.7 step 5), so without it every link there stayed relayed
         summary = {"name": "link", "variant": s.table_body["variant"], "players": s.n,
-                   "taken": s.n}
+                   "taken": s.n, "key": self.identity.public_bytes()}
         address = firewall.source_of(firewall.peer_address(getattr(stream, "stream", None)))
         seat: int | None = None
         try:
