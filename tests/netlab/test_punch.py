@@ -141,14 +141,19 @@ def test_symmetric_joiners_joining_a_port_restricted_host_at_once_all_connect_di
     # joiner's router happened to give its connection to the host the port the relay saw
     assert log.count("(hole punched") == len(homes), log
     assert log.count("(hole punched, birthday punch") >= len(homes) - 1, log
-    # they ran at once: at some moment two were running (one at a time, the old limit, the
-    # second would have been refused; on a loaded machine the joiners may arrive apart)
+    # the host started a birthday punch for every joiner and refused none (one at a time,
+    # the old limit, refused a second while the first ran). Whether two ran at the same moment
+    # depends on when the joiners' calls came: split by role (version 5) a punch here meets
+    # within about 64 connections, so a call 0.1 s later may find the first ended. Running
+    # at once, sharing one pace, is shown on loopback (tests/net/test_birthday.py).
     lines = [line for line in log.splitlines() if "birthday punch toward" in line]
     running, most = 0, 0
     for line in lines:
         running += 1 if "opens," in line else -1 if "tried:" in line else 0
         most = max(most, running)
-    assert sum("opens," in line for line in lines) == len(homes) and most >= 2, lines
+    assert sum("opens," in line for line in lines) == len(homes), lines
+    assert not any("not started" in line for line in lines), lines
+    print(f"birthday punches running at once, at most: {most}")
     assert len(seated) == len(homes)
 
 
