@@ -525,8 +525,8 @@ def test_a_host_challenge_names_its_key_for_a_peer_that_expects_it():
     """Point 24: the table summary of a host's challenge carries ``key`` (4.1, 4.2), which a
     joiner with an invite code (4.8), a watcher with one (4.10) or a seat resuming with a new
     host (7.6) compares before sending anything. The suite's valid challenge carries it; the
-    other reading (a summary without ``key``, as a seat link's challenge is, 4.6) is refused
-    by such a peer."""
+    other reading (a summary without ``key``, as a version-4 seat link's challenge was, 4.6) is
+    refused by such a peer. A version-5 link challenge names the accepting seat's own key."""
     frame = bytes.fromhex(CASES["frame-challenge-valid"].input["frame"])
     message = decode(frame[4:])
     _, table = hs.check_challenge(message)
@@ -538,3 +538,5 @@ def test_a_host_challenge_names_its_key_for_a_peer_that_expects_it():
     assert info.value.code == hs.MALFORMED
     link = decode(bytes.fromhex(CASES["frame-challenge-link-valid"].input["frame"])[4:])
     assert "key" not in hs.check_challenge(link)[1]
+    keyed = decode(bytes.fromhex(CASES["frame-challenge-link-key-valid"].input["frame"])[4:])
+    assert len(hs.summary_host_key(hs.check_challenge(keyed)[1])) == 32

@@ -65,9 +65,16 @@ def frame_cases(b: Base) -> None:
                None)
     link_challenge = hs.challenge_message(nonce, {"name": "link", "variant": "dernier",
                                                   "players": 3, "taken": 3})
-    frame_case("frame-challenge-link-valid", "a challenge as a seat link's acceptor sends it "
-               "(4.6): its informative table summary carries no key", ["Frame", "Valid", "Link"],
-               fr(encode(link_challenge)), None)
+    frame_case("frame-challenge-link-valid", "a seat link's challenge whose table summary has "
+               "no key, as a version-4 acceptor sent it (4.6): still valid (the summary is not "
+               "judged but for key); a link through a relay to such a seat is not punched",
+               ["Frame", "Valid", "Link"], fr(encode(link_challenge)), None)
+    keyed = hs.challenge_message(nonce, {"name": "link", "variant": "dernier", "players": 3,
+                                         "taken": 3, "key": ident.public_bytes()})
+    frame_case("frame-challenge-link-key-valid", "a challenge as a seat link's acceptor sends "
+               "it (4.6, version 5): its table summary carries the seat's own key, which a seat "
+               "linking through a relay checks on a punched connection (4.7 step 5)",
+               ["Frame", "Valid", "Link"], fr(encode(keyed)), None)
     frame_case("frame-rec-link-valid", "a rec frame lending a record over a seat link (4.6)",
                ["Frame", "Valid", "Link"], fr(encode({"k": "rec", "rec": b.records[6]})), None)
     for kind, fields in FRAME_FIELDS.items():
