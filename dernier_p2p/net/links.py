@@ -291,15 +291,24 @@ async def open_link(
     address: tuple[str, int], identity: IdentityKey, session: Session,
     relay: tuple[str, int] | None = None, target: int | None = None,
 ) -> FramedStream:
-    """Connect to a seat's ``listen`` address (or, when it does not answer and a ``relay`` is
-    known, to the relay under seat ``target``'s seat token, where a seat its router does not
-    map stands by, 4.7) and link as this session's seat."""
-    if relay is None or target is None:
+    """Connect to a seat's ``listen`` address and link as this session's seat. When seat
+    ``target`` is named, its address is tried first, then (0.3 s apart, as a new host is
+    reached, 4.7 step 4) the outside ``relay`` if one is known and the seat relays of the table
+    (4.7 step 7), each under ``target``'s seat token, where a seat its router does not map
+    stands by; a connection there is taken only with ``target``'s key in its challenge."""
+    from dernier_p2p.net.seatrelay import seat_relays  # (seatrelay imports this module)
+
+    relays = [] if target is None else seat_relays(session, session.seat, target)
+    if target is None or (relay is None and not relays):
         stream = await open_framed(address[0], address[1], hs.MAX_FRAME)
     else:
         from dernier_p2p.net.reach import new_host_dialer
 
-        stream = await new_host_dialer(address, relay, session.game, session.keys[target])()
+        dialer = new_host_dialer(address, relay, session.game, session.keys[target], relays)
+        stream = await dialer()
+        won = dialer.routes[0]  # the route that made it (a punched one: the relay it met at)
+        how = f"{dialer.used}" if dialer.used == won else f"{dialer.used}, at the {won}"
+        log.info("seat %s: link to seat %d by the %s", session.seat, target, how)
     try:
         nonce, _ = hs.check_challenge(await hs.receive_message(stream))
         await hs.send_message(stream, link_message(identity, session.game, session.seat, nonce))

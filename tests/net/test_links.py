@@ -272,3 +272,44 @@ def test_a_link_of_another_version_is_refused_naming_both_versions() -> None:
             links.check_link({**good, "version": version}, nonce, t.sessions[1])
         assert err.value.code == hs.VERSION_MISMATCH
         assert f"protocol version {version}; this client speaks 5" in err.value.detail
+
+
+async def test_a_seat_standing_by_at_a_seat_relay_is_linked_to_through_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # No outside relay (4.7 step 7): seat 1's listen address answers nothing; it stands by at
+    # seat 0's seat relay under its seat token, and seat 2's vote reaches it over a link there.
+    from dernier_p2p.net import relay, seatrelay
+
+    t = table()
+    game, key = t.game, t.sessions[2].keys[1]
+    served = relay.seat_relay(lambda: {relay.seat_token(game, key)})
+    votes: list[tuple[int, dict[str, Any]]] = []
+    server = links.LinkServer(t.identities[1], t.sessions[1], lambda: [],
+                              lambda s, frame: votes.append((s, frame)))
+
+    async def seat_0(stream: FramedStream) -> None:  # its listener: a relay opening served
+        await hs.send_message(stream, hs.challenge_message(os.urandom(hs.NONCE_SIZE),
+                                                           {"name": "link"}))
+        await served.serve_opened(stream, await hs.receive_message(stream), "127.0.0.1")
+
+    closed = trio.socket.socket()  # seat 1's listen address: nobody listens there
+    await closed.bind(("127.0.0.1", 0))
+    list_at(t, 1, closed.getsockname()[1])
+    closed.close()
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            listeners = await nursery.start(
+                partial(serve_framed, seat_0, 0, max_frame=hs.MAX_FRAME, host="127.0.0.1"))
+            at = ("127.0.0.1", listeners[0].socket.getsockname()[1])
+            list_at(t, 0, at[1])
+            monkeypatch.setattr(seatrelay, "is_reachable", lambda a: a == at)  # "global"
+            await nursery.start(partial(relay.host_through_relay, at,
+                                        relay.seat_token(game, key), server.handle, seat=True))
+            frame = vote_frame("depose", 0, t.sessions[2].vote("depose", 0))
+            assert await links.send_vote(t.identities[2], t.sessions[2], 1, frame)
+            while not votes:
+                await trio.sleep(0.01)
+            assert votes == [(2, frame)]
+            assert served.stats.pairs >= 1  # met at the seat relay
+            nursery.cancel_scope.cancel()
