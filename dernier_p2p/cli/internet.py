@@ -48,10 +48,14 @@ async def open_routes(
     map_timeout_s: float = 2.0,
     ipv6: str | None = None,
     map_lease_s: int = LEASE_S,
+    announce_mapping: bool = False,
 ) -> AsyncIterator[Invite]:
     """Make ``host`` (a running Host) reachable; yield its :class:`Invite` while it lasts.
     ``ipv6``: this machine's global IPv6 address, where the host listens too (offered first);
-    ``map_lease_s``: the lease asked of the router for the port mapping.
+    ``map_lease_s``: the lease asked of the router for the port mapping;
+    ``announce_mapping``: the host lists the mapping's outside address as its ``listen`` in
+    record 0 (:meth:`~dernier_p2p.net.host.Host.announce`), as a joining seat with a mapping
+    announces it (no --advertise given).
     Before the code, says which routes it holds and whether an outsider can use it
     (:func:`code_truth`)."""
     port = host.port
@@ -74,6 +78,8 @@ async def open_routes(
             echo(f"  done ({mapping.method}): reachable at "
                  f"{mapping.external_ip}:{mapping.external_port}")
             routes.append(Route("mapped", mapping.external_ip, mapping.external_port))
+            if announce_mapping:
+                host.announce((mapping.external_ip, mapping.external_port))
         elif wanted:
             echo("  no router mapping (" + "; ".join(attempt.notes) + ")")
         hole = None

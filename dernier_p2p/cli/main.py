@@ -491,7 +491,7 @@ def host(
     if exists_with_records(transcript):
         assert transcript is not None
         _come_back(identity, transcript, name, bot, no_colour, offer_seconds, relay_at, plain,
-                   level)
+                   level, bind)
         return
     _check_port_free(bind, port)
     path = _transcript_path(transcript, variant)
@@ -533,7 +533,7 @@ def host(
                       level=level)
     seat = _run(
         lambda: host_table(identity, config, seating, relay=relay_at, map_port=not no_map,
-                           ipv6=ipv6, map_lease_s=map_lease),
+                           ipv6=ipv6, map_lease_s=map_lease, announce_mapping=found),
         f" on {host_port(bind, port)}", screen=screen, header=variant,
     )
     _final(seat, path, seating)
@@ -564,10 +564,13 @@ def _check_port_free(bind: str, port: int) -> None:
 def _come_back(
     identity: Any, transcript: Path, name: str, bot: bool, no_colour: bool, offer_s: float,
     relay: tuple[str, int] | None = None, plain: bool = False, level: str = DEFAULT_LEVEL,
+    bind: str = "0.0.0.0",
 ) -> None:
     """``dernier host`` run again with the transcript of a match it hosted: the seat comes back
     as a player of the next host (PROTOCOL.md 7.6), found at its listen address or, given the
-    table's ``relay`` (the host's ``--relay``), through the relay where it stands by."""
+    table's ``relay`` (the host's ``--relay``), through the relay where it stands by. It
+    listens again at ``bind`` (every interface for 0.0.0.0) on the port the table lists for
+    it: the address listed may be its router's mapping, not one of this machine's."""
     from dernier_p2p.cli.rejoin import seat_seed
     from dernier_p2p.cli.table import Seating, join_table
     from dernier_p2p.net.peer import PeerConfig
@@ -575,7 +578,8 @@ def _come_back(
     click.echo(f"Restarting from {transcript}: you hosted this match; you come back as a "
                "player with the seat that hosts it now.")
     config = PeerConfig(name=name, transcript=transcript, restore=True, seed=seat_seed(identity),
-                        connect_s=10.0, listen_optional=True, relay=relay)
+                        connect_s=10.0, listen_optional=True, relay=relay,
+                        listen_bind="" if bind in ("0.0.0.0", "::") else bind)
     screen = _screen(plain or bot)  # the same table as the match began with
     seating = Seating(bot=bot, colour=_colour(no_colour), offer_s=offer_s, screen=screen,
                       level=level)

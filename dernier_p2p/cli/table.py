@@ -349,11 +349,14 @@ async def host_table(
     map_port: bool = False,
     ipv6: str | None = None,
     map_lease_s: int = LEASE_S,
+    announce_mapping: bool = False,
 ) -> LocalSeat | None:
     """Host a table for peers on other machines; the user plays seat 0. The table is made
     reachable (router mapping, asked for ``map_lease_s``, and ``relay``; see :mod:`.internet`)
     and its invite code printed. ``ipv6``: this machine's global IPv6 address: the host then
-    listens on IPv6 as well as IPv4 (one port) and offers that address first."""
+    listens on IPv6 as well as IPv4 (one port) and offers that address first.
+    ``announce_mapping``: a mapping's outside address is the host's ``listen`` in record 0
+    (no --advertise was given)."""
     from dernier_p2p.cli.internet import open_routes
     from dernier_p2p.net.ipv6 import open_dual_listeners
 
@@ -379,8 +382,8 @@ async def host_table(
             f"Hosting a {config.variant} table for {config.players} on port {host.port}."
         )
         async with open_routes(host, seating.tell, advertise=where, relay=relay,
-                               map_port=map_port, ipv6=ipv6, map_lease_s=map_lease_s
-                               ) as invite:
+                               map_port=map_port, ipv6=ipv6, map_lease_s=map_lease_s,
+                               announce_mapping=announce_mapping) as invite:
             # each command alone on its line, with nothing around it: a copy of it whole, or
             # of its pieces where the screen folds a long code, joins (``dernier join`` takes
             # the pieces); the full-screen table also copies it with a key

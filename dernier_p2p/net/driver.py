@@ -169,6 +169,8 @@ class Driver:
         self.watchers_per_address = watchers_per_address
         self.table_name = table_name
         self.relay = relay  # where seats the routers do not map stand by (links go there too)
+        # the local address of this process's own listener: its own seat relay (4.7 step 7)
+        self.own_relay: tuple[str, int] | None = None
         self.node: PeerNode | None = None
         self.me: LocalSeat | None = None
         self.writer: BackgroundWriter | None = None
@@ -681,7 +683,7 @@ class Driver:
         if node is None or node.own is None:
             return
         found = await links.probe(self.identity, node.own.session, seat, self.probe_s,
-                                  self.relay)
+                                  self.relay, self.own_relay)
         answer = None if found is None else (found.have, found.pending, found.proof,
                                              found.lent)
         self.post(lambda n, now: n.probe_answer(seat, answer, now))
@@ -690,7 +692,8 @@ class Driver:
         node = self.node
         try:
             if node is not None and node.own is not None and not await links.lend(
-                    self.identity, node.own.session, seat, records, self.relay):
+                    self.identity, node.own.session, seat, records, self.relay,
+                    own=self.own_relay):
                 self.lend_failed = True
                 node.lend_failed(seat)
         finally:
@@ -702,7 +705,8 @@ class Driver:
         node = self.node
         if node is None or node.own is None:
             return
-        await links.send_vote(self.identity, node.own.session, seat, frame, self.relay)
+        await links.send_vote(self.identity, node.own.session, seat, frame, self.relay,
+                              self.own_relay)
 
     # ------------------------------------------------------------------ accepting
     async def handle(self, stream: FramedStream) -> None:

@@ -26,6 +26,7 @@ from typing import Any
 import trio
 
 from dernier_p2p.net import handshake as hs
+from dernier_p2p.net.address import host_port
 from dernier_p2p.net.admission import (
     HANDSHAKE_S,
     MAX_PENDING,
@@ -39,7 +40,7 @@ from dernier_p2p.net.driver import SEND_QUEUE_BYTES, Driver
 from dernier_p2p.net.framing import FramedStream, serve_framed
 from dernier_p2p.net.peer import HostLost
 from dernier_p2p.net.seat import BackgroundWriter, LocalSeat
-from dernier_p2p.net.seatrelay import stand_by
+from dernier_p2p.net.seatrelay import local_address, stand_by
 from dernier_p2p.net.timers import Timers
 from dernier_p2p.protocol.liveness.budgets import CENSOR_MS
 from dernier_p2p.protocol.node.hosting import SEATED_KEY, Hosting, HostingConfig
@@ -239,6 +240,18 @@ class Host:
     def summary(self) -> dict[str, Any]:
         return self.hosting.summary(self.config.table_name)
 
+    def announce(self, address: tuple[str, int]) -> bool:
+        """List ``address`` as this host's own ``listen`` in record 0 instead of the one it
+        listens at (its router's mapping of its port, as a joining seat announces its own:
+        so the table's other seats reach it there after a host change, and it is a seat
+        relay, PROTOCOL.md 4.7 step 7); whether it was taken (not once record 0 is made)."""
+        own = self.hosting.players.get(0)
+        if own is None or self.full.is_set() or self.driver.started.is_set():
+            return False
+        self.hosting.set_own_player(own.name, own.key, address)
+        log.info("the host announces %s as its listen address", host_port(*address))
+        return True
+
     async def handle(self, stream: FramedStream) -> None:
         """Serve one connection (from the listener, or one a relay paired)."""
         await self.driver.handle(stream)
@@ -312,6 +325,7 @@ class Host:
                     partial(serve_framed, driver.handle, cfg.port, host=cfg.bind,
                             max_frame=hs.MAX_FRAME, listeners=self.listeners))
                 self.port = self.listeners[0].socket.getsockname()[1]
+                driver.own_relay = local_address(self.listeners)  # its seat relay (4.7 step 7)
                 where = (cfg.listen_host or cfg.advertise or cfg.bind, self.port)
                 self.hosting.set_own_player(cfg.name, self.identity.public_bytes(), where)
                 if cfg.announce_to is not None:

@@ -290,24 +290,36 @@ def check_link(msg: dict[str, Any], nonce: bytes, session: Session) -> int:
 async def open_link(
     address: tuple[str, int], identity: IdentityKey, session: Session,
     relay: tuple[str, int] | None = None, target: int | None = None,
+    own: tuple[str, int] | None = None,
 ) -> FramedStream:
     """Connect to a seat's ``listen`` address and link as this session's seat. When seat
     ``target`` is named, its address is tried first, then (0.3 s apart, as a new host is
     reached, 4.7 step 4) the outside ``relay`` if one is known and the seat relays of the table
     (4.7 step 7), each under ``target``'s seat token, where a seat its router does not map
-    stands by; a connection there is taken only with ``target``'s key in its challenge."""
-    from dernier_p2p.net.seatrelay import seat_relays  # (seatrelay imports this module)
+    stands by; a connection there is taken only with ``target``'s key in its challenge. Last,
+    when ``target`` stands by at this seat's own seat relay, that relay, at ``own`` (the
+    local address of this seat's listener), unpunched."""
+    from dernier_p2p.net.seatrelay import (  # (seatrelay imports this module)
+        seat_relays,
+        stands_by_at,
+    )
 
     relays = [] if target is None else seat_relays(session, session.seat, target)
-    if target is None or (relay is None and not relays):
+    if own is not None and (target is None or session.seat is None
+                            or not stands_by_at(session, session.seat, target)):
+        own = None
+    if target is None or (relay is None and not relays and own is None):
         stream = await open_framed(address[0], address[1], hs.MAX_FRAME)
     else:
         from dernier_p2p.net.reach import new_host_dialer
 
-        dialer = new_host_dialer(address, relay, session.game, session.keys[target], relays)
+        dialer = new_host_dialer(address, relay, session.game, session.keys[target], relays,
+                                 own)
         stream = await dialer()
         won = dialer.routes[0]  # the route that made it (a punched one: the relay it met at)
         how = f"{dialer.used}" if dialer.used == won else f"{dialer.used}, at the {won}"
+        if won in dialer.unpunched:
+            how += ", this seat's own seat relay"
         log.info("seat %s: link to seat %d by the %s", session.seat, target, how)
     try:
         nonce, _ = hs.check_challenge(await hs.receive_message(stream))
@@ -327,16 +339,17 @@ def address_of(session: Session, seat: int) -> tuple[str, int] | None:
 async def _over_link(
     identity: IdentityKey, session: Session, target: int, timeout_s: float,
     talk: Callable[[FramedStream], Awaitable[T]], relay: tuple[str, int] | None = None,
+    own: tuple[str, int] | None = None,
 ) -> T | None:
     """Link to seat ``target`` and run ``talk`` on the link, within ``timeout_s``; its result,
     or None when the seat has no address, cannot be reached, breaks the link or is too slow.
-    The link is closed after."""
+    The link is closed after. ``own``: this seat's own seat relay (see :func:`open_link`)."""
     address = address_of(session, target)
     if address is None:
         return None
     with trio.move_on_after(timeout_s):
         try:
-            stream = await open_link(address, identity, session, relay, target)
+            stream = await open_link(address, identity, session, relay, target, own)
         except BROKEN as exc:
             log.info("seat %s: link to seat %d: %s", session.seat, target, exc)
             return None
@@ -352,7 +365,7 @@ async def _over_link(
 
 async def probe(
     identity: IdentityKey, session: Session, target: int, timeout_s: float = PROBE_S,
-    relay: tuple[str, int] | None = None,
+    relay: tuple[str, int] | None = None, own: tuple[str, int] | None = None,
 ) -> Present | None:
     """Ask ``target`` whether it is present; its checked ``present``, or None (no address, no
     answer within ``timeout_s``, or a bad answer)."""
@@ -362,7 +375,7 @@ async def probe(
         await hs.send_message(stream, probe_message(nonce))
         return check_present(await hs.receive_message(stream), nonce, session, target)
 
-    return await _over_link(identity, session, target, timeout_s, ask, relay)
+    return await _over_link(identity, session, target, timeout_s, ask, relay, own)
 
 
 def check_present(msg: dict[str, Any], nonce: bytes, session: Session, target: int) -> Present:
@@ -414,6 +427,7 @@ def unsequenced(session: Session, target: int, present: Present) -> dict[str, An
 async def lend(
     identity: IdentityKey, session: Session, to: int, records: list[dict[str, Any]],
     relay: tuple[str, int] | None = None, timeout_s: float = LINK_S,
+    own: tuple[str, int] | None = None,
 ) -> bool:
     """Send ``records`` to seat ``to`` over a link, one ``rec`` frame each, in order (4.6:
     records lent, or a proof); whether they were all written within ``timeout_s``."""
@@ -423,12 +437,12 @@ async def lend(
             await hs.send_message(stream, {"k": "rec", "rec": rec})
         return True
 
-    return await _over_link(identity, session, to, timeout_s, write, relay) is not None
+    return await _over_link(identity, session, to, timeout_s, write, relay, own) is not None
 
 
 async def send_vote(
     identity: IdentityKey, session: Session, to: int, frame: dict[str, Any],
-    relay: tuple[str, int] | None = None,
+    relay: tuple[str, int] | None = None, own: tuple[str, int] | None = None,
 ) -> bool:
     """Carry a ``vote`` frame to seat ``to`` over a link; whether it was written."""
 
@@ -436,4 +450,4 @@ async def send_vote(
         await hs.send_message(stream, frame)
         return True
 
-    return await _over_link(identity, session, to, PROBE_S, write, relay) is not None
+    return await _over_link(identity, session, to, PROBE_S, write, relay, own) is not None

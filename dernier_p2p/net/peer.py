@@ -41,7 +41,7 @@ from dernier_p2p.net.framing import FramedStream, open_framed, serve_framed
 from dernier_p2p.net.reach import new_host_dialer
 from dernier_p2p.net.relay import keep_registered, seat_token
 from dernier_p2p.net.seat import BackgroundWriter, LocalSeat
-from dernier_p2p.net.seatrelay import seat_relays, stand_by
+from dernier_p2p.net.seatrelay import local_address, seat_relays, stand_by, stands_by_at
 from dernier_p2p.protocol.liveness.budgets import CENSOR_MS
 from dernier_p2p.protocol.node.own import RestoreError
 from dernier_p2p.protocol.node.peer import PeerNode
@@ -209,10 +209,17 @@ class Peer:
         session = node.own.session
         first = session.host == self._first_host and seat == self._first_host
         relays = seat_relays(session, node.own.seat, seat)  # 4.7 step 7
+        # and this seat's own seat relay last, where ``seat`` stands by
+        own = self.driver.own_relay if node.own.seat is not None and stands_by_at(
+            session, node.own.seat, seat) else None
         if first and (self.config.dial is not None or self.address[1] != 0):
             add = getattr(self.config.dial, "add_seat_relays", None)
             if add is not None:
-                add(relays, seat_token(session.game, session.keys[seat]))
+                token = seat_token(session.game, session.keys[seat])
+                add(relays, token)
+                add_own = getattr(self.config.dial, "add_own_relay", None)
+                if add_own is not None:
+                    add_own(own, token)
             return self._open_first, self.config.check_host
         listen = links.address_of(session, seat)
         if listen is None:
@@ -220,7 +227,7 @@ class Peer:
                 raise OSError(f"seat {seat} gives no address")
             return nowhere, None
         dialer = new_host_dialer(listen, self.config.relay, session.game, session.keys[seat],
-                                 relays)
+                                 relays, own)
         return dialer, dialer.check_host
 
     async def _open_first(self) -> FramedStream:
@@ -256,6 +263,7 @@ class Peer:
         """Answer on the listeners (links; resumes once hosting) and stand by at the relay."""
         assert self._nursery is not None
         if self.listeners:
+            self.driver.own_relay = local_address(self.listeners)  # its seat relay, 4.7 step 7
             self._nursery.start_soon(partial(
                 serve_framed, self.driver.handle, max_frame=hs.MAX_FRAME,
                 listeners=self.listeners))

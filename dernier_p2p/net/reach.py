@@ -59,6 +59,8 @@ class Dialer:
         # where this joiner can be called back (4.7 step 6), and its listeners there
         self.reach: tuple[str, int] | None = None
         self.listeners: list[trio.SocketListener] = []
+        # routes to this seat's own seat relay (4.7 step 7): never punched (see add_own_relay)
+        self.unpunched: set[Route] = set()
 
     def offer_reach(self, reach: tuple[str, int] | None,
                     listeners: list[trio.SocketListener] | None = None) -> None:
@@ -106,7 +108,8 @@ class Dialer:
                               "; ".join(failures[k] for k in sorted(failures)) + ")")
         route, stream = won[0]
         self.used = used[0]
-        log.info("connected by the %s", self.used)
+        log.info("connected by the %s%s", self.used,
+                 ", this seat's own seat relay" if route in self.unpunched else "")
         self.routes.remove(route)
         self.routes.insert(0, route)
         return stream
@@ -117,7 +120,7 @@ class Dialer:
             return await open_framed(route.host, route.port, hs.MAX_FRAME), route
         assert route.token is not None
         seat = route.kind == "seat"  # a seat relay (4.7 step 7): its challenge comes first
-        if not self.punch:
+        if not self.punch or route in self.unpunched:
             return await join_through_relay((route.host, route.port), route.token,
                                             seat), route
         reach = self.reach
@@ -195,6 +198,19 @@ class Dialer:
             if route not in self.routes:
                 self.routes.append(route)
 
+    def add_own_relay(self, address: tuple[str, int] | None, token: bytes) -> None:
+        """Try this seat's own seat relay (4.7 step 7), where the seat of ``token`` stands by,
+        at ``address`` (its listener's local address, :func:`.seatrelay.local_address`) after
+        every other route: its relay pairs the connection with that seat's registration as
+        any other. Never punched: a punch toward itself is pointless, and the seat behind
+        would be told this machine's local address (None: nothing added)."""
+        if address is None:
+            return
+        route = Route("seat", address[0], address[1], token)
+        if route not in self.routes:
+            self.routes.append(route)
+        self.unpunched.add(route)
+
     def relay_address(self) -> tuple[str, int] | None:
         """The code's first relay (where a new host may stand by, PROTOCOL.md 4.7), or None."""
         relay = next((r for r in self.invite.routes if r.kind == "relay"), None)
@@ -213,10 +229,12 @@ class Dialer:
 
 def new_host_dialer(
     listen: tuple[str, int], relay: tuple[str, int] | None, game: bytes, key: bytes,
-    seat_relays: list[tuple[str, int]] | None = None,
+    seat_relays: list[tuple[str, int]] | None = None, own: tuple[str, int] | None = None,
 ) -> Dialer:
     """A Dialer for a new host after a host change (PROTOCOL.md 4.7 step 4): its announced
-    ``listen`` address, then (if a ``relay`` is known) the relay under its seat token. Either
+    ``listen`` address, then (if a ``relay`` is known) the relay under its seat token, then
+    the table's other ``seat_relays``, then (``own``: the local address of this seat's
+    listener, where the new host stands by) this seat's own seat relay, unpunched. Either
     way it refuses a host whose key is not ``key`` (WRONG_HOST): whoever listens at that
     address is not taken for the new host."""
     routes = [Route("direct", listen[0], listen[1])]
@@ -224,5 +242,6 @@ def new_host_dialer(
         routes.append(Route("relay", relay[0], relay[1], seat_token(game, key)))
     dialer = Dialer(Invite(fingerprint(key), tuple(routes)))
     dialer.add_seat_relays(seat_relays or [], seat_token(game, key))
+    dialer.add_own_relay(own, seat_token(game, key))
     return dialer
 

@@ -49,6 +49,35 @@ def seat_relays(session: Any, own: int | None, target: int | None = None,
     return out[:MAX_SEAT_RELAYS]
 
 
+def stands_by_at(session: Any, relay: int, target: int) -> bool:
+    """Whether seat ``target`` stands by at seat ``relay``'s seat relay: its own ``listen``
+    address is not reachable and ``relay``'s is among the seat relays it uses
+    (:func:`seat_relays`, as :func:`stand_by` picks them)."""
+    if relay == target or is_reachable(links.address_of(session, target)):
+        return False
+    here = links.address_of(session, relay)
+    return is_reachable(here) and here in seat_relays(session, target)
+
+
+def local_address(listeners: list[Any] | None) -> tuple[str, int] | None:
+    """Where this process reaches its own listener (its seat relay, PROTOCOL.md 4.7 step 7)
+    on this machine: the listening socket's own address, the loopback address for one bound
+    to every interface (never the router's outside address, which only a router that
+    hairpins would bring back); an IPv4 listener first. None without a listener."""
+    found = []
+    for listener in listeners or ():
+        try:
+            host, port = listener.socket.getsockname()[:2]
+        except OSError:
+            continue
+        if host in ("0.0.0.0", ""):
+            host = "127.0.0.1"
+        elif host == "::":
+            host = "::1"
+        found.append((":" in host, (host, port)))
+    return min(found, key=lambda f: f[0])[1] if found else None
+
+
 async def stand_by(session: Any, own: int, key: bytes, handler: Handler) -> None:
     """Stand by under this seat's token at each seat relay of its table while the match lasts
     (until cancelled), unless its own ``listen`` address is reachable (PROTOCOL.md 4.7 step 7).

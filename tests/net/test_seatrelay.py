@@ -203,3 +203,143 @@ async def test_a_new_host_standing_by_at_a_seat_relay_is_reached_through_it() ->
             assert table["key"] == key
             assert served.stats.pairs == 1  # the meeting went through the seat relay
             nursery.cancel_scope.cancel()
+
+
+def test_a_seat_stands_by_at_a_seat_relay_it_uses_and_never_at_itself() -> None:
+    from dernier_p2p.net.seatrelay import stands_by_at
+
+    # seat 0 private, 1 global, 2 none, 3 global, 4 private
+    session = _session(["192.168.1.2", 47630], ["11.22.33.5", 47630], None,
+                       ["11.22.33.6", 47630], ["10.0.0.4", 1])
+    assert stands_by_at(session, 1, 0) and stands_by_at(session, 3, 0)
+    assert stands_by_at(session, 1, 2) and stands_by_at(session, 1, 4)  # (no listen: too)
+    assert not stands_by_at(session, 1, 3)  # a reachable seat stands by nowhere
+    assert not stands_by_at(session, 0, 4)  # a private address is no seat relay
+    assert not stands_by_at(session, 1, 1)
+    # beyond the first 4 seat relays (in seat order, not itself), a seat does not stand by
+    many = _session(["192.168.1.2", 1], *[[f"11.22.33.{k}", 1] for k in range(1, 7)])
+    assert [r for r in range(1, 7) if stands_by_at(many, r, 0)] == [1, 2, 3, 4]
+
+
+async def test_a_seat_reaches_its_own_listener_locally() -> None:
+    from dernier_p2p.net.seatrelay import local_address
+
+    assert local_address(None) is None and local_address([]) is None
+    listeners = await trio.open_tcp_listeners(0, host="0.0.0.0")
+    local = await trio.open_tcp_listeners(0, host=LOOP)
+    try:
+        port = listeners[0].socket.getsockname()[1]
+        assert local_address(listeners) == (LOOP, port)  # every interface: the loopback one
+        assert local_address(local) == (LOOP, local[0].socket.getsockname()[1])
+    finally:
+        for listener in (*listeners, *local):
+            await listener.aclose()
+
+
+def _closed_port() -> tuple[str, int]:
+    import socket
+
+    with socket.socket() as closed:  # a port nobody listens on
+        closed.bind((LOOP, 0))
+        return LOOP, closed.getsockname()[1]
+
+
+async def test_a_seat_relay_reaches_a_new_host_standing_by_at_itself_unpunched() -> None:
+    """The dialling seat is itself the seat relay the new host stands by at: after every
+    other route it tries its own relay at its listener's local address, without asking to
+    punch, and its relay pairs it with the new host's registration."""
+    from dernier_p2p.net.reach import new_host_dialer
+    from dernier_p2p.net.relay import seat_token
+
+    game, key = b"g" * 16, KEYS[1].public_bytes()
+    token = seat_token(game, key)
+    served = seat_relay(lambda: {token})
+    joins: list[dict[str, Any]] = []
+    serve = served.serve_opened
+
+    async def spied(stream: FramedStream, msg: dict[str, Any], source: str) -> None:
+        joins.append(msg)
+        await serve(stream, msg, source)
+
+    served.serve_opened = spied  # type: ignore[method-assign]
+
+    async def new_host(stream: FramedStream) -> None:
+        await hs.send_message(stream, hs.challenge_message(os.urandom(hs.NONCE_SIZE),
+                                                           {"key": key}))
+        await trio.sleep_forever()
+
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            own = await _seat(nursery, served)  # this seat's own listener, its seat relay
+            await nursery.start(partial_host(own, token, new_host))
+            dialer = new_host_dialer(_closed_port(), None, game, key, [], own)
+            assert [r.kind for r in dialer.routes] == ["direct", "seat"]
+            stream = await dialer()
+            assert dialer.used is not None and dialer.used.kind == "seat"  # not "punched"
+            assert dialer.used in dialer.unpunched
+            _, table = hs.check_challenge(await hs.receive_message(stream))
+            assert table["key"] == key
+            assert served.stats.pairs == 1
+            join = [m for m in joins if m.get("k") == "relay-join"]
+            assert len(join) == 1 and "punch" not in join[0], join  # no punch asked
+            nursery.cancel_scope.cancel()
+
+
+async def test_a_link_to_a_seat_standing_by_at_the_linking_seat_goes_through_its_relay(
+) -> None:
+    """links.open_link: the target's ``listen`` address answers nothing and no other seat
+    relays; the linking seat, a seat relay (its ``listen`` global) where the target stands
+    by, links through its own relay at its local address, and signs ``link`` there."""
+    from dernier_p2p.net.links import open_link
+    from dernier_p2p.net.relay import seat_token
+
+    game = b"g" * 16
+    keys = [KEYS[0].public_bytes(), KEYS[1].public_bytes()]
+    token = seat_token(game, keys[1])
+    target = _closed_port()
+    session = SimpleNamespace(
+        n=2, game=game, seat=0, keys=keys,
+        table_body={"players": [{"listen": ["11.22.33.5", 47630]},  # this seat: global
+                                {"listen": list(target)}]})  # the target: loopback, no answer
+    served = seat_relay(lambda: {token})
+    linked: list[dict[str, Any]] = []
+
+    async def standing_by(stream: FramedStream) -> None:  # seat 1 answers the link
+        await hs.send_message(stream, hs.challenge_message(os.urandom(hs.NONCE_SIZE),
+                                                           {"name": "link", "key": keys[1]}))
+        linked.append(await hs.receive_message(stream))
+        await trio.sleep_forever()
+
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            own = await _seat(nursery, served)
+            await nursery.start(partial_host(own, token, standing_by))
+            with pytest.raises(OSError):  # without its own relay: no route but the address
+                await open_link(target, KEYS[0], session, None, 1)
+            stream = await open_link(target, KEYS[0], session, None, 1, own)
+            while not linked:
+                await trio.sleep(0.01)
+            assert linked[0]["k"] == "link" and linked[0]["seat"] == 0
+            assert served.stats.pairs == 1
+            await stream.aclose()
+            nursery.cancel_scope.cancel()
+
+
+async def test_a_host_announces_its_mappings_address_until_record_0_is_made() -> None:
+    """Host.announce (a mapping's outside address, no --advertise): record 0's ``listen`` for
+    the host is that address, so it is a seat relay like a mapped joining seat."""
+    from dernier_p2p.net.host import Host, HostConfig
+
+    host = Host(KEYS[0], HostConfig(players=2, bind=LOOP), None)
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(host.run)
+            assert host.hosting.players[0].listen == (LOOP, host.port)  # what it listens at
+            assert host.announce(("11.22.33.10", 47630))
+            own = host.hosting.players[0]
+            assert own.listen == ("11.22.33.10", 47630) and own.key == KEYS[0].public_bytes()
+            assert is_reachable(own.listen)
+            host.full.set()  # record 0 is made from here on: nothing changes it
+            assert not host.announce(("11.22.33.11", 1))
+            assert host.hosting.players[0].listen == ("11.22.33.10", 47630)
+            nursery.cancel_scope.cancel()

@@ -20,16 +20,17 @@ pytestmark = pytest.mark.slow
 def test_a_depose_vote_reaches_a_next_host_behind_nat_through_a_seat_relay(
     natlab: Callable[[dict[str, str]], NatLab], tmp_path: Path
 ) -> None:
-    # Five homes, no outside relay. The host (A) maps its port by UPnP (the joins reach it
-    # there; record 0 lists its own private address, so it is no seat relay). B (seat 1, the
+    # Five homes, no outside relay. The host (A) maps its port by UPnP: the joins reach it
+    # there, and record 0 lists that mapping as its listen address, as a joining seat with a
+    # mapping announces its own, so A is a seat relay too (until it dies). B (seat 1, the
     # next host) and C (seat 2) sit behind port-restricted NATs and map nothing (--no-map):
-    # their listen addresses are private, so they stand by at the table's seat relays, D
-    # (seat 3) and E (seat 4), whose routers map their listen ports by UPnP (global addresses
-    # in the lab's 11.22.33.0/24). Two seat relays, not one: a seat relay does not reach a
-    # seat standing by at itself (it dials the other seat relays only, 4.7 step 7), so D
-    # reaches B through E and E through D. The host dies mid-hand; in the failover C, D and E
-    # urge B with their `depose` votes over links (7.6), which can only go through a seat
-    # relay under B's token (punched there, or carried by it): B takes over.
+    # their listen addresses are private, so they stand by at the table's seat relays, A,
+    # D (seat 3) and E (seat 4), whose routers map their listen ports by UPnP (global
+    # addresses in the lab's 11.22.33.0/24). D reaches B through E, or through its own relay
+    # (tried last, at its listener's local address, 4.7 step 7), and E through D or its own.
+    # The host dies mid-hand; in the failover C, D and E urge B with their `depose` votes
+    # over links (7.6), which can only go through a seat relay under B's token (punched
+    # there, or carried by it): B takes over.
     lab = natlab({"A": "upnp", "B": "port-restricted", "C": "port-restricted", "D": "upnp",
                   "E": "upnp"})
     outs = [tmp_path / f"{n}.out" for n in ("host", "j1", "j2", "j3", "j4")]
@@ -48,7 +49,7 @@ def test_a_depose_vote_reaches_a_next_host_behind_nat_through_a_seat_relay(
                               "--transcript", str(tmp_path / f"t{k + 1}"), *COMMON))
         _wait_for(outs[1 + k], r"Seated at seat (\d)", joins[-1])
     a_wan, b_wan, d_wan, e_wan = (lab.rtr[x].wan_ip for x in "ABDE")
-    seat_relays = {f"{d_wan}:47630", f"{e_wan}:47630"}
+    seat_relays = {f"{a_wan}:47630", f"{d_wan}:47630", f"{e_wan}:47630"}
     # B and C stand by at the seat relays (D's and E's listen addresses are global)
     for out, proc in ((outs[1], joins[0]), (outs[2], joins[1])):
         for where in sorted(seat_relays):
@@ -62,7 +63,8 @@ def test_a_depose_vote_reaches_a_next_host_behind_nat_through_a_seat_relay(
     _finish(joins, outs[1:], limit=240)
     records = _verified([tmp_path / f"t{k}" for k in range(1, 5)], hands=1)
     players = records[0]["env"]["body"]["players"]
-    for seat, x in enumerate("ABC"):  # no way in: private addresses
+    assert players[0]["listen"] == [a_wan, 47630], players  # the host's mapping
+    for seat, x in ((1, "B"), (2, "C")):  # no way in: private addresses
         assert players[seat]["listen"] == [lab.rtr[x].home_ip, 47630], players
     assert players[3]["listen"] == [d_wan, 47630] and players[4]["listen"] == [e_wan, 47630]
     changes = [r["env"]["body"] for r in records if r["env"]["body"]["type"] == "host_change"]
@@ -77,15 +79,19 @@ def test_a_depose_vote_reaches_a_next_host_behind_nat_through_a_seat_relay(
         return re.findall(rf"seat {seat}: link to seat 1 by the ([^\n]+)", after[1])
 
     # C's links to B: through a seat relay, D's or E's (carried by it, or punched there to
-    # B's router): there is no other relay, and B's listen address is private
+    # B's router; A's died with it): there is no other relay, and B's listen address is
+    # private
     ways = links_to_b("C", 2)
     assert ways, logs["C"]
     for way in ways:
-        assert way.rsplit(", at the ", 1)[-1] in {f"seat {r}" for r in seat_relays}, ways
+        assert way.rsplit(", at the ", 1)[-1] in {f"seat {d_wan}:47630",
+                                                   f"seat {e_wan}:47630"}, ways
         assert way.startswith(("seat ", f"punched {b_wan}:")), ways
-    # D's and E's: through the other one's seat relay (a seat relay does not dial itself)
+    # D's and E's: through the other one's seat relay, or their own (at a local address)
+    own = "this seat's own seat relay"
     for x, seat, other in (("D", 3, e_wan), ("E", 4, d_wan)):
         ways = links_to_b(x, seat)
-        assert ways and all(w.endswith(f"seat {other}:47630") for w in ways), logs[x]
+        assert ways and all(w.endswith((f"seat {other}:47630", own)) for w in ways), logs[x]
+        assert all(w.startswith("seat 127.0.0.1:") for w in ways if w.endswith(own)), ways
     for text in logs.values():
         assert "carries no host key" not in text, text
