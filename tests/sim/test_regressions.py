@@ -1146,6 +1146,24 @@ RUNS_CASES = {
         "id=1, until=1806, clean=False), Hostile(at=264, pid=0, kind='censor', target=2, unti"
         'l=4611686018427387904), Freeze(at=1078, pid=0, until=9794)])',
     ),
+    # Seed 2902314 (a 1,800 s sample; fails at f04f39c and b9bd931): nine seats, host 0
+    # stalling for good, its node still hosting its old chain (128 records). Seat 3 deposed
+    # it late, joined seat 1 (which took over at 128) after seat 0 had come back there, so its
+    # own timeout vote about seat 0 stood alone and it deposed seat 1 alone (host-late). In
+    # that failover seat 0 refused its have as beyond its last record ("resume with have
+    # -1"): taken for a new host's diverging chain, seat 3 rebuilt from the old one, sat at a
+    # host sequencing nothing, ended stuck and was voted left. Fix: a refusal from a host the
+    # seat's own chain replaced is a failed resume, not a divergence (PROTOCOL.md 4.4, 7.6).
+    "a-replaced-hosts-refusal-is-no-divergence": (
+        "no-contest",
+        "Case(seed=2902314, setup=Setup(players=9, variant='standard', options={'match': ['hand"
+        "s', 1], 'hand_size': 3}, timers={'turn_ms': 16835, 'declare_ms': 998, 'grace_ms': 8816"
+        '}, listens=None, speeds=None, clocks=[(0, 639491325, 1699360509094), (0, 817363751, 16'
+        '99182526154), (0, 717422592, 1699282644840), (0, 20231966, 1699979811781), (0, 4534385'
+        '29, 1699546572521), (0, 700168079, 1699299843683), (0, 50225774, 1699949826874), (0, 2'
+        '83342704, 1699716752046), (0, 320213101, 1699679734391)], constants={}), faults=[Hosti'
+        "le(at=7832, pid=0, kind='stall', target=8, until=4611686018427387904)])",
+    ),
 }
 """Cases found after seats answered a run of deals at once (PROTOCOL.md 15): replayed so."""
 

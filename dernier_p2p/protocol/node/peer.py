@@ -274,6 +274,12 @@ class PeerNode:
             return
         if code == "UNEXPECTED" and host != self.own.session.host and \
                 not self.watch.rebuild_from and "have -1" in detail:
+            if self.own.session.chain.replaced_at(host, self.own.last + 1) is not None:
+                # a host this seat's chain replaced, short of this seat's records: it has not
+                # seen the host change (frozen, cut off, or still hosting its old chain), and
+                # it is not the host (7.6); its records are no new host's to rebuild from (4.4)
+                self.watch.dial_failed(host, now)
+                return
             self._diverged(host, now)
             return
         self.watch.dial_failed(host, now)

@@ -782,6 +782,42 @@ def test_records_of_the_old_host_taken_after_resuming_with_the_new_one_mean_a_re
         assert node.own.session.host == 1
 
 
+REFUSED_AHEAD = "resume beyond this host's last record: resume with have -1"
+
+
+def test_a_new_host_short_of_the_seats_records_means_a_rebuild():
+    """Seat 2 (records 0 .. 6, host 0) dials seat 1, which refuses its ``have`` as beyond its
+    last record: seat 1 took over on a shorter chain, so the two differ after its host change
+    (4.4) and seat 2 rebuilds from it."""
+    bed, _, _ = replaced()
+    node = node_of(bed, 2, 7)
+    node.dial_failed(1, 10, "UNEXPECTED", REFUSED_AHEAD)
+    out = node.take()
+    assert any(isinstance(e, fx.Close) and e.why == "rebuilding" for e in out)
+    assert node.watch.rebuild_from
+
+
+def test_the_replaced_host_short_of_the_seats_records_is_a_failed_dial_not_a_rebuild():
+    """Seed 2902314: seat 2 holds seat 1's host change (record 7, replacing seat 0) and plays
+    on with seat 1; in a failover it dials seat 0, the replaced host, which still hosts its old
+    chain (frozen, cut off or stalling meanwhile: it never saw the change) and refuses the
+    ``have`` as beyond its last record. That is no new host's chain to rebuild from: seat 0 is
+    not the host (7.6). Taken for a divergence, the seat rebuilt from the old chain and sat at
+    a host that sequenced nothing until it ended the match as stuck, while the table went on
+    without it."""
+    bed, change, _ = replaced()
+    node = node_of(bed, 2, 7)
+    node.welcomed(1, 2, 6, 10)
+    node.from_host({"k": "rec", "rec": change}, 10)
+    run(node, 10)
+    assert node.own.session.host == 1 and node.up
+    node.dial_failed(HOST, 20, "UNEXPECTED", REFUSED_AHEAD)
+    out = node.take()
+    assert not closes_up(out) and node.up and not node.watch.rebuild_from
+    assert not any(isinstance(e, fx.Log) and "differ" in e.text for e in out)
+    assert node.own.last == 7 and node.own.session.host == 1 and node.stopped is None
+
+
 def test_a_stale_record_relayed_by_the_seats_own_host_is_that_hosts_fault():
     bed, change, stale = replaced()
     node = node_of(bed, 2, 7)
