@@ -257,6 +257,32 @@ def _records(path: Path) -> list[dict]:
         return []
 
 
+def _kill_after_first_move(host: subprocess.Popen[bytes], transcript: Path) -> None:
+    """Kill the host's process (SIGKILL) once ``transcript`` holds the first move (or after
+    60 s): the host dies mid-hand."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not any(
+            r["env"]["body"]["type"] == "move" for r in _records(transcript)):
+        time.sleep(0.05)
+    host.kill()
+    host.wait(timeout=10)
+
+
+def _join_in_seat_order(lab: Lab, tmp_path: Path, outs: list[Path], code: str,
+                        homes: list[tuple[str, list[str]]]) -> list[subprocess.Popen[bytes]]:
+    """Seat ``homes`` (a router's name and its extra options) one after the other with
+    ``dernier -v join code``, the k-th home as J{k+1} writing ``outs[k]``, key ``k{k+1}`` and
+    transcript ``t{k+1}``: the first to join is seat 1, the next host."""
+    joins = []
+    for k, (home, opts) in enumerate(homes):
+        joins.append(_dernier(lab, lab.rtr[home].home_ns, tmp_path, outs[k], "-v", "join",
+                              code, *opts, "--name", f"J{k + 1}",
+                              "--key", str(tmp_path / f"k{k + 1}"),
+                              "--transcript", str(tmp_path / f"t{k + 1}"), *COMMON))
+        _wait_for(outs[k], r"Seated at seat (\d)", joins[-1])
+    return joins
+
+
 @pytest.mark.slow
 def test_a_table_on_the_internet_survives_the_loss_of_its_host(
     netlab: Callable[[dict[str, bool]], Lab], tmp_path: Path

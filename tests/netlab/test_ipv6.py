@@ -189,7 +189,7 @@ def test_an_ipv6_table_survives_its_hosts_loss_through_a_seats_pinhole(
     """The host (on the Internet side) dies mid-match; seat 1, in an IPv6-only home whose
     router opened a pinhole to its listen port by PCP, takes over, and seat 2 (another such
     home) reaches it at the IPv6 address record 0 announced: no relay anywhere."""
-    from .test_internet import _records
+    from .test_internet import _kill_after_first_move
 
     lab = netlab({"A": True, "B": True})
     homes = [add_ipv6(lab, x, only=True) for x in "AB"]
@@ -209,12 +209,7 @@ def test_an_ipv6_table_survives_its_hosts_loss_through_a_seats_pinhole(
                               "--transcript", str(tmp_path / f"t{k + 1}"), *COMMON))
         _wait_for(outs[1 + k], r"Seated at seat (\d)", joins[-1])
         assert f"done (PCP): the Internet reaches [{homes[k]}]:47630" in outs[1 + k].read_text()
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not any(
-            r["env"]["body"]["type"] == "move" for r in _records(tmp_path / "t1")):
-        time.sleep(0.05)
-    host.kill()  # the host's process dies mid-match
-    host.wait(timeout=10)
+    _kill_after_first_move(host, tmp_path / "t1")  # the host dies mid-match
     _finish(joins, outs[1:])
     records = _verified([tmp_path / "t1", tmp_path / "t2"], hands=1)
     players = records[0]["env"]["body"]["players"]

@@ -4,7 +4,6 @@ hole punched there as a resume is (4.7 step 5), so the relay carries none of its
 
 from __future__ import annotations
 
-import time
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
@@ -15,7 +14,15 @@ from dernier_p2p.net.relay import read_record
 from dernier_p2p.wire.canonical import decode
 
 from .nat import NatLab
-from .test_internet import COMMON, _dernier, _finish, _records, _verified, _wait_for
+from .test_internet import (
+    COMMON,
+    _dernier,
+    _finish,
+    _join_in_seat_order,
+    _kill_after_first_move,
+    _verified,
+    _wait_for,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -44,21 +51,11 @@ def test_a_link_to_a_seat_standing_by_at_the_relay_is_hole_punched(
                     "--key", str(tmp_path / "k0"), "--transcript", str(tmp_path / "t0"),
                     *COMMON)
     code = _wait_for(outs[1], r"dernier join (dn1-[a-z2-7]+)", host)
-    joins = []
-    for k, x in enumerate("BC"):  # B joins first: seat 1, the next host
-        joins.append(_dernier(lab, lab.rtr[x].home_ns, tmp_path, outs[2 + k], "-v", "join",
-                              code, "--no-map", "--name", f"J{k + 1}",
-                              "--key", str(tmp_path / f"k{k + 1}"),
-                              "--transcript", str(tmp_path / f"t{k + 1}"), *COMMON))
-        _wait_for(outs[2 + k], r"Seated at seat (\d)", joins[-1])
+    joins = _join_in_seat_order(lab, tmp_path, outs[2:], code,  # B: seat 1, the next host
+                                [("B", ["--no-map"]), ("C", ["--no-map"])])
     for out in outs[2:]:  # both stand by at the relay (their routers map nothing)
         _wait_for(out, r"(registered with the relay)", joins[0])
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not any(
-            r["env"]["body"]["type"] == "move" for r in _records(tmp_path / "t1")):
-        time.sleep(0.05)
-    host.kill()  # the host's process dies mid-match
-    host.wait(timeout=10)
+    _kill_after_first_move(host, tmp_path / "t1")  # the host dies mid-match
     _finish(joins, outs[2:])
     relay.terminate()
     relay.wait(timeout=10)

@@ -5,14 +5,21 @@ relays under that seat's token, where it stands by, as a resume or a new host is
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from .nat import NatLab
-from .test_internet import COMMON, _dernier, _finish, _records, _verified, _wait_for
+from .test_internet import (
+    COMMON,
+    _dernier,
+    _finish,
+    _join_in_seat_order,
+    _kill_after_first_move,
+    _verified,
+    _wait_for,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -40,26 +47,16 @@ def test_a_depose_vote_reaches_a_next_host_behind_nat_through_a_seat_relay(
                     "--no-announce", "--grace-seconds", "2", "--key", str(tmp_path / "k0"),
                     "--transcript", str(tmp_path / "t0"), *COMMON)
     code = _wait_for(outs[0], r"dernier join (dn1-[a-z2-7]+)", host)
-    joins = []
-    for k, (x, opts) in enumerate((("B", ["--no-map"]), ("C", ["--no-map"]), ("D", []),
-                                   ("E", []))):  # in seat order: B is seat 1, the next host
-        joins.append(_dernier(lab, lab.rtr[x].home_ns, tmp_path, outs[1 + k], "-v", "join",
-                              code, *opts, "--name", f"J{k + 1}",
-                              "--key", str(tmp_path / f"k{k + 1}"),
-                              "--transcript", str(tmp_path / f"t{k + 1}"), *COMMON))
-        _wait_for(outs[1 + k], r"Seated at seat (\d)", joins[-1])
+    joins = _join_in_seat_order(lab, tmp_path, outs[1:], code,  # B: seat 1, the next host
+                                [("B", ["--no-map"]), ("C", ["--no-map"]), ("D", []),
+                                 ("E", [])])
     a_wan, b_wan, d_wan, e_wan = (lab.rtr[x].wan_ip for x in "ABDE")
     seat_relays = {f"{a_wan}:47630", f"{d_wan}:47630", f"{e_wan}:47630"}
     # B and C stand by at the seat relays (D's and E's listen addresses are global)
     for out, proc in ((outs[1], joins[0]), (outs[2], joins[1])):
         for where in sorted(seat_relays):
             _wait_for(out, rf"at the seat relay ({re.escape(where)}): registered", proc)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not any(
-            r["env"]["body"]["type"] == "move" for r in _records(tmp_path / "t1")):
-        time.sleep(0.05)
-    host.kill()  # the host's process dies mid-match (SIGKILL)
-    host.wait(timeout=10)
+    _kill_after_first_move(host, tmp_path / "t1")  # the host dies mid-match
     _finish(joins, outs[1:], limit=240)
     records = _verified([tmp_path / f"t{k}" for k in range(1, 5)], hands=1)
     players = records[0]["env"]["body"]["players"]

@@ -13,7 +13,14 @@ from dernier_p2p.net.relay import read_record
 from dernier_p2p.wire.canonical import decode
 
 from .nat import NatLab
-from .test_internet import COMMON, _dernier, _finish, _records, _verified, _wait_for
+from .test_internet import (
+    COMMON,
+    _dernier,
+    _finish,
+    _kill_after_first_move,
+    _verified,
+    _wait_for,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -200,12 +207,7 @@ def test_after_the_hosts_loss_the_new_host_is_reached_by_punching(
         _wait_for(outs[2 + k], r"Seated at seat (\d)", joins[-1])
     for out in outs[2:]:
         assert "hole punched" in out.read_text(), out.read_text()
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not any(
-            r["env"]["body"]["type"] == "move" for r in _records(tmp_path / "t1")):
-        time.sleep(0.05)
-    host.kill()  # the host's process dies mid-match
-    host.wait(timeout=10)
+    _kill_after_first_move(host, tmp_path / "t1")  # the host dies mid-match
     _finish(joins, outs[2:])
     records = _verified([tmp_path / "t1", tmp_path / "t2"], hands=1)
     changes = [r["env"]["body"] for r in records if r["env"]["body"]["type"] == "host_change"]

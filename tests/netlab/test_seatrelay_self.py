@@ -7,14 +7,21 @@ as any other."""
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from .nat import NatLab
-from .test_internet import COMMON, _dernier, _finish, _records, _verified, _wait_for
+from .test_internet import (
+    COMMON,
+    _dernier,
+    _finish,
+    _join_in_seat_order,
+    _kill_after_first_move,
+    _verified,
+    _wait_for,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -39,21 +46,11 @@ def test_the_one_seat_relay_reaches_the_next_host_standing_by_at_itself(
                     "--key", str(tmp_path / "k0"), "--transcript", str(tmp_path / "t0"),
                     *COMMON)
     code = _wait_for(outs[0], r"dernier join (dn1-[a-z2-7]+)", host)
-    joins = []
-    for k, (x, opts) in enumerate((("B", ["--no-map"]), ("D", []))):  # B: seat 1
-        joins.append(_dernier(lab, lab.rtr[x].home_ns, tmp_path, outs[1 + k], "-v", "join",
-                              code, *opts, "--name", f"J{k + 1}",
-                              "--key", str(tmp_path / f"k{k + 1}"),
-                              "--transcript", str(tmp_path / f"t{k + 1}"), *COMMON))
-        _wait_for(outs[1 + k], r"Seated at seat (\d)", joins[-1])
+    joins = _join_in_seat_order(lab, tmp_path, outs[1:], code,  # B: seat 1
+                                [("B", ["--no-map"]), ("D", [])])
     relay = f"{d_wan}:47630"  # B stands by at D, the one seat relay
     _wait_for(outs[1], rf"at the seat relay ({re.escape(relay)}): registered", joins[0])
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not any(
-            r["env"]["body"]["type"] == "move" for r in _records(tmp_path / "t1")):
-        time.sleep(0.05)
-    host.kill()  # the host's process dies mid-match (SIGKILL)
-    host.wait(timeout=10)
+    _kill_after_first_move(host, tmp_path / "t1")  # the host dies mid-match
     _finish(joins, outs[1:], limit=240)
     records = _verified([tmp_path / "t1", tmp_path / "t2"], hands=1)
     players = records[0]["env"]["body"]["players"]
