@@ -24,6 +24,16 @@ LOOP = "127.0.0.1"
 TOKEN = b"p" * 8
 JOIN = {"k": "relay-join", "version": hs.VERSION, "token": TOKEN}
 ANSWER = {"k": "relay-answer", "version": hs.VERSION, "token": TOKEN, "id": 7}
+
+
+async def _registered(nursery: trio.Nursery) -> tuple[int, FramedStream]:
+    """A relay on loopback with a host registered under TOKEN: its port and the host's
+    registration."""
+    port = (await nursery.start(serve_relay, Relay(), 0, LOOP))[0].socket.getsockname()[1]
+    control = await open_framed(LOOP, port, hs.MAX_FRAME)
+    await control.send(encode({"k": "relay-host", "version": hs.VERSION, "token": TOKEN}))
+    assert (await hs.receive_message(control))["k"] == "relay-ready"
+    return port, control
 BAD_PORTS = [0, 65536, -1, True, False, "40000", 40000.5, None, [40000]]
 
 
@@ -119,11 +129,7 @@ async def test_the_relay_tells_each_side_its_own_address_and_copies_the_ports() 
     kept): the role is both parts."""
     with trio.fail_after(20):
         async with trio.open_nursery() as nursery:
-            port = (await nursery.start(serve_relay, Relay(), 0, LOOP))[0].socket.getsockname()[1]
-            control = await open_framed(LOOP, port, hs.MAX_FRAME)
-            await control.send(encode({"k": "relay-host", "version": hs.VERSION,
-                                       "token": TOKEN}))
-            assert (await hs.receive_message(control))["k"] == "relay-ready"
+            port, control = await _registered(nursery)
             joined: list[Any] = []
 
             async def join() -> None:
@@ -153,11 +159,7 @@ async def test_the_relay_tells_each_side_its_own_address_and_copies_the_ports() 
 async def test_an_answer_naming_a_port_for_a_call_without_at_is_refused() -> None:
     with trio.fail_after(20):
         async with trio.open_nursery() as nursery:
-            port = (await nursery.start(serve_relay, Relay(), 0, LOOP))[0].socket.getsockname()[1]
-            control = await open_framed(LOOP, port, hs.MAX_FRAME)
-            await control.send(encode({"k": "relay-host", "version": hs.VERSION,
-                                       "token": TOKEN}))
-            assert (await hs.receive_message(control))["k"] == "relay-ready"
+            port, control = await _registered(nursery)
             nursery.start_soon(relay.join_through_relay, (LOOP, port), TOKEN)  # no punch
             call = await hs.receive_message(control)
             assert set(call) == {"k", "id"}
