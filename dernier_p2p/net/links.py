@@ -299,15 +299,11 @@ async def open_link(
     stands by; a connection there is taken only with ``target``'s key in its challenge. Last,
     when ``target`` stands by at this seat's own seat relay, that relay, at ``own`` (the
     local address of this seat's listener), unpunched."""
-    from dernier_p2p.net.seatrelay import (  # (seatrelay imports this module)
-        seat_relays,
-        stands_by_at,
-    )
+    from dernier_p2p.net.seatrelay import relays_to  # (seatrelay imports this module)
 
-    relays = [] if target is None else seat_relays(session, session.seat, target)
-    if own is not None and (target is None or session.seat is None
-                            or not stands_by_at(session, session.seat, target)):
-        own = None
+    relays: list[tuple[str, int]] = []
+    if target is not None:
+        relays, own = relays_to(session, session.seat, target, own)
     if target is None or (relay is None and not relays and own is None):
         stream = await open_framed(address[0], address[1], hs.MAX_FRAME)
     else:

@@ -41,7 +41,7 @@ from dernier_p2p.net.framing import FramedStream, open_framed, serve_framed
 from dernier_p2p.net.reach import new_host_dialer
 from dernier_p2p.net.relay import keep_registered, seat_token
 from dernier_p2p.net.seat import BackgroundWriter, LocalSeat
-from dernier_p2p.net.seatrelay import local_address, seat_relays, stand_by, stands_by_at
+from dernier_p2p.net.seatrelay import local_address, relays_to, stand_by
 from dernier_p2p.protocol.liveness.budgets import CENSOR_MS
 from dernier_p2p.protocol.node.own import RestoreError
 from dernier_p2p.protocol.node.peer import PeerNode
@@ -208,10 +208,8 @@ class Peer:
         assert node is not None and node.own is not None
         session = node.own.session
         first = session.host == self._first_host and seat == self._first_host
-        relays = seat_relays(session, node.own.seat, seat)  # 4.7 step 7
-        # and this seat's own seat relay last, where ``seat`` stands by
-        own = self.driver.own_relay if node.own.seat is not None and stands_by_at(
-            session, node.own.seat, seat) else None
+        # the seat relays (4.7 step 7), and this seat's own last where ``seat`` stands by
+        relays, own = relays_to(session, node.own.seat, seat, self.driver.own_relay)
         if first and (self.config.dial is not None or self.address[1] != 0):
             add = getattr(self.config.dial, "add_seat_relays", None)
             if add is not None:

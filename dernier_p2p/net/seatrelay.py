@@ -59,6 +59,17 @@ def stands_by_at(session: Any, relay: int, target: int) -> bool:
     return is_reachable(here) and here in seat_relays(session, target)
 
 
+def relays_to(session: Any, own: int | None, target: int, own_relay: tuple[str, int] | None
+              ) -> tuple[list[tuple[str, int]], tuple[str, int] | None]:
+    """The seat relays by which seat ``own`` reaches seat ``target`` (:func:`seat_relays`),
+    and its own seat relay, at ``own_relay`` on this machine, when ``target`` stands by there
+    (:func:`stands_by_at`; else None): for resumes, a new host and links alike."""
+    relays = seat_relays(session, own, target)
+    if own is None or own_relay is None or not stands_by_at(session, own, target):
+        return relays, None
+    return relays, own_relay
+
+
 def local_address(listeners: list[Any] | None) -> tuple[str, int] | None:
     """Where this process reaches its own listener (its seat relay, PROTOCOL.md 4.7 step 7)
     on this machine: the listening socket's own address, the loopback address for one bound
