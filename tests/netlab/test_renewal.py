@@ -96,10 +96,11 @@ def test_the_host_reads_the_renewals_stopping_and_coming_back_whole_at_60_column
                   env=dict(os.environ, HOME=str(tmp_path), XDG_DATA_HOME=str(tmp_path / "d"),
                            **env))
         if ui == "screen":
-            term.wait_for(lambda s: (t := table_of(s)) and "(you)" in " ".join(
-                r for b in t.players for r in b.rows) and ("card" in t.prompt
-                                                           or "name the suit" in t.prompt),
-                "the host's turn at the table", limit=60)  # (a wild turned up: a suit first)
+            # its turn: the mark on its own row and a prompt open (to play a card, to name a
+            # suit when a wild turned up, or only to draw when nothing fits)
+            term.wait_for(lambda s: (t := table_of(s)) and any(
+                "▶" in r and "(you)" in r for b in t.players for r in b.rows)
+                and ">" in t.prompt, "the host's turn at the table", limit=60)
             lab.refuse_upnp("A")
             table = term.wait_for(lambda s: (t := table_of(s)) and stopped in _log_text(t)
                                   and t, "the renewals stopping, whole in the log")
