@@ -165,12 +165,17 @@ def _below(getrandbits, n: int) -> int:  # noqa: ANN001 - rng.getrandbits
     return j
 
 
-def fitting(state: State, cards: Iterable[Card]) -> frozenset[Card]:
+def fitting(state: State, cards: Iterable[Card], suits: frozenset[int] | None = None
+            ) -> frozenset[Card]:
     """Of ``cards``, those that could be played in turn on ``state``'s discard with no chain
-    pending: wild cards, the suit to follow, the top card's rank."""
+    pending: wild cards, the suit to follow, the top card's rank. ``suits``: the suits that
+    may have been named (the state's own is one of them, not known to be the one): only the
+    cards that fit whichever it was, wild cards and the top card's rank."""
     top = state.top
     if top is None:
         return frozenset()
     wild = state.rules.wild_ranks
+    if suits is not None and len(suits) > 1:
+        return frozenset(c for c in cards if c.rank in wild or c.rank is top.rank)
     suit = state.effective_suit
     return frozenset(c for c in cards if c.rank in wild or c.rank is top.rank or c.suit is suit)

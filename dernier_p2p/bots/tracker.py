@@ -33,10 +33,12 @@ from dernier_p2p.rules import (
     Draw,
     IllegalMove,
     Move,
+    NameSuit,
     Pass,
     Play,
     Shuffle,
     State,
+    Suit,
     apply,
     deck_cards,
     legal_moves,
@@ -127,6 +129,56 @@ def _candidates(x: State, plays: Sequence[tuple[int, Card]], played: int) -> lis
     return out
 
 
+def named_suits(path: Sequence[tuple[State, Move]]) -> tuple[list[frozenset[int] | None],
+                                                             list[bool]]:
+    """For each step of a replayed path: the suits that may be named in force in its state
+    when the replay cannot tell which (None: its state's own), and whether the suit the step
+    names, if it names one, is the one named.
+
+    The end state shows the suit named last while no card covers it, and a card played on it
+    shows it as far as the rules let that card follow only some suits (a plain card follows the
+    named suit; a wild card follows any): every suit under which the covering card was legal
+    stays possible, and the replay took the first of them. A card that may name a suit but
+    need not (``originale``'s jack) may also have named none (-1 among the suits: the card's
+    own suit is to follow)."""
+    n = len(path)
+    force: list[frozenset[int] | None] = [None] * n
+    sure = [True] * n
+    for i, (x, move) in enumerate(path):
+        if move.__class__ is Play:
+            rank = move.card.rank
+            rules = x.rules
+            if rank not in rules.naming_ranks and rank not in rules.optional_naming_ranks:
+                continue
+            options: tuple[Suit | None, ...] = tuple(Suit)
+            if rank in rules.optional_naming_ranks:
+                options = (None, *options)
+        elif move.__class__ is NameSuit:
+            options = tuple(Suit)
+        else:
+            continue
+        j = next((k for k in range(i + 1, n) if path[k][1].__class__ is Play), None)
+        if j is None:
+            continue  # (the end state shows it)
+        x, cover = path[j]
+        possible = frozenset(-1 if s is None else int(s) for s in options
+                             if _legal_under(x, cover, s))
+        if len(possible) > 1:
+            sure[i] = False
+            for k in range(i + 1, j + 1):
+                force[k] = possible
+    return force, sure
+
+
+def _legal_under(x: State, play: Play, suit: Suit | None) -> bool:
+    """Whether ``play``'s card was legal in ``x`` had ``suit`` been named (None: none)."""
+    try:
+        moves = legal_moves(x._replace(named_suit=suit), play.seat, {play.slot: play.card})
+    except (IllegalMove, ValueError):
+        return False
+    return any(m.__class__ is Play and m.slot == play.slot for m in moves)
+
+
 def shed_order(rules: object, card: Card) -> tuple[bool, bool, int]:
     """How a player who sheds as the heuristic bot does ranks ``card`` (higher first)."""
     rank = card.rank
@@ -160,15 +212,9 @@ class Tracker:
         if last is not None and last.clock < state.clock:
             path = replay(last, state)
             if path is not None:
-                # (a suit named and then covered by a later card is not known: the replay
-                # may have found any suit)
-                covered = False
-                sure = []
-                for _, move in reversed(path):
-                    sure.append(not covered)
-                    covered = covered or move.__class__ is Play
-                for (x, move), known in zip(path, reversed(sure), strict=True):
-                    self._infer(x, move, seat, known)
+                force, sure = named_suits(path)
+                for (x, move), suits, known in zip(path, force, sure, strict=True):
+                    self._infer(x, move, seat, known, suits)
         self.last = state
         if not self.ranked:
             return self.voids
@@ -189,13 +235,17 @@ class Tracker:
             return
         self.last = after
 
-    def _infer(self, x: State, move: Move, me: int, suit_known: bool = True) -> None:
+    def _infer(self, x: State, move: Move, me: int, suit_known: bool = True,
+               suits: frozenset[int] | None = None) -> None:
+        """Read ``move``, made in ``x``; ``suit_known``: the suit it names (if any) is known;
+        ``suits``: the suits that may be in force in ``x`` if not only its own
+        (:func:`named_suits`)."""
         actor = getattr(move, "seat", None)
         if actor is None or actor == me or x.phase is not PLAY_PHASE:
             return
         cards = _faces(x)
         if move.__class__ is Play and self.plays:
-            self._read_play(x, move, actor, cards, suit_known)
+            self._read_play(x, move, actor, cards, suit_known, suits)
         if move.__class__ is Draw:
             if x.pending_draw:
                 answers = x.rules._info["answers"].get(x.pending_kind, frozenset())
@@ -205,11 +255,11 @@ class Tracker:
                                       and (not x.rules.cancel_same_suit
                                            or c.suit is x.top.suit))
             else:
-                void = fitting(x, cards)
+                void = fitting(x, cards, suits)
             for slot in x.hands[actor]:
                 self._add(slot, void)
         elif move.__class__ is Pass and x.drawn >= 0:
-            self._add(x.drawn, fitting(x, cards))
+            self._add(x.drawn, fitting(x, cards, suits))
 
     def copy(self) -> Tracker:
         """A tracker that knows what this one knows and goes on alone (a hint's search moves
@@ -231,7 +281,7 @@ class Tracker:
                 for reading in found]
 
     def _read_play(self, x: State, move: Play, actor: int, cards: frozenset[Card],
-                   suit_known: bool) -> None:
+                   suit_known: bool, suits: frozenset[int] | None = None) -> None:
         """A card played: first, does it show the actor's earlier plays were not by rank?
         Then the suit it named, if ``suit_known`` (not covered by a later card before this
         seat saw the table), and, played in turn by choice (no chain, not a drawn card), what
@@ -251,7 +301,7 @@ class Tracker:
             return
         rules = x.rules
         worth = shed_order(rules, move.card)
-        void = frozenset(c for c in fitting(x, cards) if shed_order(rules, c) > worth)
+        void = frozenset(c for c in fitting(x, cards, suits) if shed_order(rules, c) > worth)
         if not void:
             return
         mine = self.ranked.setdefault(actor, {})

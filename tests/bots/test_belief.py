@@ -139,7 +139,7 @@ def test_the_search_bots_worlds_keep_every_public_fact_through_a_match(variant: 
     public fact: the public faces, its own hand and remembered cards where they are, the
     deck's cards once each, and no hidden slot dealt a card its holder showed it did not hold
     (the real deal is one such world)."""
-    rules = get_variant(variant, match=MatchFormat("hands", 2))
+    rules = get_variant(variant, match=MatchFormat("hands", 3))
     dealer = Dealer(rules, 5)
     counts: Counter[str] = Counter()
     bot = SearchBot(3, iterations=6)

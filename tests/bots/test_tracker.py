@@ -9,7 +9,17 @@ import pytest
 from dernier_p2p.bots import HeuristicBot, RandomBot
 from dernier_p2p.bots.belief import _held_most
 from dernier_p2p.bots.tracker import Tracker, replay
-from dernier_p2p.rules import Draw, MatchFormat, Pass, Play, Suit, get_variant, parse_card
+from dernier_p2p.rules import (
+    ChooseHandSize,
+    Cut,
+    Draw,
+    MatchFormat,
+    Pass,
+    Play,
+    Suit,
+    get_variant,
+    parse_card,
+)
 from dernier_p2p.rules.simulate import Dealer, Table, play_match
 
 
@@ -130,7 +140,7 @@ def test_what_is_inferred_of_heuristic_players_is_true(variant: str, plays: bool
     rules = get_variant(variant, match=MatchFormat("hands", 2))
     inferred = 0
     named = [0]
-    for players in (2, 3):
+    for players in (2, 3, 4):  # (at three seats and more, a suit named can be covered unseen)
         dealer = Dealer(rules, players)
         tracker = Tracker(plays=plays)
 
@@ -206,3 +216,65 @@ def test_a_bot_used_for_a_second_match_starts_it_knowing_nothing_of_the_first() 
     assert bot._memory == own_faces(state, seat, view)
     assert not bot.tracker.unranked and not bot.tracker.ranked
     assert all(x in state.hands[1] for x in bot.tracker.voids)  # (only this match's reading)
+
+
+def test_a_suit_named_then_covered_by_a_wild_card_is_not_taken_for_the_replays_guess() -> None:
+    """Seat 1 names red, seat 2 (no red, no wild) draws a wild card and plays it before seat 0
+    looks: any suit could have been named, so the draw says only that seat 2 held no wild
+    card, not that it held no yellow (the first suit a replay tries)."""
+    rules = get_variant("standard")
+    table = Table(rules, ["5G 6G 7G 8G 9G 1B 2B", "WILD 4B 6B 7B 8B 9B 1B",
+                          "1Y 2Y 3Y 4Y 6Y 7Y 9Y"], first="3G", then="WILD", dealer=2)
+    tracker = Tracker(plays=True)
+    tracker.observe(table.state, 0)
+    play = Play(0, table.slot(0, "5G"), parse_card("5G"))
+    tracker.moved(table.state, play)
+    table.move(play)
+    table.play(1, "WILD", Suit.RED)
+    held = table.state.hands[2]
+    table.draw(2)
+    table.play(2, "WILD", Suit.BLUE)
+    voids = tracker.observe(table.state, 0)
+    for x in held:
+        assert parse_card("WILD") in voids[x]  # it drew: it held no wild card
+        assert parse_card("1Y") not in voids[x] and parse_card("1R") not in voids[x]
+    # seat 1's suit is not known; seat 2's, still on the pile, is
+    assert [(slots, suit) for slots, suit in tracker.named] == [
+        (table.state.hands[2], int(Suit.BLUE))]
+
+
+def test_a_plain_card_played_on_a_named_suit_shows_the_suit() -> None:
+    """Seat 1 names red and seat 2 plays a red card on it: red was named, so seat 1's reading
+    holds, and seat 2's play is read against red."""
+    rules = get_variant("standard")
+    table = Table(rules, ["5G 6G 7G 8G 9G 1B 2B", "WILD 4R 6B 7B 8B 9B 1B",
+                          "1R 2Y 3Y 4Y 6Y 7Y 9Y"], first="3G", dealer=2)
+    tracker = Tracker(plays=True)
+    tracker.observe(table.state, 0)
+    play = Play(0, table.slot(0, "5G"), parse_card("5G"))
+    tracker.moved(table.state, play)
+    table.move(play)
+    held = tuple(x for x in table.state.hands[1] if x != table.slot(1, "WILD"))
+    table.play(1, "WILD", Suit.RED)
+    table.play(2, "1R")
+    tracker.observe(table.state, 0)
+    assert (held, int(Suit.RED)) in tracker.named
+
+
+def test_a_jack_that_may_name_a_suit_leaves_the_suit_unknown_when_covered() -> None:
+    """``originale``: seat 1's jack of green names yellow (it may, or may not), and seat 2's
+    jack of yellow covers it before seat 0 looks. A replay cannot tell whether green or yellow
+    was to follow, so seat 2's choice is not read as made on green: its 7 of green (an attack,
+    worth more than a jack, but not fitting yellow) is not ruled out."""
+    rules = get_variant("originale")
+    table = Table(rules, ["2Y 3Y 4Y 5Y 6Y", "JG 5B 8B 6B QB", "JY 7G 9R 9B 8R"], first="3G",
+                  bottom="10B")
+    table.move(Cut(2, False, parse_card("10B")))
+    table.move(ChooseHandSize(0, 5))
+    tracker = Tracker(plays=True)
+    tracker.observe(table.state, 0)
+    seven = table.slot(2, "7G")
+    table.play(1, "JG", Suit.YELLOW)
+    table.play(2, "JY")
+    voids = tracker.observe(table.state, 0)
+    assert parse_card("7G") not in voids.get(seven, frozenset())
