@@ -7,7 +7,9 @@ when it may act), finds the moves the others made in between by replaying them w
 engine (the cards played are public, draws come off the front of the pile), and notes for each
 slot of the drawer's hand the cards it is believed not to hold (``voids``). Only public
 information is used; when the moves in between cannot be told (a refused move, a reshuffle
-ordered otherwise, too many possibilities), nothing is inferred.
+ordered otherwise, too many possibilities), nothing is inferred. A suit named and covered by a
+later card before the seat looks is known only as far as that card could follow it
+(:func:`named_suits`); where it is not, what is read in between holds whichever it was.
 
 With ``plays``, a card played in turn says more of a player who sheds as the heuristic bot
 does (its most valuable fitting card first: not wild, then attacks, then points): that its
@@ -283,9 +285,9 @@ class Tracker:
     def _read_play(self, x: State, move: Play, actor: int, cards: frozenset[Card],
                    suit_known: bool, suits: frozenset[int] | None = None) -> None:
         """A card played: first, does it show the actor's earlier plays were not by rank?
-        Then the suit it named, if ``suit_known`` (not covered by a later card before this
-        seat saw the table), and, played in turn by choice (no chain, not a drawn card), what
-        it says of the actor's other cards."""
+        Then the suit it named, if ``suit_known`` (the replay can tell it: :func:`named_suits`),
+        and, played in turn by choice (no chain, not a drawn card), what it says of the actor's
+        other cards (``suits``: the suits that may be in force, if not only ``x``'s own)."""
         if actor in self.unranked:
             return
         mine = self.ranked.get(actor)
