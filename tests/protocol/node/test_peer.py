@@ -700,6 +700,17 @@ def replaced() -> tuple[Bed, dict, dict]:
     return bed, change, stale
 
 
+def seat_after_host_change() -> PeerNode:
+    """Seat 2, resumed with seat 1, holding and playing on with seat 1's host change."""
+    bed, change, _ = replaced()
+    node = node_of(bed, 2, 7)
+    node.welcomed(1, 2, 6, 10)
+    node.from_host({"k": "rec", "rec": change}, 10)
+    run(node, 10)
+    assert node.own.session.host == 1 and node.up
+    return node
+
+
 def closes_up(effects: list[Any]) -> bool:
     return any(isinstance(e, fx.Close) and e.conn == fx.UP for e in effects)
 
@@ -707,12 +718,7 @@ def closes_up(effects: list[Any]) -> bool:
 def test_a_late_welcome_from_the_replaced_host_is_closed_without_forwarding_to_it():
     """Seat 2 resumed with seat 1 and holds its host change; seat 0, which was frozen, answers
     its earlier dial now, with its last record below the host change's: not taken (7.6)."""
-    bed, change, _ = replaced()
-    node = node_of(bed, 2, 7)
-    node.welcomed(1, 2, 6, 10)
-    node.from_host({"k": "rec", "rec": change}, 10)
-    run(node, 10)
-    assert node.own.session.host == 1 and node.up
+    node = seat_after_host_change()
     node.welcomed(HOST, 2, 6, 20)
     out = node.take()
     assert closes_up(out) and not node.up
@@ -805,12 +811,7 @@ def test_the_replaced_host_short_of_the_seats_records_is_a_failed_dial_not_a_reb
     not the host (7.6). Taken for a divergence, the seat rebuilt from the old chain and sat at
     a host that sequenced nothing until it ended the match as stuck, while the table went on
     without it."""
-    bed, change, _ = replaced()
-    node = node_of(bed, 2, 7)
-    node.welcomed(1, 2, 6, 10)
-    node.from_host({"k": "rec", "rec": change}, 10)
-    run(node, 10)
-    assert node.own.session.host == 1 and node.up
+    node = seat_after_host_change()
     node.dial_failed(HOST, 20, "UNEXPECTED", REFUSED_AHEAD)
     out = node.take()
     assert not closes_up(out) and node.up and not node.watch.rebuild_from
