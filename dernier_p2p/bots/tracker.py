@@ -162,9 +162,9 @@ def named_suits(path: Sequence[tuple[State, Move]]) -> tuple[list[frozenset[int]
         j = next((k for k in range(i + 1, n) if path[k][1].__class__ is Play), None)
         if j is None:
             continue  # (the end state shows it)
-        x, cover = path[j]
+        at, cover = path[j]
         possible = frozenset(-1 if s is None else int(s) for s in options
-                             if _legal_under(x, cover, s))
+                             if _legal_under(at, cover, s))
         if len(possible) > 1:
             sure[i] = False
             for k in range(i + 1, j + 1):
