@@ -5,12 +5,14 @@ port mapping (UPnP, then NAT-PMP), registers the table with a relay if one is gi
 if the relay goes away), tells the user what worked and what to do when nothing did, and
 builds the invite code. The mapping is removed when the table closes. :func:`seat_routes` does
 the same for a joining seat that offers to host if the host goes away, and
-:func:`takeover_note` says, once, for whom that seat can take over.
+:func:`takeover_note` says, once, for whom that seat can take over. :func:`listed_routes` asks
+the router again, after a crash, for the mapping the table lists as a seat's address.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import socket
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from functools import partial
@@ -356,6 +358,65 @@ async def seat_routes(
                 config.relay_standby = True
         yield
         nursery.cancel_scope.cancel()
+
+
+def routed_here(listed: tuple[str, int] | None) -> bool:
+    """Whether the address the table lists for this seat is a router's outside address that
+    must forward to this machine: a global IPv4 address that is not one of this machine's
+    (it cannot be bound here). None, a loopback, a local or IPv6 address, or a name: no."""
+    if listed is None:
+        return False
+    try:
+        ip = ipaddress.ip_address(listed[0])
+    except ValueError:
+        return False
+    if ip.version != 4 or not ip.is_global:
+        return False
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind((listed[0], 0))
+        except OSError:
+            return True
+    return False
+
+
+@asynccontextmanager
+async def listed_routes(
+    listed: tuple[str, int] | None,
+    echo: Callable[..., None],
+    *,
+    map_port: bool = True,
+    map_timeout_s: float = 2.0,
+    map_lease_s: int = LEASE_S,
+) -> AsyncIterator[None]:
+    """A seat coming back after a crash (``dernier host`` or ``join`` run again with the
+    transcript) listens again on the port the table lists for it. Where that address is its
+    router's (:func:`routed_here`), the mapping the crashed process held may have lapsed or
+    gone with a restart of the router: ask for it again while the block lasts (renewed, and
+    removed at the end, as when the seat joined) and say whether the router forwards the
+    listed address again. ``map_port`` False (``--no-map``) leaves the router alone."""
+    if not map_port or not routed_here(listed):
+        yield
+        return
+    assert listed is not None
+    where = host_port(*listed)
+    port = listed[1]
+    echo(f"Asking your router again to forward {where}, the address the table lists for this "
+         "seat (UPnP, then NAT-PMP)...")
+    attempt = Attempt()
+    async with _maybe_mapped(True, port, attempt, map_timeout_s, echo, map_lease_s,
+                             seat=True) as mapping:
+        if mapping is None:
+            echo("  no router mapping (" + "; ".join(attempt.notes) + "): players outside "
+                 f"your network may not reach this seat at {where}.")
+        elif (mapping.external_ip, mapping.external_port) == listed:
+            echo(f"  done ({mapping.method}): the router forwards {where} to this machine "
+                 "again")
+        else:
+            echo(f"  the router forwards {host_port(mapping.external_ip, mapping.external_port)}"
+                 f" now, not {where}, the address the table lists: players outside your "
+                 "network cannot reach this seat there.")
+        yield
 
 
 def takeover_note(

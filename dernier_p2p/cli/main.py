@@ -491,7 +491,7 @@ def host(
     if exists_with_records(transcript):
         assert transcript is not None
         _come_back(identity, transcript, name, bot, no_colour, offer_seconds, relay_at, plain,
-                   level, bind)
+                   level, bind, map_port=not no_map, map_lease_s=map_lease)
         return
     _check_port_free(bind, port)
     path = _transcript_path(transcript, variant)
@@ -564,14 +564,16 @@ def _check_port_free(bind: str, port: int) -> None:
 def _come_back(
     identity: Any, transcript: Path, name: str, bot: bool, no_colour: bool, offer_s: float,
     relay: tuple[str, int] | None = None, plain: bool = False, level: str = DEFAULT_LEVEL,
-    bind: str = "0.0.0.0",
+    bind: str = "0.0.0.0", *, map_port: bool = True, map_lease_s: int = 3600,
 ) -> None:
     """``dernier host`` run again with the transcript of a match it hosted: the seat comes back
     as a player of the next host (PROTOCOL.md 7.6), found at its listen address or, given the
     table's ``relay`` (the host's ``--relay``), through the relay where it stands by. It
     listens again at ``bind`` (every interface for 0.0.0.0) on the port the table lists for
-    it: the address listed may be its router's mapping, not one of this machine's."""
-    from dernier_p2p.cli.rejoin import seat_seed
+    it: the address listed may be its router's mapping, not one of this machine's, and that
+    mapping is asked for again (``map_port``, for ``map_lease_s``; :func:`listed_routes`)."""
+    from dernier_p2p.cli.internet import listed_routes
+    from dernier_p2p.cli.rejoin import listed_address, seat_seed
     from dernier_p2p.cli.table import Seating, join_table
     from dernier_p2p.net.peer import PeerConfig
 
@@ -583,8 +585,14 @@ def _come_back(
     screen = _screen(plain or bot)  # the same table as the match began with
     seating = Seating(bot=bot, colour=_colour(no_colour), offer_s=offer_s, screen=screen,
                       level=level)
-    seat = _run(lambda: join_table(identity, ("", 0), config, seating), " to the new host",
-                screen=screen, header="dernier")
+    listed = listed_address(transcript, identity)
+
+    async def play() -> Any:
+        async with listed_routes(listed, seating.tell, map_port=map_port,
+                                 map_lease_s=map_lease_s):
+            return await join_table(identity, ("", 0), config, seating)
+
+    seat = _run(play, " to the new host", screen=screen, header="dernier")
     _final(seat, transcript, seating)
 
 
@@ -720,6 +728,7 @@ def join(
         bind_for,
         exists_with_records,
         latest_open_match,
+        listed_address,
         parse_listen,
         seat_seed,
     )
@@ -793,11 +802,14 @@ def join(
                       level=level)
 
     async def play() -> Any:
-        from dernier_p2p.cli.internet import seat_routes
+        from dernier_p2p.cli.internet import listed_routes, seat_routes
 
-        if dialer is None:  # a LAN table: the address this machine has is the one to give
-            return await join_table(identity, where, config, seating,
-                                    lambda: latest_open_match(identity))
+        if dialer is None:  # a LAN table, or a seat back: the address it had is given again
+            listed = listed_address(path, identity) if restore else None
+            async with listed_routes(listed, seating.tell, map_port=not no_map,
+                                     map_lease_s=map_lease):
+                return await join_table(identity, where, config, seating,
+                                        lambda: latest_open_match(identity))
         async with seat_routes(config, seating.tell, map_port=not no_map, ipv6=ipv6,
                                map_lease_s=map_lease):
             return await join_table(identity, where, config, seating,

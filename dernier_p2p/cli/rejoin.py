@@ -7,7 +7,9 @@ resume from, and the address a seat listens at to take over as host.
 - :func:`open_match`: whether a transcript holds a match this key sits in that is not over (a
   ``--transcript`` given again, or the newest such file in the transcripts folder after the host
   answered "this key has a seat: resume");
-- :func:`parse_listen`: ``--listen HOST[:PORT]`` (the port defaults to the table's).
+- :func:`parse_listen`: ``--listen HOST[:PORT]`` (the port defaults to the table's);
+- :func:`listed_address`: the address a match's first record lists for the key's seat, where
+  it listens again when it comes back.
 """
 
 from __future__ import annotations
@@ -92,3 +94,24 @@ def bind_for(host: str) -> str:
 
 def exists_with_records(path: Path | None) -> bool:
     return path is not None and os.path.isfile(path) and path.stat().st_size > 0
+
+
+def listed_address(path: Path, identity: IdentityKey) -> tuple[str, int] | None:
+    """The ``listen`` address the match in the transcript at ``path`` lists for the seat of
+    ``identity`` (its first record), or None: none listed, no such seat, or a file that does
+    not read (the restore that follows says why)."""
+    try:
+        records = read_transcript(path, allow_torn_tail=True, versions=(VERSION,))
+        players = records[0]["env"]["body"]["players"]
+        for player in players:
+            if player["key"] == identity.public_bytes():
+                listen = player["listen"]
+                if listen is None:
+                    return None
+                host, port = listen
+                if isinstance(host, str) and type(port) is int:
+                    return host, port
+                return None
+    except (TranscriptError, OSError, IndexError, KeyError, TypeError, ValueError):
+        return None
+    return None

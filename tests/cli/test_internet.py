@@ -400,3 +400,24 @@ def test_the_host_is_told_in_plain_words_when_its_router_stops_renewing_and_agai
     assert renewal_line(True, "pinhole", "[2001:db8::7]:47630", seat=True) == (
         "The router renews the pinhole again: the other players reach this seat at "
         "[2001:db8::7]:47630.")
+
+
+def test_only_a_global_ipv4_address_not_of_this_machine_is_asked_of_the_router_again() -> None:
+    from dernier_p2p.cli.internet import routed_here
+
+    assert routed_here(("8.8.8.8", 47630))  # a router's outside address, as far as it can tell
+    for listed in (None, ("127.0.0.1", 47630), ("192.168.1.7", 47630), ("10.0.0.2", 1),
+                   ("100.64.0.1", 1), ("2001:4860::1", 47630), ("::1", 1),
+                   ("example.org", 47630), ("", 1)):
+        assert not routed_here(listed), listed  # (a global one of its own: tests/netlab)
+
+
+async def test_a_seat_listing_no_router_address_asks_nothing_and_says_nothing() -> None:
+    from dernier_p2p.cli.internet import listed_routes
+
+    said: list[str] = []
+    for listed, map_port in ((("192.168.1.7", 47630), True), (None, True),
+                             (("8.8.8.8", 47630), False)):  # --no-map: the router left alone
+        async with listed_routes(listed, said.append, map_port=map_port):
+            pass
+    assert said == []

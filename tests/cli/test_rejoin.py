@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from dernier_p2p.cli.rejoin import latest_open_match, parse_listen, seat_seed
+from dernier_p2p.cli.rejoin import latest_open_match, listed_address, parse_listen, seat_seed
 from dernier_p2p.wire.identity import IdentityKey
 from tests.cli.helpers import dernier, spawn
 
@@ -213,6 +213,25 @@ def test_the_newest_transcript_seating_the_key_is_found(tmp_path: Path) -> None:
     assert latest_open_match(KEYS[1], tmp_path) in {tmp_path / "m0.transcript",
                                                     tmp_path / "m1.transcript"}
     assert latest_open_match(KEYS[5], tmp_path) is None
+
+
+def test_the_address_a_match_lists_for_a_key_is_read_from_its_first_record(
+        tmp_path: Path) -> None:
+    import trio
+
+    from dernier_p2p.wire.transcript import read_transcript
+    from tests.net.helpers import KEYS, play
+
+    trio.run(lambda: play(tmp_path, 3))
+    path = tmp_path / "t1.bin"
+    players = read_transcript(path)[0]["env"]["body"]["players"]
+    assert players[0]["listen"] is not None and players[1]["listen"] is None
+    assert listed_address(path, KEYS[0]) == tuple(players[0]["listen"])  # the host's
+    assert listed_address(path, KEYS[1]) is None  # a seat that gave no address
+    assert listed_address(path, KEYS[5]) is None  # a key the match does not seat
+    (tmp_path / "junk").write_bytes(b"not a transcript")
+    assert listed_address(tmp_path / "junk", KEYS[0]) is None
+    assert listed_address(tmp_path / "missing", KEYS[0]) is None
 
 
 async def test_a_hello_told_to_resume_comes_back_from_the_transcript(tmp_path: Path) -> None:

@@ -345,3 +345,80 @@ def test_a_table_on_the_internet_survives_the_loss_of_its_host(
     relay.wait(timeout=10)
     log = outs[0].read_text()
     assert log.count("registered") >= 2  # the host's table, and B standing by
+
+
+def _knock(lab: Lab, address: str, port: int) -> subprocess.CompletedProcess[str]:
+    """Connect from the Internet to ``address``:``port`` and read what a seat's listener says
+    first (a link challenge): printed as its length; a non-zero exit when nothing answers."""
+    return subprocess.run(lab.cmd(lab.wan, sys.executable, "-c", (
+        f"import socket; s = socket.create_connection(('{address}', {port}), 3); "
+        "s.settimeout(5); print(len(s.recv(64)))")), capture_output=True, text=True, timeout=30)
+
+
+def _routed_here(lab: Lab, ns: str, address: str) -> bool:
+    """:func:`~dernier_p2p.cli.internet.routed_here` of ``address`` as a machine in ``ns``."""
+    got = subprocess.run(lab.cmd(ns, sys.executable, "-c", (
+        "from dernier_p2p.cli.internet import routed_here; "
+        f"print(routed_here(('{address}', 47630)))")), capture_output=True, text=True,
+        timeout=30, env=_env(lab.tmp))
+    assert got.returncode == 0, got.stderr
+    return got.stdout.strip() == "True"
+
+
+@pytest.mark.slow
+def test_a_host_back_from_a_crash_asks_its_router_again_and_hosts_again_for_the_internet(
+    netlab: Callable[[dict[str, bool]], Lab], tmp_path: Path
+) -> None:
+    # The host (A, whose router maps by UPnP) lists its router's address; J1, on the Internet,
+    # is the next host; J2 (on the Internet too) never hosts. The host's process dies, and its
+    # router forgets the mapping (a lease run out, a router restarted) before the player runs
+    # `dernier host` again.
+    lab = netlab({"A": True})
+    router = lab.rtr["A"]
+    assert _routed_here(lab, router.home_ns, router.wan_ip)  # the router's, not the machine's
+    assert not _routed_here(lab, lab.wan, lab.wan_ip)  # the machine's own public address
+    outs = [tmp_path / f"{n}.out" for n in ("host", "j1", "j2", "host2", "j1b")]
+    host_args = ["host", "--players", "3", "--hands", "2", "--port", "47630", "--no-announce",
+                 "--grace-seconds", "15", "--key", str(tmp_path / "k0"),
+                 "--transcript", str(tmp_path / "t0"), *COMMON]
+    host = _dernier(lab, router.home_ns, tmp_path, outs[0], *host_args)
+    code = _wait_for(outs[0], r"dernier join (dn1-[a-z2-7]+)", host)
+    joins = []
+    for k, extra in ((1, ["--listen", f"{lab.wan_ip}:47630"]), (2, ["--no-listen"])):
+        joins.append(_dernier(lab, lab.wan, tmp_path, outs[k], "-v", "join", code, *extra,
+                              "--name", f"J{k}", "--key", str(tmp_path / f"k{k}"),
+                              "--transcript", str(tmp_path / f"t{k}"), *COMMON))
+        _wait_for(outs[k], r"Seated at seat (\d)", joins[-1])  # J1 first: the next host
+    _kill_after_first_move(host, tmp_path / "t0")
+    _wait_for(outs[1], r"(You host the table from now on\.)", joins[0], 60)
+    forget = subprocess.run(lab.cmd(router.home_ns, sys.executable, "-c", (
+        "import miniupnpc; u = miniupnpc.UPnP(); u.discoverdelay = 1000; u.discover(); "
+        "u.selectigd(); print(u.deleteportmapping(47630, 'TCP'))")),
+        capture_output=True, text=True, timeout=30, env=_env(tmp_path))
+    assert forget.stdout.strip() == "True", forget.stdout + forget.stderr
+    assert _knock(lab, router.wan_ip, 47630).returncode != 0  # nothing forwards there now
+    host2 = _dernier(lab, router.home_ns, tmp_path, outs[3], "-v", *host_args)
+    _wait_for(outs[3], r"(Back at seat 0)", host2, 60)
+    text = outs[3].read_text()
+    assert (f"done (UPnP): the router forwards {router.wan_ip}:47630 to this machine again"
+            in text), text
+    knock = _knock(lab, router.wan_ip, 47630)
+    assert knock.returncode == 0 and int(knock.stdout) > 0, knock.stderr  # forwarded again
+    # J1's process dies in turn: the host, back behind its router, is the only candidate and
+    # hosts again, and J1, run again with its transcript, finds it through the router.
+    joins[0].kill()
+    joins[0].wait(timeout=10)
+    _wait_for(outs[3], r"(You host the table from now on\.)", host2, 60)
+    j1b = _dernier(lab, lab.wan, tmp_path, outs[4], "-v", "join", "--transcript",
+                   str(tmp_path / "t1"), "--key", str(tmp_path / "k1"), *COMMON)
+    _finish([host2, joins[1], j1b], [outs[3], outs[2], outs[4]])
+    again = outs[4].read_text()
+    assert "Back at seat 1" in again, again
+    assert "Asking your router again" not in again  # its own public address: nothing to ask
+    records = _verified([tmp_path / f"t{k}" for k in range(3)], hands=2)
+    changes = [(r["env"]["body"]["old"], r["env"]["body"]["new"]) for r in records
+               if r["env"]["body"]["type"] == "host_change"]
+    assert changes == [(0, 1), (1, 0)]
+    assert records[0]["env"]["body"]["players"][0]["listen"] == [router.wan_ip, 47630]
+    upnp_log = (lab.tmp / "miniupnpd-A.log").read_text()
+    assert upnp_log.count("redirecting port 47630 to 192.168.10.2:47630") >= 2, upnp_log
