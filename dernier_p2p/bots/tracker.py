@@ -13,9 +13,12 @@ later card before the seat looks is known only as far as that card could follow 
 
 With ``plays``, a card played in turn says more of a player who sheds as the heuristic bot
 does (its most valuable fitting card first: not wild, then attacks, then points): that its
-other cards then held no fitting card worth more (``ranked``). That reading is dropped for good
-for a player once it is seen to be false: when it plays a card from a slot it held then that
-would have fitted and was worth more (a random player, or a person, soon shows it), and
+other cards then held no fitting card worth more (``ranked``); and where the variant lets
+players jump in, a move made in turn says that no other player who jumps in whenever it can
+held a card identical to the top one (every seat is offered the out-of-turn moves first).
+Those readings are dropped for good for a player once one is seen to be false: when it plays
+a card from a slot it held then that would have fitted and was worth more, or that was
+identical to a top card it did not jump in on (a random player, or a person, soon shows it), and
 stays dropped in the match's later hands. Such a
 player also names the suit it holds most of when it plays a wild card: each suit named so is
 kept with the slots the player then held (``named``), for a deal of the hidden cards to favour
@@ -217,6 +220,10 @@ class Tracker:
                 force, sure = named_suits(path)
                 for (x, move), suits, known in zip(path, force, sure, strict=True):
                     self._infer(x, move, seat, known, suits)
+                    if self.plays:
+                        self._read_no_jump(x, getattr(move, "seat", None), seat)
+        if self.plays and to_act(state) == seat:  # its turn: the others let it come
+            self._read_no_jump(state, seat, seat)
         self.last = state
         if not self.ranked:
             return self.voids
@@ -309,6 +316,29 @@ class Tracker:
         mine = self.ranked.setdefault(actor, {})
         for slot in x.hands[actor]:
             if slot != move.slot:
+                have = mine.get(slot)
+                mine[slot] = void if have is None else have | void
+
+    def _read_no_jump(self, x: State, mover: int | None, me: int) -> None:
+        """Seat ``mover`` moved (or, ``me``, is asked to move) in ``x``: if that is in turn,
+        every other seat had been offered the out-of-turn moves first and took none, so a
+        player who jumps in whenever it can (the heuristic bot's habit) held no card identical
+        to the top one. Kept with the readings of plays (``ranked``), so a player later seen
+        playing such a card from a slot it held then is seen not to play by these habits and
+        all of them are dropped for it."""
+        rules = x.rules
+        top = x.top
+        if not rules.jump_in or x.phase is not PLAY_PHASE or top is None:
+            return
+        actor = to_act(x)
+        if mover != actor:
+            return
+        void = frozenset((top,))
+        for seat, hand in enumerate(x.hands):
+            if seat == actor or seat == me or seat in self.unranked or not hand:
+                continue
+            mine = self.ranked.setdefault(seat, {})
+            for slot in hand:
                 have = mine.get(slot)
                 mine[slot] = void if have is None else have | void
 

@@ -278,3 +278,53 @@ def test_a_jack_that_may_name_a_suit_leaves_the_suit_unknown_when_covered() -> N
     table.play(2, "JY")
     voids = tracker.observe(table.state, 0)
     assert parse_card("7G") not in voids.get(seven, frozenset())
+
+
+def _moderno_three(seat_2: str) -> tuple[Table, Tracker]:
+    """A moderno table of three (jump-ins allowed) where seat 0 has played its red 5."""
+    table = Table(get_variant("moderno"), ["5R 1Y 2Y 3Y 4Y 6Y 7Y 8Y",
+                                           "7R 1B 2B 3B 4B 6B 8B 9B", seat_2],
+                  first="9R", then="1R 2R 3R", dealer=2)
+    tracker = Tracker(plays=True)
+    tracker.observe(table.state, 0)
+    play = Play(0, table.slot(0, "5R"), parse_card("5R"))
+    tracker.moved(table.state, play)
+    table.move(play)
+    return table, tracker
+
+
+def test_a_move_made_in_turn_says_the_others_held_no_card_identical_to_the_top() -> None:
+    table, tracker = _moderno_three("7G 1G 2G 3G 4G 6G 8G 9G")
+    table.play(1, "7R")  # seat 2 was offered a jump-in on the red 5 first, and took none
+    table.play(2, "7G")  # and seat 1 one on the red 7
+    voids = tracker.observe(table.state, 0)  # seat 0's turn: both let the green 7 come
+    for x in table.state.hands[2]:
+        assert {parse_card("5R"), parse_card("7G")} <= voids[x]
+    for x in table.state.hands[1]:
+        assert {parse_card("7R"), parse_card("7G")} <= voids[x]
+        assert parse_card("5R") not in voids[x]  # it moved on the red 5: it was not offered
+    plain = Tracker()  # without ``plays``, no habit is read
+    plain.observe(table.state, 0)
+    assert plain.observe(table.state, 0) == {}
+
+
+def test_a_player_seen_not_to_jump_in_with_a_card_it_held_is_read_no_more() -> None:
+    table, tracker = _moderno_three("5R 1G 2G 3G 4G 6G 8G 9G")  # the other red 5
+    table.play(1, "7R")  # seat 2 let the red 5 go by: read, wrongly, as not holding one
+    table.play(2, "5R")  # then plays it from the slot it held
+    tracker.observe(table.state, 0)
+    assert tracker.unranked == {2} and 2 not in tracker.ranked
+
+
+def test_heads_up_the_other_let_its_own_card_go_by_and_held_no_twin() -> None:
+    table = Table(get_variant("moderno"), ["9B 1Y 2Y 3Y 4Y 5Y 6Y 7Y", "8B 1R 2R 3R 4R 5R 6R 8R"],
+                  first="9G", then="8G 8Y 8R", dealer=1)
+    tracker = Tracker(plays=True)
+    tracker.observe(table.state, 0)
+    play = Play(0, table.slot(0, "9B"), parse_card("9B"))
+    tracker.moved(table.state, play)
+    table.move(play)
+    table.play(1, "8B")
+    voids = tracker.observe(table.state, 0)  # seat 1 could have played its twin at once
+    for x in table.state.hands[1]:
+        assert parse_card("8B") in voids[x]
