@@ -61,6 +61,8 @@ class Dialer:
         self.listeners: list[trio.SocketListener] = []
         # routes to this seat's own seat relay (4.7 step 7): never punched (see add_own_relay)
         self.unpunched: set[Route] = set()
+        # whose key the host must hold, in a refusal's words (new_host_dialer: a new host's)
+        self.wanted = "the one in the invite code"
 
     def offer_reach(self, reach: tuple[str, int] | None,
                     listeners: list[trio.SocketListener] | None = None) -> None:
@@ -221,9 +223,9 @@ class Dialer:
         if not self.invite.matches(key):
             raise hs.NetError(
                 WRONG_HOST,
-                f"the host at {self.used} is not the one in the invite code (its key does not "
-                f"match fingerprint {show_fingerprint(self.invite.fingerprint)}); ask the host "
-                "for a fresh code",
+                f"the host at {self.used} is not {self.wanted} (its key does not match "
+                f"fingerprint {show_fingerprint(self.invite.fingerprint)})"
+                + ("; ask the host for a fresh code" if self.wanted.endswith("code") else ""),
             )
 
 
@@ -241,6 +243,7 @@ def new_host_dialer(
     if relay is not None:
         routes.append(Route("relay", relay[0], relay[1], seat_token(game, key)))
     dialer = Dialer(Invite(fingerprint(key), tuple(routes)))
+    dialer.wanted = "the table's new host"
     dialer.add_seat_relays(seat_relays or [], seat_token(game, key))
     dialer.add_own_relay(own, seat_token(game, key))
     return dialer

@@ -177,6 +177,16 @@ async def test_a_joiner_refuses_a_host_whose_key_is_not_the_codes(tmp_path: Path
             nursery.cancel_scope.cancel()
 
 
+def test_a_seat_seeking_a_new_host_says_so_when_it_finds_another_key() -> None:
+    dialer = new_host_dialer((LOOP, 47630), None, GAME, KEYS[2].public_bytes())
+    with pytest.raises(hs.NetError) as err:
+        dialer.check_host(KEYS[3].public_bytes())
+    assert err.value.code == WRONG_HOST
+    assert "is not the table's new host" in err.value.detail
+    assert "invite code" not in err.value.detail and "fresh code" not in err.value.detail
+    dialer.check_host(KEYS[2].public_bytes())  # the new host's own key passes
+
+
 async def test_a_dead_relay_or_unreachable_routes_fail_fast_with_every_reason() -> None:
     dead = await _free_port()
     invite = Invite(fingerprint(KEYS[0].public_bytes()),
