@@ -50,10 +50,13 @@ from dernier_p2p.wire.identity import IdentityKey
 ACK_MS = 2_000
 """An idle seat echoes the head with an ``ack`` this long after records came (5.3)."""
 MAX_FROM_LINK = 1024
-MAX_AHEAD = 4
-"""The most records of the host lent ahead of this seat's last that a seat keeps per lender."""
 """Records from one seat's links waiting in the queue at most (those past it are ignored: the
 seat lends them again, or another does)."""
+MAX_AHEAD = 4
+"""The most records of the host lent ahead of this seat's last that a seat keeps per lender."""
+MAX_GATHER_QUEUE = 64
+"""Frames of the old host a candidate holds, unapplied, while it gathers (7.6): one more and
+it closes that connection, as a candidate did at once before it kept it."""
 PASSED_ON = (act.Dial, act.Probe, act.Urge, act.Lend, act.Note, act.End, act.LookForHost)
 
 
@@ -315,6 +318,10 @@ class PeerNode:
         if self.watch is not None:
             self.watch.heard(now)
         kind = msg["k"]
+        if self.hosting_now and kind in ("rec", "status", "error") and \
+                len(self.queue) >= MAX_GATHER_QUEUE:
+            self._drop_old_host(now)  # (held unapplied while it gathers: a budget)
+            return
         if kind == "rec" and set(msg) == FRAME_FIELDS["rec"]:
             if self.rebuild is not None:
                 self.rebuild.append(msg["rec"])
@@ -1021,6 +1028,16 @@ class PeerNode:
                                      tally=self.watch.tally, wall_offset=self.wall_offset)
         self.out.append(fx.Hosting(listening=True))
         self.out.append(act.Note("take-over", "taking-over", self.own.seat))
+
+    def _drop_old_host(self, now: int) -> None:
+        """A candidate gathering closes the connection it kept to the old host, whose frames
+        outgrew :data:`MAX_GATHER_QUEUE`; stepping back, it goes on with its failover."""
+        self.out.append(fx.Log("warning", "the old host sent more than a gathering seat holds: "
+                               "its connection is closed"))
+        self.out.append(fx.Close(fx.UP, "this seat hosts from now on", now=True))
+        self.up = False
+        self._forget_host_records()
+        self.sent_up = set()
 
     def _send_gathered(self, now: int) -> None:
         """Stepped back with its connection to the old host kept: the own envelopes signed

@@ -983,3 +983,24 @@ def test_a_candidate_stepping_back_does_not_send_again_what_the_old_host_sequenc
     out = node.take()
     assert not [e for e in out if isinstance(e, fx.Send) and e.conn == fx.UP]
     assert persisted(run(node, 1_000 + TRY)) == [rec] and not node.own.unsequenced
+
+
+def test_a_candidate_closes_the_old_hosts_connection_when_it_sends_more_than_it_holds():
+    """What the old host sends while a candidate gathers waits unapplied, so unchecked: past
+    ``MAX_GATHER_QUEUE`` frames the candidate closes that connection (as it did at once
+    before it kept it) and forgets them; stepping back it goes on with its own failover."""
+    bed, node = taking_over()
+    rec = bed.put(bed.take(HOST, "coin_commit"))
+    for k in range(peer.MAX_GATHER_QUEUE):
+        node.from_host({"k": "rec", "rec": rec}, 1_100 + k)
+    assert node.up and not closes_up(node.take())  # (a repeat is judged when applied)
+    node.from_host({"k": "rec", "rec": rec}, 1_200)
+    out = node.take()
+    assert [e.why for e in out if isinstance(e, fx.Close) and e.conn == fx.UP] == \
+        ["this seat hosts from now on"]
+    assert not node.up and not node.queue
+    node.from_host({"k": "rec", "rec": rec}, 1_300)  # (read before the close: ignored)
+    assert not node.queue
+    node.advance(1_000 + TRY)  # no quorum: it steps back into a failover of its own
+    out = node.take()
+    assert fx.Hosting(listening=False) in out and node.watch.phase == "failover"
