@@ -10,7 +10,9 @@ block; it is removed from here once the rules adopt it.
 The first three, tried here, are now the rules (511b486, 023af12): D1, ``stuck_ms`` counting a
 silent connection's discovery and a probe, and the stuck clock waiting for every awaited seat's
 limit; D2, a seat in failover after a lost connection trying its old host too; D3, a seat in
-failover trying every candidate. None is pending.
+failover trying every candidate. So is G9's: a candidate keeping its connection to the old host
+until its ``host_change`` is sequenced, and playing on through it when it steps back. None is
+pending.
 
 Simulation only; process-wide while the block runs; not thread-safe.
 """

@@ -1164,16 +1164,13 @@ RUNS_CASES = {
         '83342704, 1699716752046), (0, 320213101, 1699679734391)], constants={}), faults=[Hosti'
         "le(at=7832, pid=0, kind='stall', target=8, until=4611686018427387904)])",
     ),
-}
-"""Cases found after seats answered a run of deals at once (PROTOCOL.md 15): replayed so."""
-
-RUNS_GAPS = {
-    # G9, seed 2910715 (docs/LIVENESS.md, "Design gaps"): cheaters 3 and 4 of five send
-    # `depose` votes about host 0 and `left` votes about seat 1; the link from host 0 to seat 2
-    # stalls. Seat 2 deposes host 0 (gone) and urges seat 1, which takes over on seat 2's urge
-    # and the cheaters' votes, closing its connection to host 0; host 0 votes `left` about it
-    # after its grace, and with the cheaters' votes sequences record 50 naming honest seat 1.
-    # Every honest seat acted rightly by what reached it: a rule change must close it.
+    # G9, seed 2910715 (sample at 6ec9ed1): cheaters 3 and 4 of five send `depose` votes
+    # about host 0 and `left` votes about seat 1; the link from host 0 to seat 2 stalls. Seat
+    # 2 deposed host 0 (gone) and urged seat 1, which took over on seat 2's urge and the
+    # cheaters' votes and closed its connection to host 0; host 0 voted `left` about it after
+    # its grace, and with the cheaters' votes sequenced record 50 naming honest seat 1. Fix: a
+    # candidate keeps its connection to the old host until its host_change is sequenced, and
+    # stepping back plays on through it (PROTOCOL.md 7.6).
     "a-candidate-taken-over-by-a-quorum-two-cheaters-complete": (
         "verdict",
         "Case(seed=2910715, setup=Setup(players=5, variant='dernier', options={'match': ['han"
@@ -1185,7 +1182,7 @@ RUNS_GAPS = {
         'get=1, until=17791), Stall(at=2294, src=0, dst=2, until=20788)])',
     ),
 }
-"""Design gaps (expected to fail, strict: the test says when a rule change fixes one)."""
+"""Cases found after seats answered a run of deals at once (PROTOCOL.md 15): replayed so."""
 
 
 def _replay(literal: str, strict: bool = False, each: bool = True) -> list[tuple[str, str]]:
@@ -1210,13 +1207,6 @@ def test_regression(name: str) -> None:
 def test_regression_found_with_runs_answered_at_once(name: str) -> None:
     invariant, literal = RUNS_CASES[name]
     assert not _replay(literal, each=False), invariant
-
-
-@pytest.mark.xfail(strict=True, reason="a design gap (docs/LIVENESS.md, G9)")
-@pytest.mark.parametrize("name", sorted(RUNS_GAPS))
-def test_design_gap_found_with_runs_answered_at_once(name: str) -> None:
-    invariant, literal = RUNS_GAPS[name]
-    assert invariant not in {v for v, _ in _replay(literal, each=False)}
 
 
 def test_a_seat_muted_after_the_end_gets_its_ack_in_and_the_end_is_final() -> None:

@@ -410,22 +410,32 @@ class SeatWatch:
             self.urge_lent[seat] = (after, now)
             self._emit(act.Lend(rule("lend"), seat, after))
 
-    def stepped_back(self, now: int, records: list[dict[str, Any]] | None = None) -> None:
-        """This seat took over but gathered no quorum: failover goes on past it (``records``:
-        its records, those forwarded while it gathered counted now by its clocks)."""
+    def stepped_back(self, now: int, records: list[dict[str, Any]] | None = None,
+                     connected: bool = False) -> None:
+        """This seat took over but gathered no quorum (``records``: its records, those
+        forwarded while it gathered counted now by its clocks). ``connected``: it kept its
+        connection to the host (7.6): it plays on with it, or, deposing it itself, goes on with
+        its failover past itself, still playing through that connection; otherwise failover
+        goes on past it."""
         self._now = now
         if records is not None and len(records) > self.waits.counted:
             for rec in records[self.waits.counted:]:
                 env = rec["env"]
                 self.waits.count(env["body"], env["seat"], self.chain.index_of(env["head"]))
             self.waits.begin(self.s.waiting_on(), self._owed(), now)
-        if self.deposing is None:  # it took over on the others' urges alone: their failover
+        self.urged.clear()  # the votes it took over on: only new urges count again
+        if connected:
+            self.host_up = True
+            if self.deposing is None:  # it took over on the others' urges alone: it plays on
+                self.phase = PLAY
+                self._emit(act.Note(rule("step-back"), "step-back", self.me))
+                return
+        elif self.deposing is None:  # it took over on the others' urges alone: their failover
             self.deposing = self.chain.host  # is its own from now on
             self.round = [*self.chain.candidates(), self.chain.host]
             self.failover_since = now
         self.phase = FAILOVER
-        self.host_up = False
-        self.urged.clear()  # the votes it took over on: only new urges count again
+        self.host_up = connected
         if self.me in self.round:
             self.k = self.round.index(self.me)
         self._next_target(now)

@@ -67,11 +67,14 @@ RULES: tuple[Rule, ...] = (
     Rule("urge", "a seat in failover", "every urge_ms while it tries a candidate",
          "send its depose vote to the candidate over a link"),
     Rule("take-over", "a candidate", "it holds fresh depose votes making q(m), its own counted "
-         "once it has voted", "host: gather"),
+         "once it has voted", "host: gather, keeping its connection to the old host until its "
+         "host_change is sequenced"),
     Rule("gather", "a new host", "(7.6)", "take resumes and forwarded records; sequence "
          "host_change once ready"),
     Rule("step-back", "a new host gathering", "no host_change try_ms after it took over",
-         "stop hosting; failover from the next candidate"),
+         "stop hosting; with the old host's connection kept, play on through it (its own "
+         "failover, if it deposed the host itself, from the next candidate); else failover "
+         "from the next candidate"),
     Rule("lost-table", "host, m >= 3", "fewer than q(m) seats connected for gone_ms",
          "look for a candidate that hosts; resume with it with have -1"),
     Rule("tally", "host", "q(m) fresh votes of one kind about one target (one per voter: a "

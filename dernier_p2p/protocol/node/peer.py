@@ -50,10 +50,13 @@ from dernier_p2p.wire.identity import IdentityKey
 ACK_MS = 2_000
 """An idle seat echoes the head with an ``ack`` this long after records came (5.3)."""
 MAX_FROM_LINK = 1024
-MAX_AHEAD = 4
-"""The most records of the host lent ahead of this seat's last that a seat keeps per lender."""
 """Records from one seat's links waiting in the queue at most (those past it are ignored: the
 seat lends them again, or another does)."""
+MAX_AHEAD = 4
+"""The most records of the host lent ahead of this seat's last that a seat keeps per lender."""
+MAX_GATHER_QUEUE = 64
+"""Frames of the old host a candidate holds, unapplied, while it gathers (7.6): one more and
+it closes that connection, as a candidate did at once before it kept it."""
 PASSED_ON = (act.Dial, act.Probe, act.Urge, act.Lend, act.Note, act.End, act.LookForHost)
 
 
@@ -99,6 +102,7 @@ class PeerNode:
         self.rebuild_last = -1
         self.rebuild_suffix = ".replaced"
         self.acked_end = False  # this seat's ack of the record that ended the match (7.11)
+        self.sent_up: set[int] = set()  # own counters the old host held at a take-over (7.6)
         self.stale_holders: dict[int, set[int]] = {}  # replaced host -> holders shown (7.11)
         self.stopped: ProtocolError | None = None
         self.proof: dict[str, Any] | None = None  # the record that proves the stop (4.6)
@@ -229,7 +233,12 @@ class PeerNode:
             return
         if self.hosting_now and not self.watch.rebuild_from:
             # a resume begun before this seat took over: it hosts now (a host that lost its
-            # table, looking for the new host, takes its welcome: it rebuilds from it)
+            # table, looking for the new host, takes its welcome: it rebuilds from it); the
+            # connection it kept to the old host while gathering, if any, is replaced by it
+            if self.up:
+                self.up = False
+                self._forget_host_records()
+                self.watch.disconnected(now, "replaced by a resume")
             self.out.append(fx.Close(fx.UP, "this seat hosts", now=True))
             return
         self.up, self.up_host = True, host
@@ -309,6 +318,10 @@ class PeerNode:
         if self.watch is not None:
             self.watch.heard(now)
         kind = msg["k"]
+        if self.hosting_now and kind in ("rec", "status", "error") and \
+                len(self.queue) >= MAX_GATHER_QUEUE:
+            self._drop_old_host(now)  # (held unapplied while it gathers: a budget)
+            return
         if kind == "rec" and set(msg) == FRAME_FIELDS["rec"]:
             if self.rebuild is not None:
                 self.rebuild.append(msg["rec"])
@@ -972,7 +985,10 @@ class PeerNode:
             self._pull_host()
             self.host = None
             if self.watch is not None:
-                self.watch.stepped_back(now, self.own.records if self.own is not None else None)
+                self.watch.stepped_back(now, self.own.records if self.own is not None else None,
+                                        connected=self.up)
+            if self.up and self.caught_up:  # (its connection to the old host kept)
+                self._send_gathered(now)
         elif isinstance(a, act.LookForHost):
             if self.watch is None or self.watch.phase == HOSTED:
                 self._new_watch(now, connected=False)
@@ -985,7 +1001,12 @@ class PeerNode:
             self.out.append(a)
 
     def _take_over(self, old: int, now: int) -> None:
-        """This seat holds a quorum of ``depose`` votes: it hosts, gathering (7.6)."""
+        """This seat holds a quorum of ``depose`` votes: it hosts, gathering (7.6). Its
+        connection to the old host, if it has one, stays open until its ``host_change`` is
+        sequenced (:meth:`_after_host_work`): a candidate that gathers no quorum steps back to
+        that host having lost nothing, rather than leaving it to be voted ``left`` (the votes
+        it took over on may be of a minority that votes it out with the old host). What that
+        host sends meanwhile waits in the queue, applied if it steps back."""
         assert self.own is not None and self.watch is not None
         session = self.own.session
         body = session.table_body
@@ -994,20 +1015,51 @@ class PeerNode:
             timers=dict(body["timers"]), game=session.game, seed=self.seed,
             constants=self.constants,
         )
-        if self.up:
-            self.out.append(fx.Close(fx.UP, "this seat hosts from now on", now=True))
-            self.up = False
-        self.queue.clear()
+        if self.up and self.up_host == session.host:
+            self.sent_up = set(self.own.unsequenced)
+            self.queue = deque(item for item in self.queue if not isinstance(item, FromLink))
+        else:
+            if self.up:  # (a candidate it resumed with: no host of its chain)
+                self.out.append(fx.Close(fx.UP, "this seat hosts from now on", now=True))
+                self.up = False
+            self.queue.clear()
         self.from_links.clear()
         self.host = self.hosting_cls(self.identity, config, now, own=self.own, old=old,
                                      tally=self.watch.tally, wall_offset=self.wall_offset)
         self.out.append(fx.Hosting(listening=True))
         self.out.append(act.Note("take-over", "taking-over", self.own.seat))
 
+    def _drop_old_host(self, now: int) -> None:
+        """A candidate gathering closes the connection it kept to the old host, whose frames
+        outgrew :data:`MAX_GATHER_QUEUE`; stepping back, it goes on with its failover."""
+        self.out.append(fx.Log("warning", "the old host sent more than a gathering seat holds: "
+                               "its connection is closed"))
+        self.out.append(fx.Close(fx.UP, "this seat hosts from now on", now=True))
+        self.up = False
+        self._forget_host_records()
+        self.sent_up = set()
+
+    def _send_gathered(self, now: int) -> None:
+        """Stepped back with its connection to the old host kept: the own envelopes signed
+        while it gathered (kept by its host, never sent there) go to that host now, but those
+        whose record that host sent meanwhile (a prober passed them on, 4.6)."""
+        own = self.own
+        assert own is not None
+        queued = {item["env"].get("n") for item in self.queue if isinstance(item, dict) and
+                  isinstance(item.get("env"), dict) and item["env"].get("seat") == own.seat}
+        for n in sorted(own.unsequenced):
+            if n not in self.sent_up and n not in queued:
+                self._send_env(own.unsequenced[n], now)
+        self.sent_up = set()
+
     def _after_host_work(self, now: int) -> None:
         assert self.host is not None and self.own is not None
         if self.watch is not None and self.watch.phase != HOSTED and \
                 self.own.session.host == self.own.seat:
+            if self.up:  # its host_change is sequenced: the old host's connection closes
+                self.out.append(fx.Close(fx.UP, "this seat hosts from now on", now=True))
+                self.up = False
+                self._forget_host_records()
             self.watch.hosted()
             self.out.append(act.Note("gather", "hosting", self.own.seat))
 
@@ -1030,7 +1082,8 @@ class PeerNode:
             return None
         if self.watch is not None:
             times.append(self.watch.deadline())
-        if self.up and self.caught_up and self.own is not None and self.own.unechoed:
+        if self.up and self.caught_up and self.own is not None and self.own.unechoed and \
+                not self.hosting_now:  # (a candidate gathering acks nothing to the old host)
             times.append(self.last_sent + self.constants.get("ack_ms", ACK_MS))
         found = [t for t in times if t is not None]
         return min(found) if found else None

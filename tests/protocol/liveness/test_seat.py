@@ -1354,6 +1354,55 @@ def test_a_candidate_that_took_over_on_urges_alone_fails_over_after_stepping_bac
     assert ("TakeOver", "take-over", 0) in said(w.advance(1_000 + TRY + 100))
 
 
+def test_a_candidate_that_took_over_on_urges_alone_and_kept_its_host_plays_on_after_stepping_back():
+    """G9 (seed 2910715): five seats; seat 1, playing with host 0 and deposing nobody, takes
+    over on the depose votes of seats 2, 3 and 4, two of them perhaps a minority's, keeping
+    its connection to host 0 (7.6). Stepping back, it plays on with host 0 through it: no
+    failover of its own, nothing dialled or urged, and the votes it took over on spent."""
+    bed = Bed.opened((True,) * 5)
+    bed.accept(0, 1, 2, 3, 4)
+    w = bed.seat_watch(1, 0)
+    for seat in (2, 3, 4):
+        w.link_vote(seat, bed.sessions[seat].vote("depose", 0), 1_000)
+    assert said(w.advance(1_000)) == [("TakeOver", "take-over", 0)]
+    w.heard(1_000 + BEAT)  # (the host's frames go on coming while it gathers)
+    w.stepped_back(1_000 + TRY, records=bed.records, connected=True)
+    assert w.phase == PLAY and w.deposing is None and w.host_up
+    out = said(w.advance(1_000 + TRY))
+    assert out == [("Note", "step-back", "step-back", 1, 0)]
+    assert said(w.advance(1_000 + TRY + 2 * URGE)) == []
+    # an urge now is one seat trying it: no take-over (q(5) = 3)
+    w.link_vote(2, bed.sessions[2].vote("depose", 0), 1_000 + TRY + 100)
+    assert ("TakeOver", "take-over", 0) not in said(w.advance(1_000 + TRY + 100))
+
+
+def test_a_candidate_deposing_its_host_that_kept_the_connection_goes_on_attached():
+    """Seat 1 deposes host 0 (``host-late``), keeping its connection, and takes over with seat
+    2's urge (q(3) = 2), keeping the connection while it gathers (7.6). Stepping back, its
+    failover goes on at seat 2, still playing through the old host's connection: it never
+    dials the host it is connected to."""
+    bed, w = accepting(watcher=1, accepted=(1, 2), b=budgets(revote_ms=BIG))
+    w.advance(LIMIT)
+    t = LIMIT + GRACE
+    out = said(w.advance(t))
+    assert out[:2] == [vote("depose", 0, "host-late"), ("Note", "host-late", "failover", 1,
+                                                         FIRST_TRY)]
+    w.link_vote(2, bed.sessions[2].vote("depose", 0), t + 100)
+    assert ("TakeOver", "take-over", 0) in said(w.advance(t + 100))
+    w.heard(t + 100 + BEAT)
+    w.stepped_back(t + 100 + TRY, records=bed.records, connected=True)
+    assert w.phase == FAILOVER and w.deposing == 0 and w.host_up
+    out = said(w.advance(t + 100 + TRY))
+    assert ("Note", "failover", "trying", 2, TRY) in out and ("Urge", "urge", 2) in out
+    dials = [a[2] for a in out if a[0] == "Dial"]
+    now = t + 100 + TRY
+    for _ in range(6):
+        w.dial_failed(dials[-1], now + 1)
+        now += 300
+        dials += [a[2] for a in said(w.advance(now)) if a[0] == "Dial"]
+    assert dials and set(dials) == {2}
+
+
 def test_step_back_goes_on_with_the_next_candidate():
     bed, w = candidate(vote_at=None)
     w.advance(4_000 + GONE)

@@ -21,8 +21,9 @@ from dernier_p2p.protocol.node import effects as fx
 from dernier_p2p.protocol.node import peer
 from dernier_p2p.protocol.node.peer import PeerNode
 from dernier_p2p.protocol.sequencer import Sequencer
+from dernier_p2p.protocol.votes import vote_frame
 from dernier_p2p.wire.hashing import digest
-from tests.protocol.liveness import Bed
+from tests.protocol.liveness import TRY, Bed
 
 HOST = 0
 
@@ -902,3 +903,104 @@ def test_a_seat_restored_from_record_0_alone_sends_its_accept_again(table: Bed):
     assert [(e["seat"], e["n"], e["body"]["type"]) for e in sent] == [(1, 0, "accept")]
     joiner = PeerNode.seated(t.identities[1], seed, table.records[:1], 0, connected=True)
     assert joiner.own.replaying is None
+
+
+# ---------------------------------------------------------------------- a take-over (7.6)
+def taking_over() -> tuple[Bed, PeerNode]:
+    """Five seats at their coin commitments; seat 1's node, playing with host 0, takes over
+    at 1 000 on the depose votes of seats 2, 3 and 4 (q(5) = 3), deposing nobody itself."""
+    bed = Bed.opened((True,) * 5)
+    bed.accept(0, 1, 2, 3, 4)
+    node = node_of(bed, 1, len(bed.records))
+    for seat in (2, 3, 4):
+        node.link_vote(seat, vote_frame("depose", HOST, bed.sessions[seat].vote("depose", HOST)),
+                       1_000)
+    node.advance(1_000)
+    out = node.take()
+    assert fx.Hosting(listening=True) in out and node.hosting_now
+    assert not closes_up(out) and node.up  # (7.6: kept until its host_change is sequenced)
+    return bed, node
+
+
+def test_a_candidate_that_steps_back_plays_on_through_the_old_hosts_connection_it_kept():
+    """G9 (seed 2910715): a candidate that took over on votes two cheaters completed closed
+    its connection to the old host, which then voted it ``left`` with the cheaters. Now the
+    connection stays open while it gathers: what the host sends waits, and stepping back the
+    seat applies it and sends the host its own envelope signed meanwhile, never dropped."""
+    bed, node = taking_over()
+    rec = bed.put(bed.take(HOST, "coin_commit"))
+    node.from_host({"k": "rec", "rec": rec}, 1_500)
+    mine = bed.take(1, "coin_commit")
+    node.send_own(mine, 1_600)  # (its host keeps it while it gathers)
+    assert not run(node, 1_600) and node.own.last == rec["i"] - 1
+    node.advance(1_000 + TRY)  # no quorum resumed: it steps back
+    out = node.take()
+    assert fx.Hosting(listening=False) in out and not node.hosting_now
+    assert not closes_up(out) and node.up and node.watch.phase == "play"
+    assert [e.frame for e in out if isinstance(e, fx.Send) and e.conn == fx.UP] == \
+        [{"k": "env", "env": mine}]
+    assert persisted(run(node, 1_000 + TRY)) == [rec]
+    node.advance(1_000 + TRY + 1_000)  # no failover of its own: nothing dialled or urged
+    assert not [e for e in node.take() if isinstance(e, (act.Dial, act.Urge))]
+
+
+def test_a_candidate_closes_the_old_hosts_connection_once_its_host_change_is_sequenced():
+    """Seats 2, 3 and 4 resume with the candidate and send their depose votes over their
+    connections (q(5) = 3 fresh ones: it deposes nobody itself). Until its ``host_change`` is
+    sequenced (``settle_ms`` after, every seat but the old host having resumed or not) the
+    old host's connection stays open; then it closes."""
+    bed, node = taking_over()
+    last = len(bed.records) - 1
+    for seat in (2, 3, 4):
+        key = bed.t.identities[seat].public_bytes()
+        got, known = node.host.admit("resume", key, have=last, now=1_100)
+        node.host.joined(got, known, 1_100)
+        node.host_frame(seat, vote_frame("depose", HOST, bed.sessions[seat].vote("depose",
+                                                                                  HOST)), 1_100)
+    node.advance(1_100)
+    assert not closes_up(node.take()) and node.up
+    out: list[Any] = []
+    for t in (1_200, 3_000):  # (settle_ms after the quorum came, at the latest)
+        node.advance(t)
+        out += run(node, t)
+        node.advance(t)
+        out += node.take()
+    assert node.own.session.host == 1 and not node.up
+    assert [e.why for e in out if isinstance(e, fx.Close) and e.conn == fx.UP] == \
+        ["this seat hosts from now on"]
+
+
+def test_a_candidate_stepping_back_does_not_send_again_what_the_old_host_sequenced_meanwhile():
+    """Its envelope signed while it gathered was shown to a prober and passed on (4.6): the old
+    host sent its record meanwhile. Stepping back, the seat sends it no more (the host would
+    refuse the counter as reused) and applies the record."""
+    bed, node = taking_over()
+    mine = bed.take(1, "coin_commit")
+    node.send_own(mine, 1_600)
+    rec = bed.put(mine)
+    node.from_host({"k": "rec", "rec": rec}, 1_700)
+    node.advance(1_000 + TRY)
+    out = node.take()
+    assert not [e for e in out if isinstance(e, fx.Send) and e.conn == fx.UP]
+    assert persisted(run(node, 1_000 + TRY)) == [rec] and not node.own.unsequenced
+
+
+def test_a_candidate_closes_the_old_hosts_connection_when_it_sends_more_than_it_holds():
+    """What the old host sends while a candidate gathers waits unapplied, so unchecked: past
+    ``MAX_GATHER_QUEUE`` frames the candidate closes that connection (as it did at once
+    before it kept it) and forgets them; stepping back it goes on with its own failover."""
+    bed, node = taking_over()
+    rec = bed.put(bed.take(HOST, "coin_commit"))
+    for k in range(peer.MAX_GATHER_QUEUE):
+        node.from_host({"k": "rec", "rec": rec}, 1_100 + k)
+    assert node.up and not closes_up(node.take())  # (a repeat is judged when applied)
+    node.from_host({"k": "rec", "rec": rec}, 1_200)
+    out = node.take()
+    assert [e.why for e in out if isinstance(e, fx.Close) and e.conn == fx.UP] == \
+        ["this seat hosts from now on"]
+    assert not node.up and not node.queue
+    node.from_host({"k": "rec", "rec": rec}, 1_300)  # (read before the close: ignored)
+    assert not node.queue
+    node.advance(1_000 + TRY)  # no quorum: it steps back into a failover of its own
+    out = node.take()
+    assert fx.Hosting(listening=False) in out and node.watch.phase == "failover"
