@@ -38,17 +38,23 @@ def open_match(path: Path, identity: IdentityKey) -> bool:
     here a match counts as open when its file reads and seats the key, and the caller's
     resume tells the rest (the host refuses a seat that has left). A transcript of an older
     protocol version is never open: no table runs that version any more."""
+    return _player(path, identity) is not None
+
+
+def _player(path: Path, identity: IdentityKey) -> dict | None:
+    """The entry of ``identity`` among the players of the match in the transcript at ``path``
+    (its first record, of this protocol version), or None: no such seat, or a file that does
+    not read."""
     try:
         records = read_transcript(path, allow_torn_tail=True, versions=(VERSION,))
-    except (TranscriptError, OSError):
-        return False
-    if not records:
-        return False
-    try:
-        players = records[0]["env"]["body"]["players"]
-        return any(p["key"] == identity.public_bytes() for p in players)
-    except (KeyError, TypeError):
-        return False
+        if not records:
+            return None
+        for player in records[0]["env"]["body"]["players"]:
+            if player["key"] == identity.public_bytes():
+                return player
+    except (TranscriptError, OSError, KeyError, TypeError):
+        return None
+    return None
 
 
 def latest_open_match(identity: IdentityKey, folder: Path | None = None) -> Path | None:
@@ -100,18 +106,9 @@ def listed_address(path: Path, identity: IdentityKey) -> tuple[str, int] | None:
     """The ``listen`` address the match in the transcript at ``path`` lists for the seat of
     ``identity`` (its first record), or None: none listed, no such seat, or a file that does
     not read (the restore that follows says why)."""
-    try:
-        records = read_transcript(path, allow_torn_tail=True, versions=(VERSION,))
-        players = records[0]["env"]["body"]["players"]
-        for player in players:
-            if player["key"] == identity.public_bytes():
-                listen = player["listen"]
-                if listen is None:
-                    return None
-                host, port = listen
-                if isinstance(host, str) and type(port) is int:
-                    return host, port
-                return None
-    except (TranscriptError, OSError, IndexError, KeyError, TypeError, ValueError):
+    player = _player(path, identity)
+    listen = None if player is None else player.get("listen")
+    if not isinstance(listen, list) or len(listen) != 2:
         return None
-    return None
+    host, port = listen
+    return (host, port) if isinstance(host, str) and type(port) is int else None

@@ -58,17 +58,22 @@ def test_no_inference_when_the_moves_cannot_be_told() -> None:
     assert replay(start, other.state) is None
 
 
+def _seat_0_plays(table: Table, card: str, plays: bool = True) -> Tracker:
+    """Seat 0's tracker, having seen the table, and seat 0's ``card`` played."""
+    tracker = Tracker(plays=plays)
+    tracker.observe(table.state, 0)
+    play = Play(0, table.slot(0, card), parse_card(card))
+    tracker.moved(table.state, play)  # replays start after seat 0's own move
+    table.move(play)
+    return tracker
+
+
 def _after_seat_0(plays: bool, seat_1: str, first: str = "9B",
                   then: str = "8G 8Y 8R") -> tuple[Table, Tracker]:
     """A standard table where seat 0 has played its 9 of blue (seen by seat 0's tracker)."""
     table = Table(get_variant("standard"), ["9B 1Y 2Y 3Y 4Y 5Y 6Y", seat_1], first=first,
                   then=then, dealer=1)
-    tracker = Tracker(plays=plays)
-    tracker.observe(table.state, 0)
-    play = Play(0, table.slot(0, "9B"), parse_card("9B"))
-    tracker.moved(table.state, play)
-    table.move(play)
-    return table, tracker
+    return table, _seat_0_plays(table, "9B", plays)
 
 
 def test_a_card_played_in_turn_says_its_player_held_no_fitting_card_worth_more() -> None:
@@ -285,12 +290,7 @@ def _moderno_three(seat_2: str) -> tuple[Table, Tracker]:
     table = Table(get_variant("moderno"), ["5R 1Y 2Y 3Y 4Y 6Y 7Y 8Y",
                                            "7R 1B 2B 3B 4B 6B 8B 9B", seat_2],
                   first="9R", then="1R 2R 3R", dealer=2)
-    tracker = Tracker(plays=True)
-    tracker.observe(table.state, 0)
-    play = Play(0, table.slot(0, "5R"), parse_card("5R"))
-    tracker.moved(table.state, play)
-    table.move(play)
-    return table, tracker
+    return table, _seat_0_plays(table, "5R")
 
 
 def test_a_move_made_in_turn_says_the_others_held_no_card_identical_to_the_top() -> None:
@@ -319,11 +319,7 @@ def test_a_player_seen_not_to_jump_in_with_a_card_it_held_is_read_no_more() -> N
 def test_heads_up_the_other_let_its_own_card_go_by_and_held_no_twin() -> None:
     table = Table(get_variant("moderno"), ["9B 1Y 2Y 3Y 4Y 5Y 6Y 7Y", "8B 1R 2R 3R 4R 5R 6R 8R"],
                   first="9G", then="8G 8Y 8R", dealer=1)
-    tracker = Tracker(plays=True)
-    tracker.observe(table.state, 0)
-    play = Play(0, table.slot(0, "9B"), parse_card("9B"))
-    tracker.moved(table.state, play)
-    table.move(play)
+    tracker = _seat_0_plays(table, "9B")
     table.play(1, "8B")
     voids = tracker.observe(table.state, 0)  # seat 1 could have played its twin at once
     for x in table.state.hands[1]:

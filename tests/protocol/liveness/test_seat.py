@@ -1330,17 +1330,24 @@ def test_at_four_seats_one_vote_short_is_no_take_over():
     assert said(w.advance(GONE + 10)) == [("TakeOver", "take-over", 0)]
 
 
-def test_a_candidate_that_took_over_on_urges_alone_fails_over_after_stepping_back():
-    """Five seats: seat 1, still playing with its host, takes over on the depose votes of
-    seats 2, 3 and 4 (q(5) = 3) without deposing itself, then steps back: it goes on with
-    their failover, deposing the host, past itself to the next candidate (seed 500978: its
-    failover had nobody to depose, an AssertionError)."""
+def _taken_over_on_urges() -> tuple[Bed, SeatWatch]:
+    """Five seats: seat 1, playing with host 0 and deposing nobody, takes over at 1 000 on the
+    depose votes of seats 2, 3 and 4 (q(5) = 3)."""
     bed = Bed.opened((True,) * 5)
     bed.accept(0, 1, 2, 3, 4)
     w = bed.seat_watch(1, 0)
     for seat in (2, 3, 4):
         w.link_vote(seat, bed.sessions[seat].vote("depose", 0), 1_000)
     assert said(w.advance(1_000)) == [("TakeOver", "take-over", 0)]
+    return bed, w
+
+
+def test_a_candidate_that_took_over_on_urges_alone_fails_over_after_stepping_back():
+    """Five seats: seat 1, still playing with its host, takes over on the depose votes of
+    seats 2, 3 and 4 (q(5) = 3) without deposing itself, then steps back: it goes on with
+    their failover, deposing the host, past itself to the next candidate (seed 500978: its
+    failover had nobody to depose, an AssertionError)."""
+    bed, w = _taken_over_on_urges()
     assert w.deposing is None
     started = {seat: w.waits.started(seat) for seat in w.waits.awaited}
     w.stepped_back(1_000 + TRY, records=bed.records)  # (no record came while it gathered)
@@ -1359,12 +1366,7 @@ def test_a_candidate_that_took_over_on_urges_alone_and_kept_its_host_plays_on_af
     over on the depose votes of seats 2, 3 and 4, two of them perhaps a minority's, keeping
     its connection to host 0 (7.6). Stepping back, it plays on with host 0 through it: no
     failover of its own, nothing dialled or urged, and the votes it took over on spent."""
-    bed = Bed.opened((True,) * 5)
-    bed.accept(0, 1, 2, 3, 4)
-    w = bed.seat_watch(1, 0)
-    for seat in (2, 3, 4):
-        w.link_vote(seat, bed.sessions[seat].vote("depose", 0), 1_000)
-    assert said(w.advance(1_000)) == [("TakeOver", "take-over", 0)]
+    bed, w = _taken_over_on_urges()
     w.heard(1_000 + BEAT)  # (the host's frames go on coming while it gathers)
     w.stepped_back(1_000 + TRY, records=bed.records, connected=True)
     assert w.phase == PLAY and w.deposing is None and w.host_up
